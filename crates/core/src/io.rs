@@ -1,0 +1,302 @@
+//! Inputs and outputs: a path or `-` (stdin/stdout), compressed input
+//! unwrapped by its magic bytes (zstd, gzip, xz), output compressed by file
+//! extension or by explicit choice.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, BufWriter, Cursor, Read, Write};
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// A compression wrapper around a trace.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Compression {
+    None,
+    Zstd,
+    Gzip,
+    Xz,
+}
+
+impl Compression {
+    /// Recognises a compressed stream by its first bytes.
+    pub fn from_magic(head: &[u8]) -> Compression {
+        if head.starts_with(&[0x28, 0xB5, 0x2F, 0xFD]) {
+            Compression::Zstd
+        } else if head.starts_with(&[0x1F, 0x8B]) {
+            Compression::Gzip
+        } else if head.starts_with(&[0xFD, b'7', b'z', b'X', b'Z', 0x00]) {
+            Compression::Xz
+        } else {
+            Compression::None
+        }
+    }
+
+    /// Chooses compression from a file name's last extension.
+    pub fn from_path(path: &str) -> Compression {
+        let ext = Path::new(path).extension().and_then(|e| e.to_str()).unwrap_or("");
+        match ext {
+            "zst" | "zstd" => Compression::Zstd,
+            "gz" => Compression::Gzip,
+            "xz" => Compression::Xz,
+            _ => Compression::None,
+        }
+    }
+
+    /// Parses a user's choice: `none`, `zstd`, `gzip` or `xz`.
+    pub fn parse(s: &str) -> Option<Compression> {
+        Some(match s {
+            "none" => Compression::None,
+            "zstd" | "zst" => Compression::Zstd,
+            "gzip" | "gz" => Compression::Gzip,
+            "xz" => Compression::Xz,
+            _ => return None,
+        })
+    }
+
+    /// The file name with the compression's extension removed.
+    pub fn strip_extension(path: &str) -> &str {
+        match Compression::from_path(path) {
+            Compression::None => path,
+            _ => path.rsplit_once('.').map_or(path, |(stem, _)| stem),
+        }
+    }
+}
+
+/// Reads until `buf` is full or the input ends; returns the count.
+fn read_up_to(r: &mut dyn Read, buf: &mut [u8]) -> io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
+/// Counts the raw (compressed) bytes read, for progress reporting.
+struct Counting<R> {
+    inner: R,
+    count: Arc<AtomicU64>,
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.count.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+/// How many leading bytes of the decompressed input are kept for format
+/// detection.
+pub const HEAD_LEN: usize = 64;
+
+/// An opened input: decompressed bytes, the first bytes for format
+/// detection, and counters for progress.
+pub struct Input {
+    /// The decompressed stream, starting at byte 0.
+    pub reader: Box<dyn BufRead + Send>,
+    /// Up to [`HEAD_LEN`] first bytes of the decompressed stream.
+    pub head: Vec<u8>,
+    /// The compression that was unwrapped.
+    pub compression: Compression,
+    /// The name given (a path, or `-`).
+    pub name: String,
+    /// Size of the raw file, when known (not for pipes).
+    pub raw_len: Option<u64>,
+    raw_read: Arc<AtomicU64>,
+}
+
+impl Input {
+    /// Opens a path, or stdin for `-`, unwrapping zstd, gzip or xz.
+    pub fn open(name: &str) -> io::Result<Input> {
+        let (raw, raw_len): (Box<dyn Read + Send>, Option<u64>) = if name == "-" {
+            (Box::new(io::stdin()), None)
+        } else {
+            let f = File::open(name)?;
+            let len = f.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
+            (Box::new(f), len)
+        };
+        Self::from_reader(name, raw, raw_len)
+    }
+
+    /// Wraps any reader (in-memory buffers, pipes) the same way as `open`.
+    pub fn from_reader(name: &str, raw: Box<dyn Read + Send>, raw_len: Option<u64>) -> io::Result<Input> {
+        let raw_read = Arc::new(AtomicU64::new(0));
+        let mut counted = Counting {
+            inner: raw,
+            count: raw_read.clone(),
+        };
+        let mut magic = [0u8; 6];
+        let n = read_up_to(&mut counted, &mut magic)?;
+        let compression = Compression::from_magic(&magic[..n]);
+        let rejoined = Cursor::new(magic[..n].to_vec()).chain(counted);
+        let mut inner: Box<dyn Read + Send> = match compression {
+            Compression::None => Box::new(rejoined),
+            Compression::Zstd => Box::new(zstd::Decoder::new(rejoined)?),
+            Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(BufReader::new(rejoined))),
+            Compression::Xz => Box::new(liblzma::read::XzDecoder::new_multi_decoder(BufReader::new(rejoined))),
+        };
+        let mut head = vec![0u8; HEAD_LEN];
+        let k = read_up_to(&mut inner, &mut head)?;
+        head.truncate(k);
+        let reader = BufReader::with_capacity(1 << 18, Cursor::new(head.clone()).chain(inner));
+        Ok(Input {
+            reader: Box::new(reader),
+            head,
+            compression,
+            name: name.to_string(),
+            raw_len,
+            raw_read,
+        })
+    }
+
+    /// Raw bytes consumed so far (compressed bytes for compressed input).
+    pub fn raw_position(&self) -> Arc<AtomicU64> {
+        self.raw_read.clone()
+    }
+}
+
+/// An output that compresses as it writes; call [`Output::finish`] to flush
+/// the compressed stream's end.
+pub struct Output {
+    inner: OutputInner,
+}
+
+enum OutputInner {
+    Plain(BufWriter<Box<dyn Write + Send>>),
+    Zstd(zstd::Encoder<'static, BufWriter<Box<dyn Write + Send>>>),
+    Gzip(flate2::write::GzEncoder<BufWriter<Box<dyn Write + Send>>>),
+    Xz(liblzma::write::XzEncoder<BufWriter<Box<dyn Write + Send>>>),
+}
+
+impl Output {
+    /// Creates a path, or stdout for `-`. `compression` of `None` means:
+    /// choose by the path's extension.
+    pub fn create(name: &str, compression: Option<Compression>) -> io::Result<Output> {
+        let raw: Box<dyn Write + Send> = if name == "-" {
+            Box::new(io::stdout())
+        } else {
+            Box::new(File::create(name)?)
+        };
+        let c = compression.unwrap_or_else(|| Compression::from_path(name));
+        Self::to_writer(raw, c)
+    }
+
+    /// Wraps any writer.
+    pub fn to_writer(raw: Box<dyn Write + Send>, compression: Compression) -> io::Result<Output> {
+        let w = BufWriter::with_capacity(1 << 18, raw);
+        let inner = match compression {
+            Compression::None => OutputInner::Plain(w),
+            Compression::Zstd => {
+                OutputInner::Zstd(zstd::Encoder::new(w, 3)?)
+            }
+            Compression::Gzip => OutputInner::Gzip(flate2::write::GzEncoder::new(w, flate2::Compression::default())),
+            Compression::Xz => OutputInner::Xz(liblzma::write::XzEncoder::new(w, 6)),
+        };
+        Ok(Output { inner })
+    }
+
+    /// Ends the compressed stream and flushes everything.
+    pub fn finish(self) -> io::Result<()> {
+        let mut w = match self.inner {
+            OutputInner::Plain(w) => w,
+            OutputInner::Zstd(e) => e.finish()?,
+            OutputInner::Gzip(e) => e.finish()?,
+            OutputInner::Xz(e) => e.finish()?,
+        };
+        w.flush()
+    }
+}
+
+impl Write for Output {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match &mut self.inner {
+            OutputInner::Plain(w) => w.write(buf),
+            OutputInner::Zstd(w) => w.write(buf),
+            OutputInner::Gzip(w) => w.write(buf),
+            OutputInner::Xz(w) => w.write(buf),
+        }
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        match &mut self.inner {
+            OutputInner::Plain(w) => w.write_all(buf),
+            OutputInner::Zstd(w) => w.write_all(buf),
+            OutputInner::Gzip(w) => w.write_all(buf),
+            OutputInner::Xz(w) => w.write_all(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match &mut self.inner {
+            OutputInner::Plain(w) => w.flush(),
+            OutputInner::Zstd(w) => w.flush(),
+            OutputInner::Gzip(w) => w.flush(),
+            OutputInner::Xz(w) => w.flush(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn round_trip(c: Compression) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.bin");
+        let path = path.to_str().unwrap();
+        let data: Vec<u8> = (0..100_000u32).flat_map(|i| (i % 251).to_be_bytes()).collect();
+        let mut out = Output::create(path, Some(c)).unwrap();
+        out.write_all(&data).unwrap();
+        out.finish().unwrap();
+        let mut input = Input::open(path).unwrap();
+        assert_eq!(input.compression, c);
+        assert_eq!(&input.head[..], &data[..HEAD_LEN]);
+        let mut back = Vec::new();
+        input.reader.read_to_end(&mut back).unwrap();
+        assert_eq!(back, data);
+    }
+
+    #[test]
+    fn every_compression_round_trips_and_is_detected_by_magic() {
+        for c in [Compression::None, Compression::Zstd, Compression::Gzip, Compression::Xz] {
+            round_trip(c);
+        }
+    }
+
+    #[test]
+    fn extension_chooses_compression() {
+        assert_eq!(Compression::from_path("a.hatf.zst"), Compression::Zstd);
+        assert_eq!(Compression::from_path("a.hatf.gz"), Compression::Gzip);
+        assert_eq!(Compression::from_path("a.hatf.xz"), Compression::Xz);
+        assert_eq!(Compression::from_path("a.hatf"), Compression::None);
+        assert_eq!(Compression::strip_extension("a.hatf.zst"), "a.hatf");
+    }
+
+    #[test]
+    fn short_and_empty_inputs_open() {
+        for data in [&b""[..], b"\x28", b"abc"] {
+            let mut input = Input::from_reader("mem", Box::new(Cursor::new(data.to_vec())), None).unwrap();
+            let mut back = Vec::new();
+            input.reader.read_to_end(&mut back).unwrap();
+            assert_eq!(back, data);
+        }
+    }
+
+    #[test]
+    fn corrupt_compressed_input_is_an_error_not_a_panic() {
+        let mut data = vec![0x28, 0xB5, 0x2F, 0xFD];
+        data.extend_from_slice(&[0xFF; 32]);
+        match Input::from_reader("mem", Box::new(Cursor::new(data)), None) {
+            Err(_) => {}
+            Ok(mut input) => {
+                let mut back = Vec::new();
+                assert!(input.reader.read_to_end(&mut back).is_err());
+            }
+        }
+    }
+}
