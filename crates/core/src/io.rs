@@ -212,6 +212,30 @@ impl Output {
     }
 }
 
+/// A writer that has an explicit end (a compressed frame to close, a file
+/// to flush). Sinks are generic over it so that tests can write to memory.
+pub trait Finish: Write {
+    fn finish(self) -> io::Result<()>;
+}
+
+impl Finish for Output {
+    fn finish(self) -> io::Result<()> {
+        Output::finish(self)
+    }
+}
+
+impl Finish for Vec<u8> {
+    fn finish(self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<W: Write> Finish for BufWriter<W> {
+    fn finish(mut self) -> io::Result<()> {
+        self.flush()
+    }
+}
+
 impl Write for Output {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match &mut self.inner {

@@ -1,0 +1,322 @@
+//! HATF in tramp's data model: the schema of HATF records, the mapping
+//! between [`Item`]s and generic records, and the [`Source`]/[`Sink`]
+//! adapters for the binary and the text form.
+
+use std::io::{BufRead, Read};
+use std::sync::{Arc, OnceLock};
+
+use tramp_core::io::Finish;
+use tramp_core::{
+    Error, FieldDef, FieldType, Position, ReallocOutcome, Record, RecordBuf, RecordKind, Role, Schema, Sink, Source,
+    Value,
+};
+
+use crate::error::HatfError;
+use crate::item::{Event, Item};
+use crate::reader::Reader;
+use crate::spec::{EVENT_KINDS, EventKind, Field, Interp, Meta, Width};
+use crate::text::{TextReader, TextWriter};
+use crate::writer::{Policy, Writer};
+
+/// Index of the `fieldSize` metadata record type in [`schema`].
+pub const TYPE_FIELD_SIZE: usize = 11;
+/// Index of the `fieldInterpretation` metadata record type in [`schema`].
+pub const TYPE_FIELD_INTERP: usize = 12;
+/// Index of the comment record type in [`schema`].
+pub const TYPE_COMMENT: usize = 10;
+
+fn kind_of(k: EventKind) -> RecordKind {
+    match k {
+        EventKind::Alloc => RecordKind::Alloc,
+        EventKind::Free => RecordKind::Free,
+        EventKind::ReallocNoAlloc => RecordKind::Realloc(ReallocOutcome::InPlace),
+        EventKind::ReallocAllocFree => RecordKind::Realloc(ReallocOutcome::Moved),
+        EventKind::ReallocAlloc => RecordKind::Realloc(ReallocOutcome::AllocOnly),
+        EventKind::ReallocFree => RecordKind::Realloc(ReallocOutcome::FreeOnly),
+        EventKind::CreateHeap => RecordKind::HeapCreate,
+        EventKind::DestroyHeap => RecordKind::HeapDestroy,
+        EventKind::CreateThread => RecordKind::ThreadCreate,
+        EventKind::DestroyThread => RecordKind::ThreadDestroy,
+    }
+}
+
+fn event_kind_of(k: RecordKind) -> Option<EventKind> {
+    EVENT_KINDS.iter().copied().find(|e| kind_of(*e) == k)
+}
+
+fn field_def(f: Field, realloc: bool, second_address: bool) -> FieldDef {
+    use FieldType::*;
+    match f {
+        Field::Size => FieldDef::new("size", U64, Some(Role::Size)),
+        Field::Address if realloc && !second_address => FieldDef::new("old", U64, Some(Role::OldAddress)),
+        Field::Address if realloc => FieldDef::new("new", U64, Some(Role::Address)),
+        Field::Address => FieldDef::new("address", U64, Some(Role::Address)),
+        Field::Time => FieldDef::new("time", U64, Some(Role::Time)),
+        Field::Thread => FieldDef::new("thread", U64, Some(Role::Thread)),
+        Field::Heap => FieldDef::new("heap", U64, Some(Role::Heap)),
+        Field::Attributes => FieldDef::new("attrs", Bytes, Some(Role::Attributes)),
+    }
+}
+
+/// The HATF schema: types 0–9 are the data records in tag order (fields in
+/// binary order), 10 is `comment`, 11 `fieldSize`, 12 `fieldInterpretation`.
+pub fn schema() -> &'static Arc<Schema> {
+    static SCHEMA: OnceLock<Arc<Schema>> = OnceLock::new();
+    SCHEMA.get_or_init(|| {
+        let mut s = Schema::new("hatf");
+        for k in EVENT_KINDS {
+            let mut seen = false;
+            let fields = k
+                .layout()
+                .iter()
+                .map(|f| {
+                    let d = field_def(*f, k.is_realloc(), seen);
+                    seen |= *f == Field::Address;
+                    d
+                })
+                .collect();
+            s.add_type(k.name(), kind_of(k), fields);
+        }
+        s.add_type(
+            "comment",
+            RecordKind::Comment,
+            vec![FieldDef::new("text", FieldType::Bytes, Some(Role::Text))],
+        );
+        s.add_type(
+            "fieldSize",
+            RecordKind::Metadata,
+            vec![
+                FieldDef::new("field", FieldType::Str, None),
+                FieldDef::new("width", FieldType::Str, None),
+            ],
+        );
+        s.add_type(
+            "fieldInterpretation",
+            RecordKind::Metadata,
+            vec![
+                FieldDef::new("field", FieldType::Str, None),
+                FieldDef::new("interpretation", FieldType::Str, None),
+                FieldDef::new("arg1", FieldType::U64, None),
+                FieldDef::new("arg2", FieldType::U64, None),
+            ],
+        );
+        Arc::new(s)
+    })
+}
+
+/// Fills `buf` with the generic record for `item`.
+pub fn item_to_record(item: &Item<'_>, buf: &mut RecordBuf) {
+    let s = schema();
+    match item {
+        Item::Event(e) => {
+            let ty = &s.types[e.kind as usize];
+            buf.reset(ty);
+            let mut i = 0;
+            for (_, v) in e.numeric_values() {
+                buf.set_u64(i, v);
+                i += 1;
+            }
+            buf.set_bytes(i, e.attributes);
+        }
+        Item::Comment(c) => {
+            buf.reset(&s.types[TYPE_COMMENT]);
+            buf.set_bytes(0, c);
+        }
+        Item::Meta(Meta::SetWidth(f, w)) => {
+            buf.reset(&s.types[TYPE_FIELD_SIZE]);
+            buf.set_str(0, f.name());
+            buf.set_str(1, w.name());
+        }
+        Item::Meta(Meta::SetInterp(f, i)) => {
+            buf.reset(&s.types[TYPE_FIELD_INTERP]);
+            buf.set_str(0, f.name());
+            buf.set_str(1, i.name());
+            match *i {
+                Interp::None => {}
+                Interp::Default(a) | Interp::BaseOffset(a) | Interp::Delta(a) => buf.set_u64(2, a),
+                Interp::Stride { initial, stride } => {
+                    buf.set_u64(2, initial);
+                    buf.set_u64(3, stride);
+                }
+            }
+        }
+    }
+}
+
+/// Maps a generic record (of the HATF schema, or of any schema whose record
+/// kinds and field roles say what it is) to a HATF item. Returns `Ok(None)`
+/// for records HATF has no place for (they are skipped).
+pub fn record_to_item<'a>(rec: &Record<'a>) -> Result<Option<Item<'a>>, HatfError> {
+    let ty = rec.record_type();
+    let u = |role| rec.role_u64(role).unwrap_or(0);
+    match ty.kind {
+        RecordKind::Comment => {
+            let text = rec.role(Role::Text).or_else(|| rec.get(0)).and_then(|v| v.as_bytes()).unwrap_or(&[]);
+            Ok(Some(Item::Comment(text)))
+        }
+        RecordKind::Metadata => {
+            let word = |name: &str| rec.field(name).and_then(|v| v.as_str());
+            let field = word("field")
+                .and_then(Field::from_name)
+                .ok_or_else(|| HatfError::Unmapped(format!("{} without a valid `field`", ty.name)))?;
+            if let Some(w) = word("width") {
+                let w = Width::from_name(w).ok_or_else(|| HatfError::Syntax(format!("invalid width `{w}`")))?;
+                return Ok(Some(Item::Meta(Meta::SetWidth(field, w))));
+            }
+            let name = word("interpretation").ok_or_else(|| HatfError::Unmapped(ty.name.clone()))?;
+            let a = rec.field("arg1").and_then(|v| v.as_u64()).unwrap_or(0);
+            let b = rec.field("arg2").and_then(|v| v.as_u64()).unwrap_or(0);
+            let code = ["none", "default", "baseOffset", "delta", "stride"]
+                .iter()
+                .position(|n| *n == name)
+                .ok_or_else(|| HatfError::Syntax(format!("unknown interpretation `{name}`")))?;
+            Ok(Some(Item::Meta(Meta::SetInterp(
+                field,
+                Interp::from_code(code as u8, a, b).expect("code in range"),
+            ))))
+        }
+        k => {
+            let Some(kind) = event_kind_of(k) else { return Ok(None) };
+            let mut ev = Event::new(kind);
+            ev.size = u(Role::Size);
+            if kind.is_realloc() {
+                ev.address = u(Role::OldAddress);
+                ev.new_address = u(Role::Address);
+            } else {
+                ev.address = u(Role::Address);
+            }
+            ev.thread = u(Role::Thread);
+            ev.heap = u(Role::Heap);
+            ev.time = u(Role::Time);
+            ev.attributes = match rec.role(Role::Attributes) {
+                Some(Value::Bytes(b)) => b,
+                Some(Value::Str(s)) => s.as_bytes(),
+                _ => &[],
+            };
+            Ok(Some(Item::Event(ev)))
+        }
+    }
+}
+
+/// HATF binary as a tramp [`Source`].
+pub struct HatfSource<R> {
+    reader: Reader<R>,
+    buf: RecordBuf,
+}
+
+impl<R: Read> HatfSource<R> {
+    /// `metadata`: also yield metadata records.
+    pub fn new(input: R, metadata: bool) -> Self {
+        HatfSource {
+            reader: Reader::new(input).with_metadata(metadata),
+            buf: RecordBuf::new(),
+        }
+    }
+}
+
+impl<R: Read> Source for HatfSource<R> {
+    fn schema(&self) -> &Arc<Schema> {
+        schema()
+    }
+
+    fn next_record(&mut self) -> Result<Option<Record<'_>>, Error> {
+        let Some(item) = self.reader.next_item()? else { return Ok(None) };
+        item_to_record(&item, &mut self.buf);
+        Ok(Some(self.buf.as_record(&schema().types[self.buf.type_index()])))
+    }
+
+    fn position(&self) -> Position {
+        self.reader.position()
+    }
+}
+
+/// HATF text as a tramp [`Source`] (always yields metadata records).
+pub struct HatfTextSource<R> {
+    reader: TextReader<R>,
+    buf: RecordBuf,
+}
+
+impl<R: BufRead> HatfTextSource<R> {
+    pub fn new(input: R) -> Self {
+        HatfTextSource {
+            reader: TextReader::new(input),
+            buf: RecordBuf::new(),
+        }
+    }
+}
+
+impl<R: BufRead> Source for HatfTextSource<R> {
+    fn schema(&self) -> &Arc<Schema> {
+        schema()
+    }
+
+    fn next_record(&mut self) -> Result<Option<Record<'_>>, Error> {
+        let Some(item) = self.reader.next_item()? else { return Ok(None) };
+        item_to_record(&item, &mut self.buf);
+        Ok(Some(self.buf.as_record(&schema().types[self.buf.type_index()])))
+    }
+
+    fn position(&self) -> Position {
+        self.reader.position()
+    }
+}
+
+/// HATF binary as a tramp [`Sink`].
+pub struct HatfSink<W: Finish> {
+    writer: Writer<W>,
+    records: u64,
+}
+
+impl<W: Finish> HatfSink<W> {
+    pub fn new(out: W, policy: Policy) -> Self {
+        HatfSink {
+            writer: Writer::new(out, policy),
+            records: 0,
+        }
+    }
+}
+
+impl<W: Finish> Sink for HatfSink<W> {
+    fn write_record(&mut self, rec: &Record<'_>) -> Result<(), Error> {
+        self.records += 1;
+        match record_to_item(rec) {
+            Ok(Some(item)) => self.writer.write_item(&item),
+            Ok(None) => Ok(()),
+            Err(e) => Err(Error::encode("hatf", self.records - 1, e)),
+        }
+    }
+
+    fn finish(self: Box<Self>) -> Result<(), Error> {
+        Ok(self.writer.into_inner()?.finish()?)
+    }
+}
+
+/// HATF text as a tramp [`Sink`].
+pub struct HatfTextSink<W: Finish> {
+    writer: TextWriter<W>,
+    records: u64,
+}
+
+impl<W: Finish> HatfTextSink<W> {
+    pub fn new(out: W) -> Self {
+        HatfTextSink {
+            writer: TextWriter::new(out),
+            records: 0,
+        }
+    }
+}
+
+impl<W: Finish> Sink for HatfTextSink<W> {
+    fn write_record(&mut self, rec: &Record<'_>) -> Result<(), Error> {
+        self.records += 1;
+        match record_to_item(rec) {
+            Ok(Some(item)) => Ok(self.writer.write_item(&item)?),
+            Ok(None) => Ok(()),
+            Err(e) => Err(Error::encode("hatf-text", self.records - 1, e)),
+        }
+    }
+
+    fn finish(self: Box<Self>) -> Result<(), Error> {
+        Ok(self.writer.into_inner()?.finish()?)
+    }
+}
