@@ -41,20 +41,20 @@ pub enum Error {
     #[error("I/O error: {0}")]
     Io(#[from] std::io::Error),
     /// Input bytes that do not decode; `source` is the format's own typed error.
-    #[error("{format} input invalid at {pos}: {source}")]
+    #[error("{format} input invalid at {pos}: {cause}")]
     Decode {
         format: &'static str,
         pos: Position,
-        #[source]
-        source: Cause,
+        /// The format's own typed error (its text is part of this error's).
+        cause: Cause,
     },
     /// A record a sink cannot encode; `record` counts records given to the sink.
-    #[error("{format} output cannot encode record {record}: {source}")]
+    #[error("{format} output cannot encode record {record}: {cause}")]
     Encode {
         format: &'static str,
         record: u64,
-        #[source]
-        source: Cause,
+        /// The format's own typed error (its text is part of this error's).
+        cause: Cause,
     },
     /// A record lacks what a consumer needs (a field, a role, a kind).
     #[error("record type `{record_type}`: {message}")]
@@ -70,7 +70,7 @@ impl Error {
         Error::Decode {
             format,
             pos,
-            source: source.into(),
+            cause: source.into(),
         }
     }
 
@@ -79,7 +79,15 @@ impl Error {
         Error::Encode {
             format,
             record,
-            source: source.into(),
+            cause: source.into(),
+        }
+    }
+
+    /// The format's typed error behind a decode or encode error.
+    pub fn cause(&self) -> Option<&(dyn std::error::Error + Send + Sync + 'static)> {
+        match self {
+            Error::Decode { cause, .. } | Error::Encode { cause, .. } => Some(cause.as_ref()),
+            _ => None,
         }
     }
 

@@ -1,1 +1,142 @@
-//! stub
+//! tramp-formats: the registry of trace formats. It detects a format from an
+//! input's first bytes or name, and opens sources and sinks by format, so
+//! that the CLI only wires them together.
+
+use std::fmt;
+
+use tramp_core::io::{Compression, Input, Output};
+use tramp_core::{Error, Sink, Source};
+use tramp_hatf::Policy;
+use tramp_hatf::records::{HatfSink, HatfSource, HatfTextSink, HatfTextSource};
+
+/// Every format tramp reads and writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// HATF 1.0 binary.
+    Hatf,
+    /// HATF's one-record-per-line text form.
+    HatfText,
+}
+
+impl Format {
+    pub const ALL: [Format; 2] = [Format::Hatf, Format::HatfText];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Hatf => "hatf",
+            Format::HatfText => "hatf-text",
+        }
+    }
+
+    pub fn describe(self) -> &'static str {
+        match self {
+            Format::Hatf => "HATF 1.0 binary heap-allocation trace (extension .hatf)",
+            Format::HatfText => "HATF text form, one record per line (extension .hatf.txt or .txt)",
+        }
+    }
+
+    pub fn parse(name: &str) -> Result<Format, Error> {
+        Format::ALL.into_iter().find(|f| f.name() == name).ok_or_else(|| {
+            let names: Vec<_> = Format::ALL.iter().map(|f| f.name()).collect();
+            Error::Usage(format!("unknown format `{name}` (known: {})", names.join(", ")))
+        })
+    }
+
+    /// The format a file name suggests (compression extensions ignored).
+    pub fn from_path(path: &str) -> Option<Format> {
+        let stem = Compression::strip_extension(path);
+        if stem.ends_with(".hatf.txt") || stem.ends_with(".txt") {
+            Some(Format::HatfText)
+        } else if stem.ends_with(".hatf") {
+            Some(Format::Hatf)
+        } else {
+            None
+        }
+    }
+
+    /// Detects the format of an input from its first decompressed bytes,
+    /// then its name. HATF binary has no magic number, but its first byte is
+    /// a record tag (0–11), which no text form starts with.
+    pub fn detect(head: &[u8], name: &str) -> Option<Format> {
+        if head.starts_with(tramp_hatf::text::HEADER.as_bytes()) {
+            return Some(Format::HatfText);
+        }
+        if let Some(f) = Format::from_path(name) {
+            return Some(f);
+        }
+        match head.first() {
+            None => Some(Format::Hatf),
+            Some(b) if *b <= tramp_hatf::spec::TAG_METADATA => Some(Format::Hatf),
+            _ => None,
+        }
+    }
+
+    /// Whether records of this format carry HATF metadata, so that a HATF
+    /// writer can keep the source's encoding decisions.
+    pub fn carries_hatf_metadata(self) -> bool {
+        matches!(self, Format::Hatf | Format::HatfText)
+    }
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What a source should yield besides data records.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SourceOptions {
+    /// Yield format metadata records (HATF fieldSize/fieldInterpretation).
+    pub metadata: bool,
+}
+
+/// Opens a source over an input, detecting the format unless one is given.
+pub fn open_source(input: Input, format: Option<Format>, opts: SourceOptions) -> Result<(Box<dyn Source>, Format), Error> {
+    let format = match format {
+        Some(f) => f,
+        None => Format::detect(&input.head, &input.name).ok_or_else(|| {
+            Error::Usage(format!(
+                "cannot tell the format of `{}`; name it with --format ({})",
+                input.name,
+                Format::ALL.map(|f| f.name()).join(", ")
+            ))
+        })?,
+    };
+    let source: Box<dyn Source> = match format {
+        Format::Hatf => Box::new(HatfSource::new(input.reader, opts.metadata)),
+        Format::HatfText => Box::new(HatfTextSource::new(input.reader)),
+    };
+    Ok((source, format))
+}
+
+/// How sinks encode.
+#[derive(Clone, Copy, Debug)]
+pub struct SinkOptions {
+    /// HATF encoding policy.
+    pub policy: Policy,
+}
+
+/// Creates a sink of `format` writing to `output`.
+pub fn create_sink(output: Output, format: Format, opts: SinkOptions) -> Box<dyn Sink> {
+    match format {
+        Format::Hatf => Box::new(HatfSink::new(output, opts.policy)),
+        Format::HatfText => Box::new(HatfTextSink::new(output)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn detection_by_head_and_name() {
+        assert_eq!(Format::detect(b"# tramp hatf-text 1\n", "x"), Some(Format::HatfText));
+        assert_eq!(Format::detect(&[0, 0, 0, 0, 1], "x"), Some(Format::Hatf));
+        assert_eq!(Format::detect(&[11, 1, 0, 1], "-"), Some(Format::Hatf));
+        assert_eq!(Format::detect(b"alloc size=1", "t.hatf.txt.zst"), Some(Format::HatfText));
+        assert_eq!(Format::detect(b"hello", "x.bin"), None);
+        assert_eq!(Format::from_path("a.hatf.zst"), Some(Format::Hatf));
+        assert!(Format::parse("nope").unwrap_err().to_string().contains("known: hatf, hatf-text"));
+    }
+}

@@ -1,0 +1,235 @@
+//! One function per subcommand: parse options into library calls.
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use tramp_core::io::{Compression, Input, Output};
+use tramp_core::{Sink, Source};
+use tramp_formats::{Format, SinkOptions, SourceOptions, create_sink, open_source};
+use tramp_hatf::Policy;
+use tramp_hatf::records::{HatfSink, item_to_record, schema};
+use tramp_hatf::sample::Sample;
+use tramp_heap::HeapStats;
+
+use crate::progress::Progress;
+
+/// Write the built-in sample heap trace (HATF, naive policy) and optionally
+/// print its statistics.
+///
+/// The sample simulates three threads and two heaps over a size-class
+/// allocator with 64-bit addresses: skewed sizes, frees, and reallocs with
+/// all four outcomes. The same seed always gives the same trace.
+#[derive(Args)]
+pub struct SampleArgs {
+    /// Output file (`-` for stdout); compressed by extension (.zst, .gz, .xz).
+    #[arg(short, long, default_value = "tramp-sample.hatf.zst")]
+    output: String,
+    /// Number of allocator operations to simulate.
+    #[arg(long, default_value_t = 20_000)]
+    events: usize,
+    /// Seed of the workload generator.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Print the trace's statistics afterwards.
+    #[arg(long)]
+    stats: bool,
+    /// With --stats: print JSON instead of text.
+    #[arg(long, requires = "stats")]
+    json: bool,
+}
+
+pub fn sample(a: SampleArgs) -> Result<()> {
+    let out = Output::create(&a.output, None).with_context(|| format!("creating {}", a.output))?;
+    let mut sink: Box<dyn Sink> = Box::new(HatfSink::new(out, Policy::Naive));
+    let mut buf = tramp_core::RecordBuf::new();
+    let mut stats = HeapStats::new();
+    for item in Sample::new(a.events, a.seed) {
+        item_to_record(&item.as_item(), &mut buf);
+        let rec = buf.as_record(&schema().types[buf.type_index()]);
+        stats.observe(&rec);
+        sink.write_record(&rec).context("writing the sample")?;
+    }
+    sink.finish().with_context(|| format!("finishing {}", a.output))?;
+    if a.output != "-" {
+        eprintln!("tramp: wrote {} ({} records)", a.output, stats.report().records);
+    }
+    if a.stats {
+        print_report(&stats.report(), a.json)?;
+    }
+    Ok(())
+}
+
+fn print_report(r: &tramp_heap::Report, json: bool) -> Result<()> {
+    use std::io::Write;
+    let text = if json { serde_json::to_string_pretty(r)? + "\n" } else { r.to_string() };
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()?;
+    Ok(())
+}
+
+/// Options shared by commands that read a trace.
+#[derive(Args)]
+pub struct InputArgs {
+    /// Trace file, or `-` for stdin. zstd, gzip and xz are unwrapped
+    /// automatically.
+    input: String,
+    /// Input format (default: detected from the content, then the name).
+    /// See `tramp formats`.
+    #[arg(long = "format", short = 'f')]
+    format: Option<String>,
+}
+
+struct Opened {
+    source: Box<dyn Source>,
+    format: Format,
+    progress: Progress,
+    name: String,
+}
+
+fn open(args: &InputArgs, opts: SourceOptions) -> Result<Opened> {
+    let input = Input::open(&args.input).with_context(|| format!("opening {}", args.input))?;
+    let progress = Progress::new(input.raw_len, input.raw_position());
+    let format = args.format.as_deref().map(Format::parse).transpose()?;
+    let (source, format) = open_source(input, format, opts).with_context(|| format!("reading {}", args.input))?;
+    Ok(Opened {
+        source,
+        format,
+        progress,
+        name: args.input.clone(),
+    })
+}
+
+/// Print heap statistics of a trace: the HATF paper's Table 3 (allocs,
+/// reallocs, frees, bytes, maximum live objects and bytes, average object
+/// size), counts per record type, thread and heap, a power-of-two size
+/// histogram, and anomalies (frees of unknown addresses, double frees).
+///
+/// If the trace is damaged, the statistics of every record before the
+/// damage are printed, then the error, and the exit status is 1.
+#[derive(Args)]
+pub struct StatsArgs {
+    #[command(flatten)]
+    input: InputArgs,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn stats(a: StatsArgs) -> Result<()> {
+    let mut o = open(&a.input, SourceOptions::default())?;
+    let mut stats = HeapStats::new();
+    let mut n = 0u64;
+    let result = loop {
+        match o.source.next_record() {
+            Ok(Some(rec)) => stats.observe(&rec),
+            Ok(None) => break Ok(()),
+            Err(e) => break Err(e),
+        }
+        n += 1;
+        o.progress.record(n);
+    };
+    o.progress.finish();
+    print_report(&stats.report(), a.json)?;
+    result.with_context(|| format!("reading {} ({}); statistics above cover the records before the error", o.name, o.format))
+}
+
+/// Print a trace as text, one record per line (HATF traces in the HATF text
+/// form, metadata records included), so that `tramp convert` can turn it
+/// back into the identical binary.
+#[derive(Args)]
+pub struct DumpArgs {
+    #[command(flatten)]
+    input: InputArgs,
+    /// Write here instead of stdout (compressed by extension).
+    #[arg(short, long, default_value = "-")]
+    output: String,
+}
+
+pub fn dump(a: DumpArgs) -> Result<()> {
+    let o = open(&a.input, SourceOptions { metadata: true })?;
+    let to = match o.format {
+        Format::Hatf | Format::HatfText => Format::HatfText,
+    };
+    let out = Output::create(&a.output, None).with_context(|| format!("creating {}", a.output))?;
+    let sink = create_sink(out, to, SinkOptions { policy: Policy::Explicit });
+    run_pump(o, sink, &a.output)
+}
+
+/// Convert a trace between formats: HATF binary and HATF text (both ways,
+/// byte-identical), compressed or not.
+///
+/// Between HATF forms the source's metadata records are kept (policy
+/// `explicit`) unless `--policy naive` asks for a fresh encoding.
+#[derive(Args)]
+pub struct ConvertArgs {
+    #[command(flatten)]
+    input: InputArgs,
+    /// Output file, or `-` for stdout.
+    output: String,
+    /// Output format (default: from the output's extension; else hatf).
+    #[arg(long)]
+    to: Option<String>,
+    /// HATF encoding policy: `explicit` keeps the input's metadata,
+    /// `naive` re-encodes with metadata only where values do not fit.
+    #[arg(long)]
+    policy: Option<String>,
+    /// Output compression: none, zstd, gzip or xz (default: by extension).
+    #[arg(long)]
+    compress: Option<String>,
+}
+
+pub fn convert(a: ConvertArgs) -> Result<()> {
+    let policy = match a.policy.as_deref() {
+        Some(p) => Some(Policy::parse(p).with_context(|| format!("unknown policy `{p}` (naive or explicit)"))?),
+        None => None,
+    };
+    let compression = match a.compress.as_deref() {
+        Some(c) => Some(Compression::parse(c).with_context(|| format!("unknown compression `{c}` (none, zstd, gzip, xz)"))?),
+        None => None,
+    };
+    let to = match a.to.as_deref() {
+        Some(t) => Format::parse(t)?,
+        None => Format::from_path(&a.output).unwrap_or(Format::Hatf),
+    };
+    let o = open(&a.input, SourceOptions { metadata: true })?;
+    let policy = policy.unwrap_or(if o.format.carries_hatf_metadata() { Policy::Explicit } else { Policy::Naive });
+    if a.output != "-" && a.output == a.input.input {
+        bail!("input and output are the same file");
+    }
+    let out = Output::create(&a.output, compression).with_context(|| format!("creating {}", a.output))?;
+    let sink = create_sink(out, to, SinkOptions { policy });
+    run_pump(o, sink, &a.output)
+}
+
+/// Copies every record; on a decode error, still finishes the output so
+/// that every record before the damage is kept, then reports the error.
+fn run_pump(mut o: Opened, mut sink: Box<dyn Sink>, out_name: &str) -> Result<()> {
+    let mut n = 0u64;
+    let result = loop {
+        match o.source.next_record() {
+            Ok(Some(rec)) => {
+                if let Err(e) = sink.write_record(&rec) {
+                    break Err(anyhow::Error::new(e).context(format!("writing {out_name}")));
+                }
+            }
+            Ok(None) => break Ok(()),
+            Err(e) => break Err(anyhow::Error::new(e).context(format!("reading {} ({})", o.name, o.format))),
+        }
+        n += 1;
+        o.progress.record(n);
+    };
+    o.progress.finish();
+    let finished = sink.finish().with_context(|| format!("finishing {out_name}"));
+    result?;
+    finished
+}
+
+/// List the formats tramp reads and writes.
+pub fn formats() -> Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    for f in Format::ALL {
+        writeln!(out, "{:<10} {}", f.name(), f.describe())?;
+    }
+    Ok(())
+}

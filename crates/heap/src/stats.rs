@@ -1,0 +1,341 @@
+//! Heap statistics over a stream of records: the HATF paper's Table 3
+//! (allocs, reallocs, frees, bytes, maximum live objects and bytes, average
+//! object size) plus counts per record type, thread and heap, a power-of-two
+//! size histogram, and anomalies (frees of unknown addresses, double frees).
+//!
+//! Memory is bounded by the number of live objects, plus a window of
+//! recently freed addresses used to tell double frees from frees of
+//! addresses the trace never allocated.
+
+use std::collections::BTreeMap;
+use std::fmt::{self, Write as _};
+
+use rustc_hash::{FxHashMap, FxHashSet};
+use serde::Serialize;
+use tramp_core::{ReallocOutcome, Record};
+
+use crate::view::{Context, HeapEvent, heap_event};
+
+/// How many freed addresses are remembered for double-free detection. When
+/// the window fills it is emptied; a double free of an address freed before
+/// that is then counted as a free of an unknown address.
+pub const FREED_WINDOW: usize = 1 << 22;
+
+/// Counts for one thread or one heap.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Activity {
+    pub allocs: u64,
+    pub frees: u64,
+    pub reallocs: u64,
+    pub bytes_allocated: u64,
+}
+
+/// One bucket of the size histogram: sizes in `[low, high]`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Bucket {
+    pub low: u64,
+    pub high: u64,
+    pub count: u64,
+}
+
+/// The finished statistics.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Report {
+    pub records: u64,
+    pub records_by_type: BTreeMap<String, u64>,
+    pub total_allocs: u64,
+    pub total_reallocs: u64,
+    pub total_frees: u64,
+    pub bytes_allocated: u64,
+    pub max_live_objects: u64,
+    pub max_live_bytes: u64,
+    pub average_object_size: f64,
+    pub live_objects_at_end: u64,
+    pub live_bytes_at_end: u64,
+    pub frees_of_unknown_addresses: u64,
+    pub double_frees: u64,
+    pub allocs_of_live_addresses: u64,
+    pub threads_created: u64,
+    pub threads_destroyed: u64,
+    pub heaps_created: u64,
+    pub heaps_destroyed: u64,
+    pub per_thread: BTreeMap<u64, Activity>,
+    pub per_heap: BTreeMap<u64, Activity>,
+    pub size_histogram: Vec<Bucket>,
+}
+
+/// The accumulator: feed it records, then take the [`Report`].
+#[derive(Default)]
+pub struct HeapStats {
+    records: u64,
+    by_type: BTreeMap<String, u64>,
+    by_type_index: Vec<u64>,
+    type_names: Vec<String>,
+    allocs: u64,
+    reallocs: u64,
+    frees: u64,
+    bytes: u64,
+    live: FxHashMap<u64, u64>,
+    live_bytes: u64,
+    max_objects: u64,
+    max_bytes: u64,
+    freed: FxHashSet<u64>,
+    unknown_frees: u64,
+    double_frees: u64,
+    live_reallocs: u64,
+    threads: (u64, u64),
+    heaps: (u64, u64),
+    per_thread: BTreeMap<u64, Activity>,
+    per_heap: BTreeMap<u64, Activity>,
+    /// `hist[0]` counts size 0; `hist[k]` sizes in `[2^(k-1), 2^k)`.
+    hist: Vec<u64>,
+}
+
+impl HeapStats {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn activity(&mut self, cx: &Context) -> (&mut Activity, &mut Activity) {
+        // Two maps, two distinct borrows.
+        let t = self.per_thread.entry(cx.thread).or_default();
+        let h = self.per_heap.entry(cx.heap).or_default();
+        (t, h)
+    }
+
+    /// Accounts for one record of any format.
+    pub fn observe(&mut self, rec: &Record<'_>) {
+        self.records += 1;
+        let ty = rec.record_type();
+        if self.by_type_index.len() <= ty.index {
+            self.by_type_index.resize(ty.index + 1, 0);
+            self.type_names.resize(ty.index + 1, String::new());
+        }
+        if self.by_type_index[ty.index] == 0 {
+            self.type_names[ty.index] = ty.name.clone();
+        }
+        self.by_type_index[ty.index] += 1;
+        if let Some(ev) = heap_event(rec) {
+            self.event(&ev);
+        }
+    }
+
+    /// Accounts for one heap event.
+    pub fn event(&mut self, ev: &HeapEvent) {
+        match *ev {
+            HeapEvent::Alloc { size, address, cx } => {
+                self.allocs += 1;
+                self.bytes += size;
+                let b = if size == 0 { 0 } else { 64 - size.leading_zeros() as usize };
+                if self.hist.is_empty() {
+                    self.hist.resize(65, 0);
+                }
+                self.hist[b] += 1;
+                let (t, h) = self.activity(&cx);
+                t.allocs += 1;
+                t.bytes_allocated += size;
+                h.allocs += 1;
+                h.bytes_allocated += size;
+                if let Some(old) = self.live.insert(address, size) {
+                    self.live_reallocs += 1;
+                    self.live_bytes -= old;
+                }
+                self.freed.remove(&address);
+                self.live_bytes += size;
+                self.max_objects = self.max_objects.max(self.live.len() as u64);
+                self.max_bytes = self.max_bytes.max(self.live_bytes);
+            }
+            HeapEvent::Free { address, cx } => {
+                self.frees += 1;
+                let (t, h) = self.activity(&cx);
+                t.frees += 1;
+                h.frees += 1;
+                match self.live.remove(&address) {
+                    Some(size) => {
+                        self.live_bytes -= size;
+                        if self.freed.len() >= FREED_WINDOW {
+                            self.freed.clear();
+                        }
+                        self.freed.insert(address);
+                    }
+                    None if self.freed.contains(&address) => self.double_frees += 1,
+                    None => self.unknown_frees += 1,
+                }
+            }
+            HeapEvent::Realloc { outcome, size, old, new, cx } => {
+                self.reallocs += 1;
+                let (t, h) = self.activity(&cx);
+                t.reallocs += 1;
+                h.reallocs += 1;
+                if outcome == ReallocOutcome::InPlace {
+                    // No accompanying records: the object changes size here.
+                    let key = if self.live.contains_key(&new) { new } else { old };
+                    if let Some(cur) = self.live.get_mut(&key) {
+                        let before = *cur;
+                        *cur = size;
+                        self.live_bytes = self.live_bytes - before + size;
+                        self.max_bytes = self.max_bytes.max(self.live_bytes);
+                        if size > before {
+                            self.bytes += size - before;
+                        }
+                    }
+                }
+            }
+            HeapEvent::HeapCreate { .. } => self.heaps.0 += 1,
+            HeapEvent::HeapDestroy { .. } => self.heaps.1 += 1,
+            HeapEvent::ThreadCreate { .. } => self.threads.0 += 1,
+            HeapEvent::ThreadDestroy { .. } => self.threads.1 += 1,
+        }
+    }
+
+    /// The statistics so far.
+    pub fn report(&self) -> Report {
+        let mut by_type = self.by_type.clone();
+        for (i, n) in self.by_type_index.iter().enumerate() {
+            if *n > 0 {
+                *by_type.entry(self.type_names[i].clone()).or_default() += n;
+            }
+        }
+        let size_histogram = self
+            .hist
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| **c > 0)
+            .map(|(k, c)| {
+                let (low, high) = match k {
+                    0 => (0, 0),
+                    64 => (1 << 63, u64::MAX),
+                    _ => (1u64 << (k - 1), (1u64 << k) - 1),
+                };
+                Bucket { low, high, count: *c }
+            })
+            .collect();
+        Report {
+            records: self.records,
+            records_by_type: by_type,
+            total_allocs: self.allocs,
+            total_reallocs: self.reallocs,
+            total_frees: self.frees,
+            bytes_allocated: self.bytes,
+            max_live_objects: self.max_objects,
+            max_live_bytes: self.max_bytes,
+            average_object_size: if self.allocs == 0 { 0.0 } else { self.bytes as f64 / self.allocs as f64 },
+            live_objects_at_end: self.live.len() as u64,
+            live_bytes_at_end: self.live_bytes,
+            frees_of_unknown_addresses: self.unknown_frees,
+            double_frees: self.double_frees,
+            allocs_of_live_addresses: self.live_reallocs,
+            threads_created: self.threads.0,
+            threads_destroyed: self.threads.1,
+            heaps_created: self.heaps.0,
+            heaps_destroyed: self.heaps.1,
+            per_thread: self.per_thread.clone(),
+            per_heap: self.per_heap.clone(),
+            size_histogram,
+        }
+    }
+}
+
+fn human(n: u64) -> String {
+    // 1234567 -> "1,234,567"
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut s = String::new();
+        let _ = writeln!(s, "records                      {:>16}", human(self.records));
+        for (name, n) in &self.records_by_type {
+            let _ = writeln!(s, "  {name:<26} {:>16}", human(*n));
+        }
+        let _ = writeln!(s, "\nsummary (HATF Table 3)");
+        let rows = [
+            ("total allocs", human(self.total_allocs)),
+            ("total reallocs", human(self.total_reallocs)),
+            ("total frees", human(self.total_frees)),
+            ("total bytes allocated", human(self.bytes_allocated)),
+            ("max live objects", human(self.max_live_objects)),
+            ("max live bytes", human(self.max_live_bytes)),
+            ("average object size", format!("{:.1}", self.average_object_size)),
+            ("live objects at end", human(self.live_objects_at_end)),
+            ("live bytes at end", human(self.live_bytes_at_end)),
+        ];
+        for (k, v) in rows {
+            let _ = writeln!(s, "  {k:<26} {v:>16}");
+        }
+        let _ = writeln!(s, "\nanomalies");
+        let _ = writeln!(s, "  {:<26} {:>16}", "frees of unknown addresses", human(self.frees_of_unknown_addresses));
+        let _ = writeln!(s, "  {:<26} {:>16}", "double frees", human(self.double_frees));
+        let _ = writeln!(s, "  {:<26} {:>16}", "allocs of live addresses", human(self.allocs_of_live_addresses));
+        let _ = writeln!(
+            s,
+            "\nthreads created/destroyed    {:>7} / {}\nheaps created/destroyed      {:>7} / {}",
+            self.threads_created, self.threads_destroyed, self.heaps_created, self.heaps_destroyed
+        );
+        for (title, map) in [("thread", &self.per_thread), ("heap", &self.per_heap)] {
+            let _ = writeln!(s, "\nper {title:<8} {:>14} {:>14} {:>14} {:>16}", "allocs", "frees", "reallocs", "bytes");
+            for (id, a) in map {
+                let _ = writeln!(
+                    s,
+                    "  {id:<10} {:>14} {:>14} {:>14} {:>16}",
+                    human(a.allocs),
+                    human(a.frees),
+                    human(a.reallocs),
+                    human(a.bytes_allocated)
+                );
+            }
+        }
+        let _ = writeln!(s, "\nsize histogram (bytes)");
+        let max = self.size_histogram.iter().map(|b| b.count).max().unwrap_or(1);
+        for b in &self.size_histogram {
+            let bar = "#".repeat(((b.count * 40).div_ceil(max)) as usize);
+            let _ = writeln!(s, "  {:>10} - {:<10} {:>12}  {bar}", b.low, b.high, human(b.count));
+        }
+        f.write_str(&s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cx() -> Context {
+        Context::default()
+    }
+
+    #[test]
+    fn table3_figures_and_anomalies() {
+        let mut s = HeapStats::new();
+        s.event(&HeapEvent::Alloc { size: 10, address: 1, cx: cx() });
+        s.event(&HeapEvent::Alloc { size: 30, address: 2, cx: cx() });
+        s.event(&HeapEvent::Free { address: 1, cx: cx() });
+        s.event(&HeapEvent::Free { address: 1, cx: cx() }); // double
+        s.event(&HeapEvent::Free { address: 99, cx: cx() }); // unknown
+        s.event(&HeapEvent::Realloc {
+            outcome: ReallocOutcome::InPlace,
+            size: 50,
+            old: 2,
+            new: 2,
+            cx: cx(),
+        });
+        s.event(&HeapEvent::Alloc { size: 0, address: 3, cx: cx() });
+        let r = s.report();
+        assert_eq!((r.total_allocs, r.total_frees, r.total_reallocs), (3, 3, 1));
+        assert_eq!(r.bytes_allocated, 60); // 10 + 30 + in-place growth 20 + 0
+        assert_eq!(r.max_live_objects, 2);
+        assert_eq!(r.max_live_bytes, 50);
+        assert_eq!((r.double_frees, r.frees_of_unknown_addresses), (1, 1));
+        assert_eq!((r.live_objects_at_end, r.live_bytes_at_end), (2, 50));
+        assert_eq!(r.average_object_size, 20.0);
+        let buckets: Vec<_> = r.size_histogram.iter().map(|b| (b.low, b.high, b.count)).collect();
+        assert_eq!(buckets, vec![(0, 0, 1), (8, 15, 1), (16, 31, 1)]);
+    }
+}
