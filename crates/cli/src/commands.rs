@@ -48,9 +48,14 @@ pub fn sample(a: SampleArgs) -> Result<()> {
         stats.observe(&rec);
         sink.write_record(&rec).context("writing the sample")?;
     }
-    sink.finish().with_context(|| format!("finishing {}", a.output))?;
+    sink.finish()
+        .with_context(|| format!("finishing {}", a.output))?;
     if a.output != "-" {
-        eprintln!("tramp: wrote {} ({} records)", a.output, stats.report().records);
+        eprintln!(
+            "tramp: wrote {} ({} records)",
+            a.output,
+            stats.report().records
+        );
     }
     if a.stats {
         print_report(&stats.report(), a.json)?;
@@ -60,7 +65,11 @@ pub fn sample(a: SampleArgs) -> Result<()> {
 
 fn print_report(r: &tramp_heap::Report, json: bool) -> Result<()> {
     use std::io::Write;
-    let text = if json { serde_json::to_string_pretty(r)? + "\n" } else { r.to_string() };
+    let text = if json {
+        serde_json::to_string_pretty(r)? + "\n"
+    } else {
+        r.to_string()
+    };
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())?;
     out.flush()?;
@@ -90,7 +99,8 @@ fn open(args: &InputArgs, opts: SourceOptions) -> Result<Opened> {
     let input = Input::open(&args.input).with_context(|| format!("opening {}", args.input))?;
     let progress = Progress::new(input.raw_len, input.raw_position());
     let format = args.format.as_deref().map(Format::parse).transpose()?;
-    let (source, format) = open_source(input, format, opts).with_context(|| format!("reading {}", args.input))?;
+    let (source, format) =
+        open_source(input, format, opts).with_context(|| format!("reading {}", args.input))?;
     Ok(Opened {
         source,
         format,
@@ -130,7 +140,12 @@ pub fn stats(a: StatsArgs) -> Result<()> {
     };
     o.progress.finish();
     print_report(&stats.report(), a.json)?;
-    result.with_context(|| format!("reading {} ({}); statistics above cover the records before the error", o.name, o.format))
+    result.with_context(|| {
+        format!(
+            "reading {} ({}); statistics above cover the records before the error",
+            o.name, o.format
+        )
+    })
 }
 
 /// Print a trace as text, one record per line (HATF traces in the HATF text
@@ -151,7 +166,13 @@ pub fn dump(a: DumpArgs) -> Result<()> {
         Format::Hatf | Format::HatfText => Format::HatfText,
     };
     let out = Output::create(&a.output, None).with_context(|| format!("creating {}", a.output))?;
-    let sink = create_sink(out, to, SinkOptions { policy: Policy::Explicit });
+    let sink = create_sink(
+        out,
+        to,
+        SinkOptions {
+            policy: Policy::Explicit,
+        },
+    );
     run_pump(o, sink, &a.output)
 }
 
@@ -180,11 +201,17 @@ pub struct ConvertArgs {
 
 pub fn convert(a: ConvertArgs) -> Result<()> {
     let policy = match a.policy.as_deref() {
-        Some(p) => Some(Policy::parse(p).with_context(|| format!("unknown policy `{p}` (naive or explicit)"))?),
+        Some(p) => Some(
+            Policy::parse(p)
+                .with_context(|| format!("unknown policy `{p}` (naive or explicit)"))?,
+        ),
         None => None,
     };
     let compression = match a.compress.as_deref() {
-        Some(c) => Some(Compression::parse(c).with_context(|| format!("unknown compression `{c}` (none, zstd, gzip, xz)"))?),
+        Some(c) => Some(
+            Compression::parse(c)
+                .with_context(|| format!("unknown compression `{c}` (none, zstd, gzip, xz)"))?,
+        ),
         None => None,
     };
     let to = match a.to.as_deref() {
@@ -192,11 +219,16 @@ pub fn convert(a: ConvertArgs) -> Result<()> {
         None => Format::from_path(&a.output).unwrap_or(Format::Hatf),
     };
     let o = open(&a.input, SourceOptions { metadata: true })?;
-    let policy = policy.unwrap_or(if o.format.carries_hatf_metadata() { Policy::Explicit } else { Policy::Naive });
+    let policy = policy.unwrap_or(if o.format.carries_hatf_metadata() {
+        Policy::Explicit
+    } else {
+        Policy::Naive
+    });
     if a.output != "-" && a.output == a.input.input {
         bail!("input and output are the same file");
     }
-    let out = Output::create(&a.output, compression).with_context(|| format!("creating {}", a.output))?;
+    let out =
+        Output::create(&a.output, compression).with_context(|| format!("creating {}", a.output))?;
     let sink = create_sink(out, to, SinkOptions { policy });
     run_pump(o, sink, &a.output)
 }
@@ -213,13 +245,19 @@ fn run_pump(mut o: Opened, mut sink: Box<dyn Sink>, out_name: &str) -> Result<()
                 }
             }
             Ok(None) => break Ok(()),
-            Err(e) => break Err(anyhow::Error::new(e).context(format!("reading {} ({})", o.name, o.format))),
+            Err(e) => {
+                break Err(
+                    anyhow::Error::new(e).context(format!("reading {} ({})", o.name, o.format))
+                );
+            }
         }
         n += 1;
         o.progress.record(n);
     };
     o.progress.finish();
-    let finished = sink.finish().with_context(|| format!("finishing {out_name}"));
+    let finished = sink
+        .finish()
+        .with_context(|| format!("finishing {out_name}"));
     result?;
     finished
 }

@@ -19,11 +19,15 @@ impl Progress {
         let bar = std::io::stderr().is_terminal().then(|| {
             let bar = match total {
                 Some(t) => ProgressBar::new(t).with_style(
-                    ProgressStyle::with_template("{bar:40} {bytes}/{total_bytes} {bytes_per_sec} eta {eta} {msg}")
+                    ProgressStyle::with_template(
+                        "{bar:40} {bytes}/{total_bytes} {bytes_per_sec} eta {eta} {msg}",
+                    )
+                    .expect("valid template"),
+                ),
+                None => ProgressBar::new_spinner().with_style(
+                    ProgressStyle::with_template("{spinner} {bytes} {bytes_per_sec} {msg}")
                         .expect("valid template"),
                 ),
-                None => ProgressBar::new_spinner()
-                    .with_style(ProgressStyle::with_template("{spinner} {bytes} {bytes_per_sec} {msg}").expect("valid template")),
             };
             bar.set_draw_target(indicatif::ProgressDrawTarget::stderr_with_hz(4));
             bar

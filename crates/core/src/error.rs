@@ -15,7 +15,11 @@ pub struct Position {
 
 impl Position {
     pub fn new(offset: u64, record: u64) -> Self {
-        Position { offset, record, line: 0 }
+        Position {
+            offset,
+            record,
+            line: 0,
+        }
     }
 
     pub fn with_line(mut self, line: u64) -> Self {
@@ -58,7 +62,10 @@ pub enum Error {
     },
     /// A record lacks what a consumer needs (a field, a role, a kind).
     #[error("record type `{record_type}`: {message}")]
-    Schema { record_type: String, message: String },
+    Schema {
+        record_type: String,
+        message: String,
+    },
     /// The user asked for something that does not exist or does not fit.
     #[error("{0}")]
     Usage(String),

@@ -33,7 +33,10 @@ impl Compression {
 
     /// Chooses compression from a file name's last extension.
     pub fn from_path(path: &str) -> Compression {
-        let ext = Path::new(path).extension().and_then(|e| e.to_str()).unwrap_or("");
+        let ext = Path::new(path)
+            .extension()
+            .and_then(|e| e.to_str())
+            .unwrap_or("");
         match ext {
             "zst" | "zstd" => Compression::Zstd,
             "gz" => Compression::Gzip,
@@ -124,7 +127,11 @@ impl Input {
     }
 
     /// Wraps any reader (in-memory buffers, pipes) the same way as `open`.
-    pub fn from_reader(name: &str, raw: Box<dyn Read + Send>, raw_len: Option<u64>) -> io::Result<Input> {
+    pub fn from_reader(
+        name: &str,
+        raw: Box<dyn Read + Send>,
+        raw_len: Option<u64>,
+    ) -> io::Result<Input> {
         let raw_read = Arc::new(AtomicU64::new(0));
         let mut counted = Counting {
             inner: raw,
@@ -137,8 +144,12 @@ impl Input {
         let mut inner: Box<dyn Read + Send> = match compression {
             Compression::None => Box::new(rejoined),
             Compression::Zstd => Box::new(zstd::Decoder::new(rejoined)?),
-            Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(BufReader::new(rejoined))),
-            Compression::Xz => Box::new(liblzma::read::XzDecoder::new_multi_decoder(BufReader::new(rejoined))),
+            Compression::Gzip => {
+                Box::new(flate2::read::MultiGzDecoder::new(BufReader::new(rejoined)))
+            }
+            Compression::Xz => Box::new(liblzma::read::XzDecoder::new_multi_decoder(
+                BufReader::new(rejoined),
+            )),
         };
         let mut head = vec![0u8; HEAD_LEN];
         let k = read_up_to(&mut inner, &mut head)?;
@@ -191,10 +202,11 @@ impl Output {
         let w = BufWriter::with_capacity(1 << 18, raw);
         let inner = match compression {
             Compression::None => OutputInner::Plain(w),
-            Compression::Zstd => {
-                OutputInner::Zstd(zstd::Encoder::new(w, 3)?)
-            }
-            Compression::Gzip => OutputInner::Gzip(flate2::write::GzEncoder::new(w, flate2::Compression::default())),
+            Compression::Zstd => OutputInner::Zstd(zstd::Encoder::new(w, 3)?),
+            Compression::Gzip => OutputInner::Gzip(flate2::write::GzEncoder::new(
+                w,
+                flate2::Compression::default(),
+            )),
             Compression::Xz => OutputInner::Xz(liblzma::write::XzEncoder::new(w, 6)),
         };
         Ok(Output { inner })
@@ -273,7 +285,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.bin");
         let path = path.to_str().unwrap();
-        let data: Vec<u8> = (0..100_000u32).flat_map(|i| (i % 251).to_be_bytes()).collect();
+        let data: Vec<u8> = (0..100_000u32)
+            .flat_map(|i| (i % 251).to_be_bytes())
+            .collect();
         let mut out = Output::create(path, Some(c)).unwrap();
         out.write_all(&data).unwrap();
         out.finish().unwrap();
@@ -287,7 +301,12 @@ mod tests {
 
     #[test]
     fn every_compression_round_trips_and_is_detected_by_magic() {
-        for c in [Compression::None, Compression::Zstd, Compression::Gzip, Compression::Xz] {
+        for c in [
+            Compression::None,
+            Compression::Zstd,
+            Compression::Gzip,
+            Compression::Xz,
+        ] {
             round_trip(c);
         }
     }
@@ -304,7 +323,8 @@ mod tests {
     #[test]
     fn short_and_empty_inputs_open() {
         for data in [&b""[..], b"\x28", b"abc"] {
-            let mut input = Input::from_reader("mem", Box::new(Cursor::new(data.to_vec())), None).unwrap();
+            let mut input =
+                Input::from_reader("mem", Box::new(Cursor::new(data.to_vec())), None).unwrap();
             let mut back = Vec::new();
             input.reader.read_to_end(&mut back).unwrap();
             assert_eq!(back, data);

@@ -129,7 +129,9 @@ impl<'a> Buffers<'a> {
             }),
             Slot::Attrs(s) => Value::Attrs(AttrsRef {
                 buf: self,
-                pairs: self.slots.get(s.start as usize..(s.start as usize + 2 * s.len as usize))?,
+                pairs: self
+                    .slots
+                    .get(s.start as usize..(s.start as usize + 2 * s.len as usize))?,
             }),
         })
     }
@@ -185,7 +187,10 @@ impl<'a> AttrsRef<'a> {
 
     /// The value of the first pair with this key.
     pub fn get(&self, key: &str) -> Option<Value<'a>> {
-        (0..self.len()).filter_map(|i| self.pair(i)).find(|(k, _)| *k == key).map(|(_, v)| v)
+        (0..self.len())
+            .filter_map(|i| self.pair(i))
+            .find(|(k, _)| *k == key)
+            .map(|(_, v)| v)
     }
 
     pub fn iter(&self) -> impl Iterator<Item = (&'a str, Value<'a>)> + '_ {
@@ -240,7 +245,11 @@ impl<'a> Record<'a> {
 
     /// All fields with their names.
     pub fn fields(&self) -> impl Iterator<Item = (&'a str, Option<Value<'a>>)> + '_ {
-        self.ty.fields.iter().enumerate().map(|(i, f)| (f.name.as_str(), self.get(i)))
+        self.ty
+            .fields
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (f.name.as_str(), self.get(i)))
     }
 }
 
@@ -413,8 +422,13 @@ mod tests {
         let rec = a.as_record(ty);
         assert_eq!(rec.role_u64(Role::Size), Some(24));
         assert_eq!(rec.field("name").and_then(|v| v.as_str()), Some("hello"));
-        let Some(Value::List(l)) = rec.get(2) else { panic!("list expected") };
-        assert_eq!(l.iter().map(|v| v.as_i64().unwrap()).collect::<Vec<_>>(), vec![-1, 7]);
+        let Some(Value::List(l)) = rec.get(2) else {
+            panic!("list expected")
+        };
+        assert_eq!(
+            l.iter().map(|v| v.as_i64().unwrap()).collect::<Vec<_>>(),
+            vec![-1, 7]
+        );
         assert!(rec.get(3).is_none());
         assert!(rec.get(99).is_none());
 
@@ -425,7 +439,9 @@ mod tests {
         let edited = b.as_record(ty);
         assert_eq!(edited.field("size"), Some(Value::U64(48)));
         assert_eq!(edited.field("name").and_then(|v| v.as_str()), Some("hello"));
-        let Some(Value::List(l)) = edited.get(2) else { panic!("list expected") };
+        let Some(Value::List(l)) = edited.get(2) else {
+            panic!("list expected")
+        };
         assert_eq!(l.len(), 2);
         assert_eq!(l.get(1), Some(Value::I64(7)));
     }
@@ -447,14 +463,18 @@ mod tests {
             Slot::F(1.5),
         ];
         let rec = Record::new(ty, &slots, b"kxy");
-        let Some(Value::Attrs(a)) = rec.get(3) else { panic!("attrs expected") };
+        let Some(Value::Attrs(a)) = rec.get(3) else {
+            panic!("attrs expected")
+        };
         assert_eq!(a.len(), 2);
         assert_eq!(a.pair(0), Some(("k", Value::Str("xy"))));
         assert_eq!(a.get("xy"), Some(Value::F64(1.5)));
         let mut copy = RecordBuf::new();
         copy.copy_from(&rec);
         let copied = copy.as_record(ty);
-        let Some(Value::Attrs(c)) = copied.get(3) else { panic!("attrs expected") };
+        let Some(Value::Attrs(c)) = copied.get(3) else {
+            panic!("attrs expected")
+        };
         assert_eq!(c.get("xy"), Some(Value::F64(1.5)));
         assert_eq!(c.get("k"), Some(Value::Str("xy")));
     }

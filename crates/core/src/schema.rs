@@ -137,7 +137,12 @@ impl Schema {
     }
 
     /// Adds a record type and returns its index.
-    pub fn add_type(&mut self, name: impl Into<String>, kind: RecordKind, fields: Vec<FieldDef>) -> usize {
+    pub fn add_type(
+        &mut self,
+        name: impl Into<String>,
+        kind: RecordKind,
+        fields: Vec<FieldDef>,
+    ) -> usize {
         let index = self.types.len();
         self.types.push(RecordType {
             index,

@@ -36,10 +36,16 @@ impl Format {
     }
 
     pub fn parse(name: &str) -> Result<Format, Error> {
-        Format::ALL.into_iter().find(|f| f.name() == name).ok_or_else(|| {
-            let names: Vec<_> = Format::ALL.iter().map(|f| f.name()).collect();
-            Error::Usage(format!("unknown format `{name}` (known: {})", names.join(", ")))
-        })
+        Format::ALL
+            .into_iter()
+            .find(|f| f.name() == name)
+            .ok_or_else(|| {
+                let names: Vec<_> = Format::ALL.iter().map(|f| f.name()).collect();
+                Error::Usage(format!(
+                    "unknown format `{name}` (known: {})",
+                    names.join(", ")
+                ))
+            })
     }
 
     /// The format a file name suggests (compression extensions ignored).
@@ -92,7 +98,11 @@ pub struct SourceOptions {
 }
 
 /// Opens a source over an input, detecting the format unless one is given.
-pub fn open_source(input: Input, format: Option<Format>, opts: SourceOptions) -> Result<(Box<dyn Source>, Format), Error> {
+pub fn open_source(
+    input: Input,
+    format: Option<Format>,
+    opts: SourceOptions,
+) -> Result<(Box<dyn Source>, Format), Error> {
     let format = match format {
         Some(f) => f,
         None => Format::detect(&input.head, &input.name).ok_or_else(|| {
@@ -131,12 +141,23 @@ mod tests {
 
     #[test]
     fn detection_by_head_and_name() {
-        assert_eq!(Format::detect(b"# tramp hatf-text 1\n", "x"), Some(Format::HatfText));
+        assert_eq!(
+            Format::detect(b"# tramp hatf-text 1\n", "x"),
+            Some(Format::HatfText)
+        );
         assert_eq!(Format::detect(&[0, 0, 0, 0, 1], "x"), Some(Format::Hatf));
         assert_eq!(Format::detect(&[11, 1, 0, 1], "-"), Some(Format::Hatf));
-        assert_eq!(Format::detect(b"alloc size=1", "t.hatf.txt.zst"), Some(Format::HatfText));
+        assert_eq!(
+            Format::detect(b"alloc size=1", "t.hatf.txt.zst"),
+            Some(Format::HatfText)
+        );
         assert_eq!(Format::detect(b"hello", "x.bin"), None);
         assert_eq!(Format::from_path("a.hatf.zst"), Some(Format::Hatf));
-        assert!(Format::parse("nope").unwrap_err().to_string().contains("known: hatf, hatf-text"));
+        assert!(
+            Format::parse("nope")
+                .unwrap_err()
+                .to_string()
+                .contains("known: hatf, hatf-text")
+        );
     }
 }

@@ -22,7 +22,11 @@ pub enum HatfError {
     #[error("record is cut short: it needs {needed} bytes but the input ends after {available}")]
     Truncated { needed: usize, available: usize },
     #[error("{field} value {value:#x} cannot be encoded: {why}")]
-    DoesNotFit { field: Field, value: u64, why: String },
+    DoesNotFit {
+        field: Field,
+        value: u64,
+        why: String,
+    },
     #[error("attributes of {len} bytes cannot be encoded: {why}")]
     AttributesDoNotFit { len: usize, why: String },
     #[error("comment of {0} bytes is longer than the 65535 bytes its length field holds")]

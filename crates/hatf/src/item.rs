@@ -38,21 +38,25 @@ impl<'a> Event<'a> {
     /// attributes field is not included).
     pub fn numeric_values(&self) -> impl Iterator<Item = (Field, u64)> + '_ {
         let mut seen_address = false;
-        self.kind.layout().iter().filter(|f| **f != Field::Attributes).map(move |f| {
-            let v = match f {
-                Field::Size => self.size,
-                Field::Address if !seen_address => {
-                    seen_address = true;
-                    self.address
-                }
-                Field::Address => self.new_address,
-                Field::Time => self.time,
-                Field::Thread => self.thread,
-                Field::Heap => self.heap,
-                Field::Attributes => 0,
-            };
-            (*f, v)
-        })
+        self.kind
+            .layout()
+            .iter()
+            .filter(|f| **f != Field::Attributes)
+            .map(move |f| {
+                let v = match f {
+                    Field::Size => self.size,
+                    Field::Address if !seen_address => {
+                        seen_address = true;
+                        self.address
+                    }
+                    Field::Address => self.new_address,
+                    Field::Time => self.time,
+                    Field::Thread => self.thread,
+                    Field::Heap => self.heap,
+                    Field::Attributes => 0,
+                };
+                (*f, v)
+            })
     }
 }
 

@@ -8,7 +8,9 @@ use tramp_core::{Error, Position};
 
 use crate::error::HatfError;
 use crate::item::{Event, Item};
-use crate::spec::{EventKind, Field, Interp, Meta, OP_SET_INTERP, OP_SET_SIZE, TAG_COMMENT, TAG_METADATA, Width};
+use crate::spec::{
+    EventKind, Field, Interp, Meta, OP_SET_INTERP, OP_SET_SIZE, TAG_COMMENT, TAG_METADATA, Width,
+};
 use crate::state::{State, sign_extend};
 
 /// Size of the reader's buffer. The longest HATF record (a realloc with
@@ -74,7 +76,10 @@ fn frame_len(state: &State, a: &[u8]) -> Result<Result<usize, usize>, HatfError>
             Some(&OP_SET_SIZE) => 4,
             Some(&OP_SET_INTERP) => match a.get(3) {
                 None => return Ok(Err(4)),
-                Some(&code) => 4 + 8 * Interp::arg_count_for_code(code).ok_or(HatfError::UnknownInterp(code))?,
+                Some(&code) => {
+                    4 + 8 * Interp::arg_count_for_code(code)
+                        .ok_or(HatfError::UnknownInterp(code))?
+                }
             },
             Some(&op) => return Err(HatfError::UnknownOp(op)),
         },
@@ -87,11 +92,25 @@ fn frame_len(state: &State, a: &[u8]) -> Result<Result<usize, usize>, HatfError>
 pub(crate) fn decode_meta(r: &[u8]) -> Result<Meta, HatfError> {
     let field = Field::from_code(r[2]).ok_or(HatfError::UnknownField(r[2]))?;
     Ok(match r[1] {
-        OP_SET_SIZE => Meta::SetWidth(field, Width::from_code(r[3]).ok_or(HatfError::UnknownWidth(r[3]))?),
+        OP_SET_SIZE => Meta::SetWidth(
+            field,
+            Width::from_code(r[3]).ok_or(HatfError::UnknownWidth(r[3]))?,
+        ),
         _ => {
-            let a = if r.len() >= 12 { read_be(&r[4..12], 8) } else { 0 };
-            let b = if r.len() >= 20 { read_be(&r[12..20], 8) } else { 0 };
-            Meta::SetInterp(field, Interp::from_code(r[3], a, b).ok_or(HatfError::UnknownInterp(r[3]))?)
+            let a = if r.len() >= 12 {
+                read_be(&r[4..12], 8)
+            } else {
+                0
+            };
+            let b = if r.len() >= 20 {
+                read_be(&r[12..20], 8)
+            } else {
+                0
+            };
+            Meta::SetInterp(
+                field,
+                Interp::from_code(r[3], a, b).ok_or(HatfError::UnknownInterp(r[3]))?,
+            )
         }
     })
 }
@@ -172,7 +191,10 @@ impl<R: Read> Reader<R> {
                 Ok(Err(need)) => {
                     if !self.fill(need).inspect_err(|_| self.done = true)? {
                         let available = self.end - self.pos;
-                        return Err(self.fail(HatfError::Truncated { needed: need, available }));
+                        return Err(self.fail(HatfError::Truncated {
+                            needed: need,
+                            available,
+                        }));
                     }
                 }
                 Err(e) => return Err(self.fail(e)),
@@ -183,7 +205,9 @@ impl<R: Read> Reader<R> {
     /// The next record, or `None` at the end of the trace.
     pub fn next_item(&mut self) -> Result<Option<Item<'_>>, Error> {
         let len = loop {
-            let Some(len) = self.frame()? else { return Ok(None) };
+            let Some(len) = self.frame()? else {
+                return Ok(None);
+            };
             if self.buf[self.pos] != TAG_METADATA {
                 break len;
             }

@@ -7,8 +7,8 @@ use std::sync::{Arc, OnceLock};
 
 use tramp_core::io::Finish;
 use tramp_core::{
-    Error, FieldDef, FieldType, Position, ReallocOutcome, Record, RecordBuf, RecordKind, Role, Schema, Sink, Source,
-    Value,
+    Error, FieldDef, FieldType, Position, ReallocOutcome, Record, RecordBuf, RecordKind, Role,
+    Schema, Sink, Source, Value,
 };
 
 use crate::error::HatfError;
@@ -48,7 +48,9 @@ fn field_def(f: Field, realloc: bool, second_address: bool) -> FieldDef {
     use FieldType::*;
     match f {
         Field::Size => FieldDef::new("size", U64, Some(Role::Size)),
-        Field::Address if realloc && !second_address => FieldDef::new("old", U64, Some(Role::OldAddress)),
+        Field::Address if realloc && !second_address => {
+            FieldDef::new("old", U64, Some(Role::OldAddress))
+        }
         Field::Address if realloc => FieldDef::new("new", U64, Some(Role::Address)),
         Field::Address => FieldDef::new("address", U64, Some(Role::Address)),
         Field::Time => FieldDef::new("time", U64, Some(Role::Time)),
@@ -151,19 +153,25 @@ pub fn record_to_item<'a>(rec: &Record<'a>) -> Result<Option<Item<'a>>, HatfErro
     let u = |role| rec.role_u64(role).unwrap_or(0);
     match ty.kind {
         RecordKind::Comment => {
-            let text = rec.role(Role::Text).or_else(|| rec.get(0)).and_then(|v| v.as_bytes()).unwrap_or(&[]);
+            let text = rec
+                .role(Role::Text)
+                .or_else(|| rec.get(0))
+                .and_then(|v| v.as_bytes())
+                .unwrap_or(&[]);
             Ok(Some(Item::Comment(text)))
         }
         RecordKind::Metadata => {
             let word = |name: &str| rec.field(name).and_then(|v| v.as_str());
-            let field = word("field")
-                .and_then(Field::from_name)
-                .ok_or_else(|| HatfError::Unmapped(format!("{} without a valid `field`", ty.name)))?;
+            let field = word("field").and_then(Field::from_name).ok_or_else(|| {
+                HatfError::Unmapped(format!("{} without a valid `field`", ty.name))
+            })?;
             if let Some(w) = word("width") {
-                let w = Width::from_name(w).ok_or_else(|| HatfError::Syntax(format!("invalid width `{w}`")))?;
+                let w = Width::from_name(w)
+                    .ok_or_else(|| HatfError::Syntax(format!("invalid width `{w}`")))?;
                 return Ok(Some(Item::Meta(Meta::SetWidth(field, w))));
             }
-            let name = word("interpretation").ok_or_else(|| HatfError::Unmapped(ty.name.clone()))?;
+            let name =
+                word("interpretation").ok_or_else(|| HatfError::Unmapped(ty.name.clone()))?;
             let a = rec.field("arg1").and_then(|v| v.as_u64()).unwrap_or(0);
             let b = rec.field("arg2").and_then(|v| v.as_u64()).unwrap_or(0);
             let code = ["none", "default", "baseOffset", "delta", "stride"]
@@ -176,7 +184,9 @@ pub fn record_to_item<'a>(rec: &Record<'a>) -> Result<Option<Item<'a>>, HatfErro
             ))))
         }
         k => {
-            let Some(kind) = event_kind_of(k) else { return Ok(None) };
+            let Some(kind) = event_kind_of(k) else {
+                return Ok(None);
+            };
             let mut ev = Event::new(kind);
             ev.size = u(Role::Size);
             if kind.is_realloc() {
@@ -220,9 +230,13 @@ impl<R: Read> Source for HatfSource<R> {
     }
 
     fn next_record(&mut self) -> Result<Option<Record<'_>>, Error> {
-        let Some(item) = self.reader.next_item()? else { return Ok(None) };
+        let Some(item) = self.reader.next_item()? else {
+            return Ok(None);
+        };
         item_to_record(&item, &mut self.buf);
-        Ok(Some(self.buf.as_record(&schema().types[self.buf.type_index()])))
+        Ok(Some(
+            self.buf.as_record(&schema().types[self.buf.type_index()]),
+        ))
     }
 
     fn position(&self) -> Position {
@@ -251,9 +265,13 @@ impl<R: BufRead> Source for HatfTextSource<R> {
     }
 
     fn next_record(&mut self) -> Result<Option<Record<'_>>, Error> {
-        let Some(item) = self.reader.next_item()? else { return Ok(None) };
+        let Some(item) = self.reader.next_item()? else {
+            return Ok(None);
+        };
         item_to_record(&item, &mut self.buf);
-        Ok(Some(self.buf.as_record(&schema().types[self.buf.type_index()])))
+        Ok(Some(
+            self.buf.as_record(&schema().types[self.buf.type_index()]),
+        ))
     }
 
     fn position(&self) -> Position {

@@ -133,7 +133,11 @@ impl Sample {
 
     fn step(&mut self) {
         let thread = self.rng.below(self.threads + 1);
-        let heap_id = if thread == 1 && self.rng.below(4) == 0 { 1 } else { 0 };
+        let heap_id = if thread == 1 && self.rng.below(4) == 0 {
+            1
+        } else {
+            0
+        };
         let r = self.rng.below(100);
         if self.live.is_empty() || r < 52 {
             let size = self.size();
@@ -215,7 +219,11 @@ impl Sample {
                 let mut f = ev(EventKind::Free);
                 f.address = old;
                 f.heap = heap;
-                let (x, y, z) = (self.stamp(r, thread), self.stamp(m, thread), self.stamp(f, thread));
+                let (x, y, z) = (
+                    self.stamp(r, thread),
+                    self.stamp(m, thread),
+                    self.stamp(f, thread),
+                );
                 self.pending.extend([x, y, z]);
             }
         }
@@ -233,7 +241,9 @@ impl Iterator for Sample {
             match self.phase {
                 0 => {
                     self.phase = 1;
-                    self.pending.push_back(OwnedItem::Comment(b"tramp built-in sample workload".to_vec()));
+                    self.pending.push_back(OwnedItem::Comment(
+                        b"tramp built-in sample workload".to_vec(),
+                    ));
                     for t in 1..=self.threads {
                         let mut e = ev(EventKind::CreateThread);
                         e.thread = t;

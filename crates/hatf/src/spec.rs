@@ -78,7 +78,10 @@ impl EventKind {
     pub fn is_realloc(self) -> bool {
         matches!(
             self,
-            EventKind::ReallocNoAlloc | EventKind::ReallocAllocFree | EventKind::ReallocAlloc | EventKind::ReallocFree
+            EventKind::ReallocNoAlloc
+                | EventKind::ReallocAllocFree
+                | EventKind::ReallocAlloc
+                | EventKind::ReallocFree
         )
     }
 
@@ -275,7 +278,10 @@ impl Interp {
             1 => Interp::Default(a),
             2 => Interp::BaseOffset(a),
             3 => Interp::Delta(a),
-            4 => Interp::Stride { initial: a, stride: b },
+            4 => Interp::Stride {
+                initial: a,
+                stride: b,
+            },
             _ => return None,
         })
     }

@@ -73,7 +73,11 @@ impl State {
 
     fn recompute(&mut self) {
         for k in EVENT_KINDS {
-            self.fixed_len[k as usize] = 1 + k.layout().iter().map(|f| self.fields[*f as usize].width.bytes()).sum::<usize>();
+            self.fixed_len[k as usize] = 1 + k
+                .layout()
+                .iter()
+                .map(|f| self.fields[*f as usize].width.bytes())
+                .sum::<usize>();
         }
     }
 
@@ -83,7 +87,9 @@ impl State {
             Meta::SetWidth(field, w @ (Width::V1 | Width::V2)) if field != Field::Attributes => {
                 Err(HatfError::VariableWidthOnNumber { field, width: w })
             }
-            Meta::SetInterp(Field::Attributes, i) if !matches!(i, Interp::None | Interp::Default(0)) => {
+            Meta::SetInterp(Field::Attributes, i)
+                if !matches!(i, Interp::None | Interp::Default(0)) =>
+            {
                 Err(HatfError::AttributesInterp(format!("{} {:?}", i.name(), i)))
             }
             _ => Ok(()),
@@ -113,7 +119,11 @@ impl State {
             Meta::SetInterp(field, i) => {
                 let f = &mut self.fields[field as usize];
                 f.interp = i;
-                f.width = if i.is_zero_width() { Width::Fixed(0) } else { f.last_nonzero };
+                f.width = if i.is_zero_width() {
+                    Width::Fixed(0)
+                } else {
+                    f.last_nonzero
+                };
                 match i {
                     Interp::Delta(init) | Interp::Stride { initial: init, .. } => f.prev = init,
                     _ => {}
@@ -181,22 +191,36 @@ mod tests {
     #[test]
     fn interpretation_changes_width() {
         let mut s = State::new();
-        s.apply(&Meta::SetWidth(Field::Size, Width::Fixed(1))).unwrap();
-        s.apply(&Meta::SetInterp(Field::Size, Interp::Default(16))).unwrap();
+        s.apply(&Meta::SetWidth(Field::Size, Width::Fixed(1)))
+            .unwrap();
+        s.apply(&Meta::SetInterp(Field::Size, Interp::Default(16)))
+            .unwrap();
         assert_eq!(s.field(Field::Size).width, Width::Fixed(0));
-        s.apply(&Meta::SetInterp(Field::Size, Interp::None)).unwrap();
+        s.apply(&Meta::SetInterp(Field::Size, Interp::None))
+            .unwrap();
         assert_eq!(s.field(Field::Size).width, Width::Fixed(1));
         // A width set while the interpretation implies zero waits for the next
         // none/baseOffset/delta.
-        s.apply(&Meta::SetInterp(Field::Time, Interp::Stride { initial: 0, stride: 10 })).unwrap();
-        s.apply(&Meta::SetWidth(Field::Time, Width::Fixed(2))).unwrap();
+        s.apply(&Meta::SetInterp(
+            Field::Time,
+            Interp::Stride {
+                initial: 0,
+                stride: 10,
+            },
+        ))
+        .unwrap();
+        s.apply(&Meta::SetWidth(Field::Time, Width::Fixed(2)))
+            .unwrap();
         assert_eq!(s.field(Field::Time).width, Width::Fixed(0));
-        s.apply(&Meta::SetInterp(Field::Time, Interp::Delta(5))).unwrap();
+        s.apply(&Meta::SetInterp(Field::Time, Interp::Delta(5)))
+            .unwrap();
         assert_eq!(s.field(Field::Time).width, Width::Fixed(2));
         assert_eq!(s.field(Field::Time).prev, 5);
         // fieldSize 0 under none does not forget the last non-zero width.
-        s.apply(&Meta::SetWidth(Field::Time, Width::Fixed(0))).unwrap();
-        s.apply(&Meta::SetInterp(Field::Time, Interp::None)).unwrap();
+        s.apply(&Meta::SetWidth(Field::Time, Width::Fixed(0)))
+            .unwrap();
+        s.apply(&Meta::SetInterp(Field::Time, Interp::None))
+            .unwrap();
         assert_eq!(s.field(Field::Time).width, Width::Fixed(2));
     }
 
@@ -204,8 +228,14 @@ mod tests {
     fn illegal_metadata_is_rejected() {
         let mut s = State::new();
         assert!(s.apply(&Meta::SetWidth(Field::Size, Width::V1)).is_err());
-        assert!(s.apply(&Meta::SetInterp(Field::Attributes, Interp::Delta(0))).is_err());
-        assert!(s.apply(&Meta::SetInterp(Field::Attributes, Interp::Default(3))).is_err());
+        assert!(
+            s.apply(&Meta::SetInterp(Field::Attributes, Interp::Delta(0)))
+                .is_err()
+        );
+        assert!(
+            s.apply(&Meta::SetInterp(Field::Attributes, Interp::Default(3)))
+                .is_err()
+        );
         assert_eq!(s, State::new());
     }
 

@@ -101,7 +101,9 @@ pub fn format_item(line: &mut Vec<u8>, item: &Item<'_>) {
             let _ = write!(line, "set fieldInterpretation {} {}", f.name(), i.name());
             match *i {
                 Interp::None => {}
-                Interp::Default(a) | Interp::BaseOffset(a) | Interp::Delta(a) => push_arg(line, *f, a),
+                Interp::Default(a) | Interp::BaseOffset(a) | Interp::Delta(a) => {
+                    push_arg(line, *f, a)
+                }
                 Interp::Stride { initial, stride } => {
                     push_arg(line, *f, initial);
                     let _ = write!(line, " {}", stride as i64);
@@ -175,14 +177,17 @@ pub fn parse_number(s: &str) -> Option<u64> {
     if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
         u64::from_str_radix(h, 16).ok()
     } else if let Some(n) = s.strip_prefix('-') {
-        n.parse::<u64>().ok().filter(|v| *v <= 1 << 63).map(|v| v.wrapping_neg())
+        n.parse::<u64>()
+            .ok()
+            .filter(|v| *v <= 1 << 63)
+            .map(|v| v.wrapping_neg())
     } else {
         s.parse().ok()
     }
 }
 
 fn parse_hex_bytes(s: &str, out: &mut Vec<u8>) -> Result<(), String> {
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return Err(format!("attrs `{s}` has an odd number of hex digits"));
     }
     for pair in s.as_bytes().chunks(2) {
@@ -214,7 +219,9 @@ fn parse_quoted(s: &str, out: &mut Vec<u8>) -> Result<(), String> {
                     b'r' => out.push(b'\r'),
                     b'x' => {
                         let h = inner.get(i..i + 2).ok_or("\\x needs two hex digits")?;
-                        out.push(u8::from_str_radix(h, 16).map_err(|_| format!("bad escape \\x{h}"))?);
+                        out.push(
+                            u8::from_str_radix(h, 16).map_err(|_| format!("bad escape \\x{h}"))?,
+                        );
                         i += 2;
                     }
                     other => return Err(format!("unknown escape \\{}", other as char)),
@@ -244,13 +251,16 @@ pub fn parse_line<'b>(line: &str, bytes: &'b mut Vec<u8>) -> Result<Item<'b>, St
         }
         "set" => parse_meta(rest).map(Item::Meta),
         _ => {
-            let kind = EventKind::from_name(word).ok_or_else(|| format!("unknown record `{word}`"))?;
+            let kind =
+                EventKind::from_name(word).ok_or_else(|| format!("unknown record `{word}`"))?;
             let mut ev = Event::new(kind);
             let realloc = kind.is_realloc();
             let mut seen = 0u32;
             let mut has_attrs = false;
             for tok in rest.split_whitespace() {
-                let (k, v) = tok.split_once('=').ok_or_else(|| format!("expected key=value, found `{tok}`"))?;
+                let (k, v) = tok
+                    .split_once('=')
+                    .ok_or_else(|| format!("expected key=value, found `{tok}`"))?;
                 let (bit, allowed) = match k {
                     "size" => (0, kind.layout().contains(&Field::Size)),
                     "address" => (1, !realloc && kind.layout().contains(&Field::Address)),
@@ -274,7 +284,8 @@ pub fn parse_line<'b>(line: &str, bytes: &'b mut Vec<u8>) -> Result<Item<'b>, St
                     has_attrs = true;
                     continue;
                 }
-                let n = parse_number(v).ok_or_else(|| format!("`{v}` is not a number for `{k}`"))?;
+                let n =
+                    parse_number(v).ok_or_else(|| format!("`{v}` is not a number for `{k}`"))?;
                 match k {
                     "size" => ev.size = n,
                     "address" | "old" => ev.address = n,
@@ -306,14 +317,19 @@ fn parse_meta(rest: &str) -> Result<Meta, String> {
         if toks.len() == n {
             Ok(())
         } else {
-            Err(format!("expected {} words after `set`, found {}", n, toks.len()))
+            Err(format!(
+                "expected {} words after `set`, found {}",
+                n,
+                toks.len()
+            ))
         }
     };
     match toks.first().copied() {
         Some("fieldSize") => {
             want(3)?;
             let f = field(toks.get(1))?;
-            let w = Width::from_name(toks[2]).ok_or_else(|| format!("invalid width `{}` (0, 1, 2, 4, 8, v1, v2)", toks[2]))?;
+            let w = Width::from_name(toks[2])
+                .ok_or_else(|| format!("invalid width `{}` (0, 1, 2, 4, 8, v1, v2)", toks[2]))?;
             Ok(Meta::SetWidth(f, w))
         }
         Some("fieldInterpretation") => {
@@ -347,7 +363,9 @@ fn parse_meta(rest: &str) -> Result<Meta, String> {
             };
             Ok(Meta::SetInterp(f, i))
         }
-        Some(other) => Err(format!("unknown metadata operation `{other}` (fieldSize or fieldInterpretation)")),
+        Some(other) => Err(format!(
+            "unknown metadata operation `{other}` (fieldSize or fieldInterpretation)"
+        )),
         None => Err("`set` needs an operation".into()),
     }
 }

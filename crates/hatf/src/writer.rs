@@ -8,7 +8,9 @@ use tramp_core::Error;
 use crate::error::HatfError;
 use crate::item::{Event, Item};
 use crate::reader::FORMAT;
-use crate::spec::{Field, Interp, Meta, OP_SET_INTERP, OP_SET_SIZE, TAG_COMMENT, TAG_METADATA, Width};
+use crate::spec::{
+    Field, Interp, Meta, OP_SET_INTERP, OP_SET_SIZE, TAG_COMMENT, TAG_METADATA, Width,
+};
 use crate::state::{State, fits_signed, fits_unsigned, min_width};
 
 /// Who places metadata records.
@@ -61,14 +63,18 @@ fn encode_value(st: &crate::state::FieldState, value: u64, stored: &mut u64) -> 
             }
             Some(format!("it needs more than the {n}-byte width in effect"))
         }
-        Interp::Default(d) => (value != d).then(|| format!("the interpretation in effect is default {d:#x}")),
+        Interp::Default(d) => {
+            (value != d).then(|| format!("the interpretation in effect is default {d:#x}"))
+        }
         Interp::BaseOffset(b) => {
             let d = value.wrapping_sub(b) as i64;
             if fits_signed(d, n) {
                 *stored = d as u64;
                 return None;
             }
-            Some(format!("offset {d} from base {b:#x} does not fit {n} signed bytes"))
+            Some(format!(
+                "offset {d} from base {b:#x} does not fit {n} signed bytes"
+            ))
         }
         Interp::Delta(_) => {
             let d = value.wrapping_sub(st.prev) as i64;
@@ -76,7 +82,10 @@ fn encode_value(st: &crate::state::FieldState, value: u64, stored: &mut u64) -> 
                 *stored = d as u64;
                 return None;
             }
-            Some(format!("delta {d} from {:#x} does not fit {n} signed bytes", st.prev))
+            Some(format!(
+                "delta {d} from {:#x} does not fit {n} signed bytes",
+                st.prev
+            ))
         }
         Interp::Stride { stride, .. } => {
             let expect = st.prev.wrapping_add(stride);
@@ -159,9 +168,13 @@ impl<W: Write> Writer<W> {
     fn put_meta(&mut self, m: Meta) -> Result<(), Error> {
         self.state.apply(&m).map_err(|e| self.err(e))?;
         match m {
-            Meta::SetWidth(f, w) => self.buf.extend_from_slice(&[TAG_METADATA, OP_SET_SIZE, f.code(), w.code()]),
+            Meta::SetWidth(f, w) => {
+                self.buf
+                    .extend_from_slice(&[TAG_METADATA, OP_SET_SIZE, f.code(), w.code()])
+            }
             Meta::SetInterp(f, i) => {
-                self.buf.extend_from_slice(&[TAG_METADATA, OP_SET_INTERP, f.code(), i.code()]);
+                self.buf
+                    .extend_from_slice(&[TAG_METADATA, OP_SET_INTERP, f.code(), i.code()]);
                 match i {
                     Interp::None => {}
                     Interp::Default(a) | Interp::BaseOffset(a) | Interp::Delta(a) => {
@@ -184,7 +197,8 @@ impl<W: Write> Writer<W> {
             return Err(self.err(HatfError::CommentTooLong(text.len())));
         }
         self.buf.push(TAG_COMMENT);
-        self.buf.extend_from_slice(&(text.len() as u16).to_be_bytes());
+        self.buf
+            .extend_from_slice(&(text.len() as u16).to_be_bytes());
         self.buf.extend_from_slice(text);
         self.records += 1;
         self.items += 1;
@@ -207,14 +221,24 @@ impl<W: Write> Writer<W> {
                 switched[i] = true;
             }
         }
-        for f in [Field::Size, Field::Address, Field::Time, Field::Thread, Field::Heap] {
+        for f in [
+            Field::Size,
+            Field::Address,
+            Field::Time,
+            Field::Thread,
+            Field::Heap,
+        ] {
             let i = f as usize;
             if !present[i] {
                 continue;
             }
             let have = self.state.fields[i].width.bytes();
             let need = min_width(largest[i]);
-            let resize = if switched[i] { need.bytes() != have } else { !fits_unsigned(largest[i], have) };
+            let resize = if switched[i] {
+                need.bytes() != have
+            } else {
+                !fits_unsigned(largest[i], have)
+            };
             if resize {
                 self.put_meta(Meta::SetWidth(f, need))?;
             }
@@ -233,7 +257,11 @@ impl<W: Write> Writer<W> {
             }
             let a = self.state.field(Field::Attributes);
             if attrs_fit(a.width, a.interp, len).is_some() {
-                let w = if len <= 0xff && a.width != Width::V2 { Width::V1 } else { Width::V2 };
+                let w = if len <= 0xff && a.width != Width::V2 {
+                    Width::V1
+                } else {
+                    Width::V2
+                };
                 self.put_meta(Meta::SetWidth(Field::Attributes, w))?;
             }
         }
@@ -256,7 +284,11 @@ impl<W: Write> Writer<W> {
                 for (i, p) in saved.iter().enumerate() {
                     self.state.fields[i].prev = *p;
                 }
-                return Err(self.err(HatfError::DoesNotFit { field: f, value: v, why }));
+                return Err(self.err(HatfError::DoesNotFit {
+                    field: f,
+                    value: v,
+                    why,
+                }));
             }
             st.prev = v;
             let n = st.width.bytes();

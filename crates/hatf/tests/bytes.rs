@@ -48,7 +48,9 @@ fn the_four_realloc_tags() {
         r.new_address = 0x55667788;
         check(
             &[Item::Event(r)],
-            &[tag, 0, 0, 1, 2, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88],
+            &[
+                tag, 0, 0, 1, 2, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88,
+            ],
         );
     }
 }
@@ -105,7 +107,10 @@ fn heap_and_thread_records_with_fields_switched_on() {
 
 #[test]
 fn comment_has_a_two_byte_length() {
-    check(&[Item::Comment(b"hello")], &[10, 0, 5, b'h', b'e', b'l', b'l', b'o']);
+    check(
+        &[Item::Comment(b"hello")],
+        &[10, 0, 5, b'h', b'e', b'l', b'l', b'o'],
+    );
     check(&[Item::Comment(b"")], &[10, 0, 0]);
     let long = vec![b'x'; 300];
     let mut bytes = vec![10, 1, 44];
@@ -115,26 +120,63 @@ fn comment_has_a_two_byte_length() {
 
 #[test]
 fn every_metadata_operation() {
-    check(&[Item::Meta(Meta::SetWidth(Field::Size, Width::Fixed(0)))], &[11, 1, 0, 0]);
-    check(&[Item::Meta(Meta::SetWidth(Field::Size, Width::Fixed(1)))], &[11, 1, 0, 1]);
-    check(&[Item::Meta(Meta::SetWidth(Field::Address, Width::Fixed(2)))], &[11, 1, 1, 2]);
-    check(&[Item::Meta(Meta::SetWidth(Field::Time, Width::Fixed(4)))], &[11, 1, 2, 4]);
-    check(&[Item::Meta(Meta::SetWidth(Field::Thread, Width::Fixed(8)))], &[11, 1, 3, 8]);
-    check(&[Item::Meta(Meta::SetWidth(Field::Attributes, Width::V1))], &[11, 1, 5, 9]);
-    check(&[Item::Meta(Meta::SetWidth(Field::Attributes, Width::V2))], &[11, 1, 5, 10]);
-    check(&[Item::Meta(Meta::SetInterp(Field::Heap, Interp::None))], &[11, 2, 4, 0]);
+    check(
+        &[Item::Meta(Meta::SetWidth(Field::Size, Width::Fixed(0)))],
+        &[11, 1, 0, 0],
+    );
+    check(
+        &[Item::Meta(Meta::SetWidth(Field::Size, Width::Fixed(1)))],
+        &[11, 1, 0, 1],
+    );
+    check(
+        &[Item::Meta(Meta::SetWidth(Field::Address, Width::Fixed(2)))],
+        &[11, 1, 1, 2],
+    );
+    check(
+        &[Item::Meta(Meta::SetWidth(Field::Time, Width::Fixed(4)))],
+        &[11, 1, 2, 4],
+    );
+    check(
+        &[Item::Meta(Meta::SetWidth(Field::Thread, Width::Fixed(8)))],
+        &[11, 1, 3, 8],
+    );
+    check(
+        &[Item::Meta(Meta::SetWidth(Field::Attributes, Width::V1))],
+        &[11, 1, 5, 9],
+    );
+    check(
+        &[Item::Meta(Meta::SetWidth(Field::Attributes, Width::V2))],
+        &[11, 1, 5, 10],
+    );
+    check(
+        &[Item::Meta(Meta::SetInterp(Field::Heap, Interp::None))],
+        &[11, 2, 4, 0],
+    );
     let arg = [0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08];
     let a = u64::from_be_bytes(arg);
-    for (interp, code) in [(Interp::Default(a), 1u8), (Interp::BaseOffset(a), 2), (Interp::Delta(a), 3)] {
+    for (interp, code) in [
+        (Interp::Default(a), 1u8),
+        (Interp::BaseOffset(a), 2),
+        (Interp::Delta(a), 3),
+    ] {
         let mut bytes = vec![11, 2, 1, code];
         bytes.extend(arg);
-        check(&[Item::Meta(Meta::SetInterp(Field::Address, interp))], &bytes);
+        check(
+            &[Item::Meta(Meta::SetInterp(Field::Address, interp))],
+            &bytes,
+        );
     }
     let mut bytes = vec![11, 2, 2, 4];
     bytes.extend(arg);
     bytes.extend([0, 0, 0, 0, 0, 0, 0, 16]);
     check(
-        &[Item::Meta(Meta::SetInterp(Field::Time, Interp::Stride { initial: a, stride: 16 }))],
+        &[Item::Meta(Meta::SetInterp(
+            Field::Time,
+            Interp::Stride {
+                initial: a,
+                stride: 16,
+            },
+        ))],
         &bytes,
     );
 }
@@ -169,7 +211,13 @@ fn base_offset_and_delta_store_signed_values() {
 #[test]
 fn stride_and_default_take_no_bytes() {
     let items = [
-        Item::Meta(Meta::SetInterp(Field::Address, Interp::Stride { initial: 0x1000, stride: 16 })),
+        Item::Meta(Meta::SetInterp(
+            Field::Address,
+            Interp::Stride {
+                initial: 0x1000,
+                stride: 16,
+            },
+        )),
         Item::Meta(Meta::SetInterp(Field::Size, Interp::Default(16))),
         Item::Event({
             let mut a = e(EventKind::Alloc);
@@ -184,14 +232,22 @@ fn stride_and_default_take_no_bytes() {
             a
         }),
         // A negative stride is a two's-complement argument.
-        Item::Meta(Meta::SetInterp(Field::Address, Interp::Stride { initial: 0x1020, stride: (-32i64) as u64 })),
+        Item::Meta(Meta::SetInterp(
+            Field::Address,
+            Interp::Stride {
+                initial: 0x1020,
+                stride: (-32i64) as u64,
+            },
+        )),
         Item::Event({
             let mut f = e(EventKind::Free);
             f.address = 0x1000;
             f
         }),
     ];
-    let mut bytes = vec![11, 2, 1, 4, 0, 0, 0, 0, 0, 0, 0x10, 0, 0, 0, 0, 0, 0, 0, 0, 16];
+    let mut bytes = vec![
+        11, 2, 1, 4, 0, 0, 0, 0, 0, 0, 0x10, 0, 0, 0, 0, 0, 0, 0, 0, 16,
+    ];
     bytes.extend([11, 2, 0, 1, 0, 0, 0, 0, 0, 0, 0, 16]);
     bytes.extend([0, 0]);
     bytes.extend([11, 2, 1, 4, 0, 0, 0, 0, 0, 0, 0x10, 0x20]);
@@ -257,7 +313,10 @@ fn naive_policy_adds_metadata_only_where_values_do_not_fit() {
     b.address = 0x7f3a_0000_1000; // needs 8 bytes
     let mut c = b;
     c.thread = 3; // leaves the thread default
-    let items: Vec<OwnedItem> = [a, b, c].iter().map(|x| Item::Event(*x).to_owned()).collect();
+    let items: Vec<OwnedItem> = [a, b, c]
+        .iter()
+        .map(|x| Item::Event(*x).to_owned())
+        .collect();
     let bytes = encode(&items, Policy::Naive);
     let expect = [
         vec![0, 0, 0, 0, 24, 0, 0, 0x10, 0],
@@ -278,7 +337,10 @@ fn explicit_policy_rejects_values_that_do_not_fit_and_writes_nothing() {
     let mut a = e(EventKind::Alloc);
     a.address = 1 << 40;
     let err = w.write_event(&a).unwrap_err().to_string();
-    assert!(err.contains("address value 0x10000000000 cannot be encoded"), "{err}");
+    assert!(
+        err.contains("address value 0x10000000000 cannot be encoded"),
+        "{err}"
+    );
     a.address = 1;
     a.thread = 2;
     let err = w.write_event(&a).unwrap_err().to_string();

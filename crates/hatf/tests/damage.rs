@@ -67,8 +67,14 @@ fn invalid_metadata_is_rejected() {
         (&[11, 1, 6, 1], "unknown field code 6"),
         (&[11, 3, 0, 1], "unknown metadata operation 3"),
         (&[11, 2, 0, 5], "unknown interpretation code 5"),
-        (&[11, 1, 0, 9], "width v1 is only legal for the attributes field, not for size"),
-        (&[11, 2, 5, 3, 0, 0, 0, 0, 0, 0, 0, 0], "the attributes field only takes"),
+        (
+            &[11, 1, 0, 9],
+            "width v1 is only legal for the attributes field, not for size",
+        ),
+        (
+            &[11, 2, 5, 3, 0, 0, 0, 0, 0, 0, 0, 0],
+            "the attributes field only takes",
+        ),
     ];
     for (bytes, want) in cases {
         let (got, err) = decode_partial(bytes, true);
@@ -86,7 +92,10 @@ fn absurd_attribute_length_at_end_is_truncation_not_allocation() {
     let (got, err) = decode_partial(&bytes, false);
     assert!(got.is_empty());
     let msg = err.unwrap().to_string();
-    assert!(msg.contains("needs 65542 bytes but the input ends after 9"), "{msg}");
+    assert!(
+        msg.contains("needs 65542 bytes but the input ends after 9"),
+        "{msg}"
+    );
 }
 
 #[test]

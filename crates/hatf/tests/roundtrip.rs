@@ -34,7 +34,10 @@ fn meta() -> impl Strategy<Value = Meta> {
         small.clone().prop_map(Interp::Default),
         small.clone().prop_map(Interp::BaseOffset),
         small.clone().prop_map(Interp::Delta),
-        (small.clone(), -40i64..40).prop_map(|(i, s)| Interp::Stride { initial: i, stride: s as u64 }),
+        (small.clone(), -40i64..40).prop_map(|(i, s)| Interp::Stride {
+            initial: i,
+            stride: s as u64
+        }),
     ];
     prop_oneof![
         (field(), width).prop_map(|(f, w)| Meta::SetWidth(f, w)),
@@ -54,16 +57,18 @@ fn event() -> impl Strategy<Value = OwnedEvent> {
         (value(), value(), value(), value(), value(), value()),
         prop::collection::vec(any::<u8>(), 0..4),
     )
-        .prop_map(|(k, (size, address, new_address, thread, heap, time), attributes)| OwnedEvent {
-            kind: EVENT_KINDS[k],
-            size,
-            address,
-            new_address,
-            thread,
-            heap,
-            time,
-            attributes,
-        })
+        .prop_map(
+            |(k, (size, address, new_address, thread, heap, time), attributes)| OwnedEvent {
+                kind: EVENT_KINDS[k],
+                size,
+                address,
+                new_address,
+                thread,
+                heap,
+                time,
+                attributes,
+            },
+        )
 }
 
 fn op() -> impl Strategy<Value = Op> {

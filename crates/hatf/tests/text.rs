@@ -24,12 +24,17 @@ fn golden_dump_of_a_small_sample() {
         std::fs::write(path, &text).unwrap();
     }
     let golden = std::fs::read_to_string(path).unwrap();
-    assert_eq!(text, golden, "run with UPDATE_GOLDEN=1 to regenerate, then review the diff");
+    assert_eq!(
+        text, golden,
+        "run with UPDATE_GOLDEN=1 to regenerate, then review the diff"
+    );
 }
 
 #[test]
 fn comments_escape_quotes_controls_and_invalid_utf8() {
-    let items = vec![OwnedItem::Comment(b"say \"hi\"\n\ttab \\ \xff\x00 caf\xc3\xa9".to_vec())];
+    let items = vec![OwnedItem::Comment(
+        b"say \"hi\"\n\ttab \\ \xff\x00 caf\xc3\xa9".to_vec(),
+    )];
     let bytes = encode(&items, Policy::Explicit);
     let text = String::from_utf8(to_text(&bytes)).unwrap();
     assert_eq!(
@@ -53,14 +58,26 @@ fn parse_error(text: &str) -> String {
 #[test]
 fn parse_errors_name_the_line() {
     let cases = [
-        ("alloc size=1\nbogus 1\n", "line 2", "unknown record `bogus`"),
+        (
+            "alloc size=1\nbogus 1\n",
+            "line 2",
+            "unknown record `bogus`",
+        ),
         ("free size=3\n", "line 1", "`size` is not a field of free"),
         ("alloc size=x\n", "line 1", "`x` is not a number for `size`"),
         ("set fieldSize size 3\n", "line 1", "invalid width `3`"),
-        ("set fieldInterpretation time stride 1\n", "line 1", "expected 5 words"),
+        (
+            "set fieldInterpretation time stride 1\n",
+            "line 1",
+            "expected 5 words",
+        ),
         ("comment \"open\n", "line 1", "double-quoted"),
         ("alloc size=1 size=2\n", "line 1", "appears twice"),
-        ("# c\n\nalloc attrs=abc\n", "line 3", "odd number of hex digits"),
+        (
+            "# c\n\nalloc attrs=abc\n",
+            "line 3",
+            "odd number of hex digits",
+        ),
     ];
     for (text, line, msg) in cases {
         let e = parse_error(text);

@@ -126,7 +126,11 @@ impl HeapStats {
             HeapEvent::Alloc { size, address, cx } => {
                 self.allocs += 1;
                 self.bytes += size;
-                let b = if size == 0 { 0 } else { 64 - size.leading_zeros() as usize };
+                let b = if size == 0 {
+                    0
+                } else {
+                    64 - size.leading_zeros() as usize
+                };
                 if self.hist.is_empty() {
                     self.hist.resize(65, 0);
                 }
@@ -162,14 +166,24 @@ impl HeapStats {
                     None => self.unknown_frees += 1,
                 }
             }
-            HeapEvent::Realloc { outcome, size, old, new, cx } => {
+            HeapEvent::Realloc {
+                outcome,
+                size,
+                old,
+                new,
+                cx,
+            } => {
                 self.reallocs += 1;
                 let (t, h) = self.activity(&cx);
                 t.reallocs += 1;
                 h.reallocs += 1;
                 if outcome == ReallocOutcome::InPlace {
                     // No accompanying records: the object changes size here.
-                    let key = if self.live.contains_key(&new) { new } else { old };
+                    let key = if self.live.contains_key(&new) {
+                        new
+                    } else {
+                        old
+                    };
                     if let Some(cur) = self.live.get_mut(&key) {
                         let before = *cur;
                         *cur = size;
@@ -207,7 +221,11 @@ impl HeapStats {
                     64 => (1 << 63, u64::MAX),
                     _ => (1u64 << (k - 1), (1u64 << k) - 1),
                 };
-                Bucket { low, high, count: *c }
+                Bucket {
+                    low,
+                    high,
+                    count: *c,
+                }
             })
             .collect();
         Report {
@@ -219,7 +237,11 @@ impl HeapStats {
             bytes_allocated: self.bytes,
             max_live_objects: self.max_objects,
             max_live_bytes: self.max_bytes,
-            average_object_size: if self.allocs == 0 { 0.0 } else { self.bytes as f64 / self.allocs as f64 },
+            average_object_size: if self.allocs == 0 {
+                0.0
+            } else {
+                self.bytes as f64 / self.allocs as f64
+            },
             live_objects_at_end: self.live.len() as u64,
             live_bytes_at_end: self.live_bytes,
             frees_of_unknown_addresses: self.unknown_frees,
@@ -241,7 +263,7 @@ fn human(n: u64) -> String {
     let s = n.to_string();
     let mut out = String::new();
     for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -252,7 +274,11 @@ fn human(n: u64) -> String {
 impl fmt::Display for Report {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut s = String::new();
-        let _ = writeln!(s, "records                      {:>16}", human(self.records));
+        let _ = writeln!(
+            s,
+            "records                      {:>16}",
+            human(self.records)
+        );
         for (name, n) in &self.records_by_type {
             let _ = writeln!(s, "  {name:<26} {:>16}", human(*n));
         }
@@ -264,7 +290,10 @@ impl fmt::Display for Report {
             ("total bytes allocated", human(self.bytes_allocated)),
             ("max live objects", human(self.max_live_objects)),
             ("max live bytes", human(self.max_live_bytes)),
-            ("average object size", format!("{:.1}", self.average_object_size)),
+            (
+                "average object size",
+                format!("{:.1}", self.average_object_size),
+            ),
             ("live objects at end", human(self.live_objects_at_end)),
             ("live bytes at end", human(self.live_bytes_at_end)),
         ];
@@ -272,16 +301,35 @@ impl fmt::Display for Report {
             let _ = writeln!(s, "  {k:<26} {v:>16}");
         }
         let _ = writeln!(s, "\nanomalies");
-        let _ = writeln!(s, "  {:<26} {:>16}", "frees of unknown addresses", human(self.frees_of_unknown_addresses));
-        let _ = writeln!(s, "  {:<26} {:>16}", "double frees", human(self.double_frees));
-        let _ = writeln!(s, "  {:<26} {:>16}", "allocs of live addresses", human(self.allocs_of_live_addresses));
+        let _ = writeln!(
+            s,
+            "  {:<26} {:>16}",
+            "frees of unknown addresses",
+            human(self.frees_of_unknown_addresses)
+        );
+        let _ = writeln!(
+            s,
+            "  {:<26} {:>16}",
+            "double frees",
+            human(self.double_frees)
+        );
+        let _ = writeln!(
+            s,
+            "  {:<26} {:>16}",
+            "allocs of live addresses",
+            human(self.allocs_of_live_addresses)
+        );
         let _ = writeln!(
             s,
             "\nthreads created/destroyed    {:>7} / {}\nheaps created/destroyed      {:>7} / {}",
             self.threads_created, self.threads_destroyed, self.heaps_created, self.heaps_destroyed
         );
         for (title, map) in [("thread", &self.per_thread), ("heap", &self.per_heap)] {
-            let _ = writeln!(s, "\nper {title:<8} {:>14} {:>14} {:>14} {:>16}", "allocs", "frees", "reallocs", "bytes");
+            let _ = writeln!(
+                s,
+                "\nper {title:<8} {:>14} {:>14} {:>14} {:>16}",
+                "allocs", "frees", "reallocs", "bytes"
+            );
             for (id, a) in map {
                 let _ = writeln!(
                     s,
@@ -294,10 +342,21 @@ impl fmt::Display for Report {
             }
         }
         let _ = writeln!(s, "\nsize histogram (bytes)");
-        let max = self.size_histogram.iter().map(|b| b.count).max().unwrap_or(1);
+        let max = self
+            .size_histogram
+            .iter()
+            .map(|b| b.count)
+            .max()
+            .unwrap_or(1);
         for b in &self.size_histogram {
             let bar = "#".repeat(((b.count * 40).div_ceil(max)) as usize);
-            let _ = writeln!(s, "  {:>10} - {:<10} {:>12}  {bar}", b.low, b.high, human(b.count));
+            let _ = writeln!(
+                s,
+                "  {:>10} - {:<10} {:>12}  {bar}",
+                b.low,
+                b.high,
+                human(b.count)
+            );
         }
         f.write_str(&s)
     }
@@ -314,11 +373,28 @@ mod tests {
     #[test]
     fn table3_figures_and_anomalies() {
         let mut s = HeapStats::new();
-        s.event(&HeapEvent::Alloc { size: 10, address: 1, cx: cx() });
-        s.event(&HeapEvent::Alloc { size: 30, address: 2, cx: cx() });
-        s.event(&HeapEvent::Free { address: 1, cx: cx() });
-        s.event(&HeapEvent::Free { address: 1, cx: cx() }); // double
-        s.event(&HeapEvent::Free { address: 99, cx: cx() }); // unknown
+        s.event(&HeapEvent::Alloc {
+            size: 10,
+            address: 1,
+            cx: cx(),
+        });
+        s.event(&HeapEvent::Alloc {
+            size: 30,
+            address: 2,
+            cx: cx(),
+        });
+        s.event(&HeapEvent::Free {
+            address: 1,
+            cx: cx(),
+        });
+        s.event(&HeapEvent::Free {
+            address: 1,
+            cx: cx(),
+        }); // double
+        s.event(&HeapEvent::Free {
+            address: 99,
+            cx: cx(),
+        }); // unknown
         s.event(&HeapEvent::Realloc {
             outcome: ReallocOutcome::InPlace,
             size: 50,
@@ -326,7 +402,11 @@ mod tests {
             new: 2,
             cx: cx(),
         });
-        s.event(&HeapEvent::Alloc { size: 0, address: 3, cx: cx() });
+        s.event(&HeapEvent::Alloc {
+            size: 0,
+            address: 3,
+            cx: cx(),
+        });
         let r = s.report();
         assert_eq!((r.total_allocs, r.total_frees, r.total_reallocs), (3, 3, 1));
         assert_eq!(r.bytes_allocated, 60); // 10 + 30 + in-place growth 20 + 0
@@ -335,7 +415,11 @@ mod tests {
         assert_eq!((r.double_frees, r.frees_of_unknown_addresses), (1, 1));
         assert_eq!((r.live_objects_at_end, r.live_bytes_at_end), (2, 50));
         assert_eq!(r.average_object_size, 20.0);
-        let buckets: Vec<_> = r.size_histogram.iter().map(|b| (b.low, b.high, b.count)).collect();
+        let buckets: Vec<_> = r
+            .size_histogram
+            .iter()
+            .map(|b| (b.low, b.high, b.count))
+            .collect();
         assert_eq!(buckets, vec![(0, 0, 1), (8, 15, 1), (16, 31, 1)]);
     }
 }

@@ -14,16 +14,37 @@ pub struct Context {
 /// One heap event with absolute values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HeapEvent {
-    Alloc { size: u64, address: u64, cx: Context },
-    Free { address: u64, cx: Context },
+    Alloc {
+        size: u64,
+        address: u64,
+        cx: Context,
+    },
+    Free {
+        address: u64,
+        cx: Context,
+    },
     /// A realloc record. Per HATF, the malloc and free it performed (if any)
     /// appear as their own records; only an in-place resize changes an
     /// object through this record alone.
-    Realloc { outcome: ReallocOutcome, size: u64, old: u64, new: u64, cx: Context },
-    HeapCreate { cx: Context },
-    HeapDestroy { cx: Context },
-    ThreadCreate { cx: Context },
-    ThreadDestroy { cx: Context },
+    Realloc {
+        outcome: ReallocOutcome,
+        size: u64,
+        old: u64,
+        new: u64,
+        cx: Context,
+    },
+    HeapCreate {
+        cx: Context,
+    },
+    HeapDestroy {
+        cx: Context,
+    },
+    ThreadCreate {
+        cx: Context,
+    },
+    ThreadDestroy {
+        cx: Context,
+    },
 }
 
 /// The heap event a record stands for, if any.

@@ -1,0 +1,242 @@
+//! End-to-end tests of the `tramp` binary.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+fn tramp(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tramp"))
+        .args(args)
+        .output()
+        .expect("tramp runs")
+}
+
+fn tramp_stdin(args: &[&str], stdin: &[u8]) -> Output {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tramp"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let data = stdin.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = input.write_all(&data);
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    out
+}
+
+fn ok(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "tramp failed: {}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+fn golden(name: &str, actual: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(name);
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::write(&path, actual).unwrap();
+    }
+    let want = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(
+        actual, want,
+        "golden {name} differs; UPDATE_GOLDEN=1 regenerates it"
+    );
+}
+
+fn p(dir: &tempfile::TempDir, name: &str) -> String {
+    dir.path().join(name).to_str().unwrap().to_string()
+}
+
+#[test]
+fn sample_stats_text_is_golden() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = ok(&tramp(&[
+        "sample",
+        "--events",
+        "500",
+        "--seed",
+        "3",
+        "-o",
+        &p(&dir, "s.hatf"),
+        "--stats",
+    ]));
+    golden("sample500-stats.txt", &out);
+    // The stats of the written file are the same as those printed while writing.
+    let again = ok(&tramp(&["stats", &p(&dir, "s.hatf")]));
+    assert_eq!(again, out);
+}
+
+#[test]
+fn json_stats_agree_with_the_dump() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = p(&dir, "s.hatf.zst");
+    ok(&tramp(&[
+        "sample", "--events", "3000", "--seed", "9", "-o", &trace,
+    ]));
+    let json: serde_json::Value =
+        serde_json::from_str(&ok(&tramp(&["stats", "--json", &trace]))).unwrap();
+    let dump = ok(&tramp(&["dump", &trace]));
+    let count = |prefix: &str| dump.lines().filter(|l| l.starts_with(prefix)).count() as u64;
+    assert_eq!(json["total_allocs"], count("alloc "));
+    assert_eq!(json["total_frees"], count("free "));
+    assert_eq!(json["total_reallocs"], count("realloc/"));
+    let bytes: u64 = dump
+        .lines()
+        .filter(|l| l.starts_with("alloc "))
+        .map(|l| {
+            l.split(' ')
+                .nth(1)
+                .unwrap()
+                .trim_start_matches("size=")
+                .parse::<u64>()
+                .unwrap()
+        })
+        .sum();
+    let in_place_growth = json["bytes_allocated"].as_u64().unwrap() - bytes;
+    assert!(in_place_growth < bytes / 10, "in-place realloc growth only");
+    assert_eq!(json["double_frees"], 0);
+    assert_eq!(json["frees_of_unknown_addresses"], 0);
+    assert_eq!(json["per_thread"].as_object().unwrap().len(), 4);
+}
+
+#[test]
+fn binary_text_binary_is_byte_identical_through_files_pipes_and_compression() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = p(&dir, "s.hatf");
+    ok(&tramp(&["sample", "--events", "2000", "-o", &bin]));
+    let text = p(&dir, "s.hatf.txt.gz");
+    ok(&tramp(&["convert", &bin, &text]));
+    let back = p(&dir, "back.hatf.zst");
+    ok(&tramp(&["convert", &text, &back]));
+    let plain = tramp_stdin(
+        &["convert", "-", "-", "--to", "hatf"],
+        &std::fs::read(&back).unwrap(),
+    );
+    assert!(
+        plain.status.success(),
+        "{}",
+        String::from_utf8_lossy(&plain.stderr)
+    );
+    assert!(
+        plain.stdout == std::fs::read(&bin).unwrap(),
+        "binary differs after the round trip"
+    );
+    assert_eq!(plain.stdout.len(), std::fs::read(&bin).unwrap().len());
+    // dump from stdin equals dump from the file.
+    let a = ok(&tramp(&["dump", &bin]));
+    let b = ok(&tramp_stdin(&["dump", "-"], &std::fs::read(&bin).unwrap()));
+    assert_eq!(a, b);
+}
+
+#[test]
+fn naive_policy_reencodes_a_hand_written_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "# a hand-written trace\n\
+                alloc size=16 address=0x7f0000001000\n\
+                alloc size=100000 address=0x1000 thread=2\n\
+                free address=0x7f0000001000 thread=2\n\
+                free address=0x7f0000001000\n\
+                free address=0x42\n";
+    let src = p(&dir, "t.txt");
+    std::fs::write(&src, text).unwrap();
+    // Explicit (the default between HATF forms) cannot hold a 64-bit address
+    // in the default 4-byte field: a clear error naming the record.
+    let out = tramp(&["convert", &src, &p(&dir, "e.hatf")]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("cannot encode record 0") && err.contains("address value 0x7f0000001000"),
+        "{err}"
+    );
+    ok(&tramp(&[
+        "convert",
+        "--policy",
+        "naive",
+        &src,
+        &p(&dir, "n.hatf"),
+    ]));
+    let dump = ok(&tramp(&["dump", &p(&dir, "n.hatf")]));
+    assert!(dump.contains("set fieldSize address 8\n"), "{dump}");
+    assert!(
+        dump.contains("alloc size=100000 address=0x1000 thread=2 heap=0 time=0\n"),
+        "{dump}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&ok(&tramp(&["stats", "--json", &p(&dir, "n.hatf")]))).unwrap();
+    assert_eq!(json["double_frees"], 1);
+    assert_eq!(json["frees_of_unknown_addresses"], 1);
+    assert_eq!(json["max_live_bytes"], 100016);
+}
+
+#[test]
+fn damaged_input_keeps_the_valid_prefix_and_fails_clearly() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = p(&dir, "s.hatf");
+    ok(&tramp(&["sample", "--events", "200", "-o", &bin]));
+    let bytes = std::fs::read(&bin).unwrap();
+    // Cut in the middle of the last record.
+    let cut = p(&dir, "cut.hatf");
+    std::fs::write(&cut, &bytes[..bytes.len() - 1]).unwrap();
+    let out = tramp(&["convert", &cut, &p(&dir, "cut.txt")]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("byte offset") && err.contains("record") && err.contains("cut short"),
+        "{err}"
+    );
+    let full = ok(&tramp(&["dump", &bin]));
+    let partial = std::fs::read_to_string(p(&dir, "cut.txt")).unwrap();
+    assert_eq!(partial.lines().count(), full.lines().count() - 1);
+    assert!(full.starts_with(&partial));
+    // stats still prints what was read, then fails.
+    let out = tramp(&["stats", &cut]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("total allocs"));
+    // An unknown tag.
+    let out = tramp_stdin(
+        &["stats", "--format", "hatf", "-"],
+        &[0, 0, 0, 0, 1, 0, 0, 0, 2, 200],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("byte offset 9, record 1: unknown record tag 200"),
+        "{err}"
+    );
+    // Not a trace at all.
+    let out = tramp_stdin(&["stats", "-"], b"hello world");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot tell the format"));
+    // A corrupt zstd frame.
+    let out = tramp_stdin(
+        &["stats", "-"],
+        &[0x28, 0xB5, 0x2F, 0xFD, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF],
+    );
+    assert!(!out.status.success());
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
+}
+
+#[test]
+fn help_is_complete() {
+    for (cmd, words) in [
+        ("stats", &["--json", "--format", "Table 3"][..]),
+        ("dump", &["--output", "text form"][..]),
+        ("convert", &["--to", "--policy", "--compress", "naive"][..]),
+        ("sample", &["--events", "--seed", "--stats"][..]),
+    ] {
+        let help = ok(&tramp(&[cmd, "--help"]));
+        for w in words {
+            assert!(help.contains(w), "`tramp {cmd} --help` lacks {w}:\n{help}");
+        }
+    }
+    let formats = ok(&tramp(&["formats"]));
+    assert!(formats.contains("hatf ") && formats.contains("hatf-text"));
+}
