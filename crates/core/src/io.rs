@@ -93,6 +93,98 @@ impl<R: Read> Read for Counting<R> {
     }
 }
 
+/// A reader whose source is read ahead on a background thread, in a few
+/// fixed-size chunks (memory stays bounded); buffers are recycled.
+pub struct Pipelined {
+    chunks: std::sync::mpsc::Receiver<io::Result<Vec<u8>>>,
+    recycle: std::sync::mpsc::SyncSender<Vec<u8>>,
+    current: Vec<u8>,
+    at: usize,
+    done: bool,
+}
+
+const PIPE_CHUNK: usize = 1 << 18;
+const PIPE_DEPTH: usize = 4;
+
+impl Pipelined {
+    /// Starts reading `source` ahead on a new thread.
+    pub fn spawn(source: impl Read + Send + 'static) -> Pipelined {
+        Self::spawn_with_prefix(source, Vec::new())
+    }
+
+    /// Like [`spawn`](Self::spawn), with `prefix` read before `source`.
+    pub fn spawn_with_prefix(mut source: impl Read + Send + 'static, prefix: Vec<u8>) -> Pipelined {
+        let (tx, chunks) = std::sync::mpsc::sync_channel::<io::Result<Vec<u8>>>(PIPE_DEPTH);
+        let (recycle, spare) = std::sync::mpsc::sync_channel::<Vec<u8>>(PIPE_DEPTH + 2);
+        std::thread::spawn(move || {
+            loop {
+                let mut buf = spare.try_recv().unwrap_or_default();
+                buf.resize(PIPE_CHUNK, 0);
+                match read_up_to(&mut source, &mut buf) {
+                    Ok(0) => return,
+                    Ok(n) => {
+                        buf.truncate(n);
+                        if tx.send(Ok(buf)).is_err() {
+                            return;
+                        }
+                    }
+                    Err(e) => {
+                        let _ = tx.send(Err(e));
+                        return;
+                    }
+                }
+            }
+        });
+        Pipelined {
+            chunks,
+            recycle,
+            current: prefix,
+            at: 0,
+            done: false,
+        }
+    }
+}
+
+impl BufRead for Pipelined {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        while self.at == self.current.len() {
+            if self.done {
+                return Ok(&[]);
+            }
+            match self.chunks.recv() {
+                Ok(Ok(next)) => {
+                    let old = std::mem::replace(&mut self.current, next);
+                    let _ = self.recycle.try_send(old);
+                    self.at = 0;
+                }
+                Ok(Err(e)) => {
+                    self.done = true;
+                    return Err(e);
+                }
+                Err(_) => {
+                    self.done = true;
+                    return Ok(&[]);
+                }
+            }
+        }
+        Ok(&self.current[self.at..])
+    }
+
+    fn consume(&mut self, n: usize) {
+        self.at = (self.at + n).min(self.current.len());
+    }
+}
+
+impl Read for Pipelined {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        let avail = self.fill_buf()?;
+        let n = out.len().min(avail.len());
+        out[..n].copy_from_slice(&avail[..n]);
+        self.consume(n);
+        Ok(n)
+    }
+}
+
 /// How many leading bytes of the decompressed input are kept for format
 /// detection.
 pub const HEAD_LEN: usize = 64;
@@ -154,9 +246,17 @@ impl Input {
         let mut head = vec![0u8; HEAD_LEN];
         let k = read_up_to(&mut inner, &mut head)?;
         head.truncate(k);
-        let reader = BufReader::with_capacity(1 << 18, Cursor::new(head.clone()).chain(inner));
+        let reader: Box<dyn BufRead + Send> = match compression {
+            Compression::None => Box::new(BufReader::with_capacity(
+                1 << 18,
+                Cursor::new(head.clone()).chain(inner),
+            )),
+            // Pipelined output is already chunked: no second buffer, the head
+            // goes back in front.
+            _ => Box::new(Pipelined::spawn_with_prefix(inner, head.clone())),
+        };
         Ok(Input {
-            reader: Box::new(reader),
+            reader,
             head,
             compression,
             name: name.to_string(),

@@ -13,6 +13,7 @@
 
 pub mod error;
 pub mod item;
+pub mod plan;
 pub mod reader;
 pub mod records;
 pub mod sample;

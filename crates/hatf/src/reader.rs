@@ -8,21 +8,30 @@ use tramp_core::{Error, Position};
 
 use crate::error::HatfError;
 use crate::item::{Event, Item};
+use crate::plan::{
+    Mode, OUT_ADDRESS, OUT_HEAP, OUT_NEW_ADDRESS, OUT_SIZE, OUT_THREAD, OUT_TIME, Plan,
+};
 use crate::spec::{
     EventKind, Field, Interp, Meta, OP_SET_INTERP, OP_SET_SIZE, TAG_COMMENT, TAG_METADATA, Width,
 };
-use crate::state::{State, sign_extend};
+use crate::state::State;
 
 /// Size of the reader's buffer. The longest HATF record (a realloc with
 /// six 8-byte fields and 65535 bytes of v2 attributes) is far smaller.
 const BUF_LEN: usize = 1 << 20;
+/// Bytes an event's numeric fields are decoded from: the longest fixed part
+/// (59 bytes) plus room for an 8-byte load at any field start below 64.
+const WINDOW: usize = 72;
+/// With this many bytes buffered, any record's fixed part is available.
+const FAST_MIN: usize = WINDOW;
 
 pub(crate) const FORMAT: &str = "hatf";
 
 /// Reads HATF 1.0 records from any byte stream.
-pub struct Reader<R> {
-    input: R,
-    buf: Box<[u8]>,
+pub struct Reader<B> {
+    /// Where the bytes live: our own buffer over a stream, or the caller's
+    /// bytes for in-memory input.
+    src: B,
     pos: usize,
     end: usize,
     eof: bool,
@@ -31,6 +40,10 @@ pub struct Reader<R> {
     /// Number of the next record (metadata and comments count).
     record: u64,
     state: State,
+    plans: [Plan; 10],
+    /// Previous values for delta and stride, by field code.
+    prev: [u64; 8],
+    shape: Shape,
     done: bool,
     emit_meta: bool,
 }
@@ -115,18 +128,124 @@ pub(crate) fn decode_meta(r: &[u8]) -> Result<Meta, HatfError> {
     })
 }
 
-impl<R: Read> Reader<R> {
-    /// A reader in the default configuration that yields data and comment
-    /// records only.
+/// What all current plans have in common: how many steps the longest has,
+/// and whether any uses previous values (delta, stride).
+#[derive(Clone, Copy, Debug)]
+struct Shape {
+    steps: u8,
+    prev: bool,
+}
+
+impl Shape {
+    fn of(plans: &[Plan; 10]) -> Shape {
+        Shape {
+            steps: plans.iter().map(|p| p.nsteps).max().unwrap_or(0).min(6),
+            prev: plans.iter().any(|p| {
+                p.steps[..p.nsteps as usize]
+                    .iter()
+                    .any(|s| matches!(s.mode, Mode::Delta | Mode::Stride))
+            }),
+        }
+    }
+}
+
+/// Storage behind a [`Reader`].
+pub trait Buffer {
+    /// The bytes held, from the storage's start.
+    fn data(&self) -> &[u8];
+    /// Makes `need` bytes available from `pos` if the input has them.
+    /// Returns the new `(pos, end, eof)`; bytes may move to the front, and
+    /// the caller adds the distance moved (`old pos - new pos`) to its base.
+    fn refill(&mut self, pos: usize, end: usize, need: usize) -> io::Result<(usize, usize, bool)>;
+}
+
+/// A reader's own fixed-size buffer over any `Read`.
+pub struct StreamBuffer<R> {
+    input: R,
+    buf: Box<[u8]>,
+    eof: bool,
+}
+
+impl<R: Read> Buffer for StreamBuffer<R> {
+    #[inline(always)]
+    fn data(&self) -> &[u8] {
+        &self.buf
+    }
+
+    fn refill(
+        &mut self,
+        mut pos: usize,
+        mut end: usize,
+        need: usize,
+    ) -> io::Result<(usize, usize, bool)> {
+        if pos + need > self.buf.len() {
+            self.buf.copy_within(pos..end, 0);
+            end -= pos;
+            pos = 0;
+        }
+        while end - pos < need && !self.eof {
+            match self.input.read(&mut self.buf[end..]) {
+                Ok(0) => self.eof = true,
+                Ok(n) => end += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok((pos, end, self.eof))
+    }
+}
+
+/// Bytes already in memory (a file read whole, a memory map).
+pub struct SliceBuffer<'a>(&'a [u8]);
+
+impl Buffer for SliceBuffer<'_> {
+    #[inline(always)]
+    fn data(&self) -> &[u8] {
+        self.0
+    }
+
+    fn refill(
+        &mut self,
+        pos: usize,
+        _end: usize,
+        _need: usize,
+    ) -> io::Result<(usize, usize, bool)> {
+        Ok((pos, self.0.len(), true))
+    }
+}
+
+impl<'a> Reader<SliceBuffer<'a>> {
+    /// A reader over bytes already in memory: records borrow straight from
+    /// `bytes`, nothing is copied.
+    pub fn from_slice(bytes: &'a [u8]) -> Self {
+        Reader::with_buffer(SliceBuffer(bytes))
+    }
+}
+
+impl<R: Read> Reader<StreamBuffer<R>> {
+    /// A reader over any byte stream, in the default configuration, that
+    /// yields data and comment records only.
     pub fn new(input: R) -> Self {
-        Reader {
+        Reader::with_buffer(StreamBuffer {
             input,
             buf: vec![0u8; BUF_LEN].into_boxed_slice(),
+            eof: false,
+        })
+    }
+}
+
+impl<B: Buffer> Reader<B> {
+    fn with_buffer(src: B) -> Self {
+        Reader {
+            src,
             pos: 0,
             end: 0,
             eof: false,
             base: 0,
             record: 0,
+            plans: Plan::all(&State::new()),
+            prev: [0; 8],
+            shape: Shape::of(&Plan::all(&State::new())),
             state: State::new(),
             done: false,
             emit_meta: false,
@@ -157,19 +276,13 @@ impl<R: Read> Reader<R> {
     /// Makes at least `need` bytes available from `pos`, unless the input
     /// ends first. Returns whether they are available.
     fn fill(&mut self, need: usize) -> io::Result<bool> {
-        if self.pos + need > self.buf.len() {
-            self.buf.copy_within(self.pos..self.end, 0);
-            self.base += self.pos as u64;
-            self.end -= self.pos;
-            self.pos = 0;
+        if self.end - self.pos >= need {
+            return Ok(true);
         }
-        while self.end - self.pos < need && !self.eof {
-            match self.input.read(&mut self.buf[self.end..]) {
-                Ok(0) => self.eof = true,
-                Ok(n) => self.end += n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
+        if !self.eof || self.end < self.src.data().len() {
+            let (pos, end, eof) = self.src.refill(self.pos, self.end, need)?;
+            self.base += (self.pos - pos) as u64;
+            (self.pos, self.end, self.eof) = (pos, end, eof);
         }
         Ok(self.end - self.pos >= need)
     }
@@ -186,7 +299,7 @@ impl<R: Read> Reader<R> {
             return Ok(None);
         }
         loop {
-            match frame_len(&self.state, &self.buf[self.pos..self.end]) {
+            match frame_len(&self.state, &self.src.data()[self.pos..self.end]) {
                 Ok(Ok(len)) => return Ok(Some(len)),
                 Ok(Err(need)) => {
                     if !self.fill(need).inspect_err(|_| self.done = true)? {
@@ -202,20 +315,182 @@ impl<R: Read> Reader<R> {
         }
     }
 
+    /// Decodes the numeric fields of an event from a window that starts at
+    /// its tag and holds at least its fixed part. Only delta and stride read
+    /// previous values: none, baseOffset and default never do, and delta and
+    /// stride reset them when they are set.
+    #[inline(always)]
+    fn decode_window(
+        win: &[u8; WINDOW],
+        plan: &Plan,
+        prev: &mut [u64; 8],
+        shape: Shape,
+    ) -> [u64; 8] {
+        let mut vals = [0u64; 8];
+        vals[..6].copy_from_slice(&plan.template);
+        let mut p = 1usize;
+        // The same number of steps for every record type (short ones are
+        // padded), so that nothing branches on the record type.
+        for s in &plan.steps[..shape.steps as usize] {
+            let at = p & 63;
+            let b = &win[at..at + 8];
+            let word = u64::from_be_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
+            p += s.n as usize;
+            let unsigned = word >> s.shift;
+            let signed = ((word as i64) >> s.shift) as u64;
+            let stored = ((unsigned & !s.smask) | (signed & s.smask)) & s.mask;
+            let v = if shape.prev && matches!(s.mode, Mode::Delta | Mode::Stride) {
+                let f = s.field as usize & 7;
+                let v = prev[f].wrapping_add(if s.mode == Mode::Delta { stored } else { s.k });
+                prev[f] = v;
+                v
+            } else {
+                s.k.wrapping_add(stored)
+            };
+            vals[s.out as usize & 7] = v;
+        }
+        vals
+    }
+
+    /// Decodes the numeric fields of the event at the start of `rec`, which
+    /// may be shorter than a window (the end of the data).
+    fn decode_values(rec: &[u8], plan: &Plan, prev: &mut [u64; 8]) -> [u64; 8] {
+        let mut win = [0u8; WINDOW];
+        let n = rec.len().min(WINDOW);
+        win[..n].copy_from_slice(&rec[..n]);
+        Self::decode_window(
+            &win,
+            plan,
+            prev,
+            Shape {
+                steps: 6,
+                prev: true,
+            },
+        )
+    }
+
     /// The next record, or `None` at the end of the trace.
+    #[inline(always)]
     pub fn next_item(&mut self) -> Result<Option<Item<'_>>, Error> {
+        // Fast path: an event whose fixed part is surely buffered.
+        let (start, end) = (self.pos, self.end);
+        if end - start >= FAST_MIN {
+            let hit = {
+                let rec: &[u8] = &self.src.data()[start..end];
+                let tag = rec[0];
+                match self.plans.get(tag as usize) {
+                    Some(plan) => {
+                        let win: &[u8; WINDOW] =
+                            rec[..WINDOW].try_into().expect("FAST_MIN >= WINDOW");
+                        let fixed = plan.fixed as usize;
+                        // Branch-free length: the mask is zero for fixed-width attributes.
+                        let hdr = u16::from_be_bytes([
+                            win[fixed.wrapping_sub(2) & 63],
+                            win[(fixed - 1) & 63],
+                        ]);
+                        let len = fixed + (hdr & plan.len_mask) as usize;
+                        if len <= rec.len() {
+                            let vals = Self::decode_window(win, plan, &mut self.prev, self.shape);
+                            let attrs_start = plan.attrs_at as usize;
+                            Some((tag, len, attrs_start, vals))
+                        } else {
+                            None
+                        }
+                    }
+                    None => None,
+                }
+            };
+            if let Some((tag, len, attrs_start, vals)) = hit {
+                self.pos = start + len;
+                self.record += 1;
+                let attributes = &self.src.data()[start + attrs_start..start + len];
+                return Ok(Some(Item::Event(Self::event(tag, &vals, attributes))));
+            }
+        }
+        self.next_item_slow()
+    }
+
+    /// Calls `f` with every remaining record, in order; returns how many.
+    /// The same records as repeated [`next_item`](Self::next_item) calls,
+    /// but the decoder keeps its position in registers between records,
+    /// which makes this the fastest way through a trace.
+    pub fn for_each_item(&mut self, mut f: impl FnMut(&Item<'_>)) -> Result<u64, Error> {
+        let mut count = 0u64;
+        loop {
+            let (mut pos, end) = (self.pos, self.end);
+            let data = self.src.data();
+            let shape = self.shape;
+            let mut n = 0u64;
+            while end - pos >= FAST_MIN {
+                let rec = &data[pos..end];
+                let tag = rec[0];
+                let Some(plan) = self.plans.get(tag as usize) else {
+                    break;
+                };
+                let win: &[u8; WINDOW] = rec[..WINDOW].try_into().expect("FAST_MIN >= WINDOW");
+                let fixed = plan.fixed as usize;
+                let hdr =
+                    u16::from_be_bytes([win[fixed.wrapping_sub(2) & 63], win[(fixed - 1) & 63]]);
+                let len = fixed + (hdr & plan.len_mask) as usize;
+                if len > rec.len() {
+                    break;
+                }
+                let vals = Self::decode_window(win, plan, &mut self.prev, shape);
+                f(&Item::Event(Self::event(
+                    tag,
+                    &vals,
+                    &rec[plan.attrs_at as usize..len],
+                )));
+                pos += len;
+                n += 1;
+            }
+            self.pos = pos;
+            self.record += n;
+            count += n;
+            match self.next_item()? {
+                Some(item) => {
+                    f(&item);
+                    count += 1;
+                }
+                None => return Ok(count),
+            }
+        }
+    }
+
+    fn event<'b>(tag: u8, vals: &[u64; 8], attributes: &'b [u8]) -> Event<'b> {
+        Event {
+            kind: EventKind::from_tag(tag).expect("plans exist for event tags only"),
+            size: vals[OUT_SIZE],
+            address: vals[OUT_ADDRESS],
+            new_address: vals[OUT_NEW_ADDRESS],
+            thread: vals[OUT_THREAD],
+            heap: vals[OUT_HEAP],
+            time: vals[OUT_TIME],
+            attributes,
+        }
+    }
+
+    /// Everything else: refills, metadata, comments, and errors.
+    #[cold]
+    #[inline(never)]
+    fn next_item_slow(&mut self) -> Result<Option<Item<'_>>, Error> {
         let len = loop {
             let Some(len) = self.frame()? else {
                 return Ok(None);
             };
-            if self.buf[self.pos] != TAG_METADATA {
+            if self.src.data()[self.pos] != TAG_METADATA {
                 break len;
             }
-            let r = &self.buf[self.pos..self.pos + len];
+            let r = &self.src.data()[self.pos..self.pos + len];
             let meta = match decode_meta(r).and_then(|m| self.state.apply(&m).map(|_| m)) {
                 Ok(m) => m,
                 Err(e) => return Err(self.fail(e)),
             };
+            self.plans = Plan::all(&self.state);
+            self.shape = Shape::of(&self.plans);
+            if let Meta::SetInterp(f, _) = meta {
+                self.prev[f as usize] = self.state.field(f).prev;
+            }
             self.pos += len;
             self.record += 1;
             if self.emit_meta {
@@ -225,48 +500,24 @@ impl<R: Read> Reader<R> {
         let start = self.pos;
         self.pos += len;
         self.record += 1;
-        let r = &self.buf[start..start + len];
-        if r[0] == TAG_COMMENT {
-            return Ok(Some(Item::Comment(&r[3..])));
+        let tag = self.src.data()[start];
+        if tag == TAG_COMMENT {
+            return Ok(Some(Item::Comment(
+                &self.src.data()[start + 3..start + len],
+            )));
         }
-        let kind = EventKind::from_tag(r[0]).expect("frame_len checked the tag");
-        let mut ev = Event::new(kind);
-        let mut p = 1;
-        let mut seen_address = false;
-        for &f in kind.layout() {
-            let st = &mut self.state.fields[f as usize];
-            if f == Field::Attributes {
-                ev.attributes = match st.width {
-                    Width::Fixed(n) => &r[p..p + n as usize],
-                    Width::V1 => &r[p + 1..],
-                    Width::V2 => &r[p + 2..],
-                };
-                break;
-            }
-            let n = st.width.bytes();
-            let raw = read_be(&r[p..], n);
-            p += n;
-            let v = match st.interp {
-                Interp::None => raw,
-                Interp::Default(d) => d,
-                Interp::BaseOffset(b) => b.wrapping_add(sign_extend(raw, n)),
-                Interp::Delta(_) => st.prev.wrapping_add(sign_extend(raw, n)),
-                Interp::Stride { stride, .. } => st.prev.wrapping_add(stride),
-            };
-            st.prev = v;
-            match f {
-                Field::Size => ev.size = v,
-                Field::Address if !seen_address => {
-                    ev.address = v;
-                    seen_address = true;
-                }
-                Field::Address => ev.new_address = v,
-                Field::Time => ev.time = v,
-                Field::Thread => ev.thread = v,
-                Field::Heap => ev.heap = v,
-                Field::Attributes => {}
-            }
-        }
-        Ok(Some(Item::Event(ev)))
+        let plan = &self.plans[tag as usize];
+        let fixed = plan.fixed as usize;
+        let attrs_start = match plan.attrs {
+            Width::Fixed(n) => start + fixed - n as usize,
+            _ => start + fixed,
+        };
+        let rec = &self.src.data()[start..start + len];
+        let vals = Self::decode_values(rec, plan, &mut self.prev);
+        Ok(Some(Item::Event(Self::event(
+            tag,
+            &vals,
+            &rec[attrs_start - start..],
+        ))))
     }
 }

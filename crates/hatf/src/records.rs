@@ -210,7 +210,7 @@ pub fn record_to_item<'a>(rec: &Record<'a>) -> Result<Option<Item<'a>>, HatfErro
 
 /// HATF binary as a tramp [`Source`].
 pub struct HatfSource<R> {
-    reader: Reader<R>,
+    reader: Reader<crate::reader::StreamBuffer<R>>,
     buf: RecordBuf,
 }
 

@@ -99,6 +99,31 @@ fn absurd_attribute_length_at_end_is_truncation_not_allocation() {
 }
 
 #[test]
+fn truncation_is_the_same_for_borrowed_bytes_and_visits() {
+    let (bytes, _) = sample_bytes();
+    for cut in (0..bytes.len()).step_by(7) {
+        let (want, want_err) = decode_partial(&bytes[..cut], true);
+        let mut r = tramp_hatf::Reader::from_slice(&bytes[..cut]).with_metadata(true);
+        let mut got = Vec::new();
+        let err = loop {
+            match r.next_item() {
+                Ok(Some(i)) => got.push(i.to_owned()),
+                Ok(None) => break None,
+                Err(e) => break Some(e.to_string()),
+            }
+        };
+        assert_eq!(got, want, "cut {cut}");
+        assert_eq!(err, want_err.as_ref().map(|e| e.to_string()), "cut {cut}");
+        let mut visited = Vec::new();
+        let res = tramp_hatf::Reader::from_slice(&bytes[..cut])
+            .with_metadata(true)
+            .for_each_item(|i| visited.push(i.to_owned()));
+        assert_eq!(visited, want, "cut {cut}");
+        assert_eq!(res.err().map(|e| e.to_string()), err, "cut {cut}");
+    }
+}
+
+#[test]
 fn reader_is_finished_after_an_error() {
     let mut r = tramp_hatf::Reader::new(&[12u8, 0, 0][..]);
     assert!(r.next_item().is_err());

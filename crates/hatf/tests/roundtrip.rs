@@ -173,6 +173,29 @@ proptest! {
     }
 
     #[test]
+    fn every_way_of_reading_agrees(ops in prop::collection::vec(op(), 0..80)) {
+        let (bytes, _) = write_ops(&ops);
+        let want = decode(&bytes, true);
+        // Borrowing the bytes, and visiting instead of pulling.
+        let mut r = tramp_hatf::Reader::from_slice(&bytes).with_metadata(true);
+        let mut got = Vec::new();
+        while let Some(i) = r.next_item().unwrap() {
+            got.push(i.to_owned());
+        }
+        prop_assert_eq!(&got, &want);
+        let mut visited = Vec::new();
+        let n = tramp_hatf::Reader::from_slice(&bytes)
+            .with_metadata(true)
+            .for_each_item(|i| visited.push(i.to_owned()))
+            .unwrap();
+        prop_assert_eq!(n as usize, want.len());
+        prop_assert_eq!(&visited, &want);
+        let mut streamed = Vec::new();
+        tramp_hatf::Reader::new(&bytes[..]).with_metadata(true).for_each_item(|i| streamed.push(i.to_owned())).unwrap();
+        prop_assert_eq!(&streamed, &want);
+    }
+
+    #[test]
     fn naive_policy_round_trips_any_events(events in prop::collection::vec(event(), 0..60)) {
         let items: Vec<OwnedItem> = events.iter().map(|e| OwnedItem::Event(canonical(e))).collect();
         let bytes = encode(&items, Policy::Naive);
