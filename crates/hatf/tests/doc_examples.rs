@@ -1,0 +1,42 @@
+//! The examples in docs/formats/hatf.md are true: each `hatf-text` block
+//! encodes to the `hex` block after it, and that hex dumps back to the text.
+
+mod common;
+use common::*;
+
+fn blocks(md: &str, lang: &str) -> Vec<String> {
+    let fence = format!("```{lang}\n");
+    md.split(&fence)
+        .skip(1)
+        .map(|rest| rest.split("```").next().unwrap().to_string())
+        .collect()
+}
+
+fn unhex(s: &str) -> Vec<u8> {
+    let digits: String = s.chars().filter(|c| c.is_ascii_hexdigit()).collect();
+    assert!(digits.len() % 2 == 0, "odd hex in {s:?}");
+    (0..digits.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&digits[i..i + 2], 16).unwrap())
+        .collect()
+}
+
+#[test]
+fn hatf_md_examples_hold() {
+    let md = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/formats/hatf.md"
+    ))
+    .unwrap();
+    let texts = blocks(&md, "hatf-text");
+    let hexes = blocks(&md, "hex");
+    assert_eq!(texts.len(), hexes.len());
+    assert!(texts.len() >= 4, "the examples are gone");
+    for (text, hex) in texts.iter().zip(&hexes) {
+        let bytes = unhex(hex);
+        assert_eq!(from_text(text.as_bytes()), bytes, "encoding of\n{text}");
+        let dumped = String::from_utf8(to_text(&bytes)).unwrap();
+        let dumped = dumped.split_once('\n').unwrap().1; // drop the header line
+        assert_eq!(dumped, text.as_str(), "dump of {hex}");
+    }
+}
