@@ -150,6 +150,30 @@ pub fn item_to_record(item: &Item<'_>, buf: &mut RecordBuf) {
 /// for records HATF has no place for (they are skipped).
 pub fn record_to_item<'a>(rec: &Record<'a>) -> Result<Option<Item<'a>>, HatfError> {
     let ty = rec.record_type();
+    // Records of our own schema: fields are where the layout says.
+    if ty.index < 10 && std::ptr::eq(ty, &schema().types[ty.index]) {
+        let kind = EVENT_KINDS[ty.index];
+        let mut ev = Event::new(kind);
+        let n = |i: usize| rec.get(i).and_then(|v| v.as_u64()).unwrap_or(0);
+        let mut seen_address = false;
+        for (i, f) in kind.layout().iter().enumerate() {
+            match f {
+                Field::Size => ev.size = n(i),
+                Field::Address if !seen_address => {
+                    ev.address = n(i);
+                    seen_address = true;
+                }
+                Field::Address => ev.new_address = n(i),
+                Field::Thread => ev.thread = n(i),
+                Field::Heap => ev.heap = n(i),
+                Field::Time => ev.time = n(i),
+                Field::Attributes => {
+                    ev.attributes = rec.get(i).and_then(|v| v.as_bytes()).unwrap_or(&[])
+                }
+            }
+        }
+        return Ok(Some(Item::Event(ev)));
+    }
     let u = |role| rec.role_u64(role).unwrap_or(0);
     match ty.kind {
         RecordKind::Comment => {

@@ -14,7 +14,7 @@ fn blocks(md: &str, lang: &str) -> Vec<String> {
 
 fn unhex(s: &str) -> Vec<u8> {
     let digits: String = s.chars().filter(|c| c.is_ascii_hexdigit()).collect();
-    assert!(digits.len() % 2 == 0, "odd hex in {s:?}");
+    assert!(digits.len().is_multiple_of(2), "odd hex in {s:?}");
     (0..digits.len())
         .step_by(2)
         .map(|i| u8::from_str_radix(&digits[i..i + 2], 16).unwrap())

@@ -9,4 +9,4 @@ pub mod stats;
 pub mod view;
 
 pub use stats::{HeapStats, Report};
-pub use view::{HeapEvent, heap_event};
+pub use view::{HeapEvent, HeapView, heap_event};

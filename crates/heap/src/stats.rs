@@ -14,7 +14,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
 use tramp_core::{ReallocOutcome, Record};
 
-use crate::view::{Context, HeapEvent, heap_event};
+use crate::view::{Context, HeapEvent, HeapView};
 
 /// How many freed addresses are remembered for double-free detection. When
 /// the window fills it is emptied; a double free of an address freed before
@@ -64,6 +64,39 @@ pub struct Report {
     pub size_histogram: Vec<Bucket>,
 }
 
+/// Activity per id: small ids (the common case) in a vector, others hashed.
+#[derive(Default)]
+struct Tally {
+    dense: Vec<Activity>,
+    sparse: FxHashMap<u64, Activity>,
+}
+
+const DENSE_IDS: u64 = 4096;
+
+impl Tally {
+    #[inline]
+    fn get(&mut self, id: u64) -> &mut Activity {
+        if id < DENSE_IDS {
+            let i = id as usize;
+            if self.dense.len() <= i {
+                self.dense.resize(i + 1, Activity::default());
+            }
+            &mut self.dense[i]
+        } else {
+            self.sparse.entry(id).or_default()
+        }
+    }
+
+    fn to_map(&self) -> BTreeMap<u64, Activity> {
+        let dense = self.dense.iter().enumerate().map(|(i, a)| (i as u64, a));
+        dense
+            .chain(self.sparse.iter().map(|(k, a)| (*k, a)))
+            .filter(|(_, a)| **a != Activity::default())
+            .map(|(k, a)| (k, a.clone()))
+            .collect()
+    }
+}
+
 /// The accumulator: feed it records, then take the [`Report`].
 #[derive(Default)]
 pub struct HeapStats {
@@ -85,8 +118,9 @@ pub struct HeapStats {
     live_reallocs: u64,
     threads: (u64, u64),
     heaps: (u64, u64),
-    per_thread: BTreeMap<u64, Activity>,
-    per_heap: BTreeMap<u64, Activity>,
+    per_thread: Tally,
+    per_heap: Tally,
+    view: HeapView,
     /// `hist[0]` counts size 0; `hist[k]` sizes in `[2^(k-1), 2^k)`.
     hist: Vec<u64>,
 }
@@ -97,10 +131,7 @@ impl HeapStats {
     }
 
     fn activity(&mut self, cx: &Context) -> (&mut Activity, &mut Activity) {
-        // Two maps, two distinct borrows.
-        let t = self.per_thread.entry(cx.thread).or_default();
-        let h = self.per_heap.entry(cx.heap).or_default();
-        (t, h)
+        (self.per_thread.get(cx.thread), self.per_heap.get(cx.heap))
     }
 
     /// Accounts for one record of any format.
@@ -115,7 +146,7 @@ impl HeapStats {
             self.type_names[ty.index] = ty.name.clone();
         }
         self.by_type_index[ty.index] += 1;
-        if let Some(ev) = heap_event(rec) {
+        if let Some(ev) = self.view.event(rec) {
             self.event(&ev);
         }
     }
@@ -251,8 +282,8 @@ impl HeapStats {
             threads_destroyed: self.threads.1,
             heaps_created: self.heaps.0,
             heaps_destroyed: self.heaps.1,
-            per_thread: self.per_thread.clone(),
-            per_heap: self.per_heap.clone(),
+            per_thread: self.per_thread.to_map(),
+            per_heap: self.per_heap.to_map(),
             size_histogram,
         }
     }
