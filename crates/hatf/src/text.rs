@@ -237,9 +237,34 @@ fn parse_quoted(s: &str, out: &mut Vec<u8>) -> Result<(), String> {
     Ok(())
 }
 
+/// A parsed line whose comment text or attributes are in a side buffer.
+enum Parsed {
+    Event(Event<'static>),
+    Comment,
+    Meta(Meta),
+}
+
+impl Parsed {
+    fn lend(self, bytes: &[u8]) -> Item<'_> {
+        match self {
+            Parsed::Event(mut e) => {
+                e.attributes = bytes;
+                Item::Event(e)
+            }
+            Parsed::Comment => Item::Comment(bytes),
+            Parsed::Meta(m) => Item::Meta(m),
+        }
+    }
+}
+
 /// Parses one non-blank, non-`#` line. Comment and attribute bytes go to
 /// `bytes`, which the returned item borrows.
 pub fn parse_line<'b>(line: &str, bytes: &'b mut Vec<u8>) -> Result<Item<'b>, String> {
+    let parsed = parse_into(line, bytes)?;
+    Ok(parsed.lend(bytes))
+}
+
+fn parse_into(line: &str, bytes: &mut Vec<u8>) -> Result<Parsed, String> {
     bytes.clear();
     let line = line.trim();
     let (word, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
@@ -247,16 +272,15 @@ pub fn parse_line<'b>(line: &str, bytes: &'b mut Vec<u8>) -> Result<Item<'b>, St
     match word {
         "comment" => {
             parse_quoted(rest, bytes)?;
-            Ok(Item::Comment(bytes))
+            Ok(Parsed::Comment)
         }
-        "set" => parse_meta(rest).map(Item::Meta),
+        "set" => parse_meta(rest).map(Parsed::Meta),
         _ => {
             let kind =
                 EventKind::from_name(word).ok_or_else(|| format!("unknown record `{word}`"))?;
             let mut ev = Event::new(kind);
             let realloc = kind.is_realloc();
             let mut seen = 0u32;
-            let mut has_attrs = false;
             for tok in rest.split_whitespace() {
                 let (k, v) = tok
                     .split_once('=')
@@ -281,7 +305,6 @@ pub fn parse_line<'b>(line: &str, bytes: &'b mut Vec<u8>) -> Result<Item<'b>, St
                 seen |= 1 << bit;
                 if k == "attrs" {
                     parse_hex_bytes(v, bytes)?;
-                    has_attrs = true;
                     continue;
                 }
                 let n =
@@ -295,10 +318,7 @@ pub fn parse_line<'b>(line: &str, bytes: &'b mut Vec<u8>) -> Result<Item<'b>, St
                     _ => ev.time = n,
                 }
             }
-            if has_attrs {
-                ev.attributes = bytes;
-            }
-            Ok(Item::Event(ev))
+            Ok(Parsed::Event(ev))
         }
     }
 }
@@ -438,39 +458,12 @@ impl<R: BufRead> TextReader<R> {
             if text.is_empty() || text.starts_with('#') {
                 continue;
             }
-            // Parse into a scratch buffer first so that errors need no borrow.
-            let mut bytes = std::mem::take(&mut self.bytes);
-            let parsed = parse_line(text, &mut bytes).map(|i| i.to_owned());
-            self.bytes = bytes;
-            match parsed {
-                Ok(owned) => {
+            match parse_into(text, &mut self.bytes) {
+                Ok(parsed) => {
                     self.record += 1;
-                    return Ok(Some(self.lend(owned)));
+                    return Ok(Some(parsed.lend(&self.bytes)));
                 }
                 Err(msg) => return Err(self.fail(msg)),
-            }
-        }
-    }
-
-    fn lend(&mut self, owned: crate::item::OwnedItem) -> Item<'_> {
-        use crate::item::OwnedItem;
-        match owned {
-            OwnedItem::Meta(m) => Item::Meta(m),
-            OwnedItem::Comment(c) => {
-                self.bytes = c;
-                Item::Comment(&self.bytes)
-            }
-            OwnedItem::Event(e) => {
-                self.bytes = e.attributes;
-                let mut ev = Event::new(e.kind);
-                ev.size = e.size;
-                ev.address = e.address;
-                ev.new_address = e.new_address;
-                ev.thread = e.thread;
-                ev.heap = e.heap;
-                ev.time = e.time;
-                ev.attributes = &self.bytes;
-                Item::Event(ev)
             }
         }
     }
