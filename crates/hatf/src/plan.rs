@@ -56,6 +56,8 @@ pub struct Step {
 pub struct Plan {
     /// Values of the fields whose value is a constant (default, zero width).
     pub template: Values,
+    /// Bit `out` is set when that value is a constant of the template.
+    pub const_outs: u8,
     /// Steps for the fields that are not constant, in record order, padded
     /// to six with steps that read nothing and write the spare slot 7.
     pub steps: [Step; 6],
@@ -85,6 +87,7 @@ impl Plan {
     fn build(state: &State, kind: EventKind) -> Plan {
         let mut plan = Plan {
             template: [0; 6],
+            const_outs: 0,
             steps: [EMPTY_STEP; 6],
             nsteps: 0,
             fixed: state.fixed_len(kind) as u8,
@@ -127,6 +130,7 @@ impl Plan {
                 // The previous value of a constant field is never read: delta
                 // and stride reset it when they are set.
                 plan.template[out] = k;
+                plan.const_outs |= 1 << out;
                 continue;
             }
             plan.steps[plan.nsteps as usize] = Step {

@@ -7,6 +7,7 @@ use tramp_core::Error;
 
 use crate::error::HatfError;
 use crate::item::{Event, Item};
+use crate::plan::{Mode, Plan};
 use crate::reader::FORMAT;
 use crate::spec::{
     Field, Interp, Meta, OP_SET_INTERP, OP_SET_SIZE, TAG_COMMENT, TAG_METADATA, Width,
@@ -43,6 +44,8 @@ pub struct Writer<W: Write> {
     out: W,
     buf: Vec<u8>,
     state: State,
+    /// The encoding in effect, compiled per record type (shared with the reader).
+    plans: [Plan; 10],
     policy: Policy,
     /// Records written, metadata included.
     records: u64,
@@ -113,6 +116,7 @@ impl<W: Write> Writer<W> {
             out,
             buf: Vec::with_capacity(OUT_CHUNK + 1024),
             state: State::new(),
+            plans: Plan::all(&State::new()),
             policy,
             records: 0,
             items: 0,
@@ -167,6 +171,7 @@ impl<W: Write> Writer<W> {
 
     fn put_meta(&mut self, m: Meta) -> Result<(), Error> {
         self.state.apply(&m).map_err(|e| self.err(e))?;
+        self.plans = Plan::all(&self.state);
         match m {
             Meta::SetWidth(f, w) => {
                 self.buf
@@ -268,8 +273,70 @@ impl<W: Write> Writer<W> {
         Ok(())
     }
 
+    /// The common case: every field is stored as is or is a matching
+    /// constant, and the record fits without new metadata. Returns whether
+    /// the record was written. (Previous values matter only to delta and
+    /// stride, which this path never meets; they reset them when set.)
+    #[inline]
+    fn try_write_plain(&mut self, ev: &Event<'_>) -> bool {
+        let plan = &self.plans[ev.kind as usize];
+        let vals = [
+            ev.size,
+            ev.address,
+            ev.new_address,
+            ev.thread,
+            ev.heap,
+            ev.time,
+        ];
+        let mut ok = true;
+        for (out, v) in vals.iter().enumerate() {
+            if plan.const_outs >> out & 1 == 1 {
+                ok &= *v == plan.template[out];
+            }
+        }
+        let mut tmp = [0u8; 72];
+        tmp[0] = ev.kind.tag();
+        let mut p = 1usize;
+        for s in &plan.steps[..plan.nsteps as usize] {
+            if s.mode != Mode::Raw {
+                return false;
+            }
+            let v = vals[s.out as usize % 6];
+            ok &= s.n >= 8 || v >> (8 * s.n as u32) == 0;
+            let at = p & 63;
+            tmp[at..at + 8].copy_from_slice(&(v << (s.shift as u32 & 63)).to_be_bytes());
+            p += s.n as usize;
+        }
+        let len = ev.attributes.len();
+        let at = p & 63;
+        match plan.attrs {
+            Width::Fixed(n) => ok &= len == n as usize,
+            Width::V1 => {
+                ok &= len <= 0xff;
+                tmp[at] = len as u8;
+                p += 1;
+            }
+            Width::V2 => {
+                ok &= len <= 0xffff;
+                tmp[at..at + 2].copy_from_slice(&(len as u16).to_be_bytes());
+                p += 2;
+            }
+        }
+        if !ok {
+            return false;
+        }
+        self.buf.extend_from_slice(&tmp[..p]);
+        self.buf.extend_from_slice(ev.attributes);
+        self.records += 1;
+        self.items += 1;
+        true
+    }
+
     /// Writes a data record with absolute values.
     pub fn write_event(&mut self, ev: &Event<'_>) -> Result<(), Error> {
+        if self.try_write_plain(ev) {
+            return self.spill();
+        }
         if self.policy == Policy::Naive {
             self.make_room(ev)?;
         }
