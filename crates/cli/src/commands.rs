@@ -271,3 +271,89 @@ pub fn formats() -> Result<()> {
     }
     Ok(())
 }
+
+/// The capture library, compiled by build.rs and carried inside `tramp`.
+static CAPTURE_LIBRARY: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/libtramp_capture.so"));
+
+/// Record the heap behaviour of a program: every malloc, free, calloc,
+/// realloc, reallocarray, posix_memalign, aligned_alloc, memalign, valloc
+/// and pvalloc, with size, address, thread, time (ns) and allocation site.
+///
+/// The program runs with the capture library preloaded (it must be
+/// dynamically linked); its output and exit status pass through unchanged.
+/// Each process it forks gets its own trace, named with its pid
+/// (`out.PID.hatf.zst`). The trace is HATF, zstd-compressed by default;
+/// module maps and call stacks are comment records (docs/formats/capture.md).
+#[derive(Args)]
+pub struct RecordArgs {
+    /// Output trace (compressed by extension). Default: PROGRAM.hatf.zst.
+    #[arg(short, long)]
+    output: Option<String>,
+    /// Record up to N frames of call stack per allocation (deduplicated)
+    /// instead of only the caller's return address. Slower.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    stack: usize,
+    /// Print the trace's heap statistics on stdout after the program ends.
+    #[arg(long)]
+    stats: bool,
+    /// With --stats: JSON.
+    #[arg(long, requires = "stats")]
+    json: bool,
+    /// The command and its arguments.
+    #[arg(
+        required = true,
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "CMD"
+    )]
+    command: Vec<std::ffi::OsString>,
+}
+
+pub fn record(a: RecordArgs) -> Result<u8> {
+    let program = std::path::Path::new(&a.command[0])
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "trace".into());
+    let output = a.output.unwrap_or_else(|| format!("{program}.hatf.zst"));
+    let lib = tramp_record::launch::install_library(CAPTURE_LIBRARY)
+        .context("installing the capture library")?;
+    let opts = tramp_record::RecordOptions {
+        output: output.clone().into(),
+        stack: a.stack,
+    };
+    let rec = tramp_record::record(&lib, &a.command, &opts).context("recording")?;
+    for (pid, path, st) in &rec.traces {
+        eprintln!(
+            "tramp: pid {pid}: {} records ({} allocs, {} frees, {} reallocs, {} threads) -> {}",
+            st.records,
+            st.allocs,
+            st.frees,
+            st.reallocs,
+            st.threads,
+            path.display()
+        );
+        for d in &st.damage {
+            eprintln!("tramp: pid {pid}: log damaged, events after it lost: {d}");
+        }
+    }
+    if a.stats
+        && let Some((_, path, _)) = rec.traces.first()
+    {
+        let input = Input::open(&path.to_string_lossy())?;
+        let (mut source, _) = open_source(input, Some(Format::Hatf), SourceOptions::default())?;
+        let mut stats = HeapStats::new();
+        while let Some(r) = source.next_record()? {
+            stats.observe(&r);
+        }
+        print_report(&stats.report(), a.json)?;
+    }
+    use std::os::unix::process::ExitStatusExt;
+    Ok(match (rec.status.code(), rec.status.signal()) {
+        (Some(c), _) => c as u8,
+        (None, Some(sig)) => {
+            eprintln!("tramp: the program was killed by signal {sig}");
+            (128 + sig) as u8
+        }
+        _ => 1,
+    })
+}

@@ -23,6 +23,7 @@ enum Command {
     Dump(commands::DumpArgs),
     Convert(commands::ConvertArgs),
     Formats,
+    Record(commands::RecordArgs),
 }
 
 fn main() -> ExitCode {
@@ -33,6 +34,11 @@ fn main() -> ExitCode {
         Command::Dump(a) => commands::dump(a),
         Command::Convert(a) => commands::convert(a),
         Command::Formats => commands::formats(),
+        Command::Record(a) => match commands::record(a) {
+            // The recorded program's exit status is ours.
+            Ok(code) => return ExitCode::from(code),
+            Err(e) => Err(e),
+        },
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,955 @@
+//! tramp-capture: the preload library behind `tramp record`.
+//!
+//! Loaded with `LD_PRELOAD`, it interposes the C allocation functions
+//! (malloc, free, calloc, realloc, reallocarray, posix_memalign,
+//! aligned_alloc, memalign, valloc, pvalloc), forwards each call to glibc's
+//! own implementation (`__libc_*`, so no symbol lookup and no bootstrap
+//! allocation is needed), and appends a compact event to a per-thread
+//! buffer. Full buffers are written to the process's raw log with one
+//! `writev` each, as self-contained chunks, so a killed process leaves a
+//! readable log that lacks at most each thread's last buffer.
+//!
+//! The raw log is documented in `docs/formats/capture.md`; `tramp record`
+//! turns it into HATF. This is the only crate of tramp with `unsafe` code:
+//! interposing C functions cannot be done without it. Each block says why it
+//! is sound.
+
+#![allow(clippy::missing_safety_doc)]
+
+mod sys;
+
+use core::cell::Cell;
+use core::ffi::{c_char, c_int, c_void};
+use core::ptr::{null, null_mut};
+use core::sync::atomic::{
+    AtomicBool, AtomicI32, AtomicPtr, AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering,
+};
+use std::alloc::{GlobalAlloc, Layout};
+
+/// Rust code in this library allocates straight from glibc, never through
+/// the interposed entry points.
+struct LibcAlloc;
+
+// SAFETY: the __libc_* functions are glibc's malloc family; memalign returns
+// memory aligned as asked, and every block is freed with __libc_free.
+unsafe impl GlobalAlloc for LibcAlloc {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: plain calls into glibc's allocator.
+        unsafe {
+            if layout.align() <= 16 {
+                sys::__libc_malloc(layout.size()) as *mut u8
+            } else {
+                sys::__libc_memalign(layout.align(), layout.size()) as *mut u8
+            }
+        }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, _layout: Layout) {
+        // SAFETY: `ptr` came from `alloc` above.
+        unsafe { sys::__libc_free(ptr as *mut c_void) }
+    }
+}
+
+#[global_allocator]
+static ALLOC: LibcAlloc = LibcAlloc;
+
+// ---------------------------------------------------------------------------
+// The raw log: chunk header and event kinds (docs/formats/capture.md).
+
+/// First bytes of every chunk.
+pub const CHUNK_MAGIC: [u8; 4] = *b"TRC1";
+/// Chunk header: magic, tid (u32 LE), payload length (u32 LE), base time (u64 LE).
+pub const CHUNK_HEADER: usize = 20;
+
+pub const EV_ALLOC: u8 = 0;
+pub const EV_FREE: u8 = 1;
+pub const EV_REALLOC: u8 = 2;
+pub const EV_THREAD_START: u8 = 3;
+pub const EV_THREAD_END: u8 = 4;
+pub const EV_STACK: u8 = 5;
+pub const EV_MODULE: u8 = 6;
+pub const EV_PROCESS: u8 = 7;
+
+/// Bytes of one thread buffer (one mmap).
+const BUF_BYTES: usize = 1 << 18;
+/// Slots of the per-thread table that deduplicates call stacks.
+const STACK_SLOTS: usize = 4096;
+/// Deepest call stack recorded.
+const MAX_FRAMES: usize = 64;
+/// Room an event may need (a stack definition is the largest).
+const MAX_EVENT: usize = 16 + (MAX_FRAMES + 2) * 10;
+
+#[repr(C)]
+struct ThreadBuf {
+    /// Registry link; written once before the buffer is published.
+    next: *mut ThreadBuf,
+    /// 0 free, 1 owned by a live thread.
+    owned: AtomicU32,
+    /// Set when a flush from another thread (exit, signal) took the buffer
+    /// over: its owner stops recording into it.
+    closed: AtomicBool,
+    /// Held while the buffer is written out.
+    lock: AtomicBool,
+    tid: u32,
+    /// Committed bytes of `data`.
+    len: AtomicUsize,
+    base_time: u64,
+    last_time: u64,
+    stack_hash: [u64; STACK_SLOTS],
+    data: [u8; DATA_BYTES],
+}
+
+const DATA_BYTES: usize = BUF_BYTES - 64 - STACK_SLOTS * 8;
+
+// ---------------------------------------------------------------------------
+// Process state.
+
+const UNINIT: u8 = 0;
+const INITIALIZING: u8 = 1;
+const READY: u8 = 2;
+const DISABLED: u8 = 3;
+
+static STATE: AtomicU8 = AtomicU8::new(UNINIT);
+static FD: AtomicI32 = AtomicI32::new(-1);
+static KEY: AtomicU32 = AtomicU32::new(0);
+static STACK_DEPTH: AtomicUsize = AtomicUsize::new(0);
+static REGISTRY: AtomicPtr<ThreadBuf> = AtomicPtr::new(null_mut());
+static MODULE_ADDS: AtomicU64 = AtomicU64::new(u64::MAX);
+static DROPPED: AtomicU64 = AtomicU64::new(0);
+/// Set when a thread wrote a chunk: the next event checks whether modules
+/// were loaded since (not inside a flush, which may run in odd places).
+static CHECK_MODULES: AtomicBool = AtomicBool::new(false);
+
+/// Written during init (single thread) and in a fork child (single thread),
+/// read afterwards: the log's directory, path and the executable's path.
+struct Paths {
+    dir: [u8; 2048],
+    dir_len: usize,
+    log: [u8; 2200],
+    exe: [u8; 2048],
+    exe_len: usize,
+}
+
+struct PathCell(core::cell::UnsafeCell<Paths>);
+// SAFETY: written only while a single thread runs the library's init (the
+// INITIALIZING state excludes others) or in a fork child before it records;
+// read-only otherwise.
+unsafe impl Sync for PathCell {}
+
+static PATHS: PathCell = PathCell(core::cell::UnsafeCell::new(Paths {
+    dir: [0; 2048],
+    dir_len: 0,
+    log: [0; 2200],
+    exe: [0; 2048],
+    exe_len: 0,
+}));
+
+thread_local! {
+    static BUF: Cell<*mut ThreadBuf> = const { Cell::new(null_mut()) };
+    static BUSY: Cell<bool> = const { Cell::new(false) };
+}
+
+fn now_ns() -> u64 {
+    let mut ts = sys::Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes the struct we pass.
+    unsafe { sys::clock_gettime(sys::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+fn errno() -> c_int {
+    // SAFETY: glibc returns the calling thread's errno location.
+    unsafe { *sys::__errno_location() }
+}
+
+fn push_bytes(dst: &mut [u8], at: &mut usize, src: &[u8]) {
+    let n = src.len().min(dst.len().saturating_sub(*at));
+    dst[*at..*at + n].copy_from_slice(&src[..n]);
+    *at += n;
+}
+
+fn push_decimal(dst: &mut [u8], at: &mut usize, mut v: u64) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    push_bytes(dst, at, &digits[i..]);
+}
+
+/// Opens this process's log: `DIR/trace.PID.NANOS.raw`, on a high fd so
+/// that programs which close or reuse low descriptors leave it alone.
+fn open_log() -> bool {
+    // SAFETY: see PathCell: we are the only thread touching PATHS here.
+    let p = unsafe { &mut *PATHS.0.get() };
+    let mut at = 0;
+    let (dir, dir_len) = (p.dir, p.dir_len);
+    push_bytes(&mut p.log, &mut at, &dir[..dir_len]);
+    push_bytes(&mut p.log, &mut at, b"/trace.");
+    // SAFETY: getpid has no preconditions.
+    push_decimal(&mut p.log, &mut at, unsafe { sys::getpid() } as u64);
+    push_bytes(&mut p.log, &mut at, b".");
+    push_decimal(&mut p.log, &mut at, now_ns());
+    push_bytes(&mut p.log, &mut at, b".raw\0");
+    reopen_log()
+}
+
+fn reopen_log() -> bool {
+    // SAFETY: the path is NUL-terminated by open_log; open/fcntl/close are
+    // plain system calls.
+    unsafe {
+        let p = &*PATHS.0.get();
+        let fd = sys::open(
+            p.log.as_ptr() as *const c_char,
+            sys::O_WRONLY | sys::O_CREAT | sys::O_APPEND | sys::O_CLOEXEC,
+            0o644,
+        );
+        if fd < 0 {
+            return false;
+        }
+        let high = sys::fcntl(fd, sys::F_DUPFD_CLOEXEC, 1000);
+        let fd = if high >= 0 {
+            sys::close(fd);
+            high
+        } else {
+            fd
+        };
+        FD.store(fd, Ordering::Release);
+        true
+    }
+}
+
+/// One-time setup: read the environment, open the log, install hooks.
+/// Returns whether recording is on.
+#[cold]
+fn init() -> bool {
+    match STATE.compare_exchange(UNINIT, INITIALIZING, Ordering::AcqRel, Ordering::Acquire) {
+        Ok(_) => {}
+        Err(s) => return s == READY,
+    }
+    // SAFETY: getenv returns NULL or a NUL-terminated string that lives as
+    // long as the environment; we copy it out at once.
+    let dir = unsafe { sys::getenv(c"TRAMP_CAPTURE_DIR".as_ptr()) };
+    if dir.is_null() {
+        STATE.store(DISABLED, Ordering::Release);
+        return false;
+    }
+    {
+        // SAFETY: see PathCell; `dir` is NUL-terminated (strlen), and
+        // readlink writes at most the length we give it.
+        let p = unsafe { &mut *PATHS.0.get() };
+        let n = unsafe { sys::strlen(dir) }.min(p.dir.len() - 1);
+        // SAFETY: `dir` has at least `n` readable bytes.
+        let src = unsafe { core::slice::from_raw_parts(dir as *const u8, n) };
+        p.dir[..n].copy_from_slice(src);
+        p.dir_len = n;
+        let k = unsafe {
+            sys::readlink(
+                c"/proc/self/exe".as_ptr(),
+                p.exe.as_mut_ptr() as *mut c_char,
+                p.exe.len(),
+            )
+        };
+        p.exe_len = k.max(0) as usize;
+    }
+    // SAFETY: getenv as above.
+    let depth = unsafe { sys::getenv(c"TRAMP_CAPTURE_STACK".as_ptr()) };
+    if !depth.is_null() {
+        // SAFETY: NUL-terminated string from the environment.
+        let s = unsafe { core::slice::from_raw_parts(depth as *const u8, sys::strlen(depth)) };
+        let n = s
+            .iter()
+            .take_while(|c| c.is_ascii_digit())
+            .fold(0usize, |a, c| a * 10 + (c - b'0') as usize);
+        STACK_DEPTH.store(n.min(MAX_FRAMES), Ordering::Relaxed);
+    }
+    if !open_log() {
+        STATE.store(DISABLED, Ordering::Release);
+        return false;
+    }
+    let mut key = 0u32;
+    // SAFETY: registers our thread-exit hook, our fork hook and our signal
+    // handlers; the functions are `extern "C"` with the expected signatures.
+    unsafe {
+        sys::pthread_key_create(&mut key, Some(thread_exit));
+        sys::pthread_atfork(None, None, Some(fork_child));
+        for sig in [6, 11, 7, 4, 8, 15, 2, 3, 1] {
+            let act = sys::SigAction {
+                sa_handler: fatal_signal as *const () as usize,
+                sa_mask: [0; 16],
+                sa_flags: sys::SA_RESTART,
+                sa_restorer: 0,
+            };
+            let mut old = sys::SigAction {
+                sa_handler: 0,
+                sa_mask: [0; 16],
+                sa_flags: 0,
+                sa_restorer: 0,
+            };
+            // Only take signals the program has not claimed (it may have run
+            // constructors before ours).
+            if sys::sigaction(sig, null(), &mut old) == 0 && old.sa_handler == sys::SIG_DFL {
+                sys::sigaction(sig, &act, null_mut());
+            }
+        }
+    }
+    KEY.store(key, Ordering::Release);
+    STATE.store(READY, Ordering::Release);
+    true
+}
+
+/// Runs at load time so that the log exists even for programs that never
+/// allocate, and so that signal hooks are in place early.
+extern "C" fn on_load() {
+    init();
+}
+
+extern "C" fn on_unload() {
+    flush_everything(true);
+}
+
+#[used]
+#[unsafe(link_section = ".init_array")]
+static INIT_ARRAY: extern "C" fn() = on_load;
+
+#[used]
+#[unsafe(link_section = ".fini_array")]
+static FINI_ARRAY: extern "C" fn() = on_unload;
+
+// ---------------------------------------------------------------------------
+// Thread buffers.
+
+fn new_buffer() -> *mut ThreadBuf {
+    // Reuse a buffer a finished thread gave back.
+    let mut p = REGISTRY.load(Ordering::Acquire);
+    while !p.is_null() {
+        // SAFETY: registry entries are never unmapped; `owned` is atomic.
+        let b = unsafe { &*p };
+        if b.owned
+            .compare_exchange(0, 1, Ordering::AcqRel, Ordering::Relaxed)
+            .is_ok()
+        {
+            return p;
+        }
+        p = b.next;
+    }
+    // SAFETY: an anonymous private mapping, zero-filled by the kernel, which
+    // is a valid ThreadBuf (all fields are integers, atomics or pointers).
+    let p = unsafe {
+        sys::mmap(
+            null_mut(),
+            core::mem::size_of::<ThreadBuf>(),
+            sys::PROT_READ | sys::PROT_WRITE,
+            sys::MAP_PRIVATE | sys::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
+    if p == sys::MAP_FAILED {
+        return null_mut();
+    }
+    let p = p as *mut ThreadBuf;
+    // SAFETY: `p` is ours until it is published below.
+    unsafe { (*p).owned.store(1, Ordering::Relaxed) };
+    let mut head = REGISTRY.load(Ordering::Acquire);
+    loop {
+        // SAFETY: as above, not yet published.
+        unsafe { (*p).next = head };
+        match REGISTRY.compare_exchange(head, p, Ordering::AcqRel, Ordering::Acquire) {
+            Ok(_) => return p,
+            Err(h) => head = h,
+        }
+    }
+}
+
+/// The calling thread's buffer, set up (with its thread-start event) on
+/// first use.
+#[inline]
+fn this_buffer() -> *mut ThreadBuf {
+    let b = BUF.with(|c| c.get());
+    if !b.is_null() {
+        return b;
+    }
+    let b = new_buffer();
+    if b.is_null() {
+        return b;
+    }
+    let now = now_ns();
+    // SAFETY: the buffer is owned by this thread now (owned = 1).
+    unsafe {
+        let t = &mut *b;
+        t.tid = sys::gettid() as u32;
+        t.len.store(0, Ordering::Relaxed);
+        t.closed.store(false, Ordering::Relaxed);
+        t.lock.store(false, Ordering::Relaxed);
+        t.base_time = now;
+        t.last_time = now;
+        t.stack_hash = [0; STACK_SLOTS];
+        sys::pthread_setspecific(KEY.load(Ordering::Acquire), b as *const c_void);
+    }
+    BUF.with(|c| c.set(b));
+    // SAFETY: as above.
+    let t = unsafe { &mut *b };
+    let mut w = Writer::new(t);
+    w.byte(EV_THREAD_START);
+    w.time(now);
+    w.commit();
+    b
+}
+
+/// Appends one event to a thread buffer; committed by `commit`.
+struct Writer<'a> {
+    t: &'a mut ThreadBuf,
+    at: usize,
+}
+
+impl<'a> Writer<'a> {
+    fn new(t: &'a mut ThreadBuf) -> Self {
+        if t.len.load(Ordering::Relaxed) + MAX_EVENT > DATA_BYTES {
+            flush(t, false);
+        }
+        let at = t.len.load(Ordering::Relaxed);
+        Writer { t, at }
+    }
+
+    #[inline]
+    fn byte(&mut self, b: u8) {
+        self.t.data[self.at] = b;
+        self.at += 1;
+    }
+
+    #[inline]
+    fn varint(&mut self, mut v: u64) {
+        while v >= 0x80 {
+            self.t.data[self.at] = (v as u8) | 0x80;
+            self.at += 1;
+            v >>= 7;
+        }
+        self.t.data[self.at] = v as u8;
+        self.at += 1;
+    }
+
+    #[inline]
+    fn time(&mut self, now: u64) {
+        let dt = now.saturating_sub(self.t.last_time);
+        self.t.last_time = now.max(self.t.last_time);
+        self.varint(dt);
+    }
+
+    #[inline]
+    fn commit(self) {
+        self.t.len.store(self.at, Ordering::Release);
+    }
+}
+
+/// Writes a buffer's events as one chunk. `foreign`: called by another
+/// thread (exit, signal), which closes the buffer to its owner.
+fn flush(t: &mut ThreadBuf, foreign: bool) {
+    if t.lock.swap(true, Ordering::Acquire) {
+        return;
+    }
+    if t.closed.load(Ordering::Relaxed) {
+        t.lock.store(false, Ordering::Release);
+        return;
+    }
+    if foreign {
+        t.closed.store(true, Ordering::Relaxed);
+    }
+    let len = t.len.load(Ordering::Acquire);
+    if len > 0 {
+        let mut hdr = [0u8; CHUNK_HEADER];
+        hdr[..4].copy_from_slice(&CHUNK_MAGIC);
+        hdr[4..8].copy_from_slice(&t.tid.to_le_bytes());
+        hdr[8..12].copy_from_slice(&(len as u32).to_le_bytes());
+        hdr[12..20].copy_from_slice(&t.base_time.to_le_bytes());
+        write_chunk(&hdr, &t.data[..len]);
+        if !foreign {
+            CHECK_MODULES.store(true, Ordering::Relaxed);
+        }
+        t.base_time = t.last_time;
+        t.len.store(0, Ordering::Release);
+    }
+    t.lock.store(false, Ordering::Release);
+}
+
+fn write_chunk(hdr: &[u8], payload: &[u8]) {
+    let iov = [
+        sys::Iovec {
+            iov_base: hdr.as_ptr() as *const c_void,
+            iov_len: hdr.len(),
+        },
+        sys::Iovec {
+            iov_base: payload.as_ptr() as *const c_void,
+            iov_len: payload.len(),
+        },
+    ];
+    for _ in 0..3 {
+        // SAFETY: both iovecs point at live slices of the given lengths.
+        let n = unsafe { sys::writev(FD.load(Ordering::Acquire), iov.as_ptr(), 2) };
+        if n >= 0 {
+            return;
+        }
+        match errno() {
+            sys::EINTR => continue,
+            // The program closed our descriptor: open the log again.
+            sys::EBADF if reopen_log() => continue,
+            _ => break,
+        }
+    }
+    DROPPED.fetch_add(1, Ordering::Relaxed);
+}
+
+/// Flushes every thread's buffer (exit, exec, fatal signal). With
+/// `modules`, first records the module map (not from a signal handler:
+/// dl_iterate_phdr takes a lock).
+fn flush_everything(modules: bool) {
+    if STATE.load(Ordering::Acquire) != READY {
+        return;
+    }
+    if modules {
+        let own = this_buffer();
+        if !own.is_null() {
+            // SAFETY: our own buffer.
+            record_modules(unsafe { &mut *own });
+        }
+    }
+    let own = BUF.with(|c| c.get());
+    let mut p = REGISTRY.load(Ordering::Acquire);
+    while !p.is_null() {
+        // SAFETY: registry entries are never unmapped. Another thread may be
+        // appending to its buffer: we only read committed bytes, and
+        // closing the buffer keeps its owner from writing them again.
+        let t = unsafe { &mut *p };
+        if t.owned.load(Ordering::Acquire) == 1 {
+            flush(t, p != own);
+        }
+        p = t.next;
+    }
+}
+
+/// Records the loaded modules when they changed since the last time.
+fn record_modules(t: &mut ThreadBuf) {
+    struct Ctx<'a> {
+        t: &'a mut ThreadBuf,
+        adds: u64,
+        first: bool,
+    }
+    unsafe extern "C" fn each(
+        info: *mut sys::DlPhdrInfo,
+        _size: usize,
+        data: *mut c_void,
+    ) -> c_int {
+        // SAFETY: dl_iterate_phdr passes a valid info and our own context.
+        unsafe {
+            let ctx = &mut *(data as *mut Ctx);
+            let info = &*info;
+            if ctx.first {
+                ctx.first = false;
+                ctx.adds = info.dlpi_adds;
+                if MODULE_ADDS.load(Ordering::Relaxed) == info.dlpi_adds {
+                    return 1; // unchanged: stop
+                }
+            }
+            let name: &[u8] = if info.dlpi_name.is_null() || *info.dlpi_name == 0 {
+                let p = &*PATHS.0.get();
+                &p.exe[..p.exe_len]
+            } else {
+                core::slice::from_raw_parts(
+                    info.dlpi_name as *const u8,
+                    sys::strlen(info.dlpi_name),
+                )
+            };
+            let name = &name[..name.len().min(MAX_EVENT - 24)];
+            let mut w = Writer::new(ctx.t);
+            w.byte(EV_MODULE);
+            w.varint(info.dlpi_addr as u64);
+            w.varint(name.len() as u64);
+            for b in name {
+                w.byte(*b);
+            }
+            w.commit();
+            0
+        }
+    }
+    let mut ctx = Ctx {
+        t,
+        adds: 0,
+        first: true,
+    };
+    // SAFETY: `each` matches the callback type; `ctx` outlives the call.
+    unsafe { sys::dl_iterate_phdr(each, &mut ctx as *mut Ctx as *mut c_void) };
+    MODULE_ADDS.store(ctx.adds, Ordering::Relaxed);
+}
+
+unsafe extern "C" fn thread_exit(value: *mut c_void) {
+    let t = value as *mut ThreadBuf;
+    if t.is_null() {
+        return;
+    }
+    BUSY.with(|b| b.set(true));
+    // SAFETY: the value we set with pthread_setspecific: this thread's buffer.
+    let t = unsafe { &mut *t };
+    if !t.closed.load(Ordering::Relaxed) {
+        let mut w = Writer::new(t);
+        w.byte(EV_THREAD_END);
+        w.time(now_ns());
+        w.commit();
+    }
+    flush(t, false);
+    BUF.with(|c| c.set(null_mut()));
+    t.owned.store(0, Ordering::Release);
+    BUSY.with(|b| b.set(false));
+}
+
+/// In a fork child: a log of its own, and only this thread's buffer.
+unsafe extern "C" fn fork_child() {
+    if STATE.load(Ordering::Acquire) != READY {
+        return;
+    }
+    let own = BUF.with(|c| c.get());
+    let mut p = REGISTRY.load(Ordering::Acquire);
+    while !p.is_null() {
+        // SAFETY: the child has one thread; the other buffers belong to the
+        // parent's threads, whose events the parent writes.
+        let t = unsafe { &mut *p };
+        t.len.store(0, Ordering::Relaxed);
+        t.lock.store(false, Ordering::Relaxed);
+        if p != own {
+            t.owned.store(0, Ordering::Relaxed);
+        }
+        p = t.next;
+    }
+    BUF.with(|c| c.set(null_mut()));
+    if !own.is_null() {
+        // SAFETY: as above; this thread's buffer goes back to the pool and is
+        // taken again below with the child's tid.
+        unsafe { (*own).owned.store(0, Ordering::Release) };
+    }
+    // SAFETY: FD is ours.
+    unsafe { sys::close(FD.load(Ordering::Acquire)) };
+    MODULE_ADDS.store(u64::MAX, Ordering::Relaxed);
+    if !open_log() {
+        STATE.store(DISABLED, Ordering::Release);
+        return;
+    }
+    BUSY.with(|b| b.set(true));
+    let b = this_buffer();
+    if !b.is_null() {
+        // SAFETY: this thread's buffer.
+        write_process_header(unsafe { &mut *b });
+    }
+    BUSY.with(|b| b.set(false));
+}
+
+fn write_process_header(t: &mut ThreadBuf) {
+    let mut w = Writer::new(t);
+    w.byte(EV_PROCESS);
+    // SAFETY: getpid/getppid have no preconditions.
+    w.varint(unsafe { sys::getpid() } as u64);
+    w.varint(unsafe { sys::getppid() } as u64);
+    w.varint(STACK_DEPTH.load(Ordering::Relaxed) as u64);
+    w.commit();
+}
+
+extern "C" fn fatal_signal(sig: c_int) {
+    BUSY.with(|b| b.set(true));
+    flush_everything(false);
+    let dfl = sys::SigAction {
+        sa_handler: sys::SIG_DFL,
+        sa_mask: [0; 16],
+        sa_flags: 0,
+        sa_restorer: 0,
+    };
+    // SAFETY: restore the default action and deliver the signal again, so
+    // the process ends the way it would have without us.
+    unsafe {
+        sys::sigaction(sig, &dfl, null_mut());
+        sys::raise(sig);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Recording.
+
+static PROCESS_HEADER_DONE: AtomicBool = AtomicBool::new(false);
+
+/// Runs `f` on this thread's buffer unless recording is off or we are
+/// already inside the library on this thread.
+#[inline(always)]
+fn with_buffer(f: impl FnOnce(&mut ThreadBuf)) {
+    if STATE.load(Ordering::Relaxed) != READY && !init() {
+        return;
+    }
+    BUSY.with(|busy| {
+        if busy.get() {
+            return;
+        }
+        busy.set(true);
+        let b = this_buffer();
+        if !b.is_null() {
+            // SAFETY: this thread's own buffer, which only it appends to.
+            let t = unsafe { &mut *b };
+            if !PROCESS_HEADER_DONE.swap(true, Ordering::AcqRel) {
+                write_process_header(t);
+                record_modules(t);
+            } else if CHECK_MODULES.load(Ordering::Relaxed)
+                && CHECK_MODULES.swap(false, Ordering::Relaxed)
+            {
+                record_modules(t);
+            }
+            if !t.closed.load(Ordering::Relaxed) {
+                f(t);
+            }
+        }
+        busy.set(false);
+    });
+}
+
+/// The site of an allocation: the caller's return address, or with stacks
+/// on, the id of the call stack (defined in the log on first use).
+#[inline(always)]
+fn site(w: &mut Writer<'_>, ret: usize) -> u64 {
+    let depth = STACK_DEPTH.load(Ordering::Relaxed);
+    if depth == 0 {
+        return ret as u64;
+    }
+    let mut frames = [null_mut::<c_void>(); MAX_FRAMES + 4];
+    // SAFETY: backtrace writes at most the count we pass. Its first call
+    // may load libgcc_s and allocate; BUSY keeps that out of the log.
+    let n = unsafe { sys::backtrace(frames.as_mut_ptr(), (depth + 2) as c_int) }.max(0) as usize;
+    // Skip our own two frames (the _impl function and this one).
+    let frames = &frames[2.min(n)..n];
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for f in frames {
+        h = (h ^ *f as u64).wrapping_mul(0x0100_0000_01b3);
+    }
+    h |= 1;
+    let slot = (h as usize) % STACK_SLOTS;
+    if w.t.stack_hash[slot] != h {
+        w.t.stack_hash[slot] = h;
+        w.byte(EV_STACK);
+        w.varint(slot as u64);
+        w.varint(frames.len() as u64);
+        for f in frames {
+            w.varint(*f as u64);
+        }
+    }
+    slot as u64
+}
+
+#[inline(always)]
+fn record_alloc(size: usize, p: *mut c_void, ret: usize) {
+    if p.is_null() {
+        return;
+    }
+    with_buffer(|t| {
+        let mut w = Writer::new(t);
+        let s = site(&mut w, ret);
+        w.byte(EV_ALLOC);
+        w.time(now_ns());
+        w.varint(size as u64);
+        w.varint(p as u64);
+        w.varint(s);
+        w.commit();
+    });
+}
+
+#[inline(always)]
+fn record_free(p: *mut c_void, ret: usize) {
+    if p.is_null() {
+        return;
+    }
+    with_buffer(|t| {
+        let mut w = Writer::new(t);
+        w.byte(EV_FREE);
+        w.time(now_ns());
+        w.varint(p as u64);
+        w.varint(ret as u64);
+        w.commit();
+    });
+}
+
+#[inline(always)]
+fn record_realloc(old: *mut c_void, size: usize, new: *mut c_void, ret: usize) {
+    with_buffer(|t| {
+        let mut w = Writer::new(t);
+        let s = site(&mut w, ret);
+        w.byte(EV_REALLOC);
+        w.time(now_ns());
+        w.varint(size as u64);
+        w.varint(old as u64);
+        w.varint(new as u64);
+        w.varint(s);
+        w.commit();
+    });
+}
+
+// ---------------------------------------------------------------------------
+// Entry points. Each is a naked trampoline that passes the caller's return
+// address (at [rsp] on entry) as an extra argument to the real handler.
+
+macro_rules! trampoline {
+    ($name:ident, $imp:ident, $reg:literal, ($($arg:ident: $ty:ty),*) -> $ret:ty) => {
+        #[unsafe(no_mangle)]
+        #[unsafe(naked)]
+        pub unsafe extern "C" fn $name($($arg: $ty),*) -> $ret {
+            core::arch::naked_asm!(concat!("mov ", $reg, ", [rsp]"), "jmp {}", sym $imp)
+        }
+    };
+}
+
+trampoline!(malloc, malloc_impl, "rsi", (size: usize) -> *mut c_void);
+trampoline!(free, free_impl, "rsi", (p: *mut c_void) -> ());
+trampoline!(calloc, calloc_impl, "rdx", (n: usize, size: usize) -> *mut c_void);
+trampoline!(realloc, realloc_impl, "rdx", (p: *mut c_void, size: usize) -> *mut c_void);
+trampoline!(reallocarray, reallocarray_impl, "rcx", (p: *mut c_void, n: usize, size: usize) -> *mut c_void);
+trampoline!(posix_memalign, posix_memalign_impl, "rcx", (out: *mut *mut c_void, align: usize, size: usize) -> c_int);
+trampoline!(aligned_alloc, aligned_alloc_impl, "rdx", (align: usize, size: usize) -> *mut c_void);
+trampoline!(memalign, memalign_impl, "rdx", (align: usize, size: usize) -> *mut c_void);
+trampoline!(valloc, valloc_impl, "rsi", (size: usize) -> *mut c_void);
+trampoline!(pvalloc, pvalloc_impl, "rsi", (size: usize) -> *mut c_void);
+
+extern "C" fn malloc_impl(size: usize, ret: usize) -> *mut c_void {
+    // SAFETY: glibc's malloc.
+    let p = unsafe { sys::__libc_malloc(size) };
+    record_alloc(size, p, ret);
+    p
+}
+
+extern "C" fn free_impl(p: *mut c_void, ret: usize) {
+    record_free(p, ret);
+    // SAFETY: `p` is the caller's block (or NULL), from glibc's allocator.
+    unsafe { sys::__libc_free(p) }
+}
+
+extern "C" fn calloc_impl(n: usize, size: usize, ret: usize) -> *mut c_void {
+    // SAFETY: glibc's calloc (checks n * size for overflow).
+    let p = unsafe { sys::__libc_calloc(n, size) };
+    record_alloc(n.wrapping_mul(size), p, ret);
+    p
+}
+
+extern "C" fn realloc_impl(old: *mut c_void, size: usize, ret: usize) -> *mut c_void {
+    // SAFETY: glibc's realloc on the caller's block.
+    let new = unsafe { sys::__libc_realloc(old, size) };
+    // Recorded: any success, and realloc(p, 0), which frees p and returns
+    // NULL. A failed resize (NULL for a non-zero size) changes nothing.
+    if !new.is_null() || (size == 0 && !old.is_null()) {
+        record_realloc(old, size, new, ret);
+    }
+    new
+}
+
+extern "C" fn reallocarray_impl(
+    old: *mut c_void,
+    n: usize,
+    size: usize,
+    ret: usize,
+) -> *mut c_void {
+    let Some(total) = n.checked_mul(size) else {
+        // SAFETY: errno is this thread's.
+        unsafe { *sys::__errno_location() = 12 }; // ENOMEM
+        return null_mut();
+    };
+    realloc_impl(old, total, ret)
+}
+
+extern "C" fn posix_memalign_impl(
+    out: *mut *mut c_void,
+    align: usize,
+    size: usize,
+    ret: usize,
+) -> c_int {
+    if !align.is_power_of_two() || !align.is_multiple_of(core::mem::size_of::<usize>()) {
+        return 22; // EINVAL
+    }
+    // SAFETY: glibc's memalign with a valid alignment.
+    let p = unsafe { sys::__libc_memalign(align, size) };
+    if p.is_null() {
+        return 12; // ENOMEM
+    }
+    // SAFETY: the caller passes a valid out pointer.
+    unsafe { *out = p };
+    record_alloc(size, p, ret);
+    0
+}
+
+extern "C" fn aligned_alloc_impl(align: usize, size: usize, ret: usize) -> *mut c_void {
+    memalign_impl(align, size, ret)
+}
+
+extern "C" fn memalign_impl(align: usize, size: usize, ret: usize) -> *mut c_void {
+    // SAFETY: glibc's memalign validates the alignment itself.
+    let p = unsafe { sys::__libc_memalign(align, size) };
+    record_alloc(size, p, ret);
+    p
+}
+
+extern "C" fn valloc_impl(size: usize, ret: usize) -> *mut c_void {
+    // SAFETY: glibc's valloc.
+    let p = unsafe { sys::__libc_valloc(size) };
+    record_alloc(size, p, ret);
+    p
+}
+
+extern "C" fn pvalloc_impl(size: usize, ret: usize) -> *mut c_void {
+    // SAFETY: glibc's pvalloc.
+    let p = unsafe { sys::__libc_pvalloc(size) };
+    record_alloc(size, p, ret);
+    p
+}
+
+// ---------------------------------------------------------------------------
+// Every way out: _exit and _Exit skip atexit and destructors, and exec
+// replaces the image; flush first.
+
+#[unsafe(no_mangle)]
+pub extern "C" fn _exit(status: c_int) -> ! {
+    BUSY.with(|b| b.set(true));
+    flush_everything(true);
+    loop {
+        // SAFETY: exit_group ends the process; it does not return.
+        unsafe { sys::syscall(sys::SYS_EXIT_GROUP, status as core::ffi::c_long) };
+    }
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn _Exit(status: c_int) -> ! {
+    _exit(status)
+}
+
+macro_rules! exec_hook {
+    ($name:ident, $cname:literal, ($($arg:ident: $ty:ty),*)) => {
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name($($arg: $ty),*) -> c_int {
+            BUSY.with(|b| b.set(true));
+            flush_everything(true);
+            // SAFETY: the next definition of this libc function has this
+            // exact signature.
+            let r = unsafe {
+                let f = sys::dlsym(sys::RTLD_NEXT, $cname.as_ptr());
+                if f.is_null() {
+                    -1
+                } else {
+                    let f: unsafe extern "C" fn($($ty),*) -> c_int = core::mem::transmute(f);
+                    f($($arg),*)
+                }
+            };
+            // exec failed: carry on recording.
+            BUSY.with(|b| b.set(false));
+            r
+        }
+    };
+}
+
+exec_hook!(execve, c"execve", (path: *const c_char, argv: *const *const c_char, envp: *const *const c_char));
+exec_hook!(execv, c"execv", (path: *const c_char, argv: *const *const c_char));
+exec_hook!(execvp, c"execvp", (file: *const c_char, argv: *const *const c_char));
+exec_hook!(execvpe, c"execvpe", (file: *const c_char, argv: *const *const c_char, envp: *const *const c_char));

@@ -1,0 +1,488 @@
+//! One process's raw logs into HATF.
+//!
+//! Threads' events are merged by time (each thread's own order is kept), so
+//! memory holds one decoded chunk per thread. Mapping, documented in
+//! `docs/formats/capture.md`:
+//!
+//! * thread field: the OS thread id; heap: 0; time: nanoseconds since the
+//!   process's first recorded event;
+//! * realloc: the outcome tag (2 in place, 3 moved, 4 `realloc(NULL, n)`,
+//!   5 `realloc(p, 0)`), then the alloc and/or free it performed;
+//! * attributes of allocs and reallocs: the site, `01` + LEB128 return
+//!   address, or with `--stack`, `02` + LEB128 stack id;
+//! * comments: `tramp:process …`, `tramp:module 0xBASE PATH` (the module
+//!   map, for symbolization) and `tramp:stack ID 0xPC …` (first use of a
+//!   call stack).
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use rustc_hash::{FxHashMap, FxHashSet};
+use tramp_core::Error;
+use tramp_hatf::{Event, EventKind, Item, Writer};
+
+use crate::raw::{self, ChunkRef, RawError, RawEvent};
+
+/// What a conversion did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ConvertStats {
+    pub pid: u64,
+    pub records: u64,
+    pub allocs: u64,
+    pub frees: u64,
+    pub reallocs: u64,
+    pub threads: u64,
+    /// The damage that ended a log early (a process killed mid-write).
+    pub damage: Vec<String>,
+}
+
+/// A comment that annotates a recorded trace.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Annotation {
+    Process {
+        pid: u64,
+        ppid: u64,
+        stack_depth: u64,
+    },
+    Module {
+        base: u64,
+        path: String,
+    },
+    Stack {
+        id: u64,
+        frames: Vec<u64>,
+    },
+}
+
+impl Annotation {
+    /// The comment text.
+    pub fn to_comment(&self) -> String {
+        match self {
+            Annotation::Process {
+                pid,
+                ppid,
+                stack_depth,
+            } => {
+                format!("tramp:process pid={pid} ppid={ppid} stack={stack_depth}")
+            }
+            Annotation::Module { base, path } => format!("tramp:module {base:#x} {path}"),
+            Annotation::Stack { id, frames } => {
+                let mut s = format!("tramp:stack {id}");
+                for f in frames {
+                    s.push_str(&format!(" {f:#x}"));
+                }
+                s
+            }
+        }
+    }
+
+    /// Parses a comment written by [`to_comment`](Self::to_comment).
+    pub fn parse(comment: &[u8]) -> Option<Annotation> {
+        let s = std::str::from_utf8(comment).ok()?;
+        let rest = s.strip_prefix("tramp:")?;
+        let (word, args) = rest.split_once(' ')?;
+        let hex = |t: &str| u64::from_str_radix(t.strip_prefix("0x")?, 16).ok();
+        match word {
+            "process" => {
+                let mut v = [0u64; 3];
+                for (i, kv) in args.split(' ').enumerate().take(3) {
+                    v[i] = kv.split_once('=')?.1.parse().ok()?;
+                }
+                Some(Annotation::Process {
+                    pid: v[0],
+                    ppid: v[1],
+                    stack_depth: v[2],
+                })
+            }
+            "module" => {
+                let (base, path) = args.split_once(' ')?;
+                Some(Annotation::Module {
+                    base: hex(base)?,
+                    path: path.to_string(),
+                })
+            }
+            "stack" => {
+                let mut it = args.split(' ');
+                let id = it.next()?.parse().ok()?;
+                let frames = it.map(hex).collect::<Option<Vec<_>>>()?;
+                Some(Annotation::Stack { id, frames })
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Site encoding in the attributes field.
+pub const SITE_RETURN_ADDRESS: u8 = 1;
+pub const SITE_STACK: u8 = 2;
+
+/// Encodes a site for the attributes field.
+pub fn encode_site(kind: u8, v: u64, out: &mut Vec<u8>) {
+    out.clear();
+    out.push(kind);
+    let mut v = v;
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// Decodes a site from an attributes field.
+pub fn decode_site(attrs: &[u8]) -> Option<(u8, u64)> {
+    let (&kind, rest) = attrs.split_first()?;
+    let mut v = 0u64;
+    for (i, b) in rest.iter().enumerate().take(10) {
+        v |= ((b & 0x7f) as u64) << (7 * i);
+        if *b < 0x80 {
+            return Some((kind, v));
+        }
+    }
+    None
+}
+
+struct Stream {
+    file: usize,
+    tid: u32,
+    chunks: VecDeque<ChunkRef>,
+    events: VecDeque<RawEvent>,
+}
+
+/// Converts the raw logs of one process (in the order they were started:
+/// an exec continues the same process in a new log) into a HATF trace.
+pub fn convert_process<W: Write>(
+    logs: &[PathBuf],
+    writer: &mut Writer<W>,
+) -> Result<ConvertStats, Error> {
+    let mut stats = ConvertStats::default();
+    let mut files = Vec::new();
+    let mut streams: Vec<Stream> = Vec::new();
+    for (fi, path) in logs.iter().enumerate() {
+        let idx = raw::index(path).map_err(|e| raw_error(path, e))?;
+        if let Some(d) = idx.truncated {
+            stats.damage.push(format!("{}: {d}", path.display()));
+        }
+        let mut by_tid: FxHashMap<u32, usize> = FxHashMap::default();
+        for c in idx.chunks {
+            let s = *by_tid.entry(c.tid).or_insert_with(|| {
+                streams.push(Stream {
+                    file: fi,
+                    tid: c.tid,
+                    chunks: VecDeque::new(),
+                    events: VecDeque::new(),
+                });
+                streams.len() - 1
+            });
+            streams[s].chunks.push_back(c);
+        }
+        files.push(File::open(path)?);
+    }
+    let t0 = streams
+        .iter()
+        .filter_map(|s| s.chunks.front().map(|c| c.base_time))
+        .min()
+        .unwrap_or(0);
+    let mut payload = Vec::new();
+    let mut decoded = Vec::new();
+    let mut heap = BinaryHeap::new();
+    for (i, s) in streams.iter_mut().enumerate() {
+        if refill(s, &mut files, logs, &mut payload, &mut decoded, &mut stats)? {
+            heap.push(Reverse((s.events.front().map_or(0, |e| e.time()), i)));
+        }
+    }
+    let mut st = State::default();
+    while let Some(Reverse((_, i))) = heap.pop() {
+        let s = &mut streams[i];
+        let ev = s
+            .events
+            .pop_front()
+            .expect("streams in the heap have events");
+        st.emit(&ev, s.file, s.tid, t0, writer, &mut stats)?;
+        if s.events.is_empty()
+            && !refill(s, &mut files, logs, &mut payload, &mut decoded, &mut stats)?
+        {
+            continue;
+        }
+        heap.push(Reverse((s.events.front().map_or(0, |e| e.time()), i)));
+    }
+    stats.threads = st.threads_seen.len() as u64;
+    stats.pid = st.pid;
+    Ok(stats)
+}
+
+fn raw_error(path: &Path, e: RawError) -> Error {
+    Error::Usage(format!("{}: {e}", path.display()))
+}
+
+/// Loads the stream's next chunk; false when it has no events left. A
+/// malformed chunk ends that stream (and is reported); events before it stay.
+fn refill(
+    s: &mut Stream,
+    files: &mut [File],
+    logs: &[PathBuf],
+    payload: &mut Vec<u8>,
+    decoded: &mut Vec<RawEvent>,
+    stats: &mut ConvertStats,
+) -> Result<bool, Error> {
+    while s.events.is_empty() {
+        let Some(c) = s.chunks.pop_front() else {
+            return Ok(false);
+        };
+        raw::read_chunk(&mut files[s.file], &c, payload)
+            .map_err(|e| raw_error(&logs[s.file], e))?;
+        decoded.clear();
+        if let Err(e) = raw::decode_chunk(&c, payload, decoded) {
+            stats
+                .damage
+                .push(format!("{}: {e}", logs[s.file].display()));
+            s.chunks.clear();
+        }
+        s.events.extend(decoded.drain(..));
+    }
+    Ok(true)
+}
+
+#[derive(Default)]
+struct State {
+    pid: u64,
+    stack_depth: u64,
+    threads_live: FxHashSet<u32>,
+    threads_seen: FxHashSet<u32>,
+    modules: FxHashSet<(u64, Vec<u8>)>,
+    stack_ids: FxHashMap<Vec<u64>, u64>,
+    slots: FxHashMap<(usize, u32, u64), u64>,
+    attrs: Vec<u8>,
+}
+
+impl State {
+    fn comment<W: Write>(
+        &self,
+        w: &mut Writer<W>,
+        a: &Annotation,
+        stats: &mut ConvertStats,
+    ) -> Result<(), Error> {
+        stats.records += 1;
+        w.write_comment(a.to_comment().as_bytes())
+    }
+
+    fn event<W: Write>(
+        w: &mut Writer<W>,
+        ev: Event<'_>,
+        stats: &mut ConvertStats,
+    ) -> Result<(), Error> {
+        stats.records += 1;
+        w.write_item(&Item::Event(ev))
+    }
+
+    fn thread_seen<W: Write>(
+        &mut self,
+        tid: u32,
+        time: u64,
+        w: &mut Writer<W>,
+        stats: &mut ConvertStats,
+    ) -> Result<(), Error> {
+        self.threads_seen.insert(tid);
+        if self.threads_live.insert(tid) {
+            let mut e = Event::new(EventKind::CreateThread);
+            e.thread = tid as u64;
+            e.time = time;
+            Self::event(w, e, stats)?;
+        }
+        Ok(())
+    }
+
+    fn site(&mut self, file: usize, tid: u32, site: u64) {
+        if self.stack_depth == 0 {
+            encode_site(SITE_RETURN_ADDRESS, site, &mut self.attrs);
+        } else {
+            let id = self
+                .slots
+                .get(&(file, tid, site))
+                .copied()
+                .unwrap_or(u64::MAX);
+            encode_site(SITE_STACK, id, &mut self.attrs);
+        }
+    }
+
+    fn emit<W: Write>(
+        &mut self,
+        ev: &RawEvent,
+        file: usize,
+        tid: u32,
+        t0: u64,
+        w: &mut Writer<W>,
+        stats: &mut ConvertStats,
+    ) -> Result<(), Error> {
+        let time = ev.time().saturating_sub(t0);
+        let base = |kind: EventKind| {
+            let mut e = Event::new(kind);
+            e.thread = tid as u64;
+            e.time = time;
+            e
+        };
+        match ev {
+            RawEvent::Process {
+                pid,
+                ppid,
+                stack_depth,
+                ..
+            } => {
+                self.pid = *pid;
+                self.stack_depth = *stack_depth;
+                let a = Annotation::Process {
+                    pid: *pid,
+                    ppid: *ppid,
+                    stack_depth: *stack_depth,
+                };
+                self.comment(w, &a, stats)?;
+            }
+            RawEvent::Module { base: b, path, .. } => {
+                if self.modules.insert((*b, path.clone())) {
+                    let a = Annotation::Module {
+                        base: *b,
+                        path: String::from_utf8_lossy(path).into_owned(),
+                    };
+                    self.comment(w, &a, stats)?;
+                }
+            }
+            RawEvent::Stack { slot, frames, .. } => {
+                let next = self.stack_ids.len() as u64;
+                let id = match self.stack_ids.get(frames) {
+                    Some(id) => *id,
+                    None => {
+                        self.stack_ids.insert(frames.clone(), next);
+                        self.comment(
+                            w,
+                            &Annotation::Stack {
+                                id: next,
+                                frames: frames.clone(),
+                            },
+                            stats,
+                        )?;
+                        next
+                    }
+                };
+                self.slots.insert((file, tid, *slot), id);
+            }
+            RawEvent::ThreadStart { .. } => self.thread_seen(tid, time, w, stats)?,
+            RawEvent::ThreadEnd { .. } => {
+                self.thread_seen(tid, time, w, stats)?;
+                self.threads_live.remove(&tid);
+                Self::event(w, base(EventKind::DestroyThread), stats)?;
+            }
+            RawEvent::Alloc {
+                size,
+                address,
+                site,
+                ..
+            } => {
+                self.thread_seen(tid, time, w, stats)?;
+                self.site(file, tid, *site);
+                let mut e = base(EventKind::Alloc);
+                e.size = *size;
+                e.address = *address;
+                let attrs = std::mem::take(&mut self.attrs);
+                e.attributes = &attrs;
+                stats.allocs += 1;
+                let r = Self::event(w, e, stats);
+                self.attrs = attrs;
+                r?;
+            }
+            RawEvent::Free { address, .. } => {
+                self.thread_seen(tid, time, w, stats)?;
+                let mut e = base(EventKind::Free);
+                e.address = *address;
+                stats.frees += 1;
+                Self::event(w, e, stats)?;
+            }
+            RawEvent::Realloc {
+                size,
+                old,
+                new,
+                site,
+                ..
+            } => {
+                self.thread_seen(tid, time, w, stats)?;
+                let kind = if *old == 0 {
+                    EventKind::ReallocAlloc
+                } else if *new == 0 {
+                    EventKind::ReallocFree
+                } else if old == new {
+                    EventKind::ReallocNoAlloc
+                } else {
+                    EventKind::ReallocAllocFree
+                };
+                self.site(file, tid, *site);
+                let attrs = std::mem::take(&mut self.attrs);
+                let mut r = base(kind);
+                r.size = *size;
+                r.address = *old;
+                r.new_address = *new;
+                r.attributes = &attrs;
+                stats.reallocs += 1;
+                let res = Self::event(w, r, stats);
+                if res.is_ok()
+                    && matches!(kind, EventKind::ReallocAlloc | EventKind::ReallocAllocFree)
+                {
+                    let mut a = base(EventKind::Alloc);
+                    a.size = *size;
+                    a.address = *new;
+                    a.attributes = &attrs;
+                    stats.allocs += 1;
+                    Self::event(w, a, stats)?;
+                }
+                if res.is_ok()
+                    && matches!(kind, EventKind::ReallocFree | EventKind::ReallocAllocFree)
+                {
+                    let mut f = base(EventKind::Free);
+                    f.address = *old;
+                    stats.frees += 1;
+                    Self::event(w, f, stats)?;
+                }
+                self.attrs = attrs;
+                res?;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn annotations_round_trip() {
+        for a in [
+            Annotation::Process {
+                pid: 12,
+                ppid: 1,
+                stack_depth: 8,
+            },
+            Annotation::Module {
+                base: 0x7f00_0000_0000,
+                path: "/usr/lib/x86_64-linux-gnu/libc.so.6".into(),
+            },
+            Annotation::Stack {
+                id: 3,
+                frames: vec![0x401000, 0x7f00_0000_1234],
+            },
+        ] {
+            assert_eq!(Annotation::parse(a.to_comment().as_bytes()), Some(a));
+        }
+        assert_eq!(Annotation::parse(b"hello"), None);
+    }
+
+    #[test]
+    fn sites_round_trip() {
+        let mut v = Vec::new();
+        for x in [0, 1, 127, 128, 0x55d0_c0a0_12a0, u64::MAX] {
+            encode_site(SITE_RETURN_ADDRESS, x, &mut v);
+            assert_eq!(decode_site(&v), Some((SITE_RETURN_ADDRESS, x)));
+        }
+        assert_eq!(decode_site(&[1, 0x80]), None);
+    }
+}

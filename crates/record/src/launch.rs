@@ -1,0 +1,164 @@
+//! Running a command under the capture library, then turning each recorded
+//! process's raw logs into a HATF trace.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus};
+
+use tramp_core::Error;
+use tramp_core::io::Output;
+use tramp_hatf::{Policy, Writer};
+
+use crate::convert::{ConvertStats, convert_process};
+
+/// How to record.
+#[derive(Clone, Debug)]
+pub struct RecordOptions {
+    /// The trace of the process started; forked children get the same name
+    /// with `.PID` before the extension.
+    pub output: PathBuf,
+    /// Frames of call stack per allocation (0: the return address only).
+    pub stack: usize,
+}
+
+/// What a recording produced.
+#[derive(Debug)]
+pub struct Recording {
+    pub status: ExitStatus,
+    /// One trace per process: (pid, path, what was converted).
+    pub traces: Vec<(u64, PathBuf, ConvertStats)>,
+}
+
+/// Writes the capture library where the dynamic loader can map it: a
+/// content-addressed file in the user's cache directory, written once.
+pub fn install_library(lib: &[u8]) -> Result<PathBuf, Error> {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in lib {
+        h = (h ^ *b as u64).wrapping_mul(0x0100_0000_01b3);
+    }
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .unwrap_or_else(std::env::temp_dir)
+        .join("tramp");
+    std::fs::create_dir_all(&base)?;
+    let path = base.join(format!("libtramp_capture-{h:016x}.so"));
+    if std::fs::metadata(&path)
+        .map(|m| m.len() == lib.len() as u64)
+        .unwrap_or(false)
+    {
+        return Ok(path);
+    }
+    let tmp = base.join(format!(
+        ".libtramp_capture-{h:016x}.{}.tmp",
+        std::process::id()
+    ));
+    std::fs::write(&tmp, lib)?;
+    std::fs::rename(&tmp, &path)?;
+    Ok(path)
+}
+
+/// The output name for a process other than the one started.
+pub fn child_output(output: &Path, pid: u64) -> PathBuf {
+    let name = output
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("trace.hatf");
+    let (stem, ext) = match name.find(".hatf") {
+        Some(i) => (&name[..i], &name[i..]),
+        None => (name, ""),
+    };
+    output.with_file_name(format!("{stem}.{pid}{ext}"))
+}
+
+/// Runs `cmd` under the capture library `lib` and writes one HATF trace per
+/// process. The command's stdin, stdout and stderr are the caller's.
+pub fn record(lib: &Path, cmd: &[OsString], opts: &RecordOptions) -> Result<Recording, Error> {
+    let (program, args) = cmd
+        .split_first()
+        .ok_or_else(|| Error::Usage("no command to record".into()))?;
+    let logs = tempdir()?;
+    let mut preload = OsString::from(lib.as_os_str());
+    if let Some(old) = std::env::var_os("LD_PRELOAD").filter(|v| !v.is_empty()) {
+        preload.push(":");
+        preload.push(old);
+    }
+    let mut child = Command::new(program)
+        .args(args)
+        .env("LD_PRELOAD", preload)
+        .env("TRAMP_CAPTURE_DIR", &logs)
+        .env("TRAMP_CAPTURE_STACK", opts.stack.to_string())
+        .spawn()
+        .map_err(|e| Error::Usage(format!("cannot run {}: {e}", program.to_string_lossy())))?;
+    let root = child.id() as u64;
+    let status = child.wait()?;
+    let result = convert_all(&logs, root, opts);
+    let _ = std::fs::remove_dir_all(&logs);
+    Ok(Recording {
+        status,
+        traces: result?,
+    })
+}
+
+fn tempdir() -> Result<PathBuf, Error> {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let dir = std::env::temp_dir().join(format!("tramp-record-{}-{nanos}", std::process::id()));
+    std::fs::create_dir(&dir)?;
+    Ok(dir)
+}
+
+/// Groups `trace.PID.NANOS.raw` logs by process and converts each group.
+pub fn convert_all(
+    dir: &Path,
+    root: u64,
+    opts: &RecordOptions,
+) -> Result<Vec<(u64, PathBuf, ConvertStats)>, Error> {
+    let mut by_pid: std::collections::BTreeMap<u64, Vec<(u64, PathBuf)>> = Default::default();
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let parts: Vec<&str> = name.split('.').collect();
+        if let ["trace", pid, nanos, "raw"] = parts[..]
+            && let (Ok(pid), Ok(nanos)) = (pid.parse::<u64>(), nanos.parse::<u64>())
+        {
+            by_pid.entry(pid).or_default().push((nanos, path));
+        }
+    }
+    let mut out = Vec::new();
+    for (pid, mut logs) in by_pid {
+        logs.sort();
+        let paths: Vec<PathBuf> = logs.into_iter().map(|(_, p)| p).collect();
+        let target = if pid == root {
+            opts.output.clone()
+        } else {
+            child_output(&opts.output, pid)
+        };
+        let name = target.to_string_lossy().into_owned();
+        let file = Output::create(&name, None)?;
+        let mut w = Writer::new(file, Policy::Naive);
+        let mut stats = convert_process(&paths, &mut w)?;
+        stats.pid = pid;
+        w.into_inner()?.finish()?;
+        out.push((pid, target, stats));
+    }
+    // The started process first.
+    out.sort_by_key(|(pid, _, _)| (*pid != root, *pid));
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn child_outputs_carry_the_pid() {
+        assert_eq!(
+            child_output(Path::new("/x/ls.hatf.zst"), 42),
+            Path::new("/x/ls.42.hatf.zst")
+        );
+        assert_eq!(child_output(Path::new("trace"), 7), Path::new("trace.7"));
+    }
+}

@@ -1,0 +1,268 @@
+//! The raw log written by the capture library (`docs/formats/capture.md`):
+//! a sequence of chunks, each `"TRC1"`, thread id (u32 LE), payload length
+//! (u32 LE), base time (u64 LE, ns) and a payload of events. Chunks of one
+//! thread are in order; chunks of different threads interleave.
+
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom};
+use std::path::Path;
+
+pub const CHUNK_MAGIC: [u8; 4] = *b"TRC1";
+pub const CHUNK_HEADER: usize = 20;
+/// A chunk payload can never be longer than the capture library's buffer.
+pub const MAX_PAYLOAD: usize = 1 << 18;
+
+pub const EV_ALLOC: u8 = 0;
+pub const EV_FREE: u8 = 1;
+pub const EV_REALLOC: u8 = 2;
+pub const EV_THREAD_START: u8 = 3;
+pub const EV_THREAD_END: u8 = 4;
+pub const EV_STACK: u8 = 5;
+pub const EV_MODULE: u8 = 6;
+pub const EV_PROCESS: u8 = 7;
+
+#[derive(Debug, thiserror::Error)]
+pub enum RawError {
+    #[error("I/O error: {0}")]
+    Io(#[from] io::Error),
+    #[error("bad chunk magic at byte offset {offset}")]
+    Magic { offset: u64 },
+    #[error("chunk at byte offset {offset} claims {len} bytes (at most {MAX_PAYLOAD})")]
+    Length { offset: u64, len: u32 },
+    #[error(
+        "event {kind} in the chunk at byte offset {offset} is cut short or malformed at payload byte {at}"
+    )]
+    Event { offset: u64, kind: u8, at: usize },
+    #[error("unknown event kind {kind} in the chunk at byte offset {offset}, payload byte {at}")]
+    Kind { offset: u64, kind: u8, at: usize },
+}
+
+/// Where one chunk is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChunkRef {
+    pub offset: u64,
+    pub tid: u32,
+    pub len: u32,
+    pub base_time: u64,
+}
+
+/// Indexes the chunks of a raw log. A cut-off last chunk (the process was
+/// killed while writing) ends the index; it is reported in `truncated`.
+pub struct Index {
+    pub chunks: Vec<ChunkRef>,
+    pub truncated: Option<RawError>,
+}
+
+pub fn index(path: &Path) -> Result<Index, RawError> {
+    let mut f = File::open(path)?;
+    let size = f.metadata()?.len();
+    let mut chunks = Vec::new();
+    let mut offset = 0u64;
+    let mut hdr = [0u8; CHUNK_HEADER];
+    while offset < size {
+        if size - offset < CHUNK_HEADER as u64 {
+            return Ok(Index {
+                chunks,
+                truncated: Some(RawError::Event {
+                    offset,
+                    kind: 255,
+                    at: 0,
+                }),
+            });
+        }
+        f.seek(SeekFrom::Start(offset))?;
+        f.read_exact(&mut hdr)?;
+        if hdr[..4] != CHUNK_MAGIC {
+            return Ok(Index {
+                chunks,
+                truncated: Some(RawError::Magic { offset }),
+            });
+        }
+        let tid = u32::from_le_bytes(hdr[4..8].try_into().expect("4 bytes"));
+        let len = u32::from_le_bytes(hdr[8..12].try_into().expect("4 bytes"));
+        let base_time = u64::from_le_bytes(hdr[12..20].try_into().expect("8 bytes"));
+        if len as usize > MAX_PAYLOAD {
+            return Ok(Index {
+                chunks,
+                truncated: Some(RawError::Length { offset, len }),
+            });
+        }
+        if offset + CHUNK_HEADER as u64 + len as u64 > size {
+            return Ok(Index {
+                chunks,
+                truncated: Some(RawError::Length { offset, len }),
+            });
+        }
+        chunks.push(ChunkRef {
+            offset,
+            tid,
+            len,
+            base_time,
+        });
+        offset += CHUNK_HEADER as u64 + len as u64;
+    }
+    Ok(Index {
+        chunks,
+        truncated: None,
+    })
+}
+
+/// One decoded event, with absolute time.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RawEvent {
+    Alloc {
+        time: u64,
+        size: u64,
+        address: u64,
+        site: u64,
+    },
+    Free {
+        time: u64,
+        address: u64,
+        site: u64,
+    },
+    Realloc {
+        time: u64,
+        size: u64,
+        old: u64,
+        new: u64,
+        site: u64,
+    },
+    ThreadStart {
+        time: u64,
+    },
+    ThreadEnd {
+        time: u64,
+    },
+    /// Definition of a per-thread stack slot.
+    Stack {
+        time: u64,
+        slot: u64,
+        frames: Vec<u64>,
+    },
+    Module {
+        time: u64,
+        base: u64,
+        path: Vec<u8>,
+    },
+    Process {
+        time: u64,
+        pid: u64,
+        ppid: u64,
+        stack_depth: u64,
+    },
+}
+
+impl RawEvent {
+    pub fn time(&self) -> u64 {
+        match self {
+            RawEvent::Alloc { time, .. }
+            | RawEvent::Free { time, .. }
+            | RawEvent::Realloc { time, .. }
+            | RawEvent::ThreadStart { time }
+            | RawEvent::ThreadEnd { time }
+            | RawEvent::Stack { time, .. }
+            | RawEvent::Module { time, .. }
+            | RawEvent::Process { time, .. } => *time,
+        }
+    }
+}
+
+/// Reads a chunk's payload.
+pub fn read_chunk(f: &mut File, c: &ChunkRef, buf: &mut Vec<u8>) -> Result<(), RawError> {
+    buf.resize(c.len as usize, 0);
+    f.seek(SeekFrom::Start(c.offset + CHUNK_HEADER as u64))?;
+    f.read_exact(buf)?;
+    Ok(())
+}
+
+/// Decodes a chunk's payload into events (appended to `out`).
+pub fn decode_chunk(c: &ChunkRef, payload: &[u8], out: &mut Vec<RawEvent>) -> Result<(), RawError> {
+    let mut at = 0usize;
+    let mut time = c.base_time;
+    let bad = |kind, at| RawError::Event {
+        offset: c.offset,
+        kind,
+        at,
+    };
+    let varint = |at: &mut usize, kind: u8| -> Result<u64, RawError> {
+        let mut v = 0u64;
+        for shift in (0..64).step_by(7) {
+            let b = *payload.get(*at).ok_or(bad(kind, *at))?;
+            *at += 1;
+            v |= ((b & 0x7f) as u64) << shift;
+            if b < 0x80 {
+                return Ok(v);
+            }
+        }
+        Err(bad(kind, *at))
+    };
+    while at < payload.len() {
+        let kind = payload[at];
+        at += 1;
+        let ev = match kind {
+            EV_ALLOC | EV_FREE | EV_REALLOC | EV_THREAD_START | EV_THREAD_END => {
+                time = time.wrapping_add(varint(&mut at, kind)?);
+                match kind {
+                    EV_ALLOC => RawEvent::Alloc {
+                        time,
+                        size: varint(&mut at, kind)?,
+                        address: varint(&mut at, kind)?,
+                        site: varint(&mut at, kind)?,
+                    },
+                    EV_FREE => RawEvent::Free {
+                        time,
+                        address: varint(&mut at, kind)?,
+                        site: varint(&mut at, kind)?,
+                    },
+                    EV_REALLOC => RawEvent::Realloc {
+                        time,
+                        size: varint(&mut at, kind)?,
+                        old: varint(&mut at, kind)?,
+                        new: varint(&mut at, kind)?,
+                        site: varint(&mut at, kind)?,
+                    },
+                    EV_THREAD_START => RawEvent::ThreadStart { time },
+                    _ => RawEvent::ThreadEnd { time },
+                }
+            }
+            EV_STACK => {
+                let slot = varint(&mut at, kind)?;
+                let n = varint(&mut at, kind)?;
+                if n > 256 {
+                    return Err(bad(kind, at));
+                }
+                let mut frames = Vec::with_capacity(n as usize);
+                for _ in 0..n {
+                    frames.push(varint(&mut at, kind)?);
+                }
+                RawEvent::Stack { time, slot, frames }
+            }
+            EV_MODULE => {
+                let base = varint(&mut at, kind)?;
+                let n = varint(&mut at, kind)? as usize;
+                let path = payload
+                    .get(at..at.saturating_add(n))
+                    .ok_or(bad(kind, at))?
+                    .to_vec();
+                at += n;
+                RawEvent::Module { time, base, path }
+            }
+            EV_PROCESS => RawEvent::Process {
+                time,
+                pid: varint(&mut at, kind)?,
+                ppid: varint(&mut at, kind)?,
+                stack_depth: varint(&mut at, kind)?,
+            },
+            other => {
+                return Err(RawError::Kind {
+                    offset: c.offset,
+                    kind: other,
+                    at: at - 1,
+                });
+            }
+        };
+        out.push(ev);
+    }
+    Ok(())
+}
