@@ -111,6 +111,10 @@ const DISABLED: u8 = 3;
 
 static STATE: AtomicU8 = AtomicU8::new(UNINIT);
 static FD: AtomicI32 = AtomicI32::new(-1);
+/// Device and inode of the log, to notice a program that closed our
+/// descriptor and opened something else under the same number.
+static LOG_DEV: AtomicU64 = AtomicU64::new(0);
+static LOG_INO: AtomicU64 = AtomicU64::new(0);
 static KEY: AtomicU32 = AtomicU32::new(0);
 static STACK_DEPTH: AtomicUsize = AtomicUsize::new(0);
 static REGISTRY: AtomicPtr<ThreadBuf> = AtomicPtr::new(null_mut());
@@ -221,8 +225,32 @@ fn reopen_log() -> bool {
         } else {
             fd
         };
+        let (dev, ino) = identity(fd).unwrap_or((0, 0));
+        LOG_DEV.store(dev, Ordering::Relaxed);
+        LOG_INO.store(ino, Ordering::Relaxed);
         FD.store(fd, Ordering::Release);
         true
+    }
+}
+
+/// Device and inode behind a descriptor.
+fn identity(fd: c_int) -> Option<(u64, u64)> {
+    let mut st = [0u64; 18];
+    // SAFETY: fstat fills a `struct stat` (144 bytes on x86_64, st_dev and
+    // st_ino first); the buffer is that size.
+    (unsafe { sys::fstat(fd, &mut st) } == 0).then_some((st[0], st[1]))
+}
+
+/// Makes sure FD still is our log; reopens it otherwise.
+fn check_log() {
+    let ok = identity(FD.load(Ordering::Acquire)).is_some_and(|id| {
+        id == (
+            LOG_DEV.load(Ordering::Relaxed),
+            LOG_INO.load(Ordering::Relaxed),
+        )
+    });
+    if !ok {
+        reopen_log();
     }
 }
 
@@ -480,6 +508,7 @@ fn flush(t: &mut ThreadBuf, foreign: bool) {
 }
 
 fn write_chunk(hdr: &[u8], payload: &[u8]) {
+    check_log();
     let iov = [
         sys::Iovec {
             iov_base: hdr.as_ptr() as *const c_void,
@@ -953,3 +982,65 @@ exec_hook!(execve, c"execve", (path: *const c_char, argv: *const *const c_char, 
 exec_hook!(execv, c"execv", (path: *const c_char, argv: *const *const c_char));
 exec_hook!(execvp, c"execvp", (file: *const c_char, argv: *const *const c_char));
 exec_hook!(execvpe, c"execvpe", (file: *const c_char, argv: *const *const c_char, envp: *const *const c_char));
+
+/// Flushes before a variadic exec (execl, execlp, execle) and returns the
+/// next definition of the function named `name`, or a stand-in that fails.
+extern "C" fn exec_prepare(name: *const c_char) -> usize {
+    BUSY.with(|b| b.set(true));
+    flush_everything(true);
+    BUSY.with(|b| b.set(false));
+    // SAFETY: `name` is one of our NUL-terminated statics.
+    let f = unsafe { sys::dlsym(sys::RTLD_NEXT, name) };
+    if f.is_null() {
+        exec_unavailable as *const () as usize
+    } else {
+        f as usize
+    }
+}
+
+extern "C" fn exec_unavailable() -> c_int {
+    -1
+}
+
+static EXECL: &core::ffi::CStr = c"execl";
+static EXECLP: &core::ffi::CStr = c"execlp";
+static EXECLE: &core::ffi::CStr = c"execle";
+
+/// Variadic execs cannot be written in stable Rust, so these trampolines
+/// keep every argument register (and `al`, the vector-register count of a
+/// variadic call) and the caller's stack untouched, flush, and jump to the
+/// real function.
+macro_rules! exec_variadic {
+    ($name:ident, $cname:ident) => {
+        #[unsafe(no_mangle)]
+        #[unsafe(naked)]
+        pub unsafe extern "C" fn $name(path: *const c_char, arg: *const c_char) -> c_int {
+            core::arch::naked_asm!(
+                "push rdi",
+                "push rsi",
+                "push rdx",
+                "push rcx",
+                "push r8",
+                "push r9",
+                "push rax",
+                "mov rdi, [rip + {name}]",
+                "call {prep}",
+                "mov r11, rax",
+                "pop rax",
+                "pop r9",
+                "pop r8",
+                "pop rcx",
+                "pop rdx",
+                "pop rsi",
+                "pop rdi",
+                "jmp r11",
+                name = sym $cname,
+                prep = sym exec_prepare,
+            )
+        }
+    };
+}
+
+exec_variadic!(execl, EXECL);
+exec_variadic!(execlp, EXECLP);
+exec_variadic!(execle, EXECLE);

@@ -65,6 +65,7 @@ unsafe extern "C" {
     pub fn getenv(name: *const c_char) -> *const c_char;
     pub fn open(path: *const c_char, flags: c_int, mode: c_int) -> c_int;
     pub fn close(fd: c_int) -> c_int;
+    pub fn fstat(fd: c_int, buf: *mut [u64; 18]) -> c_int;
     pub fn fcntl(fd: c_int, cmd: c_int, arg: c_int) -> c_int;
     pub fn writev(fd: c_int, iov: *const Iovec, n: c_int) -> isize;
     pub fn readlink(path: *const c_char, buf: *mut c_char, len: usize) -> isize;

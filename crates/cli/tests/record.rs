@@ -1,0 +1,323 @@
+//! `tramp record` on real programs (C, C++, Rust) built by the test: the
+//! trace must hold exactly the events the programs perform.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn programs() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs")
+}
+
+fn build(dir: &Path, src: &str) -> PathBuf {
+    let out = dir.join(src.split('.').next().unwrap());
+    let srcp = programs().join(src);
+    let status = if src.ends_with(".rs") {
+        Command::new(std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into()))
+            .args(["-O", "-o"])
+            .arg(&out)
+            .arg(&srcp)
+            .status()
+    } else if src.ends_with(".cc") {
+        Command::new("g++")
+            .args(["-O1", "-o"])
+            .arg(&out)
+            .arg(&srcp)
+            .status()
+    } else {
+        Command::new("gcc")
+            .args(["-O1", "-pthread", "-o"])
+            .arg(&out)
+            .arg(&srcp)
+            .status()
+    }
+    .expect("compiler runs");
+    assert!(status.success(), "building {src}");
+    out
+}
+
+fn record(dir: &Path, trace: &str, cmd: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tramp"))
+        .arg("record")
+        .arg("-o")
+        .arg(dir.join(trace))
+        .arg("--")
+        .args(cmd)
+        .output()
+        .expect("tramp runs")
+}
+
+fn dump(path: &Path) -> Vec<String> {
+    let out = Command::new(env!("CARGO_BIN_EXE_tramp"))
+        .arg("dump")
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "dump {}: {}",
+        path.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+fn field<'a>(line: &'a str, key: &str) -> Option<&'a str> {
+    line.split(' ')
+        .find_map(|kv| kv.strip_prefix(key)?.strip_prefix('='))
+}
+
+fn allocs_of(lines: &[String], size: u64) -> Vec<&String> {
+    lines
+        .iter()
+        .filter(|l| l.starts_with("alloc ") && field(l, "size") == Some(&size.to_string()))
+        .collect()
+}
+
+#[test]
+fn c_patterns_are_recorded_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = build(dir.path(), "patterns.c");
+    let out = record(dir.path(), "p.hatf.zst", &[prog.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(42), "exit status passes through");
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        stdout.ends_with("done\n"),
+        "program output passes through: {stdout}"
+    );
+    let lines = dump(&dir.path().join("p.hatf.zst"));
+
+    // 1234 mallocs of 4321 bytes, each freed.
+    let big = allocs_of(&lines, 4321);
+    assert_eq!(big.len(), 1234);
+    let addrs: std::collections::HashSet<&str> =
+        big.iter().map(|l| field(l, "address").unwrap()).collect();
+    let freed = lines
+        .iter()
+        .filter(|l| l.starts_with("free ") && addrs.contains(field(l, "address").unwrap()))
+        .count();
+    assert!(freed >= 1234, "{freed} frees");
+    assert_eq!(allocs_of(&lines, 91).len(), 3, "calloc(7, 13) three times");
+    for size in [1001, 1024, 1003, 1004, 1005] {
+        assert_eq!(
+            allocs_of(&lines, size).len(),
+            1,
+            "aligned allocation of {size}"
+        );
+    }
+
+    // The realloc outcomes the program saw, in order, with their records.
+    let seen: Vec<&str> = stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("realloc "))
+        .collect();
+    let ours: Vec<(usize, &String)> = lines
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| {
+            l.starts_with("realloc/")
+                && ["555", "500", "200000", "0", "1111"].contains(&field(l, "size").unwrap())
+        })
+        .collect();
+    let tags: Vec<&str> = ours
+        .iter()
+        .map(|(_, l)| l.split(' ').next().unwrap().trim_start_matches("realloc/"))
+        .collect();
+    assert_eq!(tags, seen);
+    for (i, l) in &ours {
+        let size = field(l, "size").unwrap();
+        let next = &lines[i + 1];
+        match l.split(' ').next().unwrap() {
+            "realloc/alloc" => assert!(
+                next.starts_with("alloc ") && field(next, "size") == Some(size),
+                "{l} then {next}"
+            ),
+            "realloc/free" => {
+                assert_eq!(field(next, "address"), field(l, "old"), "{l} then {next}")
+            }
+            "realloc/alloc-free" => {
+                assert_eq!(field(next, "address"), field(l, "new"));
+                assert!(
+                    lines[i + 2].starts_with("free ")
+                        && field(&lines[i + 2], "address") == field(l, "old")
+                );
+            }
+            _ => {}
+        }
+    }
+
+    // Four threads, each with 1000 allocations of 3333 bytes.
+    let mut per_thread: HashMap<&str, usize> = HashMap::new();
+    for l in allocs_of(&lines, 3333) {
+        *per_thread.entry(field(l, "thread").unwrap()).or_default() += 1;
+    }
+    assert_eq!(per_thread.len(), 4);
+    assert!(per_thread.values().all(|n| *n == 1000), "{per_thread:?}");
+    for t in per_thread.keys() {
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.starts_with("createThread") && field(l, "thread") == Some(t))
+        );
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.starts_with("destroyThread") && field(l, "thread") == Some(t))
+        );
+    }
+    // Sites and the module map.
+    assert!(
+        big.iter()
+            .all(|l| field(l, "attrs").is_some_and(|a| a.starts_with("01")))
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("tramp:module") && l.contains("patterns"))
+    );
+    // Times are monotonic per thread and start near 0.
+    let times: Vec<u64> = lines
+        .iter()
+        .filter_map(|l| field(l, "time")?.parse().ok())
+        .collect();
+    assert!(times.windows(2).all(|w| w[0] <= w[1]), "merged by time");
+}
+
+#[test]
+fn a_forked_child_gets_its_own_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = build(dir.path(), "fork.c");
+    let out = record(dir.path(), "f.hatf", &[prog.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0));
+    let parent = dump(&dir.path().join("f.hatf"));
+    assert_eq!(allocs_of(&parent, 2222).len(), 111);
+    assert_eq!(allocs_of(&parent, 2223).len(), 11);
+    assert_eq!(allocs_of(&parent, 7777).len(), 0);
+    let children: Vec<PathBuf> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            let n = p.file_name().unwrap().to_str().unwrap();
+            n.starts_with("f.") && n.ends_with(".hatf") && n != "f.hatf"
+        })
+        .collect();
+    assert_eq!(children.len(), 1, "{children:?}");
+    let child = dump(&children[0]);
+    assert_eq!(allocs_of(&child, 7777).len(), 77);
+    assert_eq!(
+        allocs_of(&child, 2222).len(),
+        0,
+        "the parent's events stay the parent's"
+    );
+    assert_eq!(allocs_of(&child, 2223).len(), 0);
+    let pid = children[0]
+        .file_name()
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .split('.')
+        .nth(1)
+        .unwrap();
+    assert!(
+        child
+            .iter()
+            .any(|l| l.contains(&format!("tramp:process pid={pid} ")))
+    );
+}
+
+#[test]
+fn every_way_out_keeps_the_events() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = build(dir.path(), "endings.c");
+    let p = prog.to_str().unwrap();
+    for (how, code) in [
+        ("return", 0),
+        ("abort", 134),
+        ("_exit", 7),
+        ("segv", 139),
+        ("exec", 0),
+        ("closefds", 0),
+    ] {
+        let trace = format!("{how}.hatf");
+        let out = record(dir.path(), &trace, &[p, how]);
+        assert_eq!(
+            out.status.code(),
+            Some(code),
+            "{how}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let lines = dump(&dir.path().join(&trace));
+        assert_eq!(allocs_of(&lines, 1111).len(), 500, "{how}");
+    }
+    // SIGKILL: the log stays readable and loses at most the last buffer.
+    let out = record(dir.path(), "kill.hatf", &[p, "kill"]);
+    assert_eq!(out.status.code(), Some(137));
+    let n = allocs_of(&dump(&dir.path().join("kill.hatf")), 1111).len();
+    assert!(
+        (80_000..=100_000).contains(&n),
+        "{n} of 100000 allocations survived SIGKILL"
+    );
+}
+
+#[test]
+fn cxx_new_and_delete_reach_malloc() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = build(dir.path(), "cxx.cc");
+    let out = record(dir.path(), "c.hatf", &[prog.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0));
+    let lines = dump(&dir.path().join("c.hatf"));
+    let blobs = allocs_of(&lines, 5555);
+    assert_eq!(blobs.len(), 100);
+    let addrs: std::collections::HashSet<&str> =
+        blobs.iter().map(|l| field(l, "address").unwrap()).collect();
+    assert!(
+        lines
+            .iter()
+            .filter(|l| l.starts_with("free ") && addrs.contains(field(l, "address").unwrap()))
+            .count()
+            >= 100
+    );
+    assert_eq!(allocs_of(&lines, 6061).len(), 1);
+}
+
+#[test]
+fn rust_programs_are_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = build(dir.path(), "rust.rs");
+    let out = record(dir.path(), "r.hatf", &[prog.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0));
+    let lines = dump(&dir.path().join("r.hatf"));
+    assert_eq!(allocs_of(&lines, 6666).len(), 50);
+    assert!(
+        lines.iter().any(|l| l.starts_with("realloc/")),
+        "Vec growth reallocates"
+    );
+}
+
+#[test]
+fn stacks_are_recorded_and_deduplicated() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = build(dir.path(), "fork.c");
+    let out = Command::new(env!("CARGO_BIN_EXE_tramp"))
+        .args(["record", "--stack", "8", "-o"])
+        .arg(dir.path().join("s.hatf"))
+        .arg("--")
+        .arg(&prog)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let lines = dump(&dir.path().join("s.hatf"));
+    let sites: std::collections::HashSet<&str> = allocs_of(&lines, 2222)
+        .iter()
+        .map(|l| field(l, "attrs").unwrap())
+        .collect();
+    assert_eq!(sites.len(), 1, "one call stack for one loop: {sites:?}");
+    let site = sites.into_iter().next().unwrap();
+    assert!(site.starts_with("02"), "a stack id: {site}");
+    let stacks = lines.iter().filter(|l| l.contains("tramp:stack ")).count();
+    assert!(stacks >= 1 && stacks < 20, "{stacks} stacks");
+}
