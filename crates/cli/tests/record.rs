@@ -319,5 +319,5 @@ fn stacks_are_recorded_and_deduplicated() {
     let site = sites.into_iter().next().unwrap();
     assert!(site.starts_with("02"), "a stack id: {site}");
     let stacks = lines.iter().filter(|l| l.contains("tramp:stack ")).count();
-    assert!(stacks >= 1 && stacks < 20, "{stacks} stacks");
+    assert!((1..20).contains(&stacks), "{stacks} stacks");
 }
