@@ -182,7 +182,7 @@ pub fn convert_process<W: Write>(
     }
     let t0 = streams
         .iter()
-        .filter_map(|s| s.chunks.front().map(|c| c.base_time))
+        .filter_map(|s| s.chunks.front().map(|c| c.base_ns))
         .min()
         .unwrap_or(0);
     let mut payload = Vec::new();

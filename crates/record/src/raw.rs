@@ -1,14 +1,15 @@
 //! The raw log written by the capture library (`docs/formats/capture.md`):
 //! a sequence of chunks, each `"TRC1"`, thread id (u32 LE), payload length
-//! (u32 LE), base time (u64 LE, ns) and a payload of events. Chunks of one
-//! thread are in order; chunks of different threads interleave.
+//! (u32 LE), the clock at the chunk's start and end as (ns, TSC) pairs (four
+//! u64 LE), and a payload of events whose times are TSC deltas. Chunks of
+//! one thread are in order; chunks of different threads interleave.
 
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
 
 pub const CHUNK_MAGIC: [u8; 4] = *b"TRC1";
-pub const CHUNK_HEADER: usize = 20;
+pub const CHUNK_HEADER: usize = 44;
 /// A chunk payload can never be longer than the capture library's buffer.
 pub const MAX_PAYLOAD: usize = 1 << 18;
 
@@ -43,7 +44,24 @@ pub struct ChunkRef {
     pub offset: u64,
     pub tid: u32,
     pub len: u32,
-    pub base_time: u64,
+    pub base_ns: u64,
+    pub base_tsc: u64,
+    pub end_ns: u64,
+    pub end_tsc: u64,
+}
+
+impl ChunkRef {
+    /// Maps a TSC reading inside the chunk to ns (linear between the
+    /// chunk's two clock readings).
+    pub fn ns(&self, tsc: u64) -> u64 {
+        let span_tsc = self.end_tsc.saturating_sub(self.base_tsc);
+        let span_ns = self.end_ns.saturating_sub(self.base_ns);
+        if span_tsc == 0 {
+            return self.base_ns;
+        }
+        let d = tsc.saturating_sub(self.base_tsc).min(span_tsc);
+        self.base_ns + (d as u128 * span_ns as u128 / span_tsc as u128) as u64
+    }
 }
 
 /// Indexes the chunks of a raw log. A cut-off last chunk (the process was
@@ -80,7 +98,8 @@ pub fn index(path: &Path) -> Result<Index, RawError> {
         }
         let tid = u32::from_le_bytes(hdr[4..8].try_into().expect("4 bytes"));
         let len = u32::from_le_bytes(hdr[8..12].try_into().expect("4 bytes"));
-        let base_time = u64::from_le_bytes(hdr[12..20].try_into().expect("8 bytes"));
+        let word = |i: usize| u64::from_le_bytes(hdr[i..i + 8].try_into().expect("8 bytes"));
+        let (base_ns, base_tsc, end_ns, end_tsc) = (word(12), word(20), word(28), word(36));
         if len as usize > MAX_PAYLOAD {
             return Ok(Index {
                 chunks,
@@ -97,7 +116,10 @@ pub fn index(path: &Path) -> Result<Index, RawError> {
             offset,
             tid,
             len,
-            base_time,
+            base_ns,
+            base_tsc,
+            end_ns,
+            end_tsc,
         });
         offset += CHUNK_HEADER as u64 + len as u64;
     }
@@ -179,7 +201,8 @@ pub fn read_chunk(f: &mut File, c: &ChunkRef, buf: &mut Vec<u8>) -> Result<(), R
 /// Decodes a chunk's payload into events (appended to `out`).
 pub fn decode_chunk(c: &ChunkRef, payload: &[u8], out: &mut Vec<RawEvent>) -> Result<(), RawError> {
     let mut at = 0usize;
-    let mut time = c.base_time;
+    let mut tsc = c.base_tsc;
+    let mut time = c.base_ns;
     let bad = |kind, at| RawError::Event {
         offset: c.offset,
         kind,
@@ -202,7 +225,8 @@ pub fn decode_chunk(c: &ChunkRef, payload: &[u8], out: &mut Vec<RawEvent>) -> Re
         at += 1;
         let ev = match kind {
             EV_ALLOC | EV_FREE | EV_REALLOC | EV_THREAD_START | EV_THREAD_END => {
-                time = time.wrapping_add(varint(&mut at, kind)?);
+                tsc = tsc.wrapping_add(varint(&mut at, kind)?);
+                time = c.ns(tsc);
                 match kind {
                     EV_ALLOC => RawEvent::Alloc {
                         time,
