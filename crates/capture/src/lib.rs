@@ -788,8 +788,13 @@ fn site(w: &mut Writer<'_>, ret: usize) -> u64 {
     // SAFETY: backtrace writes at most the count we pass. Its first call
     // may load libgcc_s and allocate; BUSY keeps that out of the log.
     let n = unsafe { sys::backtrace(frames.as_mut_ptr(), (depth + 2) as c_int) }.max(0) as usize;
-    // Skip our own two frames (the _impl function and this one).
-    let frames = &frames[2.min(n)..n];
+    // Start at the caller: the frame whose address is the return address
+    // the trampoline saw (our own frames come before it).
+    let start = frames[..n]
+        .iter()
+        .position(|f| *f as usize == ret)
+        .unwrap_or(2.min(n));
+    let frames = &frames[start..n];
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for f in frames {
         h = (h ^ *f as u64).wrapping_mul(0x0100_0000_01b3);

@@ -64,12 +64,18 @@ pub fn sample(a: SampleArgs) -> Result<()> {
 }
 
 fn print_report(r: &tramp_heap::Report, json: bool) -> Result<()> {
-    use std::io::Write;
     let text = if json {
         serde_json::to_string_pretty(r)? + "\n"
     } else {
         r.to_string()
     };
+    print_text(&text)
+}
+
+/// Writes to stdout; a closed pipe is reported as an error (and then
+/// treated as success by main), never a panic.
+fn print_text(text: &str) -> Result<()> {
+    use std::io::Write;
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())?;
     out.flush()?;
@@ -123,15 +129,29 @@ pub struct StatsArgs {
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
+    /// Also list the top allocation sites of a recorded trace (`tramp
+    /// record`) by allocations, by bytes, and by bytes still live at exit
+    /// (leaks), symbolized to function, file and line.
+    #[arg(long)]
+    sites: bool,
+    /// With --sites: how many sites per table.
+    #[arg(long, default_value_t = 10, requires = "sites")]
+    top: usize,
 }
 
 pub fn stats(a: StatsArgs) -> Result<()> {
     let mut o = open(&a.input, SourceOptions::default())?;
     let mut stats = HeapStats::new();
+    let mut sites = a.sites.then(tramp_record::sites::SiteStats::new);
     let mut n = 0u64;
     let result = loop {
         match o.source.next_record() {
-            Ok(Some(rec)) => stats.observe(&rec),
+            Ok(Some(rec)) => {
+                stats.observe(&rec);
+                if let Some(s) = &mut sites {
+                    s.observe(&rec);
+                }
+            }
             Ok(None) => break Ok(()),
             Err(e) => break Err(e),
         }
@@ -139,7 +159,20 @@ pub fn stats(a: StatsArgs) -> Result<()> {
         o.progress.record(n);
     };
     o.progress.finish();
-    print_report(&stats.report(), a.json)?;
+    match &mut sites {
+        None => print_report(&stats.report(), a.json)?,
+        Some(s) => {
+            let report = s.report(a.top);
+            if a.json {
+                let mut v = serde_json::to_value(stats.report())?;
+                v["sites"] = serde_json::to_value(&report)?;
+                print_text(&(serde_json::to_string_pretty(&v)? + "\n"))?;
+            } else {
+                print_report(&stats.report(), false)?;
+                print_text(&report.to_string())?;
+            }
+        }
+    }
     result.with_context(|| {
         format!(
             "reading {} ({}); statistics above cover the records before the error",

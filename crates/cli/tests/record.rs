@@ -26,7 +26,7 @@ fn build(dir: &Path, src: &str) -> PathBuf {
             .status()
     } else {
         Command::new("gcc")
-            .args(["-O1", "-pthread", "-o"])
+            .args(["-g", "-O1", "-pthread", "-o"])
             .arg(&out)
             .arg(&srcp)
             .status()
@@ -320,4 +320,59 @@ fn stacks_are_recorded_and_deduplicated() {
     assert!(site.starts_with("02"), "a stack id: {site}");
     let stacks = lines.iter().filter(|l| l.contains("tramp:stack ")).count();
     assert!((1..20).contains(&stacks), "{stacks} stacks");
+}
+
+fn sites_json(trace: &Path) -> serde_json::Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_tramp"))
+        .args(["stats", "--json", "--sites", "--top", "5"])
+        .arg(trace)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn sites_are_symbolized_to_function_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = build(dir.path(), "sites.c");
+    let out = record(dir.path(), "s.hatf.zst", &[prog.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0));
+    let v = sites_json(&dir.path().join("s.hatf.zst"));
+    let top = &v["sites"]["by_count"][0];
+    assert_eq!(top["allocs"], 5000);
+    assert_eq!(top["stack"][0]["function"], "churn");
+    assert!(
+        top["stack"][0]["file"]
+            .as_str()
+            .unwrap()
+            .ends_with("sites.c")
+    );
+    assert_eq!(top["stack"][0]["line"], 12);
+    let leak = &v["sites"]["by_live_bytes_at_exit"][0];
+    assert_eq!(leak["stack"][0]["function"], "make_widgets");
+    assert_eq!(leak["live_bytes"], 300 * 4096);
+    assert_eq!(leak["live_objects"], 300);
+    assert_eq!(
+        v["sites"]["by_bytes"][0]["stack"][0]["function"],
+        "make_widgets"
+    );
+
+    // With call stacks: the allocating function, then its caller.
+    let out = Command::new(env!("CARGO_BIN_EXE_tramp"))
+        .args(["record", "--stack", "6", "-o"])
+        .arg(dir.path().join("t.hatf"))
+        .arg("--")
+        .arg(&prog)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let v = sites_json(&dir.path().join("t.hatf"));
+    let leak = &v["sites"]["by_live_bytes_at_exit"][0];
+    assert_eq!(leak["stack"][0]["function"], "make_widgets");
+    assert_eq!(leak["stack"][1]["function"], "main");
 }

@@ -1,0 +1,291 @@
+//! Allocation sites of a recorded trace: which code allocates most often,
+//! most bytes, and leaves most bytes live at exit, symbolized to function,
+//! file and line from the module map the recording wrote (with the
+//! addr2line crate, reading the DWARF of the modules on this machine).
+
+use std::collections::HashMap;
+
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+use tramp_core::{ReallocOutcome, Record, RecordKind, Role};
+
+use crate::convert::{Annotation, SITE_RETURN_ADDRESS, SITE_STACK, decode_site};
+
+/// Where code is: module, function, file and line (what is known).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Place {
+    pub address: u64,
+    pub module: Option<String>,
+    pub function: Option<String>,
+    pub file: Option<String>,
+    pub line: Option<u32>,
+}
+
+impl std::fmt::Display for Place {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.function {
+            Some(func) => write!(f, "{func}")?,
+            None => write!(f, "{:#x}", self.address)?,
+        }
+        match (&self.file, self.line) {
+            (Some(file), Some(line)) => write!(f, " ({file}:{line})"),
+            _ => match &self.module {
+                Some(m) => write!(f, " ({})", m.rsplit('/').next().unwrap_or(m)),
+                None => Ok(()),
+            },
+        }
+    }
+}
+
+/// Maps code addresses of a recorded process to places.
+#[derive(Default)]
+pub struct Symbolizer {
+    /// (base, path), sorted by base.
+    modules: Vec<(u64, String)>,
+    loaders: HashMap<String, Option<addr2line::Loader>>,
+    cache: FxHashMap<u64, Place>,
+}
+
+impl Symbolizer {
+    pub fn add_module(&mut self, base: u64, path: &str) {
+        if let Err(i) = self.modules.binary_search_by_key(&base, |(b, _)| *b) {
+            self.modules.insert(i, (base, path.to_string()));
+        }
+    }
+
+    /// The place of a return address (the call before it is looked up).
+    pub fn symbolize(&mut self, address: u64) -> Place {
+        if let Some(p) = self.cache.get(&address) {
+            return p.clone();
+        }
+        let place = self.lookup(address);
+        self.cache.insert(address, place.clone());
+        place
+    }
+
+    fn lookup(&mut self, address: u64) -> Place {
+        let mut place = Place {
+            address,
+            ..Place::default()
+        };
+        let i = self.modules.partition_point(|(b, _)| *b <= address);
+        if i == 0 {
+            return place;
+        }
+        let (base, path) = self.modules[i - 1].clone();
+        place.module = Some(path.clone());
+        let loader = self
+            .loaders
+            .entry(path.clone())
+            .or_insert_with(|| addr2line::Loader::new(&path).ok())
+            .as_ref();
+        let Some(loader) = loader else { return place };
+        // A return address points after the call: look up the call itself.
+        let probe = address.wrapping_sub(base).wrapping_sub(1);
+        if let Ok(mut frames) = loader.find_frames(probe) {
+            // The innermost frame (first) is the code itself, inlined or not;
+            // the outermost is the real function. Report the innermost name.
+            if let Ok(Some(frame)) = frames.next() {
+                place.function = frame
+                    .function
+                    .as_ref()
+                    .and_then(|f| f.demangle().ok())
+                    .map(|s| s.into_owned());
+                if let Some(loc) = frame.location {
+                    place.file = loc.file.map(str::to_string);
+                    place.line = loc.line;
+                }
+            }
+        }
+        if place.function.is_none() {
+            place.function = loader
+                .find_symbol(probe)
+                .map(|s| addr2line::demangle_auto(s.into(), None).into_owned());
+        }
+        if place.file.is_none()
+            && let Ok(Some(loc)) = loader.find_location(probe)
+        {
+            place.file = loc.file.map(str::to_string);
+            place.line = loc.line;
+        }
+        place
+    }
+}
+
+/// Totals for one site.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct SiteTotals {
+    pub allocs: u64,
+    pub bytes: u64,
+    pub live_objects: u64,
+    pub live_bytes: u64,
+}
+
+/// One row of a site table.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SiteRow {
+    /// Innermost frame first (one entry for return-address sites).
+    pub stack: Vec<Place>,
+    #[serde(flatten)]
+    pub totals: SiteTotals,
+}
+
+/// The three site tables.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct SitesReport {
+    pub sites: u64,
+    pub by_count: Vec<SiteRow>,
+    pub by_bytes: Vec<SiteRow>,
+    pub by_live_bytes_at_exit: Vec<SiteRow>,
+}
+
+/// Collects per-site totals from the records of a recorded trace.
+#[derive(Default)]
+pub struct SiteStats {
+    symbolizer: Symbolizer,
+    stacks: FxHashMap<u64, Vec<u64>>,
+    totals: FxHashMap<(u8, u64), SiteTotals>,
+    live: FxHashMap<u64, ((u8, u64), u64)>,
+}
+
+impl SiteStats {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn observe(&mut self, rec: &Record<'_>) {
+        let kind = rec.record_type().kind;
+        match kind {
+            RecordKind::Comment => {
+                let text = rec
+                    .role(Role::Text)
+                    .and_then(|v| v.as_bytes())
+                    .unwrap_or(&[]);
+                match Annotation::parse(text) {
+                    Some(Annotation::Module { base, path }) => {
+                        self.symbolizer.add_module(base, &path)
+                    }
+                    Some(Annotation::Stack { id, frames }) => {
+                        self.stacks.insert(id, frames);
+                    }
+                    _ => {}
+                }
+            }
+            RecordKind::Alloc => {
+                let site = rec
+                    .role(Role::Attributes)
+                    .and_then(|v| v.as_bytes())
+                    .and_then(decode_site)
+                    .unwrap_or((0, 0));
+                let size = rec.role_u64(Role::Size).unwrap_or(0);
+                let address = rec.role_u64(Role::Address).unwrap_or(0);
+                let t = self.totals.entry(site).or_default();
+                t.allocs += 1;
+                t.bytes += size;
+                t.live_objects += 1;
+                t.live_bytes += size;
+                if let Some((old_site, old_size)) = self.live.insert(address, (site, size)) {
+                    self.forget(old_site, old_size);
+                }
+            }
+            RecordKind::Free => {
+                let address = rec.role_u64(Role::Address).unwrap_or(0);
+                if let Some((site, size)) = self.live.remove(&address) {
+                    self.forget(site, size);
+                }
+            }
+            RecordKind::Realloc(ReallocOutcome::InPlace) => {
+                let address = rec.role_u64(Role::Address).unwrap_or(0);
+                let size = rec.role_u64(Role::Size).unwrap_or(0);
+                if let Some((site, old)) = self.live.get_mut(&address) {
+                    let t = self.totals.entry(*site).or_default();
+                    t.live_bytes = t.live_bytes - *old + size;
+                    *old = size;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn forget(&mut self, site: (u8, u64), size: u64) {
+        if let Some(t) = self.totals.get_mut(&site) {
+            t.live_objects -= 1;
+            t.live_bytes -= size;
+        }
+    }
+
+    fn stack_of(&mut self, site: (u8, u64)) -> Vec<Place> {
+        match site {
+            (SITE_RETURN_ADDRESS, addr) => vec![self.symbolizer.symbolize(addr)],
+            (SITE_STACK, id) => {
+                let frames = self.stacks.get(&id).cloned().unwrap_or_default();
+                frames
+                    .iter()
+                    .map(|f| self.symbolizer.symbolize(*f))
+                    .collect()
+            }
+            _ => vec![],
+        }
+    }
+
+    /// The top `n` sites by allocation count, by bytes, and by bytes live at
+    /// the end of the trace (leaks).
+    pub fn report(&mut self, n: usize) -> SitesReport {
+        let mut all: Vec<((u8, u64), SiteTotals)> =
+            self.totals.iter().map(|(k, v)| (*k, v.clone())).collect();
+        all.sort_by_key(|(k, _)| *k);
+        let top = |key: &dyn Fn(&SiteTotals) -> u64, this: &mut Self| -> Vec<SiteRow> {
+            let mut v: Vec<&((u8, u64), SiteTotals)> =
+                all.iter().filter(|(_, t)| key(t) > 0).collect();
+            v.sort_by(|a, b| key(&b.1).cmp(&key(&a.1)).then(a.0.cmp(&b.0)));
+            v.into_iter()
+                .take(n)
+                .map(|(site, t)| SiteRow {
+                    stack: this.stack_of(*site),
+                    totals: t.clone(),
+                })
+                .collect()
+        };
+        SitesReport {
+            sites: all.len() as u64,
+            by_count: top(&|t| t.allocs, self),
+            by_bytes: top(&|t| t.bytes, self),
+            by_live_bytes_at_exit: top(&|t| t.live_bytes, self),
+        }
+    }
+}
+
+impl std::fmt::Display for SitesReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(f, "\nallocation sites: {}", self.sites)?;
+        for (title, rows) in [
+            ("by allocations", &self.by_count),
+            ("by bytes allocated", &self.by_bytes),
+            ("by bytes live at exit (leaks)", &self.by_live_bytes_at_exit),
+        ] {
+            writeln!(f, "\ntop sites {title}")?;
+            writeln!(
+                f,
+                "  {:>12} {:>16} {:>12} {:>16}  site",
+                "allocs", "bytes", "live", "live bytes"
+            )?;
+            for r in rows {
+                let t = &r.totals;
+                let first = r
+                    .stack
+                    .first()
+                    .map(|p| p.to_string())
+                    .unwrap_or_else(|| "(unknown)".into());
+                writeln!(
+                    f,
+                    "  {:>12} {:>16} {:>12} {:>16}  {first}",
+                    t.allocs, t.bytes, t.live_objects, t.live_bytes
+                )?;
+                for p in r.stack.iter().skip(1).take(4) {
+                    writeln!(f, "  {:>60}  <- {p}", "")?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
