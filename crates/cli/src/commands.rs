@@ -140,15 +140,22 @@ pub struct StatsArgs {
 }
 
 pub fn stats(a: StatsArgs) -> Result<()> {
-    let mut o = open(&a.input, SourceOptions::default())?;
+    let o = open(&a.input, SourceOptions::default())?;
+    analyse(o, a.json, a.sites.then_some(a.top))
+}
+
+/// Feeds every record to the heap statistics (and the site tables when
+/// `sites` gives a table length), then prints them. A decode error still
+/// prints what was read before it, then fails.
+fn analyse(mut o: Opened, json: bool, sites: Option<usize>) -> Result<()> {
     let mut stats = HeapStats::new();
-    let mut sites = a.sites.then(tramp_record::sites::SiteStats::new);
+    let mut site_stats = sites.map(|_| tramp_record::sites::SiteStats::new());
     let mut n = 0u64;
     let result = loop {
         match o.source.next_record() {
             Ok(Some(rec)) => {
                 stats.observe(&rec);
-                if let Some(s) = &mut sites {
+                if let Some(s) = &mut site_stats {
                     s.observe(&rec);
                 }
             }
@@ -159,11 +166,10 @@ pub fn stats(a: StatsArgs) -> Result<()> {
         o.progress.record(n);
     };
     o.progress.finish();
-    match &mut sites {
-        None => print_report(&stats.report(), a.json)?,
-        Some(s) => {
-            let report = s.report(a.top);
-            if a.json {
+    match (&mut site_stats, sites) {
+        (Some(s), Some(top)) => {
+            let report = s.report(top);
+            if json {
                 let mut v = serde_json::to_value(stats.report())?;
                 v["sites"] = serde_json::to_value(&report)?;
                 print_text(&(serde_json::to_string_pretty(&v)? + "\n"))?;
@@ -172,6 +178,7 @@ pub fn stats(a: StatsArgs) -> Result<()> {
                 print_text(&report.to_string())?;
             }
         }
+        _ => print_report(&stats.report(), json)?,
     }
     result.with_context(|| {
         format!(
@@ -332,6 +339,12 @@ pub struct RecordArgs {
     /// With --stats: JSON.
     #[arg(long, requires = "stats")]
     json: bool,
+    /// With --stats: also the top allocation sites (see `tramp stats --sites`).
+    #[arg(long, requires = "stats")]
+    sites: bool,
+    /// With --sites: how many sites per table.
+    #[arg(long, default_value_t = 10, requires = "sites")]
+    top: usize,
     /// The command and its arguments.
     #[arg(
         required = true,
@@ -372,13 +385,15 @@ pub fn record(a: RecordArgs) -> Result<u8> {
     if a.stats
         && let Some((_, path, _)) = rec.traces.first()
     {
-        let input = Input::open(&path.to_string_lossy())?;
-        let (mut source, _) = open_source(input, Some(Format::Hatf), SourceOptions::default())?;
-        let mut stats = HeapStats::new();
-        while let Some(r) = source.next_record()? {
-            stats.observe(&r);
-        }
-        print_report(&stats.report(), a.json)?;
+        let args = InputArgs {
+            input: path.to_string_lossy().into_owned(),
+            format: Some("hatf".into()),
+        };
+        analyse(
+            open(&args, SourceOptions::default())?,
+            a.json,
+            a.sites.then_some(a.top),
+        )?;
     }
     use std::os::unix::process::ExitStatusExt;
     Ok(match (rec.status.code(), rec.status.signal()) {

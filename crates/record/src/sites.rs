@@ -16,6 +16,8 @@ use crate::convert::{Annotation, SITE_RETURN_ADDRESS, SITE_STACK, decode_site};
 pub struct Place {
     pub address: u64,
     pub module: Option<String>,
+    /// The address relative to the module's load address.
+    pub offset: Option<u64>,
     pub function: Option<String>,
     pub file: Option<String>,
     pub line: Option<u32>,
@@ -23,16 +25,19 @@ pub struct Place {
 
 impl std::fmt::Display for Place {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match &self.function {
-            Some(func) => write!(f, "{func}")?,
-            None => write!(f, "{:#x}", self.address)?,
+        let module = self
+            .module
+            .as_deref()
+            .map(|m| m.rsplit('/').next().unwrap_or(m));
+        match (&self.function, module, self.offset) {
+            (Some(func), _, _) => write!(f, "{func}")?,
+            (None, Some(m), Some(off)) => return write!(f, "{m}+{off:#x}"),
+            _ => return write!(f, "{:#x}", self.address),
         }
-        match (&self.file, self.line) {
-            (Some(file), Some(line)) => write!(f, " ({file}:{line})"),
-            _ => match &self.module {
-                Some(m) => write!(f, " ({})", m.rsplit('/').next().unwrap_or(m)),
-                None => Ok(()),
-            },
+        match (&self.file, self.line, module) {
+            (Some(file), Some(line), _) => write!(f, " ({file}:{line})"),
+            (_, _, Some(m)) => write!(f, " ({m})"),
+            _ => Ok(()),
         }
     }
 }
@@ -43,6 +48,9 @@ pub struct Symbolizer {
     /// (base, path), sorted by base.
     modules: Vec<(u64, String)>,
     loaders: HashMap<String, Option<addr2line::Loader>>,
+    /// Exported symbols per module, sorted by address: the fallback for
+    /// stripped libraries (their `.dynsym` survives stripping).
+    dynsyms: HashMap<String, Vec<(u64, u64, String)>>,
     cache: FxHashMap<u64, Place>,
 }
 
@@ -74,6 +82,7 @@ impl Symbolizer {
         }
         let (base, path) = self.modules[i - 1].clone();
         place.module = Some(path.clone());
+        place.offset = Some(address - base);
         let loader = self
             .loaders
             .entry(path.clone())
@@ -102,6 +111,19 @@ impl Symbolizer {
                 .find_symbol(probe)
                 .map(|s| addr2line::demangle_auto(s.into(), None).into_owned());
         }
+        if place.function.is_none() {
+            let syms = self
+                .dynsyms
+                .entry(path.clone())
+                .or_insert_with(|| dynamic_symbols(&path));
+            let i = syms.partition_point(|(a, _, _)| *a <= probe);
+            if i > 0 {
+                let (a, size, name) = &syms[i - 1];
+                if probe < a + (*size).max(1) {
+                    place.function = Some(addr2line::demangle_auto(name.into(), None).into_owned());
+                }
+            }
+        }
         if place.file.is_none()
             && let Ok(Some(loc)) = loader.find_location(probe)
         {
@@ -110,6 +132,25 @@ impl Symbolizer {
         }
         place
     }
+}
+
+/// The defined function symbols of `.dynsym`, sorted by address.
+fn dynamic_symbols(path: &str) -> Vec<(u64, u64, String)> {
+    use object::{Object, ObjectSymbol, SymbolKind};
+    // Read, not mapped: no unsafe outside the capture library.
+    let Ok(data) = std::fs::read(path) else {
+        return Vec::new();
+    };
+    let Ok(obj) = object::File::parse(&*data) else {
+        return Vec::new();
+    };
+    let mut v: Vec<(u64, u64, String)> = obj
+        .dynamic_symbols()
+        .filter(|s| s.kind() == SymbolKind::Text && s.is_definition())
+        .filter_map(|s| Some((s.address(), s.size(), s.name().ok()?.to_string())))
+        .collect();
+    v.sort();
+    v
 }
 
 /// Totals for one site.
