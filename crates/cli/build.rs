@@ -1,22 +1,40 @@
-//! Compiles the capture library (crates/capture, no dependencies) with the
-//! same rustc and embeds it in `tramp`, so that `tramp record` works from a
-//! plain `cargo build` or `cargo install` without hunting for files.
+//! Compiles the capture library and the replay driver (crates/capture, no
+//! dependencies) with the same rustc and embeds both in `tramp`, so that
+//! `tramp record` and `tramp replay` work from a plain `cargo build` or
+//! `cargo install` without hunting for files.
 
-use std::path::PathBuf;
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn main() {
     let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets it"));
     let src = manifest.join("../capture/src");
     println!("cargo:rerun-if-changed={}", src.display());
-    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets it"))
-        .join("libtramp_capture.so");
+    let out_dir = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets it"));
     let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+    build(
+        &rustc,
+        &src.join("lib.rs"),
+        "cdylib",
+        "tramp_capture",
+        &out_dir.join("libtramp_capture.so"),
+    );
+    build(
+        &rustc,
+        &src.join("bin/tramp-replay.rs"),
+        "bin",
+        "tramp_replay",
+        &out_dir.join("tramp-replay"),
+    );
+}
+
+fn build(rustc: &OsStr, src: &Path, kind: &str, name: &str, out: &Path) {
     let status = Command::new(rustc)
+        .arg("--edition=2024")
+        .arg(format!("--crate-type={kind}"))
+        .arg(format!("--crate-name={name}"))
         .args([
-            "--edition=2024",
-            "--crate-type=cdylib",
-            "--crate-name=tramp_capture",
             "-C",
             "opt-level=3",
             "-C",
@@ -27,9 +45,9 @@ fn main() {
             "strip=debuginfo",
             "-o",
         ])
-        .arg(&out)
-        .arg(src.join("lib.rs"))
+        .arg(out)
+        .arg(src)
         .status()
         .expect("rustc runs");
-    assert!(status.success(), "building the capture library failed");
+    assert!(status.success(), "building {name} failed");
 }

@@ -405,3 +405,143 @@ pub fn record(a: RecordArgs) -> Result<u8> {
         _ => 1,
     })
 }
+
+/// The replay driver, compiled by build.rs and carried inside `tramp`.
+static REPLAY_DRIVER: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/tramp-replay"));
+
+/// Drive a real allocator through a trace's malloc/free/realloc sequence and
+/// report time per operation, peak RSS, and the allocator's footprint
+/// against the trace's live bytes.
+///
+/// The operations run in trace order (so each thread's order is kept) in a
+/// separate driver process, with objects mapped to reusable slots and every
+/// page of each block written once, as the traced program used its memory.
+/// `--allocator` preloads another allocator into the driver (for example
+/// /usr/lib/x86_64-linux-gnu/libjemalloc.so.2 from Debian's libjemalloc2).
+#[derive(Args)]
+pub struct ReplayArgs {
+    #[command(flatten)]
+    input: InputArgs,
+    /// A shared library to preload into the driver (an allocator).
+    #[arg(long, value_name = "LIB.so")]
+    allocator: Option<String>,
+    /// Do not write to the allocated memory (measures the allocator alone;
+    /// RSS then shows only what the allocator itself touches).
+    #[arg(long)]
+    no_touch: bool,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn replay(a: ReplayArgs) -> Result<()> {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    use tramp_heap::replay::{DriverReport, OpWriter};
+    let driver = tramp_record::launch::install_replayer(REPLAY_DRIVER)
+        .context("installing the replay driver")?;
+    let mut o = open(&a.input, SourceOptions::default())?;
+    let mut cmd = Command::new(&driver);
+    if a.no_touch {
+        cmd.arg("--no-touch");
+    }
+    if let Some(lib) = &a.allocator {
+        let path = std::fs::canonicalize(lib).with_context(|| format!("allocator {lib}"))?;
+        cmd.env("LD_PRELOAD", path);
+    }
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .context("starting the replay driver")?;
+    let stdin = child.stdin.take().expect("piped");
+    let mut ops = OpWriter::new(std::io::BufWriter::with_capacity(1 << 20, stdin));
+    let mut view = tramp_heap::HeapView::new();
+    let mut stats = HeapStats::new();
+    let mut n = 0u64;
+    let result = loop {
+        match o.source.next_record() {
+            Ok(Some(rec)) => {
+                stats.observe(&rec);
+                if let Some(ev) = view.event(&rec) {
+                    ops.event(&ev).context("feeding the replay driver")?;
+                }
+            }
+            Ok(None) => break Ok(()),
+            Err(e) => break Err(e),
+        }
+        n += 1;
+        o.progress.record(n);
+    };
+    o.progress.finish();
+    let counts = ops.counts.clone();
+    ops.into_inner()
+        .flush()
+        .context("feeding the replay driver")?;
+    let out = child
+        .wait_with_output()
+        .context("waiting for the replay driver")?;
+    anyhow::ensure!(
+        out.status.success(),
+        "the replay driver failed: {}",
+        out.status
+    );
+    let driver: DriverReport =
+        serde_json::from_slice(&out.stdout).context("reading the driver's report")?;
+    let trace = stats.report();
+    let footprint_kib = (driver.peak_rss_kib - driver.rss_before_kib).max(0);
+    let ratio = if trace.max_live_bytes > 0 {
+        footprint_kib as f64 * 1024.0 / trace.max_live_bytes as f64
+    } else {
+        0.0
+    };
+    let allocator = a
+        .allocator
+        .clone()
+        .unwrap_or_else(|| "glibc (default)".into());
+    if a.json {
+        let v = serde_json::json!({
+            "allocator": allocator,
+            "trace": { "allocs": trace.total_allocs, "frees": trace.total_frees, "reallocs": trace.total_reallocs,
+                       "max_live_bytes": trace.max_live_bytes, "max_live_objects": trace.max_live_objects },
+            "operations": counts,
+            "driver": driver,
+            "footprint_kib": footprint_kib,
+            "footprint_over_max_live_bytes": ratio,
+        });
+        print_text(&(serde_json::to_string_pretty(&v)? + "\n"))?;
+    } else {
+        print_text(&format!(
+            "allocator                 {allocator}\n\
+             trace                     {} allocs, {} frees, {} reallocs; max live {} objects, {} bytes\n\
+             replayed                  {} malloc, {} free, {} realloc ({} unknown frees skipped, {} failed)\n\
+             time per operation        malloc {:.1} ns, free {:.1} ns, realloc {:.1} ns ({:.3} s in all)\n\
+             peak RSS                  {} KiB (driver alone: {} KiB)\n\
+             footprint                 {} KiB = {:.2} x the trace's max live bytes\n",
+            trace.total_allocs,
+            trace.total_frees,
+            trace.total_reallocs,
+            trace.max_live_objects,
+            trace.max_live_bytes,
+            driver.mallocs,
+            driver.frees,
+            driver.reallocs,
+            counts.unknown_frees,
+            driver.failed,
+            driver.ns_per_malloc,
+            driver.ns_per_free,
+            driver.ns_per_realloc,
+            driver.seconds,
+            driver.peak_rss_kib,
+            driver.rss_before_kib,
+            footprint_kib,
+            ratio
+        ))?;
+    }
+    result.with_context(|| {
+        format!(
+            "reading {} ({}); the replay covers the records before the error",
+            o.name, o.format
+        )
+    })
+}

@@ -24,6 +24,7 @@ enum Command {
     Convert(commands::ConvertArgs),
     Formats,
     Record(commands::RecordArgs),
+    Replay(commands::ReplayArgs),
 }
 
 fn main() -> ExitCode {
@@ -34,6 +35,7 @@ fn main() -> ExitCode {
         Command::Dump(a) => commands::dump(a),
         Command::Convert(a) => commands::convert(a),
         Command::Formats => commands::formats(),
+        Command::Replay(a) => commands::replay(a),
         Command::Record(a) => match commands::record(a) {
             // The recorded program's exit status is ours.
             Ok(code) => return ExitCode::from(code),

@@ -376,3 +376,74 @@ fn sites_are_symbolized_to_function_file_and_line() {
     assert_eq!(leak["stack"][0]["function"], "make_widgets");
     assert_eq!(leak["stack"][1]["function"], "main");
 }
+
+fn replay_json(trace: &Path, allocator: Option<&str>) -> serde_json::Value {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_tramp"));
+    cmd.args(["replay", "--json"]);
+    if let Some(a) = allocator {
+        cmd.args(["--allocator", a]);
+    }
+    let out = cmd.arg(trace).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn replay_of_a_recorded_trace_performs_its_operations() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = build(dir.path(), "patterns.c");
+    let trace = dir.path().join("p.hatf.zst");
+    assert_eq!(
+        record(dir.path(), "p.hatf.zst", &[prog.to_str().unwrap()])
+            .status
+            .code(),
+        Some(42)
+    );
+    let stats: serde_json::Value = serde_json::from_slice(
+        &Command::new(env!("CARGO_BIN_EXE_tramp"))
+            .args(["stats", "--json"])
+            .arg(&trace)
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let by_type = |t: &str| stats["records_by_type"][t].as_u64().unwrap_or(0);
+    let (allocs, frees, reallocs) = (
+        by_type("alloc"),
+        by_type("free"),
+        stats["total_reallocs"].as_u64().unwrap(),
+    );
+    // A realloc's implied alloc/free records are replayed as the realloc
+    // itself; realloc(p, 0) is replayed as free(p).
+    let want_mallocs = allocs - by_type("realloc/alloc") - by_type("realloc/alloc-free");
+    let want_frees = frees - by_type("realloc/alloc-free");
+    let want_reallocs = reallocs - by_type("realloc/free");
+    assert!(
+        by_type("realloc/alloc") >= 2 && by_type("realloc/free") >= 1,
+        "{stats}"
+    );
+    let jemalloc = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2";
+    for allocator in [None, Some(jemalloc)] {
+        let v = replay_json(&trace, allocator);
+        let d = &v["driver"];
+        assert_eq!(d["mallocs"], want_mallocs, "{v}");
+        assert_eq!(d["frees"], want_frees, "{v}");
+        assert_eq!(d["reallocs"], want_reallocs, "{v}");
+        assert_eq!(d["failed"], 0);
+        assert_eq!(v["operations"]["mallocs"], d["mallocs"]);
+        assert_eq!(v["operations"]["unknown_frees"], 0);
+        assert!(d["peak_rss_kib"].as_i64().unwrap() > 0);
+        assert!(
+            v["footprint_over_max_live_bytes"].as_f64().unwrap() > 0.5,
+            "{v}"
+        );
+        if let Some(a) = allocator {
+            assert_eq!(v["allocator"], a);
+        }
+    }
+}

@@ -5,6 +5,7 @@
 //! * [`stats`]: heap statistics (the HATF paper's Table 3 and more), as text
 //!   or JSON.
 
+pub mod replay;
 pub mod stats;
 pub mod view;
 

@@ -32,8 +32,18 @@ pub struct Recording {
 /// Writes the capture library where the dynamic loader can map it: a
 /// content-addressed file in the user's cache directory, written once.
 pub fn install_library(lib: &[u8]) -> Result<PathBuf, Error> {
+    install(lib, "libtramp_capture", ".so", false)
+}
+
+/// Writes the replay driver (an executable) to the cache directory.
+pub fn install_replayer(bin: &[u8]) -> Result<PathBuf, Error> {
+    install(bin, "tramp-replay", "", true)
+}
+
+fn install(bytes: &[u8], stem: &str, ext: &str, executable: bool) -> Result<PathBuf, Error> {
+    use std::os::unix::fs::PermissionsExt;
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in lib {
+    for b in bytes {
         h = (h ^ *b as u64).wrapping_mul(0x0100_0000_01b3);
     }
     let base = std::env::var_os("XDG_CACHE_HOME")
@@ -42,18 +52,14 @@ pub fn install_library(lib: &[u8]) -> Result<PathBuf, Error> {
         .unwrap_or_else(std::env::temp_dir)
         .join("tramp");
     std::fs::create_dir_all(&base)?;
-    let path = base.join(format!("libtramp_capture-{h:016x}.so"));
-    if std::fs::metadata(&path)
-        .map(|m| m.len() == lib.len() as u64)
-        .unwrap_or(false)
-    {
+    let path = base.join(format!("{stem}-{h:016x}{ext}"));
+    if std::fs::metadata(&path).is_ok_and(|m| m.len() == bytes.len() as u64) {
         return Ok(path);
     }
-    let tmp = base.join(format!(
-        ".libtramp_capture-{h:016x}.{}.tmp",
-        std::process::id()
-    ));
-    std::fs::write(&tmp, lib)?;
+    let tmp = base.join(format!(".{stem}-{h:016x}.{}.tmp", std::process::id()));
+    std::fs::write(&tmp, bytes)?;
+    let mode = if executable { 0o755 } else { 0o644 };
+    std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(mode))?;
     std::fs::rename(&tmp, &path)?;
     Ok(path)
 }

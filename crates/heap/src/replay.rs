@@ -1,0 +1,310 @@
+//! Allocator replay, trace side: turns heap events into the operation
+//! stream that the replay driver (`tramp-replay`) executes against a real
+//! allocator, 13 bytes per operation: op (1 malloc, 2 free, 3 realloc),
+//! slot (u32 LE), size (u64 LE).
+//!
+//! Objects are mapped to slots, and slot numbers are reused, so the driver's
+//! table is as large as the most objects live at once. A realloc record
+//! becomes one realloc; the alloc and free records that HATF writes after
+//! it for what realloc did are recognised (same thread, same addresses,
+//! right after it) and not replayed twice. `realloc(p, 0)` is replayed as
+//! `free(p)`, whose meaning no allocator disputes.
+
+use std::io::{self, Write};
+
+use rustc_hash::FxHashMap;
+use serde::{Deserialize, Serialize};
+use tramp_core::ReallocOutcome;
+
+use crate::view::HeapEvent;
+
+pub const OP_MALLOC: u8 = 1;
+pub const OP_FREE: u8 = 2;
+pub const OP_REALLOC: u8 = 3;
+
+/// What the trace asked for, as replay operations.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OpCounts {
+    pub mallocs: u64,
+    pub frees: u64,
+    pub reallocs: u64,
+    /// Frees of addresses that were not live (not replayed).
+    pub unknown_frees: u64,
+    /// Allocations at an address still live (the old object stays live).
+    pub reused_live_addresses: u64,
+    /// Most slots in use at once.
+    pub max_slots: u64,
+}
+
+/// Writes the operation stream for a sequence of heap events.
+pub struct OpWriter<W: Write> {
+    out: W,
+    slots: FxHashMap<u64, u32>,
+    spare: Vec<u32>,
+    next: u32,
+    /// After a realloc on a thread: the alloc and free records it implies.
+    expect: FxHashMap<u64, (Option<u64>, Option<u64>)>,
+    pub counts: OpCounts,
+}
+
+impl<W: Write> OpWriter<W> {
+    pub fn new(out: W) -> Self {
+        OpWriter {
+            out,
+            slots: FxHashMap::default(),
+            spare: Vec::new(),
+            next: 0,
+            expect: FxHashMap::default(),
+            counts: OpCounts::default(),
+        }
+    }
+
+    fn op(&mut self, op: u8, slot: u32, size: u64) -> io::Result<()> {
+        let mut b = [0u8; 13];
+        b[0] = op;
+        b[1..5].copy_from_slice(&slot.to_le_bytes());
+        b[5..13].copy_from_slice(&size.to_le_bytes());
+        match op {
+            OP_MALLOC => self.counts.mallocs += 1,
+            OP_FREE => self.counts.frees += 1,
+            _ => self.counts.reallocs += 1,
+        }
+        self.out.write_all(&b)
+    }
+
+    fn new_slot(&mut self) -> u32 {
+        let s = self.spare.pop().unwrap_or_else(|| {
+            self.next += 1;
+            self.next - 1
+        });
+        self.counts.max_slots = self
+            .counts
+            .max_slots
+            .max((self.next - self.spare.len() as u32) as u64);
+        s
+    }
+
+    fn bind(&mut self, address: u64, slot: u32) {
+        if self.slots.insert(address, slot).is_some() {
+            self.counts.reused_live_addresses += 1;
+        }
+    }
+
+    /// Whether this record is one that the last realloc on its thread
+    /// implied (and so already replayed).
+    fn implied(&mut self, thread: u64, alloc: Option<u64>, free: Option<u64>) -> bool {
+        let Some((a, f)) = self.expect.get_mut(&thread) else {
+            return false;
+        };
+        let hit = match (alloc, free) {
+            (Some(x), _) if *a == Some(x) => {
+                *a = None;
+                true
+            }
+            (_, Some(x)) if *f == Some(x) => {
+                *f = None;
+                true
+            }
+            _ => false,
+        };
+        if !hit || (a.is_none() && f.is_none()) {
+            self.expect.remove(&thread);
+        }
+        hit
+    }
+
+    pub fn event(&mut self, ev: &HeapEvent) -> io::Result<()> {
+        match *ev {
+            HeapEvent::Alloc { size, address, cx } => {
+                if self.implied(cx.thread, Some(address), None) {
+                    return Ok(());
+                }
+                let slot = self.new_slot();
+                self.bind(address, slot);
+                self.op(OP_MALLOC, slot, size)
+            }
+            HeapEvent::Free { address, cx } => {
+                if self.implied(cx.thread, None, Some(address)) {
+                    return Ok(());
+                }
+                match self.slots.remove(&address) {
+                    Some(slot) => {
+                        self.spare.push(slot);
+                        self.op(OP_FREE, slot, 0)
+                    }
+                    None => {
+                        self.counts.unknown_frees += 1;
+                        Ok(())
+                    }
+                }
+            }
+            HeapEvent::Realloc {
+                outcome,
+                size,
+                old,
+                new,
+                cx,
+            } => {
+                self.expect.remove(&cx.thread);
+                let known = self.slots.get(&old).copied();
+                match (outcome, known) {
+                    (ReallocOutcome::FreeOnly, Some(slot)) => {
+                        self.slots.remove(&old);
+                        self.spare.push(slot);
+                        self.expect.insert(cx.thread, (None, Some(old)));
+                        self.op(OP_FREE, slot, 0)
+                    }
+                    (ReallocOutcome::FreeOnly, None) => {
+                        self.expect.insert(cx.thread, (None, Some(old)));
+                        Ok(())
+                    }
+                    (ReallocOutcome::InPlace, Some(slot)) | (ReallocOutcome::Moved, Some(slot)) => {
+                        if old != new {
+                            self.slots.remove(&old);
+                            self.bind(new, slot);
+                            self.expect.insert(cx.thread, (Some(new), Some(old)));
+                        }
+                        self.op(OP_REALLOC, slot, size)
+                    }
+                    // realloc(NULL, n), or a resize of an object we never saw.
+                    _ => {
+                        let slot = self.new_slot();
+                        self.bind(new, slot);
+                        self.expect.insert(cx.thread, (Some(new), None));
+                        self.op(OP_REALLOC, slot, size)
+                    }
+                }
+            }
+            _ => Ok(()),
+        }
+    }
+
+    pub fn into_inner(self) -> W {
+        self.out
+    }
+}
+
+/// What the replay driver reports.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DriverReport {
+    pub mallocs: u64,
+    pub frees: u64,
+    pub reallocs: u64,
+    pub failed: u64,
+    pub ns_per_malloc: f64,
+    pub ns_per_free: f64,
+    pub ns_per_realloc: f64,
+    pub seconds: f64,
+    pub rss_before_kib: i64,
+    pub peak_rss_kib: i64,
+    pub slots: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::view::Context;
+
+    fn cx() -> Context {
+        Context::default()
+    }
+
+    fn ops(bytes: &[u8]) -> Vec<(u8, u32, u64)> {
+        bytes
+            .chunks(13)
+            .map(|c| {
+                (
+                    c[0],
+                    u32::from_le_bytes(c[1..5].try_into().unwrap()),
+                    u64::from_le_bytes(c[5..13].try_into().unwrap()),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn reallocs_replace_their_implied_records_and_slots_are_reused() {
+        let mut w = OpWriter::new(Vec::new());
+        let evs = [
+            HeapEvent::Alloc {
+                size: 10,
+                address: 0x100,
+                cx: cx(),
+            },
+            // moved: realloc, then the alloc and free it implies
+            HeapEvent::Realloc {
+                outcome: ReallocOutcome::Moved,
+                size: 20,
+                old: 0x100,
+                new: 0x200,
+                cx: cx(),
+            },
+            HeapEvent::Alloc {
+                size: 20,
+                address: 0x200,
+                cx: cx(),
+            },
+            HeapEvent::Free {
+                address: 0x100,
+                cx: cx(),
+            },
+            // realloc(NULL, 5) then its alloc
+            HeapEvent::Realloc {
+                outcome: ReallocOutcome::AllocOnly,
+                size: 5,
+                old: 0,
+                new: 0x300,
+                cx: cx(),
+            },
+            HeapEvent::Alloc {
+                size: 5,
+                address: 0x300,
+                cx: cx(),
+            },
+            // realloc(p, 0) then its free
+            HeapEvent::Realloc {
+                outcome: ReallocOutcome::FreeOnly,
+                size: 0,
+                old: 0x300,
+                new: 0,
+                cx: cx(),
+            },
+            HeapEvent::Free {
+                address: 0x300,
+                cx: cx(),
+            },
+            HeapEvent::Free {
+                address: 0x200,
+                cx: cx(),
+            },
+            HeapEvent::Free {
+                address: 0x999,
+                cx: cx(),
+            },
+            HeapEvent::Alloc {
+                size: 7,
+                address: 0x400,
+                cx: cx(),
+            },
+        ];
+        for e in &evs {
+            w.event(e).unwrap();
+        }
+        let c = w.counts.clone();
+        assert_eq!(
+            ops(&w.into_inner()),
+            vec![
+                (1, 0, 10),
+                (3, 0, 20),
+                (3, 1, 5),
+                (2, 1, 0),
+                (2, 0, 0),
+                (1, 0, 7)
+            ]
+        );
+        assert_eq!(
+            (c.mallocs, c.frees, c.reallocs, c.unknown_frees, c.max_slots),
+            (2, 2, 2, 1, 2)
+        );
+    }
+}
