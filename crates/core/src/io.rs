@@ -302,7 +302,13 @@ impl Output {
         let w = BufWriter::with_capacity(1 << 18, raw);
         let inner = match compression {
             Compression::None => OutputInner::Plain(w),
-            Compression::Zstd => OutputInner::Zstd(zstd::Encoder::new(w, 3)?),
+            Compression::Zstd => {
+                let mut e = zstd::Encoder::new(w, 3)?;
+                // One worker thread: compression overlaps with producing
+                // the records.
+                e.multithread(1)?;
+                OutputInner::Zstd(e)
+            }
             Compression::Gzip => OutputInner::Gzip(flate2::write::GzEncoder::new(
                 w,
                 flate2::Compression::default(),

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# tramp record beside heaptrack and the untraced program, on real
+# allocation-heavy workloads, in one run:
+#
+#   bench/record-vs-heaptrack.sh
+#
+# For each workload: wall time untraced, under the capture library alone
+# (LD_PRELOAD, what the program feels), `tramp record` in all (including
+# the conversion to HATF + zstd), and heaptrack in all; events recorded;
+# trace bytes (all processes' traces) and bytes per event; ratios.
+# Workloads: CPython (PYTHONMALLOC=malloc) running a dict/list script, Perl
+# building a hash index, gcc -O2 compiling a C file, and a C malloc/free
+# benchmark. Best of three runs each.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --release -q
+tramp=$PWD/target/release/tramp
+w=$PWD/bench/workloads
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+gcc -O2 -o "$dir/alloc_bench" "$w/alloc_bench.c"
+python=$(command -v pyenv >/dev/null 2>&1 && pyenv which python3 || command -v python3)
+# A sizable C file for gcc to compile: the tramp capture sources are Rust, so
+# use sqlite-like generated code.
+python3 - "$dir/big.c" <<'PY'
+import sys
+with open(sys.argv[1], "w") as f:
+    for i in range(1500):
+        f.write(f"int f{i}(int x) {{ int a[16]; for (int j = 0; j < 16; j++) a[j] = x * {i} + j; "
+                f"int s = 0; for (int j = 0; j < 16; j++) s += a[j] ^ (s << 1); return s; }}\n")
+PY
+$tramp record -o "$dir/warm.hatf" -- true >/dev/null 2>&1
+lib=$(ls -t "${XDG_CACHE_HOME:-$HOME/.cache}"/tramp/libtramp_capture-*.so | head -1)
+
+best() { # command... -> seconds (best of 3)
+  python3 - "$@" <<'PY'
+import subprocess, sys, time
+best = 1e9
+for _ in range(3):
+    t = time.perf_counter()
+    subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    best = min(best, time.perf_counter() - t)
+print(f"{best:.3f}")
+PY
+}
+
+printf '%-10s %8s %8s %8s %8s %10s %12s %8s %12s %8s\n' workload plain capture record heaptrack events tramp_B B/event heaptrack_B B/event
+run() { # name command...
+  local name=$1; shift
+  local plain cap rec ht events tb hb
+  plain=$(best "$@")
+  mkdir -p "$dir/raw"
+  cap=$(best env TRAMP_CAPTURE_DIR="$dir/raw" LD_PRELOAD="$lib" "$@")
+  rm -rf "$dir/raw" "$dir/$name".*
+  rec=$(best "$tramp" record -o "$dir/$name.hatf.zst" -- "$@")
+  ht=$(best heaptrack -o "$dir/ht-$name" "$@")
+  events=0
+  for f in "$dir/$name".*hatf.zst; do
+    n=$($tramp stats --json "$f" | python3 -c 'import json,sys; r=json.load(sys.stdin); print(r["total_allocs"]+r["total_frees"]+r["total_reallocs"])')
+    events=$((events + n))
+  done
+  tb=$(cat "$dir/$name".*hatf.zst | wc -c)
+  hb=$(cat "$dir/ht-$name"* | wc -c)
+  python3 - "$name" "$plain" "$cap" "$rec" "$ht" "$events" "$tb" "$hb" <<'PY'
+import sys
+n, p, c, r, h, e, tb, hb = sys.argv[1], *map(float, sys.argv[2:])
+print(f"{n:<10} {p:8.3f} {c:8.3f} {r:8.3f} {h:8.3f} {int(e):10d} {int(tb):12d} {tb/max(e,1):8.2f} {int(hb):12d} {hb/max(e,1):8.2f}")
+print(f"{'':<10} {'':8} {c/p:7.2f}x {r/p:7.2f}x {h/p:7.2f}x   (slowdown vs plain)")
+PY
+}
+export PYTHONMALLOC=malloc
+run python "$python" "$w/dict.py"
+run perl perl "$w/hash.pl"
+run gcc gcc -O2 -c -o "$dir/big.o" "$dir/big.c"
+run cbench "$dir/alloc_bench" 2000000
