@@ -227,10 +227,28 @@ fn damaged_input_keeps_the_valid_prefix_and_fails_clearly() {
 #[test]
 fn help_is_complete() {
     for (cmd, words) in [
-        ("stats", &["--json", "--format", "Table 3"][..]),
+        (
+            "stats",
+            &["--json", "--format", "Table 3", "--sites", "--top", "leaks"][..],
+        ),
         ("dump", &["--output", "text form"][..]),
         ("convert", &["--to", "--policy", "--compress", "naive"][..]),
         ("sample", &["--events", "--seed", "--stats"][..]),
+        (
+            "record",
+            &[
+                "--output",
+                "--stack",
+                "--stats",
+                "--sites",
+                "exit status",
+                "pid",
+            ][..],
+        ),
+        (
+            "replay",
+            &["--allocator", "--no-touch", "--json", "footprint", "RSS"][..],
+        ),
     ] {
         let help = ok(&tramp(&[cmd, "--help"]));
         for w in words {
