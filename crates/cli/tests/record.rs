@@ -29,6 +29,7 @@ fn build(dir: &Path, src: &str) -> PathBuf {
             .args(["-g", "-O1", "-pthread", "-o"])
             .arg(&out)
             .arg(&srcp)
+            .arg("-ldl")
             .status()
     }
     .expect("compiler runs");
@@ -446,4 +447,25 @@ fn replay_of_a_recorded_trace_performs_its_operations() {
             assert_eq!(v["allocator"], a);
         }
     }
+}
+
+#[test]
+fn modules_loaded_at_run_time_are_in_the_module_map() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = build(dir.path(), "dl.c");
+    let out = record(dir.path(), "d.hatf", &[prog.to_str().unwrap()]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines = dump(&dir.path().join("d.hatf"));
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("tramp:module") && l.contains("libz.so")),
+        "libz is mapped"
+    );
+    assert_eq!(allocs_of(&lines, 24).len(), 50000);
 }
