@@ -367,6 +367,9 @@ pub fn record(a: RecordArgs) -> Result<u8> {
         output: output.clone().into(),
         stack: a.stack,
     };
+    // Ctrl-C reaches the recorded program (same process group), which flushes
+    // and ends; tramp stays to convert what it recorded.
+    let _ = ctrlc::set_handler(|| {});
     let rec = tramp_record::record(&lib, &a.command, &opts).context("recording")?;
     for (pid, path, st) in &rec.traces {
         eprintln!(
