@@ -91,6 +91,20 @@ pub struct OwnedEvent {
 }
 
 impl OwnedEvent {
+    /// An event of `kind` with every field zero.
+    pub fn new(kind: EventKind) -> Self {
+        OwnedEvent {
+            kind,
+            size: 0,
+            address: 0,
+            new_address: 0,
+            thread: 0,
+            heap: 0,
+            time: 0,
+            attributes: Vec::new(),
+        }
+    }
+
     pub fn as_event(&self) -> Event<'_> {
         Event {
             kind: self.kind,

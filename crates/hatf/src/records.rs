@@ -232,58 +232,63 @@ pub fn record_to_item<'a>(rec: &Record<'a>) -> Result<Option<Item<'a>>, HatfErro
     }
 }
 
-/// HATF binary as a tramp [`Source`].
-pub struct HatfSource<R> {
-    reader: Reader<crate::reader::StreamBuffer<R>>,
+/// Anything that yields HATF items: the binary reader and the text reader.
+pub trait ReadItems {
+    fn next_item(&mut self) -> Result<Option<Item<'_>>, Error>;
+    fn position(&self) -> Position;
+}
+
+impl<R: Read> ReadItems for Reader<crate::reader::StreamBuffer<R>> {
+    fn next_item(&mut self) -> Result<Option<Item<'_>>, Error> {
+        Reader::next_item(self)
+    }
+
+    fn position(&self) -> Position {
+        Reader::position(self)
+    }
+}
+
+impl<R: BufRead> ReadItems for TextReader<R> {
+    fn next_item(&mut self) -> Result<Option<Item<'_>>, Error> {
+        TextReader::next_item(self)
+    }
+
+    fn position(&self) -> Position {
+        TextReader::position(self)
+    }
+}
+
+/// HATF (binary or text) as a tramp [`Source`].
+pub struct ItemSource<T> {
+    reader: T,
     buf: RecordBuf,
 }
+
+/// HATF binary as a tramp source.
+pub type HatfSource<R> = ItemSource<Reader<crate::reader::StreamBuffer<R>>>;
+/// HATF text as a tramp source (it always yields metadata records).
+pub type HatfTextSource<R> = ItemSource<TextReader<R>>;
 
 impl<R: Read> HatfSource<R> {
     /// `metadata`: also yield metadata records.
     pub fn new(input: R, metadata: bool) -> Self {
-        HatfSource {
+        ItemSource {
             reader: Reader::new(input).with_metadata(metadata),
             buf: RecordBuf::new(),
         }
     }
 }
 
-impl<R: Read> Source for HatfSource<R> {
-    fn schema(&self) -> &Arc<Schema> {
-        schema()
-    }
-
-    fn next_record(&mut self) -> Result<Option<Record<'_>>, Error> {
-        let Some(item) = self.reader.next_item()? else {
-            return Ok(None);
-        };
-        item_to_record(&item, &mut self.buf);
-        Ok(Some(
-            self.buf.as_record(&schema().types[self.buf.type_index()]),
-        ))
-    }
-
-    fn position(&self) -> Position {
-        self.reader.position()
-    }
-}
-
-/// HATF text as a tramp [`Source`] (always yields metadata records).
-pub struct HatfTextSource<R> {
-    reader: TextReader<R>,
-    buf: RecordBuf,
-}
-
 impl<R: BufRead> HatfTextSource<R> {
     pub fn new(input: R) -> Self {
-        HatfTextSource {
+        ItemSource {
             reader: TextReader::new(input),
             buf: RecordBuf::new(),
         }
     }
 }
 
-impl<R: BufRead> Source for HatfTextSource<R> {
+impl<T: ReadItems> Source for ItemSource<T> {
     fn schema(&self) -> &Arc<Schema> {
         schema()
     }
@@ -303,62 +308,78 @@ impl<R: BufRead> Source for HatfTextSource<R> {
     }
 }
 
-/// HATF binary as a tramp [`Sink`].
-pub struct HatfSink<W: Finish> {
-    writer: Writer<W>,
+/// Anything that takes HATF items: the binary writer and the text writer.
+pub trait WriteItems {
+    const FORMAT: &'static str;
+    fn write_item(&mut self, item: &Item<'_>) -> Result<(), Error>;
+    fn finish(self) -> Result<(), Error>;
+}
+
+impl<W: Finish> WriteItems for Writer<W> {
+    const FORMAT: &'static str = "hatf";
+
+    fn write_item(&mut self, item: &Item<'_>) -> Result<(), Error> {
+        Writer::write_item(self, item)
+    }
+
+    fn finish(self) -> Result<(), Error> {
+        Ok(self.into_inner()?.finish()?)
+    }
+}
+
+impl<W: Finish> WriteItems for TextWriter<W> {
+    const FORMAT: &'static str = "hatf-text";
+
+    fn write_item(&mut self, item: &Item<'_>) -> Result<(), Error> {
+        Ok(TextWriter::write_item(self, item)?)
+    }
+
+    fn finish(self) -> Result<(), Error> {
+        Ok(self.into_inner()?.finish()?)
+    }
+}
+
+/// HATF (binary or text) as a tramp [`Sink`]: records of any schema are
+/// mapped by kind and role; those HATF has no place for are skipped.
+pub struct ItemSink<T> {
+    writer: T,
     records: u64,
 }
 
+/// HATF binary as a tramp sink.
+pub type HatfSink<W> = ItemSink<Writer<W>>;
+/// HATF text as a tramp sink.
+pub type HatfTextSink<W> = ItemSink<TextWriter<W>>;
+
 impl<W: Finish> HatfSink<W> {
     pub fn new(out: W, policy: Policy) -> Self {
-        HatfSink {
+        ItemSink {
             writer: Writer::new(out, policy),
             records: 0,
         }
     }
 }
 
-impl<W: Finish> Sink for HatfSink<W> {
-    fn write_record(&mut self, rec: &Record<'_>) -> Result<(), Error> {
-        self.records += 1;
-        match record_to_item(rec) {
-            Ok(Some(item)) => self.writer.write_item(&item),
-            Ok(None) => Ok(()),
-            Err(e) => Err(Error::encode("hatf", self.records - 1, e)),
-        }
-    }
-
-    fn finish(self: Box<Self>) -> Result<(), Error> {
-        Ok(self.writer.into_inner()?.finish()?)
-    }
-}
-
-/// HATF text as a tramp [`Sink`].
-pub struct HatfTextSink<W: Finish> {
-    writer: TextWriter<W>,
-    records: u64,
-}
-
 impl<W: Finish> HatfTextSink<W> {
     pub fn new(out: W) -> Self {
-        HatfTextSink {
+        ItemSink {
             writer: TextWriter::new(out),
             records: 0,
         }
     }
 }
 
-impl<W: Finish> Sink for HatfTextSink<W> {
+impl<T: WriteItems> Sink for ItemSink<T> {
     fn write_record(&mut self, rec: &Record<'_>) -> Result<(), Error> {
         self.records += 1;
         match record_to_item(rec) {
-            Ok(Some(item)) => Ok(self.writer.write_item(&item)?),
+            Ok(Some(item)) => self.writer.write_item(&item),
             Ok(None) => Ok(()),
-            Err(e) => Err(Error::encode("hatf-text", self.records - 1, e)),
+            Err(e) => Err(Error::encode(T::FORMAT, self.records - 1, e)),
         }
     }
 
     fn finish(self: Box<Self>) -> Result<(), Error> {
-        Ok(self.writer.into_inner()?.finish()?)
+        self.writer.finish()
     }
 }

@@ -83,16 +83,7 @@ pub struct Sample {
 }
 
 fn ev(kind: EventKind) -> OwnedEvent {
-    OwnedEvent {
-        kind,
-        size: 0,
-        address: 0,
-        new_address: 0,
-        thread: 0,
-        heap: 0,
-        time: 0,
-        attributes: Vec::new(),
-    }
+    OwnedEvent::new(kind)
 }
 
 impl Sample {

@@ -128,16 +128,8 @@ fn write_ops(ops: &[Op]) -> (Vec<u8>, Vec<OwnedItem>) {
 
 /// The reader reports zero for fields a record type does not have.
 fn canonical(e: &OwnedEvent) -> OwnedEvent {
-    let mut c = OwnedEvent {
-        kind: e.kind,
-        size: 0,
-        address: 0,
-        new_address: 0,
-        thread: 0,
-        heap: 0,
-        time: 0,
-        attributes: e.attributes.clone(),
-    };
+    let mut c = OwnedEvent::new(e.kind);
+    c.attributes = e.attributes.clone();
     let layout = e.kind.layout();
     if layout.contains(&Field::Size) {
         c.size = e.size;

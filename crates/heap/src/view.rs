@@ -140,36 +140,8 @@ impl HeapView {
     }
 }
 
-/// The heap event a record stands for, if any (without a [`HeapView`]'s
-/// cache: for one-off use).
+/// The heap event a record stands for, if any (one-off use; a [`HeapView`]
+/// remembers where each record type keeps its roles).
 pub fn heap_event(rec: &Record<'_>) -> Option<HeapEvent> {
-    let u = |role| rec.role_u64(role).unwrap_or(0);
-    let cx = Context {
-        thread: u(Role::Thread),
-        heap: u(Role::Heap),
-        time: u(Role::Time),
-    };
-    Some(match rec.record_type().kind {
-        RecordKind::Alloc => HeapEvent::Alloc {
-            size: u(Role::Size),
-            address: u(Role::Address),
-            cx,
-        },
-        RecordKind::Free => HeapEvent::Free {
-            address: u(Role::Address),
-            cx,
-        },
-        RecordKind::Realloc(outcome) => HeapEvent::Realloc {
-            outcome,
-            size: u(Role::Size),
-            old: u(Role::OldAddress),
-            new: u(Role::Address),
-            cx,
-        },
-        RecordKind::HeapCreate => HeapEvent::HeapCreate { cx },
-        RecordKind::HeapDestroy => HeapEvent::HeapDestroy { cx },
-        RecordKind::ThreadCreate => HeapEvent::ThreadCreate { cx },
-        RecordKind::ThreadDestroy => HeapEvent::ThreadDestroy { cx },
-        _ => return None,
-    })
+    HeapView::new().event(rec)
 }
