@@ -1,0 +1,87 @@
+//! Diagnostics: a message, a primary span with a label, and notes,
+//! rendered with ariadne as plain text (file, line, column, the source line
+//! and a marker under the span).
+
+use crate::ast::Span;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diagnostic {
+    pub message: String,
+    pub span: Span,
+    pub label: String,
+    /// A second place worth showing and a note, when there are any.
+    pub extra: Option<Box<Extra>>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Extra {
+    /// A second place worth showing (e.g. the first definition).
+    pub related: Option<(Span, String)>,
+    pub note: Option<String>,
+}
+
+impl Diagnostic {
+    pub fn new(message: impl Into<String>, span: Span, label: impl Into<String>) -> Self {
+        Diagnostic {
+            message: message.into(),
+            span,
+            label: label.into(),
+            extra: None,
+        }
+    }
+
+    pub fn related(mut self, span: Span, label: impl Into<String>) -> Self {
+        self.extra.get_or_insert_default().related = Some((span, label.into()));
+        self
+    }
+
+    pub fn note(mut self, note: impl Into<String>) -> Self {
+        self.extra.get_or_insert_default().note = Some(note.into());
+        self
+    }
+
+    /// 1-based line and column of the span's start.
+    pub fn line_col(&self, src: &str) -> (usize, usize) {
+        let at = self.span.start.min(src.len());
+        let line = src[..at].matches('\n').count() + 1;
+        let col = at - src[..at].rfind('\n').map_or(0, |i| i + 1) + 1;
+        (line, col)
+    }
+}
+
+impl std::fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.message)
+    }
+}
+
+/// Renders diagnostics for `file` (whose text is `src`) as plain text: a
+/// `file:line:col: error: message` line, then ariadne's source excerpt.
+pub fn render(file: &str, src: &str, diags: &[Diagnostic]) -> String {
+    use ariadne::{CharSet, Config, IndexType, Label, Report, ReportKind, Source};
+    let mut out = Vec::new();
+    for d in diags {
+        let (line, col) = d.line_col(src);
+        out.extend_from_slice(format!("{file}:{line}:{col}: error: {}\n", d.message).as_bytes());
+        let clamp =
+            |s: &Span| s.start.min(src.len())..s.end.min(src.len()).max(s.start.min(src.len()));
+        let mut report = Report::build(ReportKind::Error, (file, clamp(&d.span)))
+            .with_config(
+                Config::default()
+                    .with_color(false)
+                    .with_char_set(CharSet::Ascii)
+                    .with_index_type(IndexType::Byte),
+            )
+            .with_message(&d.message)
+            .with_label(Label::new((file, clamp(&d.span))).with_message(&d.label));
+        let extra = d.extra.as_deref().cloned().unwrap_or_default();
+        if let Some((span, label)) = &extra.related {
+            report = report.with_label(Label::new((file, clamp(span))).with_message(label));
+        }
+        if let Some(note) = &extra.note {
+            report = report.with_note(note);
+        }
+        let _ = report.finish().write((file, Source::from(src)), &mut out);
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
