@@ -7,12 +7,16 @@
 //! * [`check`]: scoping, property resolution and the language's rules,
 //!   producing a [`Dtd`] model.
 //! * [`diag`]: errors with file, line, column and a caret (ariadne).
+//! * [`plan`]: a DTD compiled once into per-record plans and a tramp schema.
+//! * [`codec`]: the universal reader and writer (tramp Source and Sink).
 
 pub mod ast;
 pub mod check;
+pub mod codec;
 pub mod diag;
 pub mod lexer;
 pub mod parser;
+pub mod plan;
 
 pub use check::{Dtd, Field, FieldKind, Interp, RecordDef, Section, Width};
 pub use diag::{Diagnostic, render};

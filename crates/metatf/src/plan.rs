@@ -1,0 +1,251 @@
+//! A DTD compiled once into decode/encode plans: per record type, a flat
+//! list of steps (with loops for repeated fields), the tramp schema its
+//! records are read into, and per section the table from tag to record.
+//! The universal codec runs these plans; it never walks the syntax tree.
+
+use std::sync::Arc;
+
+use tramp_core::{FieldDef, FieldType, RecordKind, Role, Schema};
+
+use crate::check::{Dtd, Field, FieldKind, Interp, Width};
+
+/// Where a field's width comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StepWidth {
+    Bytes(u32),
+    /// The value of an earlier step (its index in `values`).
+    Of(usize),
+}
+
+/// One simple field.
+#[derive(Clone, Debug)]
+pub struct Step {
+    /// Position among the record's simple fields (what metadata names).
+    pub pos: usize,
+    pub name: String,
+    pub width: StepWidth,
+    pub interp: Interp,
+    /// Required value (the tag).
+    pub value: Option<u64>,
+    /// Field of the tramp record it fills.
+    pub out: usize,
+    /// Whether the field is a byte string (width above 8 or from a field).
+    pub bytes: bool,
+}
+
+#[derive(Clone, Debug)]
+pub enum Op {
+    Field(Step),
+    /// Repeat `body` as many times as the value at step `count` says.
+    Repeat {
+        count: usize,
+        body: Vec<Op>,
+    },
+}
+
+/// How to read and write one record type.
+#[derive(Clone, Debug)]
+pub struct RecordPlan {
+    pub name: String,
+    pub tag: u64,
+    pub section: u8,
+    pub ops: Vec<Op>,
+    /// Number of simple fields (positions 0..n; the tag is 0).
+    pub positions: usize,
+    /// Index of the record type in the schema.
+    pub schema_type: usize,
+}
+
+/// The compiled DTD.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    pub dtd: Dtd,
+    pub records: Vec<RecordPlan>,
+    pub schema: Arc<Schema>,
+    /// `by_tag[section][tag]` for tags below 256 (others are searched).
+    by_tag: Vec<Vec<Option<usize>>>,
+}
+
+pub const TAG_COMMENT: u64 = 1;
+pub const TAG_SECTION: u64 = 2;
+pub const TAG_METADATA: u64 = 3;
+
+fn role_of(name: &str) -> Option<Role> {
+    Some(match name {
+        "size" => Role::Size,
+        "address" | "addr" => Role::Address,
+        "time" => Role::Time,
+        "thread" => Role::Thread,
+        "heap" => Role::Heap,
+        "object" | "oid" => Role::ObjectId,
+        "site" | "pc" => Role::Site,
+        _ => return None,
+    })
+}
+
+fn kind_of(name: &str) -> RecordKind {
+    match name {
+        "alloc" => RecordKind::Alloc,
+        "free" => RecordKind::Free,
+        "realloc" => RecordKind::Realloc(tramp_core::ReallocOutcome::Moved),
+        "createHeap" => RecordKind::HeapCreate,
+        "destroyHeap" => RecordKind::HeapDestroy,
+        "createThread" => RecordKind::ThreadCreate,
+        "destroyThread" => RecordKind::ThreadDestroy,
+        "comment" => RecordKind::Comment,
+        "metadata" | "section" => RecordKind::Metadata,
+        _ => RecordKind::Other,
+    }
+}
+
+struct Builder {
+    positions: usize,
+    fields: Vec<FieldDef>,
+    /// Output field per simple-field name seen so far (for `Of` widths).
+    names: Vec<(String, usize)>,
+}
+
+impl Builder {
+    fn unique(&self, name: &str) -> String {
+        let n = self
+            .fields
+            .iter()
+            .filter(|f| f.name == name || f.name.starts_with(&format!("{name}#")))
+            .count();
+        if n == 0 {
+            name.to_string()
+        } else {
+            format!("{name}#{}", n + 1)
+        }
+    }
+
+    fn ops(&mut self, fields: &[Field], in_repeat: bool) -> Vec<Op> {
+        let mut out = Vec::new();
+        for f in fields {
+            match &f.kind {
+                FieldKind::Simple {
+                    width,
+                    interp,
+                    value,
+                } => {
+                    let bytes = !matches!(width, Width::Bytes(n) if *n <= 8);
+                    let name = self.unique(&f.name);
+                    let elem = if bytes {
+                        FieldType::Bytes
+                    } else {
+                        FieldType::U64
+                    };
+                    let ty = if in_repeat {
+                        FieldType::List(Box::new(elem))
+                    } else {
+                        elem
+                    };
+                    let role = if name == f.name {
+                        role_of(&f.name)
+                    } else {
+                        None
+                    };
+                    let out_idx = self.fields.len();
+                    self.fields.push(FieldDef::new(name, ty, role));
+                    let width = match width {
+                        Width::Bytes(n) => StepWidth::Bytes(*n),
+                        Width::Of(other) => {
+                            let idx = self
+                                .names
+                                .iter()
+                                .rev()
+                                .find(|(n, _)| n == other)
+                                .map_or(0, |(_, i)| *i);
+                            StepWidth::Of(idx)
+                        }
+                    };
+                    let pos = self.positions;
+                    self.positions += 1;
+                    self.names.push((f.name.clone(), pos));
+                    out.push(Op::Field(Step {
+                        pos,
+                        name: f.name.clone(),
+                        width,
+                        interp: interp.clone(),
+                        value: *value,
+                        out: out_idx,
+                        bytes,
+                    }));
+                }
+                FieldKind::Group { fields } => out.extend(self.ops(fields, in_repeat)),
+                FieldKind::Repeat { count, item } => {
+                    let count = self
+                        .names
+                        .iter()
+                        .rev()
+                        .find(|(n, _)| n == count)
+                        .map_or(0, |(_, i)| *i);
+                    let body = self.ops(std::slice::from_ref(item), true);
+                    out.push(Op::Repeat { count, body });
+                }
+            }
+        }
+        out
+    }
+}
+
+impl Plan {
+    pub fn compile(dtd: &Dtd) -> Plan {
+        let mut schema = Schema::new("metatf");
+        let mut records = Vec::new();
+        for r in &dtd.records {
+            let mut b = Builder {
+                positions: 0,
+                fields: Vec::new(),
+                names: Vec::new(),
+            };
+            let ops = b.ops(&r.fields, false);
+            let schema_type = schema.add_type(r.name.clone(), kind_of(&r.name), b.fields);
+            records.push(RecordPlan {
+                name: r.name.clone(),
+                tag: r.tag.unwrap_or(0),
+                section: r.section,
+                ops,
+                positions: b.positions,
+                schema_type,
+            });
+        }
+        let mut by_tag = vec![vec![None; 256]; 256];
+        for (s, table) in by_tag.iter_mut().enumerate() {
+            for (i, r) in records.iter().enumerate() {
+                if r.tag < 256
+                    && (r.section == 0 || r.section as usize == s)
+                    && (table[r.tag as usize].is_none() || r.section != 0)
+                {
+                    table[r.tag as usize] = Some(i);
+                }
+            }
+        }
+        Plan {
+            dtd: dtd.clone(),
+            records,
+            schema: Arc::new(schema),
+            by_tag,
+        }
+    }
+
+    /// The record plan for `tag` in `section`.
+    pub fn record(&self, section: u8, tag: u64) -> Option<usize> {
+        if tag < 256 {
+            return self.by_tag[section as usize][tag as usize];
+        }
+        self.records
+            .iter()
+            .position(|r| r.tag == tag && r.section == section)
+            .or_else(|| {
+                self.records
+                    .iter()
+                    .position(|r| r.tag == tag && r.section == 0)
+            })
+    }
+
+    /// The record plan for a schema type.
+    pub fn by_schema_type(&self, ty: usize) -> Option<&RecordPlan> {
+        self.records.iter().find(|r| r.schema_type == ty)
+    }
+}
