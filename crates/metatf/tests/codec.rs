@@ -8,6 +8,9 @@ use tramp_metatf::codec::{MetaSink, MetaSource};
 const FSTRACE: &str = include_str!("dtd/good/fstrace.dtd");
 const HATF10: &str = include_str!("dtd/good/hatf10.dtd");
 
+/// One random file-system operation: kind, time step, fd, path, batch.
+type FsOp = (u8, u64, u16, Vec<u8>, Vec<(u16, u32)>);
+
 /// A record as (type name, fields as display strings) for comparison.
 type Flat = (String, Vec<String>);
 
@@ -84,9 +87,7 @@ fn round_trip(
     (out, back)
 }
 
-fn fs_records(
-    ops: &[(u8, u64, u16, Vec<u8>, Vec<(u16, u32)>)],
-) -> impl Fn(&tramp_core::Schema, &mut Vec<RecordBuf>) + '_ {
+fn fs_records(ops: &[FsOp]) -> impl Fn(&tramp_core::Schema, &mut Vec<RecordBuf>) + '_ {
     move |schema, recs| {
         let mut t = 0u64;
         for (kind, dt, fd, path, batch) in ops {
