@@ -92,6 +92,10 @@ pub struct InputArgs {
     /// See `tramp formats`.
     #[arg(long = "format", short = 'f')]
     format: Option<String>,
+    /// DTD file for Meta-TF traces that do not embed theirs (read from
+    /// disk only; DTDs are never fetched over the network).
+    #[arg(long, value_name = "FILE.dtd")]
+    dtd: Option<String>,
 }
 
 struct Opened {
@@ -101,7 +105,11 @@ struct Opened {
     name: String,
 }
 
-fn open(args: &InputArgs, opts: SourceOptions) -> Result<Opened> {
+fn open(args: &InputArgs, mut opts: SourceOptions) -> Result<Opened> {
+    if let Some(path) = &args.dtd {
+        opts.dtd =
+            Some(std::fs::read_to_string(path).with_context(|| format!("reading the DTD {path}"))?);
+    }
     let input = Input::open(&args.input).with_context(|| format!("opening {}", args.input))?;
     let progress = Progress::new(input.raw_len, input.raw_position());
     let format = args.format.as_deref().map(Format::parse).transpose()?;
@@ -201,18 +209,27 @@ pub struct DumpArgs {
 }
 
 pub fn dump(a: DumpArgs) -> Result<()> {
-    let o = open(&a.input, SourceOptions { metadata: true })?;
+    let o = open(
+        &a.input,
+        SourceOptions {
+            metadata: true,
+            dtd: None,
+        },
+    )?;
     let to = match o.format {
         Format::Hatf | Format::HatfText => Format::HatfText,
+        Format::MetaTf | Format::MetaTfText => Format::MetaTfText,
     };
     let out = Output::create(&a.output, None).with_context(|| format!("creating {}", a.output))?;
+    let dtd = o.source.description().map(str::to_string);
     let sink = create_sink(
         out,
         to,
         SinkOptions {
             policy: Policy::Explicit,
+            dtd: dtd.as_deref(),
         },
-    );
+    )?;
     run_pump(o, sink, &a.output)
 }
 
@@ -258,7 +275,13 @@ pub fn convert(a: ConvertArgs) -> Result<()> {
         Some(t) => Format::parse(t)?,
         None => Format::from_path(&a.output).unwrap_or(Format::Hatf),
     };
-    let o = open(&a.input, SourceOptions { metadata: true })?;
+    let o = open(
+        &a.input,
+        SourceOptions {
+            metadata: true,
+            dtd: None,
+        },
+    )?;
     let policy = policy.unwrap_or(if o.format.carries_hatf_metadata() {
         Policy::Explicit
     } else {
@@ -269,7 +292,21 @@ pub fn convert(a: ConvertArgs) -> Result<()> {
     }
     let out =
         Output::create(&a.output, compression).with_context(|| format!("creating {}", a.output))?;
-    let sink = create_sink(out, to, SinkOptions { policy });
+    // The output's DTD: the one given, else the input's own.
+    let dtd = match &a.input.dtd {
+        Some(path) => {
+            Some(std::fs::read_to_string(path).with_context(|| format!("reading the DTD {path}"))?)
+        }
+        None => o.source.description().map(str::to_string),
+    };
+    let sink = create_sink(
+        out,
+        to,
+        SinkOptions {
+            policy,
+            dtd: dtd.as_deref(),
+        },
+    )?;
     run_pump(o, sink, &a.output)
 }
 
@@ -391,6 +428,7 @@ pub fn record(a: RecordArgs) -> Result<u8> {
         let args = InputArgs {
             input: path.to_string_lossy().into_owned(),
             format: Some("hatf".into()),
+            dtd: None,
         };
         analyse(
             open(&args, SourceOptions::default())?,

@@ -258,3 +258,59 @@ fn help_is_complete() {
     let formats = ok(&tramp(&["formats"]));
     assert!(formats.contains("hatf ") && formats.contains("hatf-text"));
 }
+
+#[test]
+fn metatf_text_written_by_hand_converts_and_round_trips() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let dtd = fixtures.join("fstrace.dtd");
+    let records = fixtures.join("fstrace-records.txt");
+    let mtf = p(&dir, "fs.mtf");
+    ok(&tramp(&[
+        "convert",
+        "--dtd",
+        dtd.to_str().unwrap(),
+        "--format",
+        "metatf-text",
+        records.to_str().unwrap(),
+        &mtf,
+    ]));
+    let bytes = std::fs::read(&mtf).unwrap();
+    assert_eq!(&bytes[..4], b"\x7fMTF", "Meta-TF magic");
+    // The binary carries its DTD: dump needs nothing else.
+    let text = ok(&tramp(&["dump", &mtf]));
+    assert!(text.starts_with("# tramp metatf-text 1\n#| "));
+    let body: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+    let want = std::fs::read_to_string(&records).unwrap();
+    assert_eq!(body, want.lines().collect::<Vec<_>>());
+    // text -> binary -> text -> binary is byte-identical.
+    let text_path = p(&dir, "fs.mtf.txt");
+    std::fs::write(&text_path, &text).unwrap();
+    let again = p(&dir, "again.mtf");
+    ok(&tramp(&["convert", &text_path, &again]));
+    assert_eq!(std::fs::read(&again).unwrap(), bytes);
+    // A value that does not fit its field is an error naming the record.
+    let bad = p(&dir, "bad.txt");
+    std::fs::write(&bad, "close tag=8 time=1 fd=70000\n").unwrap();
+    let out = tramp(&[
+        "convert",
+        "--dtd",
+        dtd.to_str().unwrap(),
+        "--format",
+        "metatf-text",
+        &bad,
+        &p(&dir, "bad.mtf"),
+    ]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("cannot encode record 0") && err.contains("does not fit 2 bytes"),
+        "{err}"
+    );
+    // Damage: a cut binary reports where.
+    let cut = p(&dir, "cut.mtf");
+    std::fs::write(&cut, &bytes[..bytes.len() - 2]).unwrap();
+    let out = tramp(&["dump", &cut]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("byte offset"));
+}

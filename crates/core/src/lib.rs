@@ -6,6 +6,7 @@
 //!   [`RecordBuf`], the owned, reusable buffer that decoders and scripts fill.
 //! * [`stream`]: the [`Source`] and [`Sink`] traits that connect formats.
 //! * [`error`]: errors that say what went wrong and where (byte offset, record).
+//! * [`text`]: the generic one-record-per-line text form.
 //! * [`io`]: inputs from paths or stdin with transparent decompression, and
 //!   outputs compressed by extension or by choice.
 
@@ -14,6 +15,7 @@ pub mod io;
 pub mod record;
 pub mod schema;
 pub mod stream;
+pub mod text;
 
 pub use error::{Error, Position};
 pub use record::{AttrsRef, ListRef, Record, RecordBuf, Slot, Span, Value};

@@ -383,6 +383,19 @@ impl RecordBuf {
         Slot::List(Span::new(start, n))
     }
 
+    /// Stores a value (copying bytes and nested items) and returns its slot,
+    /// to be placed with [`set_slot`](Self::set_slot) or in a list.
+    pub fn store_value(&mut self, v: Value<'_>) -> Slot {
+        self.store(v)
+    }
+
+    /// Appends already stored slots as list items and returns the list's slot.
+    pub fn push_slots(&mut self, items: &[Slot]) -> Slot {
+        let start = self.slots.len();
+        self.slots.extend_from_slice(items);
+        Slot::List(Span::new(start, items.len()))
+    }
+
     /// Sets a field to a slot made by one of the `push_*` helpers.
     pub fn set_slot(&mut self, field: usize, slot: Slot) {
         self.slots[field] = slot;

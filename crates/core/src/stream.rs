@@ -19,6 +19,12 @@ pub trait Source {
 
     /// Where the next record starts.
     fn position(&self) -> Position;
+
+    /// The text that describes the format of this input, when the format
+    /// has one (a Meta-TF DTD): writers of the same family need it.
+    fn description(&self) -> Option<&str> {
+        None
+    }
 }
 
 /// An encoder that consumes records of any schema it can map.

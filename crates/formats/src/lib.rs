@@ -8,6 +8,8 @@ use tramp_core::io::{Compression, Input, Output};
 use tramp_core::{Error, Sink, Source};
 use tramp_hatf::Policy;
 use tramp_hatf::records::{HatfSink, HatfSource, HatfTextSink, HatfTextSource};
+use tramp_metatf::codec::{MetaSink, MetaSource};
+use tramp_metatf::text::{MetaTextSink, MetaTextSource};
 
 /// Every format tramp reads and writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -16,15 +18,26 @@ pub enum Format {
     Hatf,
     /// HATF's one-record-per-line text form.
     HatfText,
+    /// A Meta-TF trace of any DTD (embedded, or given with --dtd).
+    MetaTf,
+    /// Meta-TF's text form (DTD on `#| ` lines, then one record per line).
+    MetaTfText,
 }
 
 impl Format {
-    pub const ALL: [Format; 2] = [Format::Hatf, Format::HatfText];
+    pub const ALL: [Format; 4] = [
+        Format::Hatf,
+        Format::HatfText,
+        Format::MetaTf,
+        Format::MetaTfText,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             Format::Hatf => "hatf",
             Format::HatfText => "hatf-text",
+            Format::MetaTf => "metatf",
+            Format::MetaTfText => "metatf-text",
         }
     }
 
@@ -32,6 +45,12 @@ impl Format {
         match self {
             Format::Hatf => "HATF 1.0 binary heap-allocation trace (extension .hatf)",
             Format::HatfText => "HATF text form, one record per line (extension .hatf.txt or .txt)",
+            Format::MetaTf => {
+                "Meta-TF trace of any DTD, \\x7fMTF header, DTD embedded (extension .mtf)"
+            }
+            Format::MetaTfText => {
+                "Meta-TF text form: the DTD, then one record per line (extension .mtf.txt)"
+            }
         }
     }
 
@@ -51,7 +70,11 @@ impl Format {
     /// The format a file name suggests (compression extensions ignored).
     pub fn from_path(path: &str) -> Option<Format> {
         let stem = Compression::strip_extension(path);
-        if stem.ends_with(".hatf.txt") || stem.ends_with(".txt") {
+        if stem.ends_with(".mtf.txt") {
+            Some(Format::MetaTfText)
+        } else if stem.ends_with(".mtf") {
+            Some(Format::MetaTf)
+        } else if stem.ends_with(".hatf.txt") || stem.ends_with(".txt") {
             Some(Format::HatfText)
         } else if stem.ends_with(".hatf") {
             Some(Format::Hatf)
@@ -66,6 +89,12 @@ impl Format {
     pub fn detect(head: &[u8], name: &str) -> Option<Format> {
         if head.starts_with(tramp_hatf::text::HEADER.as_bytes()) {
             return Some(Format::HatfText);
+        }
+        if head.starts_with(&tramp_metatf::codec::MAGIC) {
+            return Some(Format::MetaTf);
+        }
+        if head.starts_with(tramp_metatf::text::HEADER.as_bytes()) {
+            return Some(Format::MetaTfText);
         }
         if let Some(f) = Format::from_path(name) {
             return Some(f);
@@ -91,10 +120,12 @@ impl fmt::Display for Format {
 }
 
 /// What a source should yield besides data records.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct SourceOptions {
     /// Yield format metadata records (HATF fieldSize/fieldInterpretation).
     pub metadata: bool,
+    /// The DTD text for Meta-TF inputs that do not embed theirs.
+    pub dtd: Option<String>,
 }
 
 /// Opens a source over an input, detecting the format unless one is given.
@@ -116,23 +147,37 @@ pub fn open_source(
     let source: Box<dyn Source> = match format {
         Format::Hatf => Box::new(HatfSource::new(input.reader, opts.metadata)),
         Format::HatfText => Box::new(HatfTextSource::new(input.reader)),
+        Format::MetaTf => Box::new(MetaSource::open(input.reader, opts.dtd.as_deref())?),
+        Format::MetaTfText => Box::new(MetaTextSource::open(input.reader, opts.dtd.as_deref())?),
     };
     Ok((source, format))
 }
 
 /// How sinks encode.
 #[derive(Clone, Copy, Debug)]
-pub struct SinkOptions {
+pub struct SinkOptions<'a> {
     /// HATF encoding policy.
     pub policy: Policy,
+    /// The DTD text, for Meta-TF outputs.
+    pub dtd: Option<&'a str>,
 }
 
 /// Creates a sink of `format` writing to `output`.
-pub fn create_sink(output: Output, format: Format, opts: SinkOptions) -> Box<dyn Sink> {
-    match format {
+pub fn create_sink(
+    output: Output,
+    format: Format,
+    opts: SinkOptions<'_>,
+) -> Result<Box<dyn Sink>, Error> {
+    let need_dtd = || {
+        opts.dtd
+            .ok_or_else(|| Error::Usage(format!("writing {format} needs a DTD: pass --dtd FILE")))
+    };
+    Ok(match format {
         Format::Hatf => Box::new(HatfSink::new(output, opts.policy)),
         Format::HatfText => Box::new(HatfTextSink::new(output)),
-    }
+        Format::MetaTf => Box::new(MetaSink::new(output, need_dtd()?, false)?),
+        Format::MetaTfText => Box::new(MetaTextSink::new(output, need_dtd()?)?),
+    })
 }
 
 #[cfg(test)]

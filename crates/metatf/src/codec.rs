@@ -397,6 +397,7 @@ type Decoded = (usize, u64, Option<(usize, usize)>);
 /// Reads records of any DTD.
 pub struct MetaSource<R> {
     input: R,
+    dtd_text: String,
     plan: Arc<Plan>,
     header: Header,
     live: Live,
@@ -411,30 +412,34 @@ pub struct MetaSource<R> {
 }
 
 impl<R: Read> MetaSource<R> {
-    /// Opens a trace: its DTD is the embedded one, else `dtd` (the caller
-    /// resolves the header's DTD name from a local search path).
-    pub fn open(mut input: R, dtd: Option<&crate::Dtd>) -> Result<Self, Error> {
+    /// Opens a trace: its DTD is the embedded one, else the text `dtd`
+    /// (the caller resolves the header's DTD name on a local search path;
+    /// nothing is ever fetched over the network).
+    pub fn open(mut input: R, dtd: Option<&str>) -> Result<Self, Error> {
+        let at0 = || Position::new(0, 0);
         let (header, embedded, start) =
-            read_header(&mut input).map_err(|e| Error::decode(FORMAT, Position::new(0, 0), e))?;
-        let dtd = match (embedded, dtd) {
-            (Some(text), _) => crate::load(&text).map_err(|d| {
-                Error::decode(
-                    FORMAT,
-                    Position::new(0, 0),
-                    MetaError::BadDtd(crate::render("embedded.dtd", &text, &d)),
-                )
-            })?,
-            (None, Some(d)) => d.clone(),
+            read_header(&mut input).map_err(|e| Error::decode(FORMAT, at0(), e))?;
+        let dtd_text = match (embedded, dtd) {
+            (Some(text), _) => text,
+            (None, Some(d)) => d.to_string(),
             (None, None) => {
                 return Err(Error::decode(
                     FORMAT,
-                    Position::new(0, 0),
+                    at0(),
                     MetaError::NoDtd(header.dtd_name.clone()),
                 ));
             }
         };
+        let dtd = crate::load(&dtd_text).map_err(|d| {
+            Error::decode(
+                FORMAT,
+                at0(),
+                MetaError::BadDtd(crate::render("dtd", &dtd_text, &d)),
+            )
+        })?;
         Ok(MetaSource {
             input,
+            dtd_text,
             plan: Arc::new(Plan::compile(&dtd)),
             header,
             live: Live::default(),
@@ -742,6 +747,10 @@ impl<R: Read> Source for MetaSource<R> {
 
     fn position(&self) -> Position {
         Position::new(self.base + self.pos as u64, self.record)
+    }
+
+    fn description(&self) -> Option<&str> {
+        Some(&self.dtd_text)
     }
 }
 

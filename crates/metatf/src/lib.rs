@@ -17,6 +17,7 @@ pub mod diag;
 pub mod lexer;
 pub mod parser;
 pub mod plan;
+pub mod text;
 
 pub use check::{Dtd, Field, FieldKind, Interp, RecordDef, Section, Width};
 pub use diag::{Diagnostic, render};

@@ -1,0 +1,269 @@
+//! The generic text form of records: one record per line,
+//! `TYPE field=value ...`, for formats without a text form of their own.
+//!
+//! Values: unsigned and signed decimals (`0x` hex accepted on input),
+//! floats, byte strings as `x:` and hex digits, strings in double quotes with
+//! `\" \\ \n \t \xHH` escapes, lists as `[v,v,...]`, attribute lists as
+//! `{key=v,...}`. Absent fields are not written; on input they stay absent.
+
+use std::fmt::Write as _;
+
+use crate::Record;
+use crate::record::{RecordBuf, Slot, Value};
+use crate::schema::{FieldType, RecordType, Schema};
+
+fn push_value(out: &mut String, v: Value<'_>) {
+    match v {
+        Value::U64(x) => {
+            let _ = write!(out, "{x}");
+        }
+        Value::I64(x) => {
+            let _ = write!(out, "{x}");
+        }
+        Value::F64(x) => {
+            let _ = write!(out, "{x:?}");
+        }
+        Value::Bytes(b) => {
+            out.push_str("x:");
+            for byte in b {
+                let _ = write!(out, "{byte:02x}");
+            }
+        }
+        Value::Str(s) => {
+            out.push('"');
+            for c in s.chars() {
+                match c {
+                    '"' => out.push_str("\\\""),
+                    '\\' => out.push_str("\\\\"),
+                    '\n' => out.push_str("\\n"),
+                    '\t' => out.push_str("\\t"),
+                    c if c.is_control() => {
+                        let _ = write!(out, "\\x{:02x}", c as u32);
+                    }
+                    c => out.push(c),
+                }
+            }
+            out.push('"');
+        }
+        Value::List(l) => {
+            out.push('[');
+            for (i, item) in l.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                push_value(out, item);
+            }
+            out.push(']');
+        }
+        Value::Attrs(a) => {
+            out.push('{');
+            for (i, (k, item)) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(k);
+                out.push('=');
+                push_value(out, item);
+            }
+            out.push('}');
+        }
+    }
+}
+
+/// Formats one record (without a newline).
+pub fn format_record(out: &mut String, rec: &Record<'_>) {
+    out.push_str(&rec.record_type().name);
+    for (name, v) in rec.fields() {
+        if let Some(v) = v {
+            out.push(' ');
+            out.push_str(name);
+            out.push('=');
+            push_value(out, v);
+        }
+    }
+}
+
+struct Cursor<'a> {
+    s: &'a [u8],
+    at: usize,
+}
+
+impl Cursor<'_> {
+    fn peek(&self) -> Option<u8> {
+        self.s.get(self.at).copied()
+    }
+
+    fn token(&mut self) -> &str {
+        let start = self.at;
+        while let Some(c) = self.peek() {
+            if c == b',' || c == b']' || c == b'}' || c == b' ' {
+                break;
+            }
+            self.at += 1;
+        }
+        std::str::from_utf8(&self.s[start..self.at]).unwrap_or("")
+    }
+}
+
+fn parse_u64(t: &str) -> Option<u64> {
+    match t.strip_prefix("0x") {
+        Some(h) => u64::from_str_radix(h, 16).ok(),
+        None => t.parse().ok(),
+    }
+}
+
+/// Parses one value of type `ty` into `buf`, returning its slot.
+fn parse_value(
+    c: &mut Cursor<'_>,
+    ty: &FieldType,
+    buf: &mut RecordBuf,
+    depth: usize,
+) -> Result<Slot, String> {
+    if depth > 32 {
+        return Err("values nest too deeply".into());
+    }
+    match ty {
+        FieldType::U64 => {
+            let t = c.token();
+            parse_u64(t)
+                .map(Slot::U)
+                .ok_or_else(|| format!("`{t}` is not an unsigned number"))
+        }
+        FieldType::I64 => {
+            let t = c.token();
+            t.parse::<i64>()
+                .map(Slot::I)
+                .map_err(|_| format!("`{t}` is not a signed number"))
+        }
+        FieldType::F64 => {
+            let t = c.token();
+            t.parse::<f64>()
+                .map(Slot::F)
+                .map_err(|_| format!("`{t}` is not a number"))
+        }
+        FieldType::Bytes => {
+            let t = c.token().to_string();
+            let hex = t
+                .strip_prefix("x:")
+                .ok_or_else(|| format!("`{t}` is not a byte string (x:hex)"))?;
+            if hex.len() % 2 != 0 {
+                return Err(format!("`{t}` has an odd number of hex digits"));
+            }
+            let bytes: Result<Vec<u8>, _> = (0..hex.len())
+                .step_by(2)
+                .map(|i| u8::from_str_radix(&hex[i..i + 2], 16))
+                .collect();
+            let bytes = bytes.map_err(|_| format!("`{t}` is not hex"))?;
+            Ok(buf.store_value(Value::Bytes(&bytes)))
+        }
+        FieldType::Str => {
+            if c.peek() != Some(b'"') {
+                return Err("a string starts with `\"`".into());
+            }
+            c.at += 1;
+            let mut s = Vec::new();
+            loop {
+                match c.peek() {
+                    None => return Err("unterminated string".into()),
+                    Some(b'"') => {
+                        c.at += 1;
+                        break;
+                    }
+                    Some(b'\\') => {
+                        let e =
+                            c.s.get(c.at + 1)
+                                .copied()
+                                .ok_or("a backslash ends the line")?;
+                        c.at += 2;
+                        match e {
+                            b'"' => s.push(b'"'),
+                            b'\\' => s.push(b'\\'),
+                            b'n' => s.push(b'\n'),
+                            b't' => s.push(b'\t'),
+                            b'x' => {
+                                let h =
+                                    c.s.get(c.at..c.at + 2).ok_or("\\x needs two hex digits")?;
+                                let h = std::str::from_utf8(h).map_err(|_| "bad escape")?;
+                                s.push(u8::from_str_radix(h, 16).map_err(|_| "bad escape")?);
+                                c.at += 2;
+                            }
+                            _ => return Err("unknown escape".into()),
+                        }
+                    }
+                    Some(b) => {
+                        s.push(b);
+                        c.at += 1;
+                    }
+                }
+            }
+            let s = String::from_utf8(s).map_err(|_| "string is not UTF-8".to_string())?;
+            Ok(buf.store_value(Value::Str(&s)))
+        }
+        FieldType::List(elem) => {
+            if c.peek() != Some(b'[') {
+                return Err("a list starts with `[`".into());
+            }
+            c.at += 1;
+            let mut items = Vec::new();
+            while c.peek() != Some(b']') {
+                items.push(parse_value(c, elem, buf, depth + 1)?);
+                match c.peek() {
+                    Some(b',') => c.at += 1,
+                    Some(b']') => {}
+                    _ => return Err("expected `,` or `]` in a list".into()),
+                }
+                if items.len() > 1 << 20 {
+                    return Err("list too long".into());
+                }
+            }
+            c.at += 1;
+            Ok(buf.push_slots(&items))
+        }
+        FieldType::Attrs => Err("attribute lists cannot be read from text yet".into()),
+    }
+}
+
+/// Parses a line written by [`format_record`] into `buf`; returns the type.
+pub fn parse_record<'s>(
+    line: &str,
+    schema: &'s Schema,
+    buf: &mut RecordBuf,
+) -> Result<&'s RecordType, String> {
+    let line = line.trim();
+    let (name, rest) = line.split_once(' ').unwrap_or((line, ""));
+    let ty = schema
+        .type_named(name)
+        .ok_or_else(|| format!("unknown record type `{name}`"))?;
+    buf.reset(ty);
+    let mut c = Cursor {
+        s: rest.as_bytes(),
+        at: 0,
+    };
+    loop {
+        while c.peek() == Some(b' ') {
+            c.at += 1;
+        }
+        if c.peek().is_none() {
+            break;
+        }
+        let start = c.at;
+        while c.peek().is_some_and(|b| b != b'=' && b != b' ') {
+            c.at += 1;
+        }
+        let key = std::str::from_utf8(&c.s[start..c.at]).unwrap_or("");
+        if c.peek() != Some(b'=') {
+            return Err(format!("expected `field=value`, found `{key}`"));
+        }
+        c.at += 1;
+        let i = ty
+            .field_index(key)
+            .ok_or_else(|| format!("`{name}` has no field `{key}`"))?;
+        let slot =
+            parse_value(&mut c, &ty.fields[i].ty, buf, 0).map_err(|e| format!("{key}: {e}"))?;
+        buf.set_slot(i, slot);
+        if c.peek().is_some_and(|b| b != b' ') {
+            return Err(format!("{key}: unexpected text after the value"));
+        }
+    }
+    Ok(ty)
+}
