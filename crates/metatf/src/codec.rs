@@ -160,6 +160,19 @@ fn read_n(r: &mut dyn Read, n: usize, what: &'static str) -> Result<Vec<u8>, Met
     Ok(v)
 }
 
+/// Skips `n` bytes in bounded steps (a header may claim anything).
+fn skip(r: &mut dyn Read, n: u64, what: &'static str) -> Result<(), MetaError> {
+    let got = io::copy(&mut r.take(n), &mut io::sink()).unwrap_or(0);
+    if got < n {
+        return Err(MetaError::Truncated {
+            record: what.into(),
+            needed: n.min(usize::MAX as u64) as usize,
+            available: got as usize,
+        });
+    }
+    Ok(())
+}
+
 /// Reads the header, its index and the embedded DTD text (if any), leaving
 /// `r` at the start of the record stream. Returns the bytes consumed.
 pub fn read_header(r: &mut dyn Read) -> Result<(Header, Option<String>, u64), MetaError> {
@@ -230,7 +243,7 @@ pub fn read_header(r: &mut dyn Read) -> Result<(Header, Option<String>, u64), Me
         if s < consumed || s.checked_add(size).is_none_or(|e| e > start) {
             return Err(MetaError::Index(format!("section {num} at {s}+{size}")));
         }
-        read_n(r, (s - consumed) as usize, "section")?;
+        skip(r, s - consumed, "section")?;
         if size > MAX_RECORD as u64 {
             return Err(MetaError::Index(format!(
                 "section {num} claims {size} bytes"
@@ -242,7 +255,7 @@ pub fn read_header(r: &mut dyn Read) -> Result<(Header, Option<String>, u64), Me
             dtd = Some(String::from_utf8(body).map_err(|_| MetaError::BadDtd("not UTF-8".into()))?);
         }
     }
-    read_n(r, (start - consumed) as usize, "header")?;
+    skip(r, start - consumed, "header")?;
     let header = Header {
         class,
         big_endian: big,
