@@ -25,6 +25,7 @@ enum Command {
     Formats,
     Record(commands::RecordArgs),
     Replay(commands::ReplayArgs),
+    Gen(commands::GenArgs),
 }
 
 fn main() -> ExitCode {
@@ -36,6 +37,7 @@ fn main() -> ExitCode {
         Command::Convert(a) => commands::convert(a),
         Command::Formats => commands::formats(),
         Command::Replay(a) => commands::replay(a),
+        Command::Gen(a) => commands::gen_code(a),
         Command::Record(a) => match commands::record(a) {
             // The recorded program's exit status is ours.
             Ok(code) => return ExitCode::from(code),

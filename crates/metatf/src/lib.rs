@@ -13,6 +13,7 @@
 pub mod ast;
 pub mod check;
 pub mod codec;
+pub mod codegen;
 pub mod diag;
 pub mod lexer;
 pub mod parser;

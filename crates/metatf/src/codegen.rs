@@ -1,0 +1,426 @@
+//! Code generation: a DTD becomes a self-contained Rust module (std only)
+//! with a struct per record type, a `Record` enum, a streaming `Reader`
+//! and a `Writer` that read and write exactly what the universal codec
+//! does (same header, same embedded DTD, same metadata and section rules),
+//! and a `to_text` that prints records in tramp's generic text form.
+
+use std::fmt::Write as _;
+
+use crate::check::Interp;
+use crate::plan::{Op, Plan, RecordPlan, StepWidth, TAG_METADATA};
+
+fn ident(name: &str) -> String {
+    let mut s: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if s.chars().next().is_none_or(|c| c.is_ascii_digit())
+        || matches!(
+            s.as_str(),
+            "type"
+                | "match"
+                | "ref"
+                | "fn"
+                | "use"
+                | "mod"
+                | "struct"
+                | "enum"
+                | "self"
+                | "loop"
+                | "move"
+                | "box"
+        )
+    {
+        s = format!("f_{s}");
+    }
+    s
+}
+
+fn type_name(name: &str) -> String {
+    let mut out = String::new();
+    let mut up = true;
+    for c in name.chars() {
+        if !c.is_ascii_alphanumeric() {
+            up = true;
+            continue;
+        }
+        if up {
+            out.push(c.to_ascii_uppercase());
+            up = false;
+        } else {
+            out.push(c);
+        }
+    }
+    if out.is_empty() || out.starts_with(|c: char| c.is_ascii_digit()) {
+        out = format!("R{out}");
+    }
+    // Names the generated module uses itself.
+    const TAKEN: [&str; 11] = [
+        "Reader", "Writer", "Record", "Interp", "Stop", "Live", "Txt", "IoRead", "IoWrite",
+        "HashMap", "String",
+    ];
+    if TAKEN.contains(&out.as_str()) {
+        out.push_str("Rec");
+    }
+    out
+}
+
+fn interp_expr(i: &Interp) -> String {
+    match i {
+        Interp::None | Interp::SectionOffset(_) | Interp::SectionStride { .. } => {
+            "Interp::None".into()
+        }
+        Interp::Default(v) => format!("Interp::Default({v})"),
+        Interp::BaseOffset(v) => format!("Interp::BaseOffset({v})"),
+        Interp::Delta(_) => "Interp::Delta".into(),
+        Interp::Stride { stride, .. } => format!("Interp::Stride({stride})"),
+    }
+}
+
+/// A simple field as it appears in the generated struct.
+struct GField {
+    rust: String,
+    text: String,
+    bytes: bool,
+    list: bool,
+}
+
+fn fields_of(plan: &Plan, rp: &RecordPlan) -> Vec<GField> {
+    let ty = &plan.schema.types[rp.schema_type];
+    ty.fields
+        .iter()
+        .map(|f| {
+            let list = matches!(f.ty, tramp_core::FieldType::List(_));
+            let bytes = matches!(&f.ty, tramp_core::FieldType::Bytes)
+                || matches!(&f.ty, tramp_core::FieldType::List(e) if **e == tramp_core::FieldType::Bytes);
+            GField { rust: ident(&f.name.replace('#', "_")), text: f.name.clone(), bytes, list }
+        })
+        .collect()
+}
+
+fn read_ops(
+    out: &mut String,
+    plan: &Plan,
+    rp: &RecordPlan,
+    ops: &[Op],
+    fields: &[GField],
+    indent: usize,
+    in_repeat: bool,
+) {
+    let pad = "    ".repeat(indent);
+    for op in ops {
+        match op {
+            Op::Field(s) => {
+                let f = &fields[s.out];
+                let w = match &s.width {
+                    StepWidth::Bytes(n) => format!("Some({n})"),
+                    StepWidth::Of(_) => "None".into(),
+                };
+                let of = match &s.width {
+                    StepWidth::Of(i) => format!("vals[{i}]"),
+                    StepWidth::Bytes(_) => "0".into(),
+                };
+                let _ = plan;
+                let call = if f.bytes {
+                    format!("self.bytes(d, &mut at, {}, {}, {w}, {of})?", rp.tag, s.pos)
+                } else {
+                    format!(
+                        "self.field(d, &mut at, {}, {}, {:?}, {w}, {of}, {})?",
+                        rp.tag,
+                        s.pos,
+                        s.name,
+                        interp_expr(&s.interp)
+                    )
+                };
+                if f.bytes {
+                    let _ = writeln!(out, "{pad}let v = {call};");
+                    let _ = writeln!(out, "{pad}vals[{}] = v.len() as u64;", s.pos);
+                } else {
+                    let _ = writeln!(out, "{pad}let v = {call};");
+                    let _ = writeln!(out, "{pad}vals[{}] = v;", s.pos);
+                }
+                if in_repeat {
+                    let _ = writeln!(out, "{pad}rec.{}.push(v);", f.rust);
+                } else {
+                    let _ = writeln!(out, "{pad}rec.{} = v;", f.rust);
+                }
+            }
+            Op::Repeat { count, body } => {
+                let _ = writeln!(
+                    out,
+                    "{pad}if vals[{count}] > MAX_RECORD as u64 {{ return Err(bad(\"repeat count too large\")); }}"
+                );
+                let _ = writeln!(out, "{pad}for _ in 0..vals[{count}] {{");
+                read_ops(out, plan, rp, body, fields, indent + 1, true);
+                let _ = writeln!(out, "{pad}}}");
+            }
+        }
+    }
+}
+
+fn write_ops(
+    out: &mut String,
+    rp: &RecordPlan,
+    ops: &[Op],
+    fields: &[GField],
+    indent: usize,
+    index: Option<&str>,
+) {
+    let pad = "    ".repeat(indent);
+    for op in ops {
+        match op {
+            Op::Field(s) => {
+                let f = &fields[s.out];
+                let value = match index {
+                    Some(i) => format!("r.{}.get({i}).cloned().unwrap_or_default()", f.rust),
+                    None => format!("r.{}.clone()", f.rust),
+                };
+                if s.pos == 0 {
+                    let _ = writeln!(out, "{pad}self.put_tag({});", rp.tag);
+                    let _ = writeln!(out, "{pad}vals[0] = {};", rp.tag);
+                    continue;
+                }
+                let w = match &s.width {
+                    StepWidth::Bytes(n) => format!("Some({n})"),
+                    StepWidth::Of(_) => "None".into(),
+                };
+                let of = match &s.width {
+                    StepWidth::Of(i) => format!("vals[{i}]"),
+                    StepWidth::Bytes(_) => "0".into(),
+                };
+                if f.bytes {
+                    let _ = writeln!(out, "{pad}let v: Vec<u8> = {value};");
+                    let _ = writeln!(
+                        out,
+                        "{pad}self.put_bytes({}, {}, {w}, {of}, &v)?;",
+                        rp.tag, s.pos
+                    );
+                    let _ = writeln!(out, "{pad}vals[{}] = v.len() as u64;", s.pos);
+                } else {
+                    let _ = writeln!(out, "{pad}let v: u64 = {value};");
+                    let _ = writeln!(
+                        out,
+                        "{pad}self.put_field({}, {}, {:?}, {w}, {of}, {}, v)?;",
+                        rp.tag,
+                        s.pos,
+                        s.name,
+                        interp_expr(&s.interp)
+                    );
+                    let _ = writeln!(out, "{pad}vals[{}] = v;", s.pos);
+                }
+            }
+            Op::Repeat { count, body } => {
+                let var = format!("i{indent}");
+                let _ = writeln!(out, "{pad}for {var} in 0..vals[{count}] as usize {{");
+                write_ops(out, rp, body, fields, indent + 1, Some(&var));
+                let _ = writeln!(out, "{pad}}}");
+            }
+        }
+    }
+}
+
+const RUNTIME: &str = include_str!("gen_runtime.rs.in");
+
+/// Generates the Rust module for a DTD whose text is `dtd_text`.
+pub fn rust(dtd_text: &str, source_name: &str) -> Result<String, Vec<crate::Diagnostic>> {
+    let dtd = crate::load(dtd_text)?;
+    let plan = Plan::compile(&dtd);
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "//! Generated by `tramp gen --rust` from {source_name}. Do not edit."
+    );
+    let _ = writeln!(
+        out,
+        "//! Typed records, a streaming reader and a writer for this DTD, std only."
+    );
+    let _ = writeln!(
+        out,
+        "#![allow(dead_code, unused_mut, unused_variables, clippy::all)]\n"
+    );
+    let _ = writeln!(out, "pub const DTD: &str = {:?};", dtd_text);
+    let _ = writeln!(out, "pub const TAG_WIDTH: usize = {};", dtd.tag_width);
+    out.push_str(RUNTIME);
+    // Structs.
+    for rp in &plan.records {
+        let fields = fields_of(&plan, rp);
+        let _ = writeln!(
+            out,
+            "\n#[derive(Debug, Clone, PartialEq, Default)]\npub struct {} {{",
+            type_name(&rp.name)
+        );
+        for f in &fields {
+            let ty = match (f.list, f.bytes) {
+                (false, false) => "u64",
+                (false, true) => "Vec<u8>",
+                (true, false) => "Vec<u64>",
+                (true, true) => "Vec<Vec<u8>>",
+            };
+            let ty = if rp.tag == TAG_METADATA && f.text == "value" {
+                "Option<u64>"
+            } else {
+                ty
+            };
+            let _ = writeln!(out, "    pub {}: {ty},", f.rust);
+        }
+        let _ = writeln!(out, "}}");
+    }
+    let _ = writeln!(
+        out,
+        "\n#[derive(Debug, Clone, PartialEq)]\npub enum Record {{"
+    );
+    for rp in &plan.records {
+        let _ = writeln!(out, "    {0}({0}),", type_name(&rp.name));
+    }
+    let _ = writeln!(out, "}}");
+    // Text.
+    let _ = writeln!(
+        out,
+        "\nimpl Record {{\n    /// The record in tramp's generic text form.\n    pub fn to_text(&self) -> String {{\n        let mut s = String::new();\n        match self {{"
+    );
+    for rp in &plan.records {
+        let fields = fields_of(&plan, rp);
+        let _ = writeln!(
+            out,
+            "            Record::{}(r) => {{\n                s.push_str({:?});",
+            type_name(&rp.name),
+            rp.name
+        );
+        for f in &fields {
+            if rp.tag == TAG_METADATA && f.text == "value" {
+                let _ = writeln!(
+                    out,
+                    "                if let Some(v) = r.value {{ s.push_str(\" value=\"); s.push_str(&v.to_string()); }}"
+                );
+                continue;
+            }
+            let _ = writeln!(
+                out,
+                "                s.push_str(\" {}=\"); txt(&mut s, &r.{});",
+                f.text, f.rust
+            );
+        }
+        let _ = writeln!(out, "            }}");
+    }
+    let _ = writeln!(out, "        }}\n        s\n    }}\n}}");
+    // Reader.
+    let _ = writeln!(
+        out,
+        "\nimpl<R: IoRead> Reader<R> {{\n    fn decode(&mut self, d: &[u8]) -> Result<(Record, usize), Stop> {{"
+    );
+    let _ = writeln!(
+        out,
+        "        let tw = TAG_WIDTH;\n        if d.len() < tw {{ return Err(Stop::More); }}\n        let tag = self.uint(&d[..tw]);"
+    );
+    let _ = writeln!(out, "        if tag == 3 {{ return self.metadata(d); }}");
+    let _ = writeln!(
+        out,
+        "        let mut at = 0usize;\n        let mut vals = [0u64; 256];\n        match (self.section, tag) {{"
+    );
+    let mut ordered: Vec<&RecordPlan> = plan.records.iter().collect();
+    ordered.sort_by_key(|r| r.section == 0);
+    for rp in ordered {
+        if rp.tag == TAG_METADATA {
+            continue;
+        }
+        let fields = fields_of(&plan, rp);
+        let pat = if rp.section == 0 {
+            format!("(_, {})", rp.tag)
+        } else {
+            format!("({}, {})", rp.section, rp.tag)
+        };
+        let _ = writeln!(
+            out,
+            "            {pat} => {{\n                let mut rec = {}::default();",
+            type_name(&rp.name)
+        );
+        read_ops(&mut out, &plan, rp, &rp.ops, &fields, 4, false);
+        if rp.tag == crate::plan::TAG_SECTION {
+            let _ = writeln!(
+                out,
+                "                self.section = vals[1].min(255) as u8;"
+            );
+        }
+        let _ = writeln!(
+            out,
+            "                Ok((Record::{}(rec), at))\n            }}",
+            type_name(&rp.name)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "            _ => Err(Stop::Bad(format!(\"unknown tag {{tag}} in section {{}}\", self.section))),\n        }}\n    }}\n}}"
+    );
+    // Writer.
+    let _ = writeln!(
+        out,
+        "\nimpl<W: IoWrite> Writer<W> {{\n    /// Writes one record; on error nothing of it is written.\n    pub fn write(&mut self, rec: &Record) -> std::io::Result<()> {{\n        let mark = self.buf.len();\n        self.live.pending.clear();\n        let r = self.write_inner(rec);\n        if r.is_err() {{ self.buf.truncate(mark); self.live.pending.clear(); return r; }}\n        self.commit();\n        self.spill()\n    }}\n\n    fn write_inner(&mut self, rec: &Record) -> std::io::Result<()> {{\n        let mut vals = [0u64; 256];\n        match rec {{"
+    );
+    for rp in &plan.records {
+        if rp.tag == TAG_METADATA {
+            let _ = writeln!(
+                out,
+                "            Record::{}(r) => self.metadata(r.record, r.field, r.property, r.value)?,",
+                type_name(&rp.name)
+            );
+            continue;
+        }
+        let fields = fields_of(&plan, rp);
+        let _ = writeln!(out, "            Record::{}(r) => {{", type_name(&rp.name));
+        write_ops(&mut out, rp, &rp.ops, &fields, 4, None);
+        if rp.tag == crate::plan::TAG_SECTION {
+            let _ = writeln!(
+                out,
+                "                self.section = vals[1].min(255) as u8;"
+            );
+        }
+        let _ = writeln!(out, "            }}");
+    }
+    let _ = writeln!(out, "        }}\n        Ok(())\n    }}\n}}");
+    // Metadata targets: (section, tag) -> field name by position.
+    let _ = writeln!(
+        out,
+        "\nfn target(section: u8, tag: u64, pos: usize) -> Option<(&'static str, Option<u32>, Interp)> {{\n    match (section, tag, pos) {{"
+    );
+    let mut ordered: Vec<&RecordPlan> = plan.records.iter().collect();
+    ordered.sort_by_key(|r| r.section == 0);
+    for rp in ordered {
+        fn steps<'a>(ops: &'a [Op], v: &mut Vec<&'a crate::plan::Step>) {
+            for op in ops {
+                match op {
+                    Op::Field(s) => v.push(s),
+                    Op::Repeat { body, .. } => steps(body, v),
+                }
+            }
+        }
+        let mut v = Vec::new();
+        steps(&rp.ops, &mut v);
+        for s in v {
+            let sec = if rp.section == 0 {
+                "_".to_string()
+            } else {
+                rp.section.to_string()
+            };
+            let w = match &s.width {
+                StepWidth::Bytes(n) => format!("Some({n})"),
+                StepWidth::Of(_) => "None".into(),
+            };
+            let _ = writeln!(
+                out,
+                "        ({sec}, {}, {}) => Some(({:?}, {w}, {})),",
+                rp.tag,
+                s.pos,
+                s.name,
+                interp_expr(&s.interp)
+            );
+        }
+    }
+    let _ = writeln!(out, "        _ => None,\n    }}\n}}");
+    Ok(out)
+}
