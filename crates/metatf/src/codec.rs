@@ -8,7 +8,7 @@
 //! the current section; section records switch the current section.
 
 use std::collections::HashMap;
-use std::io::{self, Read};
+use std::io::{self, Read, Write};
 use std::sync::Arc;
 
 use tramp_core::io::Finish;
@@ -176,6 +176,18 @@ fn skip(r: &mut dyn Read, n: u64, what: &'static str) -> Result<(), MetaError> {
 /// Reads the header, its index and the embedded DTD text (if any), leaving
 /// `r` at the start of the record stream. Returns the bytes consumed.
 pub fn read_header(r: &mut dyn Read) -> Result<(Header, Option<String>, u64), MetaError> {
+    read_header_sections(r, &mut |_, _| Ok(()))
+}
+
+/// A data section read during the header: its number and the reader of
+/// its (raw) bytes.
+pub type SectionSink<'a> = dyn FnMut(u8, &mut dyn Read) -> Result<(), MetaError> + 'a;
+
+/// Like [`read_header`], handing each data section's bytes to `data`.
+pub fn read_header_sections(
+    r: &mut dyn Read,
+    data: &mut SectionSink<'_>,
+) -> Result<(Header, Option<String>, u64), MetaError> {
     let fixed = read_n(r, 16, "header")?;
     if fixed[..4] != MAGIC {
         return Err(MetaError::Magic(fixed[..4].to_vec()));
@@ -244,6 +256,16 @@ pub fn read_header(r: &mut dyn Read) -> Result<(Header, Option<String>, u64), Me
             return Err(MetaError::Index(format!("section {num} at {s}+{size}")));
         }
         skip(r, s - consumed, "section")?;
+        if num != 0 {
+            let mut body = r.take(size);
+            data(num, &mut body)?;
+            if body.limit() > 0 {
+                let left = body.limit();
+                skip(r, left, "section")?;
+            }
+            consumed = s + size;
+            continue;
+        }
         if size > MAX_RECORD as u64 {
             return Err(MetaError::Index(format!(
                 "section {num} claims {size} bytes"
@@ -403,6 +425,72 @@ fn sext(v: u64, n: u32) -> u64 {
     (((v << s) as i64) >> s) as u64
 }
 
+/// A data section as the reader uses it: decompressed into a temporary
+/// file (memory stays bounded), read sequentially by `sectionStride`
+/// fields, with a lookahead that is only consumed when a record completes.
+pub struct DataSection {
+    file: io::BufReader<std::fs::File>,
+    pub size: u64,
+    ahead: Vec<u8>,
+    /// Bytes of `ahead` used by the record being decoded.
+    used: usize,
+}
+
+impl DataSection {
+    fn load(r: &mut dyn Read) -> Result<DataSection, MetaError> {
+        let io_err = |e: io::Error| MetaError::Index(format!("data section: {e}"));
+        let mut tmp = tempfile::tempfile().map_err(io_err)?;
+        let mut head = [0u8; 4];
+        let mut n = 0;
+        while n < 4 {
+            match r.read(&mut head[n..]) {
+                Ok(0) => break,
+                Ok(k) => n += k,
+                Err(e) => return Err(io_err(e)),
+            }
+        }
+        let mut whole = io::Cursor::new(head[..n].to_vec()).chain(r);
+        if head[..n] == [0x28, 0xB5, 0x2F, 0xFD] {
+            zstd::stream::copy_decode(&mut whole, &mut tmp).map_err(io_err)?;
+        } else {
+            io::copy(&mut whole, &mut tmp).map_err(io_err)?;
+        }
+        use std::io::Seek;
+        let size = tmp.stream_position().map_err(io_err)?;
+        tmp.rewind().map_err(io_err)?;
+        Ok(DataSection {
+            file: io::BufReader::new(tmp),
+            size,
+            ahead: Vec::new(),
+            used: 0,
+        })
+    }
+
+    /// The next `n` bytes after those already used by this record.
+    fn next(&mut self, n: usize) -> Option<&[u8]> {
+        while self.ahead.len() < self.used + n {
+            let mut chunk = [0u8; 4096];
+            let k = self.file.read(&mut chunk).ok()?;
+            if k == 0 {
+                return None;
+            }
+            self.ahead.extend_from_slice(&chunk[..k]);
+        }
+        let b = &self.ahead[self.used..self.used + n];
+        self.used += n;
+        Some(b)
+    }
+
+    fn commit(&mut self) {
+        self.ahead.drain(..self.used);
+        self.used = 0;
+    }
+
+    fn rollback(&mut self) {
+        self.used = 0;
+    }
+}
+
 /// One decoded field: output field, value, and for byte strings their
 /// place in the buffer (start, length).
 type Decoded = (usize, u64, Option<(usize, usize)>);
@@ -411,6 +499,7 @@ type Decoded = (usize, u64, Option<(usize, usize)>);
 pub struct MetaSource<R> {
     input: R,
     dtd_text: String,
+    data: HashMap<u8, DataSection>,
     plan: Arc<Plan>,
     header: Header,
     live: Live,
@@ -430,8 +519,12 @@ impl<R: Read> MetaSource<R> {
     /// nothing is ever fetched over the network).
     pub fn open(mut input: R, dtd: Option<&str>) -> Result<Self, Error> {
         let at0 = || Position::new(0, 0);
-        let (header, embedded, start) =
-            read_header(&mut input).map_err(|e| Error::decode(FORMAT, at0(), e))?;
+        let mut data = HashMap::new();
+        let (header, embedded, start) = read_header_sections(&mut input, &mut |num, body| {
+            data.insert(num, DataSection::load(body)?);
+            Ok(())
+        })
+        .map_err(|e| Error::decode(FORMAT, at0(), e))?;
         let dtd_text = match (embedded, dtd) {
             (Some(text), _) => text,
             (None, Some(d)) => d.to_string(),
@@ -453,6 +546,7 @@ impl<R: Read> MetaSource<R> {
         Ok(MetaSource {
             input,
             dtd_text,
+            data,
             plan: Arc::new(Plan::compile(&dtd)),
             header,
             live: Live::default(),
@@ -579,6 +673,7 @@ impl<R: Read> MetaSource<R> {
             rname: &str,
             out: &mut Vec<Decoded>,
             prev_updates: &mut Vec<(String, u64)>,
+            sections: &mut HashMap<u8, DataSection>,
         ) -> Result<bool, MetaError> {
             for op in ops {
                 match op {
@@ -605,7 +700,7 @@ impl<R: Read> MetaSource<R> {
                             values[s.pos] = w as u64;
                         } else {
                             let raw = get(&data[*at..*at + w], big);
-                            let key_prev = || {
+                            let key_prev = |init: u64| {
                                 prev_updates
                                     .iter()
                                     .rev()
@@ -614,17 +709,46 @@ impl<R: Read> MetaSource<R> {
                                     .or_else(|| {
                                         live.prev.get(&(live.section, s.name.clone())).copied()
                                     })
-                                    .unwrap_or(0)
+                                    .unwrap_or(init)
                             };
                             let v = match interp {
-                                Interp::None | Interp::SectionOffset(_) => raw,
+                                Interp::None => raw,
+                                Interp::SectionOffset(section) => {
+                                    let size = sections.get(&section).map_or(0, |d| d.size);
+                                    if raw >= size {
+                                        return Err(MetaError::Index(format!(
+                                            "offset {raw} is past the end of data section {section} ({size} bytes)"
+                                        )));
+                                    }
+                                    raw
+                                }
                                 Interp::Default(d) => d,
                                 Interp::BaseOffset(b) => b.wrapping_add(sext(raw, w as u32)),
-                                Interp::Delta(_) => key_prev().wrapping_add(sext(raw, w as u32)),
-                                Interp::Stride { stride, .. } => {
-                                    key_prev().wrapping_add(stride as u64)
+                                Interp::Delta(init) => {
+                                    key_prev(init).wrapping_add(sext(raw, w as u32))
                                 }
-                                Interp::SectionStride { .. } => raw,
+                                Interp::Stride { initial, stride } => {
+                                    key_prev(initial).wrapping_add(stride as u64)
+                                }
+                                Interp::SectionStride { section, stride } => {
+                                    let k = stride as usize;
+                                    if !(1..=8).contains(&k) {
+                                        return Err(MetaError::Index(format!(
+                                            "a sectionStride of {stride} bytes (1 to 8 read a value)"
+                                        )));
+                                    }
+                                    let sec = sections.get_mut(&section).ok_or_else(|| {
+                                        MetaError::Index(format!(
+                                            "the trace has no data section {section}"
+                                        ))
+                                    })?;
+                                    let b = sec.next(k).ok_or_else(|| {
+                                        MetaError::Index(format!(
+                                            "data section {section} has no more values"
+                                        ))
+                                    })?;
+                                    get(b, big)
+                                }
                             };
                             prev_updates.push((s.name.clone(), v));
                             values[s.pos] = v;
@@ -653,6 +777,7 @@ impl<R: Read> MetaSource<R> {
                                 rname,
                                 out,
                                 prev_updates,
+                                sections,
                             )? {
                                 return Ok(false);
                             }
@@ -673,10 +798,20 @@ impl<R: Read> MetaSource<R> {
             &rp.name,
             &mut self.scratch,
             &mut prev_updates,
-        )?;
+            &mut self.data,
+        );
+        let complete = match complete {
+            Ok(c) => c,
+            Err(e) => {
+                self.data.values_mut().for_each(DataSection::rollback);
+                return Err(e);
+            }
+        };
         if !complete {
+            self.data.values_mut().for_each(DataSection::rollback);
             return Ok(None);
         }
+        self.data.values_mut().for_each(DataSection::commit);
         // Commit: previous values, section switches, then the record.
         for (name, v) in prev_updates {
             self.live.prev.insert((self.live.section, name), v);
@@ -770,11 +905,39 @@ impl<R: Read> Source for MetaSource<R> {
 /// Writes records of any DTD (the DTD embedded in the file).
 pub struct MetaSink<W: Finish> {
     out: W,
+    dtd_text: String,
     plan: Arc<Plan>,
     big: bool,
     live: Live,
     buf: Vec<u8>,
     records: u64,
+    /// When the DTD has data sections: the record stream and each section
+    /// go to temporary files, assembled (sections zstd-compressed one by
+    /// one) when the trace is finished.
+    spool: Option<Spool>,
+    /// Values the current record sends to data sections.
+    pending: Vec<(u8, u64, usize)>,
+}
+
+struct Spool {
+    records: io::BufWriter<std::fs::File>,
+    sections: std::collections::BTreeMap<u8, io::BufWriter<std::fs::File>>,
+}
+
+/// Data sections a plan writes through `sectionStride`.
+fn data_sections(ops: &[Op], out: &mut Vec<u8>) {
+    for op in ops {
+        match op {
+            Op::Field(s) => {
+                if let Interp::SectionStride { section, .. } = s.interp
+                    && !out.contains(&section)
+                {
+                    out.push(section);
+                }
+            }
+            Op::Repeat { body, .. } => data_sections(body, out),
+        }
+    }
 }
 
 impl<W: Finish> MetaSink<W> {
@@ -782,6 +945,42 @@ impl<W: Finish> MetaSink<W> {
     pub fn new(mut out: W, dtd_text: &str, big_endian: bool) -> Result<Self, Error> {
         let dtd =
             crate::load(dtd_text).map_err(|d| Error::Usage(crate::render("dtd", dtd_text, &d)))?;
+        let plan = Plan::compile(&dtd);
+        let mut sections = Vec::new();
+        for r in &plan.records {
+            data_sections(&r.ops, &mut sections);
+        }
+        let spool = if sections.is_empty() {
+            let header = Self::header(dtd_text, big_endian, &[]);
+            out.write_all(&header.encode())?;
+            out.write_all(dtd_text.as_bytes())?;
+            None
+        } else {
+            let mut files = std::collections::BTreeMap::new();
+            for s in sections {
+                files.insert(s, io::BufWriter::new(tempfile::tempfile()?));
+            }
+            Some(Spool {
+                records: io::BufWriter::new(tempfile::tempfile()?),
+                sections: files,
+            })
+        };
+        Ok(MetaSink {
+            out,
+            dtd_text: dtd_text.to_string(),
+            plan: Arc::new(plan),
+            big: big_endian,
+            live: Live::default(),
+            buf: Vec::with_capacity(1 << 16),
+            records: 0,
+            spool,
+            pending: Vec::new(),
+        })
+    }
+
+    /// The header for an embedded DTD followed by data sections of the
+    /// given (number, size), in that order.
+    fn header(dtd_text: &str, big_endian: bool, data: &[(u8, u64)]) -> Header {
         let mut header = Header {
             class: 2,
             big_endian,
@@ -790,19 +989,16 @@ impl<W: Finish> MetaSink<W> {
             start: 0,
             sections: vec![(0, 0, dtd_text.len() as u64)],
         };
-        let hl = header.encoded_len() as u64;
-        header.sections[0].1 = hl;
-        header.start = hl + dtd_text.len() as u64;
-        out.write_all(&header.encode())?;
-        out.write_all(dtd_text.as_bytes())?;
-        Ok(MetaSink {
-            out,
-            plan: Arc::new(Plan::compile(&dtd)),
-            big: big_endian,
-            live: Live::default(),
-            buf: Vec::with_capacity(1 << 16),
-            records: 0,
-        })
+        header
+            .sections
+            .extend(data.iter().map(|(n, size)| (*n, 0, *size)));
+        let mut at = header.encoded_len() as u64;
+        for e in header.sections.iter_mut() {
+            e.1 = at;
+            at += e.2;
+        }
+        header.start = at;
+        header
     }
 
     pub fn schema(&self) -> &Arc<Schema> {
@@ -922,7 +1118,10 @@ impl<W: Finish> MetaSink<W> {
                                 .get(&(self.live.section, s.name.clone()))
                                 .copied()
                         })
-                        .unwrap_or(0);
+                        .unwrap_or(match interp {
+                            Interp::Delta(init) | Interp::Stride { initial: init, .. } => init,
+                            _ => 0,
+                        });
                     let fits_u = |x: u64| w >= 8 || x >> (8 * w) == 0;
                     let fits_s = |d: i64| {
                         w >= 8
@@ -930,7 +1129,17 @@ impl<W: Finish> MetaSink<W> {
                             || (w == 0 && d == 0)
                     };
                     let stored = match interp {
-                        Interp::None | Interp::SectionOffset(_) | Interp::SectionStride { .. } => {
+                        Interp::SectionStride { section, stride } => {
+                            let k = stride as usize;
+                            if !(1..=8).contains(&k) || (k < 8 && v >> (8 * k) != 0) {
+                                return Err(err(format!(
+                                    "{v} does not fit the {stride}-byte elements of section {section}"
+                                )));
+                            }
+                            self.pending.push((section, v, k));
+                            0
+                        }
+                        Interp::None | Interp::SectionOffset(_) => {
                             if !fits_u(v) {
                                 return Err(err(format!("{v} does not fit {w} bytes")));
                             }
@@ -984,17 +1193,67 @@ impl<W: Finish> MetaSink<W> {
 impl<W: Finish> Sink for MetaSink<W> {
     fn write_record(&mut self, rec: &Record<'_>) -> Result<(), Error> {
         self.records += 1;
-        self.encode(rec)
-            .map_err(|e| Error::encode(FORMAT, self.records - 1, e))?;
-        if self.buf.len() >= 1 << 16 {
-            self.out.write_all(&self.buf)?;
-            self.buf.clear();
+        self.pending.clear();
+        if let Err(e) = self.encode(rec) {
+            self.pending.clear();
+            return Err(Error::encode(FORMAT, self.records - 1, e));
+        }
+        let big = self.big;
+        match &mut self.spool {
+            None => {
+                if self.buf.len() >= 1 << 16 {
+                    self.out.write_all(&self.buf)?;
+                    self.buf.clear();
+                }
+            }
+            Some(spool) => {
+                for (section, v, k) in self.pending.drain(..) {
+                    let mut b = Vec::with_capacity(8);
+                    put(&mut b, v, k, big);
+                    spool
+                        .sections
+                        .get_mut(&section)
+                        .expect("known section")
+                        .write_all(&b)?;
+                }
+                if self.buf.len() >= 1 << 16 {
+                    spool.records.write_all(&self.buf)?;
+                    self.buf.clear();
+                }
+            }
         }
         Ok(())
     }
 
     fn finish(mut self: Box<Self>) -> Result<(), Error> {
-        self.out.write_all(&self.buf)?;
+        use std::io::Seek;
+        let Some(mut spool) = self.spool.take() else {
+            self.out.write_all(&self.buf)?;
+            self.out.flush()?;
+            return Ok(self.out.finish()?);
+        };
+        spool.records.write_all(&self.buf)?;
+        let mut records = spool.records.into_inner().map_err(|e| e.into_error())?;
+        // Each data section compressed on its own (split-stream compression).
+        let mut packed = Vec::new();
+        for (n, w) in spool.sections {
+            let mut raw = w.into_inner().map_err(|e| e.into_error())?;
+            raw.rewind()?;
+            let mut z = tempfile::tempfile()?;
+            zstd::stream::copy_encode(&mut raw, &mut z, 19)?;
+            let size = z.stream_position()?;
+            z.rewind()?;
+            packed.push((n, size, z));
+        }
+        let sizes: Vec<(u8, u64)> = packed.iter().map(|(n, s, _)| (*n, *s)).collect();
+        let header = Self::header(&self.dtd_text, self.big, &sizes);
+        self.out.write_all(&header.encode())?;
+        self.out.write_all(self.dtd_text.as_bytes())?;
+        for (_, _, mut z) in packed {
+            io::copy(&mut z, &mut self.out)?;
+        }
+        records.rewind()?;
+        io::copy(&mut records, &mut self.out)?;
         self.out.flush()?;
         Ok(self.out.finish()?)
     }

@@ -78,8 +78,8 @@ fn interp_expr(i: &Interp) -> String {
         }
         Interp::Default(v) => format!("Interp::Default({v})"),
         Interp::BaseOffset(v) => format!("Interp::BaseOffset({v})"),
-        Interp::Delta(_) => "Interp::Delta".into(),
-        Interp::Stride { stride, .. } => format!("Interp::Stride({stride})"),
+        Interp::Delta(init) => format!("Interp::Delta({init})"),
+        Interp::Stride { initial, stride } => format!("Interp::Stride({initial}, {stride})"),
     }
 }
 
@@ -227,10 +227,38 @@ fn write_ops(
 
 const RUNTIME: &str = include_str!("gen_runtime.rs.in");
 
+fn flatten(fields: &[crate::check::Field]) -> Vec<Interp> {
+    use crate::check::FieldKind;
+    let mut v = Vec::new();
+    for f in fields {
+        match &f.kind {
+            FieldKind::Simple { interp, .. } => v.push(interp.clone()),
+            FieldKind::Group { fields } => v.extend(flatten(fields)),
+            FieldKind::Repeat { item, .. } => v.extend(flatten(std::slice::from_ref(item))),
+        }
+    }
+    v
+}
+
 /// Generates the Rust module for a DTD whose text is `dtd_text`.
 pub fn rust(dtd_text: &str, source_name: &str) -> Result<String, Vec<crate::Diagnostic>> {
     let dtd = crate::load(dtd_text)?;
     let plan = Plan::compile(&dtd);
+    // Data sections (sectionOffset/sectionStride) need the universal codec.
+    for r in &dtd.records {
+        for f in flatten(&r.fields) {
+            if matches!(f, Interp::SectionOffset(_) | Interp::SectionStride { .. }) {
+                return Err(vec![crate::Diagnostic::new(
+                    format!(
+                        "record `{}` reads a data section: code generation does not support sectionOffset and sectionStride yet",
+                        r.name
+                    ),
+                    0..0,
+                    "use the universal reader (tramp dump/convert) for this DTD",
+                )]);
+            }
+        }
+    }
     let mut out = String::new();
     let _ = writeln!(
         out,

@@ -4,7 +4,6 @@
 //! reader sees the same records and the generated writer writes the same
 //! bytes.
 
-use std::path::Path;
 use std::process::Command;
 
 use tramp_core::{RecordBuf, Sink, Source, Value};
@@ -298,29 +297,57 @@ fn generated_hatf10_codec_agrees_with_sections_and_metadata() {
 }
 
 #[test]
-fn generated_cachesim_codec_agrees() {
-    let dtd = include_str!("dtd/good/cachesim.dtd");
+fn generated_memtrace_codec_agrees() {
+    let dtd = include_str!("dtd/good/memtrace.dtd");
     let build = |schema: &tramp_core::Schema| {
-        let mut v = vec![rec(schema, "section", &[("tag", 2), ("number", 2)])];
+        let mut v = Vec::new();
         let mut pc = 0x400000u64;
         for i in 0..500u64 {
             pc += 4 + (i % 3) * 4;
-            v.push(match i % 3 {
+            v.push(match i % 4 {
                 0 => rec(
                     schema,
                     "load",
-                    &[("tag", 4), ("pc", pc), ("size", 8), ("addr", 0)],
+                    &[
+                        ("tag", 4),
+                        ("pc", pc),
+                        ("size", 8),
+                        ("addr", 0x7fff_0000_0000 + i * 64),
+                    ],
                 ),
                 1 => rec(
                     schema,
                     "store",
-                    &[("tag", 5), ("pc", pc), ("size", 4), ("addr", 0)],
+                    &[
+                        ("tag", 5),
+                        ("pc", pc),
+                        ("size", 4),
+                        ("addr", 0x5555_0000 + i),
+                    ],
                 ),
-                _ => rec(schema, "fetch", &[("tag", 6), ("pc", pc)]),
+                2 => rec(schema, "fetch", &[("tag", 6), ("pc", pc)]),
+                _ => rec(schema, "switch", &[("tag", 7), ("thread", i)]),
             });
         }
         v
     };
-    check("cachesim", dtd, &[universal_trace(dtd, false, &build)]);
-    assert!(Path::new(&tempfile_dir("cachesim")).exists());
+    check(
+        "memtrace",
+        dtd,
+        &[
+            universal_trace(dtd, false, &build),
+            universal_trace(dtd, true, &build),
+        ],
+    );
+}
+
+#[test]
+fn code_generation_refuses_data_sections_clearly() {
+    let dtd = include_str!("dtd/good/cachesim.dtd");
+    let err = tramp_metatf::codegen::rust(dtd, "cachesim.dtd").unwrap_err();
+    assert!(
+        err[0]
+            .message
+            .contains("code generation does not support sectionOffset and sectionStride")
+    );
 }
