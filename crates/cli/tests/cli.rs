@@ -314,3 +314,61 @@ fn metatf_text_written_by_hand_converts_and_round_trips() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("byte offset"));
 }
+
+#[test]
+fn split_address_encoding_is_a_dtd() {
+    let dir = tempfile::tempdir().unwrap();
+    let hatf = p(&dir, "s.hatf");
+    ok(&tramp(&["sample", "--events", "5000", "-o", &hatf]));
+    let dtd = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hatf-splitaddr.dtd");
+    let split = p(&dir, "s.mtf");
+    ok(&tramp(&[
+        "convert",
+        "--dtd",
+        dtd.to_str().unwrap(),
+        "--to",
+        "metatf",
+        &hatf,
+        &split,
+    ]));
+    // The addresses went to data section 1, compressed on its own (a zstd
+    // frame between the embedded DTD and the records).
+    let bytes = std::fs::read(&split).unwrap();
+    assert!(
+        bytes.windows(4).any(|w| w == [0x28, 0xB5, 0x2F, 0xFD]),
+        "a zstd-compressed data section"
+    );
+    let stats = |path: &str| -> serde_json::Value {
+        serde_json::from_str(&ok(&tramp(&["stats", "--json", path]))).unwrap()
+    };
+    let (a, b) = (stats(&hatf), stats(&split));
+    for key in [
+        "total_allocs",
+        "total_frees",
+        "total_reallocs",
+        "max_live_objects",
+    ] {
+        assert_eq!(a[key], b[key], "{key}");
+    }
+    // Every address came back from the section, in order.
+    let addresses = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter(|l| l.starts_with("alloc ") || l.starts_with("free "))
+            .map(|l| {
+                l.split(' ')
+                    .find_map(|kv| kv.strip_prefix("address="))
+                    .unwrap()
+                    .to_string()
+            })
+            .collect()
+    };
+    let h: Vec<u64> = addresses(&ok(&tramp(&["dump", &hatf])))
+        .iter()
+        .map(|a| u64::from_str_radix(a.trim_start_matches("0x"), 16).unwrap())
+        .collect();
+    let m: Vec<u64> = addresses(&ok(&tramp(&["dump", &split])))
+        .iter()
+        .map(|a| a.parse().unwrap())
+        .collect();
+    assert_eq!(h, m);
+}

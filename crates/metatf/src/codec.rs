@@ -917,6 +917,38 @@ pub struct MetaSink<W: Finish> {
     spool: Option<Spool>,
     /// Values the current record sends to data sections.
     pending: Vec<(u8, u64, usize)>,
+    /// Whether the record being encoded is of this DTD's own schema.
+    own: bool,
+    /// Records of other formats that the DTD has no record for.
+    pub skipped: u64,
+}
+
+fn same_kind(a: tramp_core::RecordKind, b: tramp_core::RecordKind) -> bool {
+    use tramp_core::RecordKind::*;
+    match (a, b) {
+        (Realloc(_), Realloc(_)) => true,
+        (Other, _) | (_, Other) | (Metadata, _) | (_, Metadata) => false,
+        (x, y) => x == y,
+    }
+}
+
+/// A field of a record of another format, by the DTD field's name; a
+/// vfield's `length`/`data` take a comment's or attributes' bytes.
+fn foreign_field<'a>(rec: &Record<'a>, name: &str) -> Option<Value<'a>> {
+    if let Some(v) = rec.field(name) {
+        return Some(v);
+    }
+    let text = || {
+        rec.role(tramp_core::Role::Text)
+            .or_else(|| rec.role(tramp_core::Role::Attributes))
+            .and_then(|v| v.as_bytes())
+    };
+    match name {
+        "data" => Some(Value::Bytes(text().unwrap_or(&[]))),
+        "length" => Some(Value::U64(text().map_or(0, |b| b.len() as u64))),
+        "address" => rec.role(tramp_core::Role::Address),
+        _ => None,
+    }
 }
 
 struct Spool {
@@ -975,6 +1007,8 @@ impl<W: Finish> MetaSink<W> {
             records: 0,
             spool,
             pending: Vec::new(),
+            own: true,
+            skipped: 0,
         })
     }
 
@@ -1008,12 +1042,24 @@ impl<W: Finish> MetaSink<W> {
     fn encode(&mut self, rec: &Record<'_>) -> Result<(), MetaError> {
         let plan = self.plan.clone();
         let ty = rec.record_type();
-        let rp = if std::ptr::eq(ty, plan.schema.types.get(ty.index).unwrap_or(ty)) {
+        let own = std::ptr::eq(ty, plan.schema.types.get(ty.index).unwrap_or(ty));
+        let rp = if own {
             plan.by_schema_type(ty.index)
         } else {
-            plan.records.iter().find(|r| r.name == ty.name)
-        }
-        .ok_or_else(|| MetaError::Unmapped(ty.name.clone()))?;
+            // Records of another format: by name, else by kind (HATF's four
+            // realloc records all map to a `realloc` record).
+            plan.records.iter().find(|r| r.name == ty.name).or_else(|| {
+                plan.records
+                    .iter()
+                    .find(|r| same_kind(plan.schema.types[r.schema_type].kind, ty.kind))
+            })
+        };
+        let Some(rp) = rp else {
+            // Nothing in this DTD for it: skipped, like other sinks do.
+            self.skipped += 1;
+            return Ok(());
+        };
+        self.own = own;
         let tw = plan.dtd.tag_width as usize;
         let mark = self.buf.len();
         if rp.tag == TAG_METADATA {
@@ -1066,9 +1112,17 @@ impl<W: Finish> MetaSink<W> {
                         field: s.name.clone(),
                         why,
                     };
+                    let field = if self.own {
+                        rec.get(s.out)
+                    } else {
+                        foreign_field(
+                            rec,
+                            &self.plan.schema.types[rp.schema_type].fields[s.out].name,
+                        )
+                    };
                     let value = match index {
-                        None => rec.get(s.out),
-                        Some(i) => match rec.get(s.out) {
+                        None => field,
+                        Some(i) => match field {
                             Some(Value::List(l)) => l.get(i),
                             _ => None,
                         },
