@@ -302,12 +302,36 @@ struct FieldState {
 struct Live {
     section: u8,
     overrides: HashMap<(u8, u64, usize), FieldState>,
-    prev: HashMap<(u8, String), u64>,
+    /// Previous values by (section, name id): `prev[section * names + id]`.
+    prev: Vec<Option<u64>>,
+    names: usize,
 }
 
 impl Live {
+    fn new(names: usize) -> Live {
+        Live {
+            names,
+            prev: vec![None; 256 * names.max(1)],
+            ..Live::default()
+        }
+    }
+
+    fn get_prev(&self, id: usize) -> Option<u64> {
+        self.prev[self.section as usize * self.names + id]
+    }
+
+    fn set_prev(&mut self, id: usize, v: u64) {
+        let i = self.section as usize * self.names + id;
+        self.prev[i] = Some(v);
+    }
+
     fn state(&self, rec_tag: u64, s: &Step) -> (Option<u32>, Interp) {
-        match self.overrides.get(&(self.section, rec_tag, s.pos)) {
+        let found = if self.overrides.is_empty() {
+            None
+        } else {
+            self.overrides.get(&(self.section, rec_tag, s.pos))
+        };
+        match found {
             Some(f) => (f.width, f.interp.clone()),
             None => (
                 match s.width {
@@ -361,7 +385,7 @@ impl Live {
                 interp: Interp::BaseOffset(v(0)?),
             },
             3 => {
-                self.prev.insert((self.section, step.name.clone()), v(0)?);
+                self.set_prev(step.name_id, v(0)?);
                 FieldState {
                     width: cur.width,
                     interp: Interp::Delta(v(0)?),
@@ -372,7 +396,7 @@ impl Live {
                 interp: Interp::Default(v(0)?),
             },
             6 => {
-                self.prev.insert((self.section, step.name.clone()), v(0)?);
+                self.set_prev(step.name_id, v(0)?);
                 FieldState {
                     width: Some(0),
                     interp: Interp::Stride {
@@ -497,6 +521,8 @@ type Decoded = (usize, u64, Option<(usize, usize)>);
 
 /// Reads records of any DTD.
 pub struct MetaSource<R> {
+    /// Reused between records.
+    prev_updates: Vec<(usize, u64)>,
     input: R,
     dtd_text: String,
     data: HashMap<u8, DataSection>,
@@ -543,13 +569,16 @@ impl<R: Read> MetaSource<R> {
                 MetaError::BadDtd(crate::render("dtd", &dtd_text, &d)),
             )
         })?;
+        let plan = Plan::compile(&dtd);
+        let names = plan.names.len();
         Ok(MetaSource {
+            prev_updates: Vec::new(),
+            live: Live::new(names),
             input,
             dtd_text,
             data,
-            plan: Arc::new(Plan::compile(&dtd)),
+            plan: Arc::new(plan),
             header,
-            live: Live::default(),
             buf: Vec::new(),
             pos: 0,
             eof: false,
@@ -659,7 +688,8 @@ impl<R: Read> MetaSource<R> {
         self.scratch.clear();
         let mut at = 0usize;
         let mut values: Vec<u64> = vec![0; rp.positions];
-        let mut prev_updates: Vec<(String, u64)> = Vec::new();
+        let mut prev_updates = std::mem::take(&mut self.prev_updates);
+        prev_updates.clear();
         let live = &self.live;
         #[allow(clippy::too_many_arguments)]
         fn run(
@@ -672,7 +702,7 @@ impl<R: Read> MetaSource<R> {
             tag: u64,
             rname: &str,
             out: &mut Vec<Decoded>,
-            prev_updates: &mut Vec<(String, u64)>,
+            prev_updates: &mut Vec<(usize, u64)>,
             sections: &mut HashMap<u8, DataSection>,
         ) -> Result<bool, MetaError> {
             for op in ops {
@@ -704,11 +734,9 @@ impl<R: Read> MetaSource<R> {
                                 prev_updates
                                     .iter()
                                     .rev()
-                                    .find(|(n, _)| *n == s.name)
+                                    .find(|(n, _)| *n == s.name_id)
                                     .map(|(_, v)| *v)
-                                    .or_else(|| {
-                                        live.prev.get(&(live.section, s.name.clone())).copied()
-                                    })
+                                    .or_else(|| live.get_prev(s.name_id))
                                     .unwrap_or(init)
                             };
                             let v = match interp {
@@ -750,7 +778,7 @@ impl<R: Read> MetaSource<R> {
                                     get(b, big)
                                 }
                             };
-                            prev_updates.push((s.name.clone(), v));
+                            prev_updates.push((s.name_id, v));
                             values[s.pos] = v;
                             out.push((s.out, v, None));
                         }
@@ -813,9 +841,10 @@ impl<R: Read> MetaSource<R> {
         }
         self.data.values_mut().for_each(DataSection::commit);
         // Commit: previous values, section switches, then the record.
-        for (name, v) in prev_updates {
-            self.live.prev.insert((self.live.section, name), v);
+        for (id, v) in prev_updates.drain(..) {
+            self.live.set_prev(id, v);
         }
+        self.prev_updates = prev_updates;
         let st = rp.schema_type;
         let ty = &plan.schema.types[st];
         self.out.reset(ty);
@@ -997,12 +1026,13 @@ impl<W: Finish> MetaSink<W> {
                 sections: files,
             })
         };
+        let names = plan.names.len();
         Ok(MetaSink {
             out,
             dtd_text: dtd_text.to_string(),
             plan: Arc::new(plan),
             big: big_endian,
-            live: Live::default(),
+            live: Live::new(names),
             buf: Vec::with_capacity(1 << 16),
             records: 0,
             spool,
@@ -1086,8 +1116,8 @@ impl<W: Finish> MetaSink<W> {
             self.buf.truncate(mark);
             return Err(e);
         }
-        for (name, v) in prev_updates {
-            self.live.prev.insert((self.live.section, name), v);
+        for (id, v) in prev_updates {
+            self.live.set_prev(id, v);
         }
         if rp.tag == TAG_SECTION {
             self.live.section = values.get(1).copied().unwrap_or(0).min(255) as u8;
@@ -1102,7 +1132,7 @@ impl<W: Finish> MetaSink<W> {
         rec: &Record<'_>,
         values: &mut [u64],
         index: Option<usize>,
-        prev_updates: &mut Vec<(String, u64)>,
+        prev_updates: &mut Vec<(usize, u64)>,
     ) -> Result<(), MetaError> {
         for op in ops {
             match op {
@@ -1164,14 +1194,9 @@ impl<W: Finish> MetaSink<W> {
                     let prev = prev_updates
                         .iter()
                         .rev()
-                        .find(|(n, _)| *n == s.name)
+                        .find(|(n, _)| *n == s.name_id)
                         .map(|(_, v)| *v)
-                        .or_else(|| {
-                            self.live
-                                .prev
-                                .get(&(self.live.section, s.name.clone()))
-                                .copied()
-                        })
+                        .or_else(|| self.live.get_prev(s.name_id))
                         .unwrap_or(match interp {
                             Interp::Delta(init) | Interp::Stride { initial: init, .. } => init,
                             _ => 0,
@@ -1229,7 +1254,7 @@ impl<W: Finish> MetaSink<W> {
                         }
                     };
                     put(&mut self.buf, stored, w as usize, self.big);
-                    prev_updates.push((s.name.clone(), v));
+                    prev_updates.push((s.name_id, v));
                     values[s.pos] = v;
                 }
                 Op::Repeat { count, body } => {

@@ -23,6 +23,8 @@ pub struct Step {
     /// Position among the record's simple fields (what metadata names).
     pub pos: usize,
     pub name: String,
+    /// Dense id of the field's name (previous values are kept per name).
+    pub name_id: usize,
     pub width: StepWidth,
     pub interp: Interp,
     /// Required value (the tag).
@@ -62,6 +64,8 @@ pub struct Plan {
     pub dtd: Dtd,
     pub records: Vec<RecordPlan>,
     pub schema: Arc<Schema>,
+    /// Distinct simple-field names (`Step::name_id` indexes them).
+    pub names: Vec<String>,
     /// `by_tag[section][tag]` for tags below 256 (others are searched).
     by_tag: Vec<Vec<Option<usize>>>,
 }
@@ -98,14 +102,15 @@ fn kind_of(name: &str) -> RecordKind {
     }
 }
 
-struct Builder {
+struct Builder<'n> {
+    all_names: &'n mut Vec<String>,
     positions: usize,
     fields: Vec<FieldDef>,
     /// Output field per simple-field name seen so far (for `Of` widths).
     names: Vec<(String, usize)>,
 }
 
-impl Builder {
+impl Builder<'_> {
     fn unique(&self, name: &str) -> String {
         let n = self
             .fields
@@ -162,9 +167,17 @@ impl Builder {
                     let pos = self.positions;
                     self.positions += 1;
                     self.names.push((f.name.clone(), pos));
+                    let name_id = match self.all_names.iter().position(|n| *n == f.name) {
+                        Some(i) => i,
+                        None => {
+                            self.all_names.push(f.name.clone());
+                            self.all_names.len() - 1
+                        }
+                    };
                     out.push(Op::Field(Step {
                         pos,
                         name: f.name.clone(),
+                        name_id,
                         width,
                         interp: interp.clone(),
                         value: *value,
@@ -193,8 +206,10 @@ impl Plan {
     pub fn compile(dtd: &Dtd) -> Plan {
         let mut schema = Schema::new("metatf");
         let mut records = Vec::new();
+        let mut all_names = Vec::new();
         for r in &dtd.records {
             let mut b = Builder {
+                all_names: &mut all_names,
                 positions: 0,
                 fields: Vec::new(),
                 names: Vec::new(),
@@ -225,6 +240,7 @@ impl Plan {
             dtd: dtd.clone(),
             records,
             schema: Arc::new(schema),
+            names: all_names,
             by_tag,
         }
     }
