@@ -131,10 +131,10 @@ fn read_ops(
                     format!("self.bytes(d, &mut at, {}, {}, {w}, {of})?", rp.tag, s.pos)
                 } else {
                     format!(
-                        "self.field(d, &mut at, {}, {}, {:?}, {w}, {of}, {})?",
+                        "self.field(d, &mut at, {}, {}, {}, {w}, {of}, {})?",
                         rp.tag,
                         s.pos,
-                        s.name,
+                        s.name_id,
                         interp_expr(&s.interp)
                     )
                 };
@@ -206,10 +206,10 @@ fn write_ops(
                     let _ = writeln!(out, "{pad}let v: u64 = {value};");
                     let _ = writeln!(
                         out,
-                        "{pad}self.put_field({}, {}, {:?}, {w}, {of}, {}, v)?;",
+                        "{pad}self.put_field({}, {}, {}, {w}, {of}, {}, v)?;",
                         rp.tag,
                         s.pos,
-                        s.name,
+                        s.name_id,
                         interp_expr(&s.interp)
                     );
                     let _ = writeln!(out, "{pad}vals[{}] = v;", s.pos);
@@ -274,6 +274,13 @@ pub fn rust(dtd_text: &str, source_name: &str) -> Result<String, Vec<crate::Diag
     );
     let _ = writeln!(out, "pub const DTD: &str = {:?};", dtd_text);
     let _ = writeln!(out, "pub const TAG_WIDTH: usize = {};", dtd.tag_width);
+    let _ = writeln!(out, "const NAMES: usize = {};", plan.names.len());
+    let _ = writeln!(
+        out,
+        "const NAME_TEXT: [&str; {}] = {:?};",
+        plan.names.len(),
+        plan.names
+    );
     out.push_str(RUNTIME);
     // Structs.
     for rp in &plan.records {
@@ -400,7 +407,12 @@ pub fn rust(dtd_text: &str, source_name: &str) -> Result<String, Vec<crate::Diag
             continue;
         }
         let fields = fields_of(&plan, rp);
-        let _ = writeln!(out, "            Record::{}(r) => {{", type_name(&rp.name));
+        let _ = writeln!(
+            out,
+            "            Record::{}(r) => {{\n                let mut vals = [0u64; {}];",
+            type_name(&rp.name),
+            rp.positions.max(1)
+        );
         write_ops(&mut out, rp, &rp.ops, &fields, 4, None);
         if rp.tag == crate::plan::TAG_SECTION {
             let _ = writeln!(
@@ -414,7 +426,7 @@ pub fn rust(dtd_text: &str, source_name: &str) -> Result<String, Vec<crate::Diag
     // Metadata targets: (section, tag) -> field name by position.
     let _ = writeln!(
         out,
-        "\nfn target(section: u8, tag: u64, pos: usize) -> Option<(&'static str, Option<u32>, Interp)> {{\n    match (section, tag, pos) {{"
+        "\nfn target(section: u8, tag: u64, pos: usize) -> Option<(usize, Option<u32>, Interp)> {{\n    match (section, tag, pos) {{"
     );
     let mut ordered: Vec<&RecordPlan> = plan.records.iter().collect();
     ordered.sort_by_key(|r| r.section == 0);
@@ -441,10 +453,10 @@ pub fn rust(dtd_text: &str, source_name: &str) -> Result<String, Vec<crate::Diag
             };
             let _ = writeln!(
                 out,
-                "        ({sec}, {}, {}) => Some(({:?}, {w}, {})),",
+                "        ({sec}, {}, {}) => Some(({}, {w}, {})),",
                 rp.tag,
                 s.pos,
-                s.name,
+                s.name_id,
                 interp_expr(&s.interp)
             );
         }
