@@ -523,6 +523,7 @@ type Decoded = (usize, u64, Option<(usize, usize)>);
 pub struct MetaSource<R> {
     /// Reused between records.
     prev_updates: Vec<(usize, u64)>,
+    values: Vec<u64>,
     input: R,
     dtd_text: String,
     data: HashMap<u8, DataSection>,
@@ -573,6 +574,7 @@ impl<R: Read> MetaSource<R> {
         let names = plan.names.len();
         Ok(MetaSource {
             prev_updates: Vec::new(),
+            values: Vec::new(),
             live: Live::new(names),
             input,
             dtd_text,
@@ -687,7 +689,9 @@ impl<R: Read> MetaSource<R> {
         let rp = &plan.records[ri];
         self.scratch.clear();
         let mut at = 0usize;
-        let mut values: Vec<u64> = vec![0; rp.positions];
+        let mut values = std::mem::take(&mut self.values);
+        values.clear();
+        values.resize(rp.positions, 0);
         let mut prev_updates = std::mem::take(&mut self.prev_updates);
         prev_updates.clear();
         let live = &self.live;
@@ -850,11 +854,16 @@ impl<R: Read> MetaSource<R> {
         self.out.reset(ty);
         let mut lists: HashMap<usize, Vec<Value>> = HashMap::new();
         for (out, v, bytes) in &self.scratch {
+            let list = matches!(ty.fields[*out].ty, tramp_core::FieldType::List(_));
+            if !list && bytes.is_none() {
+                self.out.set_u64(*out, *v);
+                continue;
+            }
             let value = match bytes {
                 Some((s, n)) => Value::Bytes(&data[*s..*s + *n]),
                 None => Value::U64(*v),
             };
-            if matches!(ty.fields[*out].ty, tramp_core::FieldType::List(_)) {
+            if list {
                 lists.entry(*out).or_default().push(value);
             } else {
                 self.out.set(*out, value);
@@ -871,6 +880,7 @@ impl<R: Read> MetaSource<R> {
             let number = values.get(1).copied().unwrap_or(0);
             self.live.section = number.min(255) as u8;
         }
+        self.values = values;
         Ok(Some((st, at)))
     }
 }
