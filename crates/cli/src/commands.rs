@@ -98,6 +98,11 @@ pub struct InputArgs {
     dtd: Option<String>,
 }
 
+/// A DTD file's text (from disk only: DTDs are never fetched).
+fn read_dtd(path: &str) -> Result<String> {
+    std::fs::read_to_string(path).with_context(|| format!("reading the DTD {path}"))
+}
+
 struct Opened {
     source: Box<dyn Source>,
     format: Format,
@@ -107,8 +112,7 @@ struct Opened {
 
 fn open(args: &InputArgs, mut opts: SourceOptions) -> Result<Opened> {
     if let Some(path) = &args.dtd {
-        opts.dtd =
-            Some(std::fs::read_to_string(path).with_context(|| format!("reading the DTD {path}"))?);
+        opts.dtd = Some(read_dtd(path)?);
     }
     let input = Input::open(&args.input).with_context(|| format!("opening {}", args.input))?;
     let progress = Progress::new(input.raw_len, input.raw_position());
@@ -209,13 +213,7 @@ pub struct DumpArgs {
 }
 
 pub fn dump(a: DumpArgs) -> Result<()> {
-    let o = open(
-        &a.input,
-        SourceOptions {
-            metadata: true,
-            dtd: None,
-        },
-    )?;
+    let o = open(&a.input, SourceOptions::with_metadata())?;
     let to = match o.format {
         Format::Hatf | Format::HatfText => Format::HatfText,
         Format::MetaTf | Format::MetaTfText => Format::MetaTfText,
@@ -275,13 +273,7 @@ pub fn convert(a: ConvertArgs) -> Result<()> {
         Some(t) => Format::parse(t)?,
         None => Format::from_path(&a.output).unwrap_or(Format::Hatf),
     };
-    let o = open(
-        &a.input,
-        SourceOptions {
-            metadata: true,
-            dtd: None,
-        },
-    )?;
+    let o = open(&a.input, SourceOptions::with_metadata())?;
     let policy = policy.unwrap_or(if o.format.carries_hatf_metadata() {
         Policy::Explicit
     } else {
@@ -294,9 +286,7 @@ pub fn convert(a: ConvertArgs) -> Result<()> {
         Output::create(&a.output, compression).with_context(|| format!("creating {}", a.output))?;
     // The output's DTD: the one given, else the input's own.
     let dtd = match &a.input.dtd {
-        Some(path) => {
-            Some(std::fs::read_to_string(path).with_context(|| format!("reading the DTD {path}"))?)
-        }
+        Some(path) => Some(read_dtd(path)?),
         None => o.source.description().map(str::to_string),
     };
     let sink = create_sink(

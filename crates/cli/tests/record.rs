@@ -323,18 +323,23 @@ fn stacks_are_recorded_and_deduplicated() {
     assert!((1..20).contains(&stacks), "{stacks} stacks");
 }
 
-fn sites_json(trace: &Path) -> serde_json::Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_tramp"))
-        .args(["stats", "--json", "--sites", "--top", "5"])
-        .arg(trace)
-        .output()
-        .unwrap();
+/// Runs a tramp command that prints JSON and parses it.
+fn json_of(cmd: &mut Command) -> serde_json::Value {
+    let out = cmd.output().unwrap();
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
     serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn sites_json(trace: &Path) -> serde_json::Value {
+    json_of(
+        Command::new(env!("CARGO_BIN_EXE_tramp"))
+            .args(["stats", "--json", "--sites", "--top", "5"])
+            .arg(trace),
+    )
 }
 
 #[test]
@@ -384,13 +389,7 @@ fn replay_json(trace: &Path, allocator: Option<&str>) -> serde_json::Value {
     if let Some(a) = allocator {
         cmd.args(["--allocator", a]);
     }
-    let out = cmd.arg(trace).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    json_of(cmd.arg(trace))
 }
 
 #[test]

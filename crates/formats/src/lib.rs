@@ -128,6 +128,16 @@ pub struct SourceOptions {
     pub dtd: Option<String>,
 }
 
+impl SourceOptions {
+    /// Yield metadata records too (for conversions that keep them).
+    pub fn with_metadata() -> Self {
+        SourceOptions {
+            metadata: true,
+            dtd: None,
+        }
+    }
+}
+
 /// Opens a source over an input, detecting the format unless one is given.
 pub fn open_source(
     input: Input,
