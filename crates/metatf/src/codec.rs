@@ -87,7 +87,18 @@ fn put(out: &mut Vec<u8>, v: u64, n: usize, big: bool) {
     }
 }
 
+#[inline(always)]
 fn get(b: &[u8], big: bool) -> u64 {
+    match (b.len(), big) {
+        (1, _) => return b[0] as u64,
+        (2, true) => return u16::from_be_bytes([b[0], b[1]]) as u64,
+        (2, false) => return u16::from_le_bytes([b[0], b[1]]) as u64,
+        (4, true) => return u32::from_be_bytes([b[0], b[1], b[2], b[3]]) as u64,
+        (4, false) => return u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as u64,
+        (8, true) => return u64::from_be_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]),
+        (8, false) => return u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]),
+        _ => {}
+    }
     let mut v = 0u64;
     if big {
         for x in b {
@@ -643,6 +654,34 @@ impl<R: Read> MetaSource<R> {
     /// Tries to decode the record at `pos` from what is buffered; `Ok(None)`
     /// when more bytes are needed (nothing changed then).
     fn try_decode(&mut self) -> Result<Option<(usize, usize)>, MetaError> {
+        // Fast path: a fixed-layout record while no metadata is in effect,
+        // straight into the record buffer (no plan clone, no scratch).
+        if self.live.overrides.is_empty() {
+            let plan = &*self.plan;
+            let data = &self.buf[self.pos..];
+            let tw = plan.dtd.tag_width as usize;
+            if data.len() >= tw {
+                let tag = get(&data[..tw], self.header.big_endian);
+                if tag != TAG_METADATA
+                    && let Some(ri) = plan.record(self.live.section, tag)
+                    && let Some((steps, len)) = &plan.records[ri].fast
+                {
+                    if data.len() < *len {
+                        return Ok(None);
+                    }
+                    let st = plan.records[ri].schema_type;
+                    self.out.reset(&plan.schema.types[st]);
+                    for (out, at, w, constant) in steps {
+                        let v = match constant {
+                            Some(c) => *c,
+                            None => get(&data[*at..*at + *w], self.header.big_endian),
+                        };
+                        self.out.set_u64(*out, v);
+                    }
+                    return Ok(Some((st, *len)));
+                }
+            }
+        }
         let plan = self.plan.clone();
         let big = self.header.big_endian;
         let data = &self.buf[self.pos..];
@@ -687,6 +726,23 @@ impl<R: Read> MetaSource<R> {
             });
         };
         let rp = &plan.records[ri];
+        if self.live.overrides.is_empty()
+            && let Some((steps, len)) = &rp.fast
+        {
+            if data.len() < *len {
+                return Ok(None);
+            }
+            let ty = &plan.schema.types[rp.schema_type];
+            self.out.reset(ty);
+            for (out, at, w, constant) in steps {
+                let v = match constant {
+                    Some(c) => *c,
+                    None => get(&data[*at..*at + *w], big),
+                };
+                self.out.set_u64(*out, v);
+            }
+            return Ok(Some((rp.schema_type, *len)));
+        }
         self.scratch.clear();
         let mut at = 0usize;
         let mut values = std::mem::take(&mut self.values);

@@ -240,6 +240,75 @@ fn flatten(fields: &[crate::check::Field]) -> Vec<Interp> {
     v
 }
 
+fn mark_tracked(ops: &[Op], tracked: &mut [bool]) {
+    for op in ops {
+        match op {
+            Op::Field(s) => {
+                if matches!(s.interp, Interp::Delta(_) | Interp::Stride { .. }) {
+                    tracked[s.name_id] = true;
+                }
+            }
+            Op::Repeat { body, .. } => mark_tracked(body, tracked),
+        }
+    }
+}
+
+/// A decode arm with constant offsets for records whose fields all have a
+/// fixed width of 0, 1, 2, 4 or 8 bytes and are stored as is or are
+/// defaults, none of them tracked: used while no metadata has changed any
+/// encoding.
+fn fast_arm(plan: &Plan, rp: &RecordPlan, tracked: &[bool]) -> Option<String> {
+    let fields = fields_of(plan, rp);
+    let mut body = String::new();
+    let mut at = 0usize;
+    for op in &rp.ops {
+        let Op::Field(s) = op else { return None };
+        let f = &fields[s.out];
+        let StepWidth::Bytes(w) = s.width else {
+            return None;
+        };
+        if f.bytes || f.list || !matches!(w, 0 | 1 | 2 | 4 | 8) || tracked[s.name_id] {
+            return None;
+        }
+        let w = w as usize;
+        let value = match (&s.interp, w) {
+            (_, _) if s.pos == 0 => format!("{}", rp.tag),
+            (Interp::None, 0) => "0".into(),
+            (Interp::None, _) => format!("uint(&d[{at}..{}], self.big)", at + w),
+            (Interp::Default(v), _) => format!("{v}"),
+            _ => return None,
+        };
+        let _ = writeln!(body, "                    rec.{} = {value};", f.rust);
+        at += w;
+    }
+    let mut out = String::new();
+    let pat = if rp.section == 0 {
+        format!("(_, {})", rp.tag)
+    } else {
+        format!("({}, {})", rp.section, rp.tag)
+    };
+    let _ = writeln!(
+        out,
+        "            {pat} if self.live.overrides.is_empty() => {{"
+    );
+    let _ = writeln!(
+        out,
+        "                if d.len() < {at} {{ return Err(Stop::More); }}"
+    );
+    let _ = writeln!(
+        out,
+        "                let mut rec = {}::default();",
+        type_name(&rp.name)
+    );
+    out.push_str(&body);
+    let _ = writeln!(
+        out,
+        "                Ok((Record::{}(rec), {at}))\n            }}",
+        type_name(&rp.name)
+    );
+    Some(out)
+}
+
 /// Generates the Rust module for a DTD whose text is `dtd_text`.
 pub fn rust(dtd_text: &str, source_name: &str) -> Result<String, Vec<crate::Diagnostic>> {
     let dtd = crate::load(dtd_text)?;
@@ -275,6 +344,16 @@ pub fn rust(dtd_text: &str, source_name: &str) -> Result<String, Vec<crate::Diag
     let _ = writeln!(out, "pub const DTD: &str = {:?};", dtd_text);
     let _ = writeln!(out, "pub const TAG_WIDTH: usize = {};", dtd.tag_width);
     let _ = writeln!(out, "const NAMES: usize = {};", plan.names.len());
+    let mut tracked = vec![false; plan.names.len()];
+    for rp in &plan.records {
+        mark_tracked(&rp.ops, &mut tracked);
+    }
+    let _ = writeln!(
+        out,
+        "const TRACKED: [bool; {}] = {:?};",
+        plan.names.len(),
+        tracked
+    );
     let _ = writeln!(
         out,
         "const NAME_TEXT: [&str; {}] = {:?};",
@@ -360,6 +439,24 @@ pub fn rust(dtd_text: &str, source_name: &str) -> Result<String, Vec<crate::Diag
     );
     let mut ordered: Vec<&RecordPlan> = plan.records.iter().collect();
     ordered.sort_by_key(|r| r.section == 0);
+    for rp in &ordered {
+        if rp.tag == TAG_METADATA || rp.tag == crate::plan::TAG_SECTION {
+            continue;
+        }
+        // A global record's fast arm would shadow a section's own record
+        // with the same tag.
+        let shadowed = rp.section == 0
+            && plan
+                .records
+                .iter()
+                .any(|o| o.section != 0 && o.tag == rp.tag);
+        if shadowed {
+            continue;
+        }
+        if let Some(arm) = fast_arm(&plan, rp, &tracked) {
+            out.push_str(&arm);
+        }
+    }
     for rp in ordered {
         if rp.tag == TAG_METADATA {
             continue;

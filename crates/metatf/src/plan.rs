@@ -56,6 +56,11 @@ pub struct RecordPlan {
     pub positions: usize,
     /// Index of the record type in the schema.
     pub schema_type: usize,
+    /// For records of fixed-width (0, 1, 2, 4, 8 bytes) fields stored as is
+    /// or defaulted, none of whose names another field reads as a previous
+    /// value: (output field, offset, width, constant) per field and the
+    /// record's length. Used while no metadata has changed an encoding.
+    pub fast: Option<(Vec<(usize, usize, usize, Option<u64>)>, usize)>,
 }
 
 /// The compiled DTD.
@@ -223,7 +228,61 @@ impl Plan {
                 ops,
                 positions: b.positions,
                 schema_type,
+                fast: None,
             });
+        }
+        // Names whose previous value a delta or stride reads.
+        let mut tracked = vec![false; all_names.len()];
+        fn mark(ops: &[Op], tracked: &mut [bool]) {
+            for op in ops {
+                match op {
+                    Op::Field(s) => {
+                        if matches!(s.interp, Interp::Delta(_) | Interp::Stride { .. }) {
+                            tracked[s.name_id] = true;
+                        }
+                    }
+                    Op::Repeat { body, .. } => mark(body, tracked),
+                }
+            }
+        }
+        for r in &records {
+            mark(&r.ops, &mut tracked);
+        }
+        for r in records.iter_mut() {
+            let mut steps = Vec::new();
+            let mut at = 0usize;
+            let mut ok = true;
+            for op in &r.ops {
+                let Op::Field(s) = op else {
+                    ok = false;
+                    break;
+                };
+                let w = match s.width {
+                    StepWidth::Bytes(w @ (0 | 1 | 2 | 4 | 8))
+                        if !s.bytes && !tracked[s.name_id] =>
+                    {
+                        w as usize
+                    }
+                    _ => {
+                        ok = false;
+                        break;
+                    }
+                };
+                let constant = match (&s.interp, w) {
+                    (Interp::None, 0) => Some(0),
+                    (Interp::None, _) => None,
+                    (Interp::Default(v), _) => Some(*v),
+                    _ => {
+                        ok = false;
+                        break;
+                    }
+                };
+                steps.push((s.out, at, w, constant));
+                at += w;
+            }
+            if ok && r.tag != TAG_METADATA && r.tag != TAG_SECTION {
+                r.fast = Some((steps, at));
+            }
         }
         let mut by_tag = vec![vec![None; 256]; 256];
         for (s, table) in by_tag.iter_mut().enumerate() {
