@@ -45,6 +45,10 @@ pub enum Op {
     },
 }
 
+/// A field of a fixed-layout record: output field, byte offset, width,
+/// and the constant value of a defaulted (or zero-width) field.
+pub type FastField = (usize, usize, usize, Option<u64>);
+
 /// How to read and write one record type.
 #[derive(Clone, Debug)]
 pub struct RecordPlan {
@@ -60,7 +64,7 @@ pub struct RecordPlan {
     /// or defaulted, none of whose names another field reads as a previous
     /// value: (output field, offset, width, constant) per field and the
     /// record's length. Used while no metadata has changed an encoding.
-    pub fast: Option<(Vec<(usize, usize, usize, Option<u64>)>, usize)>,
+    pub fast: Option<(Vec<FastField>, usize)>,
 }
 
 /// The compiled DTD.
