@@ -83,6 +83,8 @@ pub struct Dtd {
     /// Records with tags (built-ins first), then in definition order.
     pub records: Vec<RecordDef>,
     pub groups: Vec<RecordDef>,
+    /// Roles the DTD gives fields: (record, field, role).
+    pub roles: Vec<(String, String, String)>,
 }
 
 impl Dtd {
@@ -122,7 +124,10 @@ struct Def<'a> {
 
 pub fn check(doc: &Doc) -> Result<Dtd, Vec<Diagnostic>> {
     let builtins = crate::parser::parse(crate::BUILTINS).expect("built-ins parse");
-    let mut c = Checker { errors: Vec::new() };
+    let mut c = Checker {
+        errors: Vec::new(),
+        roles: Vec::new(),
+    };
     let dtd = c.run(&builtins, doc);
     if c.errors.is_empty() {
         Ok(dtd.expect("no errors"))
@@ -133,7 +138,23 @@ pub fn check(doc: &Doc) -> Result<Dtd, Vec<Diagnostic>> {
 
 struct Checker {
     errors: Vec<Diagnostic>,
+    /// (record, field, role) from `field.role = NAME;` properties.
+    roles: Vec<(String, String, String)>,
 }
+
+/// The roles a DTD may give a field (`size.role = size;`).
+pub const ROLES: [&str; 10] = [
+    "size",
+    "address",
+    "oldAddress",
+    "thread",
+    "heap",
+    "time",
+    "object",
+    "site",
+    "attributes",
+    "text",
+];
 
 impl Checker {
     fn err(&mut self, d: Diagnostic) {
@@ -298,6 +319,7 @@ impl Checker {
             sections: sections.into_iter().map(|(s, _)| s).collect(),
             records,
             groups,
+            roles: std::mem::take(&mut self.roles),
         })
     }
 
@@ -682,6 +704,23 @@ impl Checker {
                     None => None,
                 };
                 seen.push(name.to_string());
+                if let Some(p) = get("role") {
+                    match &p.value.node {
+                        ValueAst::Interp { name: role, args }
+                            if args.is_empty() && ROLES.contains(&role.as_str()) =>
+                        {
+                            self.roles.push((
+                                d.ast.name.node.clone(),
+                                name.to_string(),
+                                role.clone(),
+                            ));
+                        }
+                        _ => self.err(
+                            Diagnostic::new("unknown role", p.value.span.clone(), "here")
+                                .note(format!("roles: {}", ROLES.join(", "))),
+                        ),
+                    }
+                }
                 Some(Field {
                     name: name.to_string(),
                     kind: FieldKind::Simple {
@@ -908,6 +947,9 @@ impl fmt::Display for Dtd {
                 if r.builtin { " (built-in)" } else { "" }
             )?;
             write_fields(f, &r.fields, 1)?;
+        }
+        for (record, field, role) in &self.roles {
+            writeln!(f, "role {record}.{field} = {role}")?;
         }
         Ok(())
     }

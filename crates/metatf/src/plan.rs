@@ -83,6 +83,24 @@ pub const TAG_COMMENT: u64 = 1;
 pub const TAG_SECTION: u64 = 2;
 pub const TAG_METADATA: u64 = 3;
 
+/// A role by the name a DTD gives it (`size.role = size;`).
+fn role_named(name: &str) -> Option<Role> {
+    Some(match name {
+        "size" => Role::Size,
+        "address" => Role::Address,
+        "oldAddress" => Role::OldAddress,
+        "thread" => Role::Thread,
+        "heap" => Role::Heap,
+        "time" => Role::Time,
+        "object" => Role::ObjectId,
+        "site" => Role::Site,
+        "attributes" => Role::Attributes,
+        "text" => Role::Text,
+        _ => return None,
+    })
+}
+
+/// The role a field's conventional name suggests, when the DTD gives none.
 fn role_of(name: &str) -> Option<Role> {
     Some(match name {
         "size" => Role::Size,
@@ -113,6 +131,8 @@ fn kind_of(name: &str) -> RecordKind {
 
 struct Builder<'n> {
     all_names: &'n mut Vec<String>,
+    /// Roles the DTD gives this record's fields.
+    roles: Vec<(String, Role)>,
     positions: usize,
     fields: Vec<FieldDef>,
     /// Output field per simple-field name seen so far (for `Of` widths).
@@ -154,11 +174,16 @@ impl Builder<'_> {
                     } else {
                         elem
                     };
-                    let role = if name == f.name {
+                    let declared = self
+                        .roles
+                        .iter()
+                        .find(|(n, _)| *n == f.name)
+                        .map(|(_, r)| *r);
+                    let role = declared.or(if name == f.name {
                         role_of(&f.name)
                     } else {
                         None
-                    };
+                    });
                     let out_idx = self.fields.len();
                     self.fields.push(FieldDef::new(name, ty, role));
                     let width = match width {
@@ -217,7 +242,14 @@ impl Plan {
         let mut records = Vec::new();
         let mut all_names = Vec::new();
         for r in &dtd.records {
+            let roles = dtd
+                .roles
+                .iter()
+                .filter(|(rec, _, _)| *rec == r.name)
+                .filter_map(|(_, field, role)| Some((field.clone(), role_named(role)?)))
+                .collect();
             let mut b = Builder {
+                roles,
                 all_names: &mut all_names,
                 positions: 0,
                 fields: Vec::new(),

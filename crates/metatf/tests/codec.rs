@@ -196,3 +196,18 @@ fn damaged_traces_fail_with_offsets() {
         .to_string();
     assert!(err.contains("byte offset 0"), "{err}");
 }
+
+#[test]
+fn declared_roles_reach_the_schema() {
+    let dtd = tramp_metatf::load(include_str!("dtd/good/memtrace.dtd")).unwrap();
+    let plan = tramp_metatf::plan::Plan::compile(&dtd);
+    let load = plan.schema.type_named("load").unwrap();
+    let role = |f: &str| load.fields[load.field_index(f).unwrap()].role;
+    assert_eq!(role("addr"), Some(tramp_core::Role::Address));
+    assert_eq!(role("pc"), Some(tramp_core::Role::Site));
+    assert_eq!(
+        role("size"),
+        Some(tramp_core::Role::Size),
+        "inferred from the name"
+    );
+}
