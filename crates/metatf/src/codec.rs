@@ -717,6 +717,9 @@ impl<R: Read> MetaSource<R> {
             if let Some(v) = values.first() {
                 self.out.set_u64(4, *v);
             }
+            if let Some(v) = values.get(1) {
+                self.out.set_u64(5, *v);
+            }
             return Ok(Some((st, head + 4 * n)));
         }
         let Some(ri) = plan.record(self.live.section, tag) else {
@@ -1161,9 +1164,7 @@ impl<W: Finish> MetaSink<W> {
         if rp.tag == TAG_METADATA {
             let u = |i: usize| rec.get(i).and_then(|v| v.as_u64()).unwrap_or(0);
             let (rtag, field, property) = (u(1), u(2), u(3));
-            let values: Vec<u64> = (0..metadata_values(property))
-                .map(|i| if i == 0 { u(4) } else { 0 })
-                .collect();
+            let values: Vec<u64> = (0..metadata_values(property)).map(|i| u(4 + i)).collect();
             self.live
                 .apply_metadata(&plan, rtag, field, property, &values)?;
             put(&mut self.buf, TAG_METADATA, tw, self.big);

@@ -376,7 +376,7 @@ pub fn rust(dtd_text: &str, source_name: &str) -> Result<String, Vec<crate::Diag
                 (true, false) => "Vec<u64>",
                 (true, true) => "Vec<Vec<u8>>",
             };
-            let ty = if rp.tag == TAG_METADATA && f.text == "value" {
+            let ty = if rp.tag == TAG_METADATA && (f.text == "value" || f.text == "stride") {
                 "Option<u64>"
             } else {
                 ty
@@ -407,10 +407,11 @@ pub fn rust(dtd_text: &str, source_name: &str) -> Result<String, Vec<crate::Diag
             rp.name
         );
         for f in &fields {
-            if rp.tag == TAG_METADATA && f.text == "value" {
+            if rp.tag == TAG_METADATA && (f.text == "value" || f.text == "stride") {
                 let _ = writeln!(
                     out,
-                    "                if let Some(v) = r.value {{ s.push_str(\" value=\"); s.push_str(&v.to_string()); }}"
+                    "                if let Some(v) = r.{0} {{ s.push_str(\" {0}=\"); s.push_str(&v.to_string()); }}",
+                    f.text
                 );
                 continue;
             }
@@ -498,7 +499,7 @@ pub fn rust(dtd_text: &str, source_name: &str) -> Result<String, Vec<crate::Diag
         if rp.tag == TAG_METADATA {
             let _ = writeln!(
                 out,
-                "            Record::{}(r) => self.metadata(r.record, r.field, r.property, r.value)?,",
+                "            Record::{}(r) => self.metadata(r.record, r.field, r.property, r.value, r.stride)?,",
                 type_name(&rp.name)
             );
             continue;

@@ -256,7 +256,12 @@ impl Plan {
                 names: Vec::new(),
             };
             let ops = b.ops(&r.fields, false);
-            let schema_type = schema.add_type(r.name.clone(), kind_of(&r.name), b.fields);
+            let mut fields = b.fields;
+            if r.tag == Some(TAG_METADATA) {
+                // stride and sectionStride metadata carry a second value.
+                fields.push(FieldDef::new("stride", FieldType::U64, None));
+            }
+            let schema_type = schema.add_type(r.name.clone(), kind_of(&r.name), fields);
             records.push(RecordPlan {
                 name: r.name.clone(),
                 tag: r.tag.unwrap_or(0),

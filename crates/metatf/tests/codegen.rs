@@ -254,6 +254,20 @@ fn generated_hatf10_codec_agrees_with_sections_and_metadata() {
                 ("value", 0x1000),
             ],
         ));
+        // free's thread (field 3) by stride 2 from the previous thread
+        // value (the alloc just before it has thread 0): two metadata values
+        v.push(rec(
+            schema,
+            "metadata",
+            &[
+                ("tag", 3),
+                ("record", 6),
+                ("field", 3),
+                ("property", 6),
+                ("value", 100),
+                ("stride", 2),
+            ],
+        ));
         for i in 0..200u64 {
             let ty = schema.type_named("alloc").unwrap();
             let mut r = rec(
@@ -279,7 +293,7 @@ fn generated_hatf10_codec_agrees_with_sections_and_metadata() {
                     ("tag", 6),
                     ("address", 0x1000 + 48 * i),
                     ("time", 0),
-                    ("thread", 0),
+                    ("thread", 2),
                     ("heap", 0),
                     ("length", 0),
                 ],
