@@ -372,3 +372,33 @@ fn split_address_encoding_is_a_dtd() {
         .collect();
     assert_eq!(h, m);
 }
+
+#[test]
+fn heap_statistics_of_a_dtd_with_its_own_names() {
+    // Kinds and roles declared in the DTD let `tramp stats` read the heap.
+    let dir = tempfile::tempdir().unwrap();
+    let dtd = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/alloclog.dtd");
+    let text = p(&dir, "log.txt");
+    std::fs::write(
+        &text,
+        "get tag=4 tid=1 bytes=100 ptr=4096\nget tag=4 tid=2 bytes=50 ptr=8192\nput tag=5 tid=1 ptr=4096\nput tag=5 tid=1 ptr=4096\n",
+    )
+    .unwrap();
+    let mtf = p(&dir, "log.mtf");
+    ok(&tramp(&[
+        "convert",
+        "--dtd",
+        dtd.to_str().unwrap(),
+        "--format",
+        "metatf-text",
+        &text,
+        &mtf,
+    ]));
+    let v: serde_json::Value =
+        serde_json::from_str(&ok(&tramp(&["stats", "--json", &mtf]))).unwrap();
+    assert_eq!(v["total_allocs"], 2);
+    assert_eq!(v["total_frees"], 2);
+    assert_eq!(v["double_frees"], 1);
+    assert_eq!(v["max_live_bytes"], 150);
+    assert_eq!(v["per_thread"].as_object().unwrap().len(), 2);
+}

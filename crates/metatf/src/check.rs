@@ -67,7 +67,22 @@ pub struct RecordDef {
     pub section: u8,
     pub fields: Vec<Field>,
     pub builtin: bool,
+    /// What the record means to tramp (`tag.kind = alloc;`), if declared.
+    pub kind: Option<String>,
 }
+
+/// The kinds a DTD may give a record (`tag.kind = alloc;`).
+pub const KINDS: [&str; 9] = [
+    "alloc",
+    "free",
+    "realloc",
+    "createHeap",
+    "destroyHeap",
+    "createThread",
+    "destroyThread",
+    "comment",
+    "other",
+];
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Section {
@@ -497,7 +512,25 @@ impl Checker {
                 ));
             }
         }
+        let kind = match local.get(&("tag", "kind")) {
+            None => None,
+            Some(p) => match &p.value.node {
+                ValueAst::Interp { name, args }
+                    if args.is_empty() && KINDS.contains(&name.as_str()) =>
+                {
+                    Some(name.clone())
+                }
+                _ => {
+                    self.err(
+                        Diagnostic::new("unknown record kind", p.value.span.clone(), "here")
+                            .note(format!("kinds: {}", KINDS.join(", "))),
+                    );
+                    None
+                }
+            },
+        };
         Some(RecordDef {
+            kind,
             name: r.name.node.clone(),
             tag,
             section: d.section,
@@ -938,9 +971,14 @@ impl fmt::Display for Dtd {
                 .iter()
                 .find(|s| s.id == r.section)
                 .map_or("global".to_string(), |s| format!("section {}", s.name));
+            let kind = r
+                .kind
+                .as_ref()
+                .map(|k| format!(", kind {k}"))
+                .unwrap_or_default();
             writeln!(
                 f,
-                "record {} tag {} in {}{}",
+                "record {} tag {} in {}{}{kind}",
                 r.name,
                 r.tag.unwrap_or(0),
                 sec,

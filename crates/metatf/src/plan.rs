@@ -114,6 +114,15 @@ fn role_of(name: &str) -> Option<Role> {
     })
 }
 
+/// A record's kind: the one its DTD declares, else the one its name suggests.
+fn kind_for(declared: Option<&str>, name: &str) -> RecordKind {
+    match declared {
+        Some("other") => RecordKind::Other,
+        Some(k) => kind_of(k),
+        None => kind_of(name),
+    }
+}
+
 fn kind_of(name: &str) -> RecordKind {
     match name {
         "alloc" => RecordKind::Alloc,
@@ -261,7 +270,8 @@ impl Plan {
                 // stride and sectionStride metadata carry a second value.
                 fields.push(FieldDef::new("stride", FieldType::U64, None));
             }
-            let schema_type = schema.add_type(r.name.clone(), kind_of(&r.name), fields);
+            let schema_type =
+                schema.add_type(r.name.clone(), kind_for(r.kind.as_deref(), &r.name), fields);
             records.push(RecordPlan {
                 name: r.name.clone(),
                 tag: r.tag.unwrap_or(0),
