@@ -14,6 +14,14 @@ use crate::spec::{
 };
 use crate::state::{State, fits_signed, fits_unsigned, min_width};
 
+/// The smallest of 1, 2, 4, 8 bytes that holds `d` as a signed number.
+fn min_signed_width(d: i64) -> usize {
+    [1usize, 2, 4]
+        .into_iter()
+        .find(|n| fits_signed(d, *n))
+        .unwrap_or(8)
+}
+
 /// Who places metadata records.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Policy {
@@ -215,15 +223,35 @@ impl<W: Write> Writer<W> {
         let mut largest = [0u64; 6];
         let mut present = [false; 6];
         let mut switched = [false; 6];
+        let mut offsets = [false; 6];
+        let mut signed_need = [0usize; 6];
+        let mut sim_prev: [Option<u64>; 6] = [None; 6];
         for (f, v) in ev.numeric_values() {
             let i = f as usize;
             largest[i] = largest[i].max(v);
             present[i] = true;
             let st = self.state.fields[i];
-            if st.interp != Interp::None && encode_value(&st, v, &mut 0).is_some() {
-                // Leave the default interpretation for good.
-                self.put_meta(Meta::SetInterp(f, Interp::None))?;
-                switched[i] = true;
+            match st.interp {
+                // Offsets that outgrow their width get a wider width (widths
+                // only grow); the interpretation the caller chose stays.
+                Interp::Delta(_) | Interp::BaseOffset(_) => {
+                    let from = match st.interp {
+                        Interp::BaseOffset(b) => b,
+                        _ => sim_prev[i].unwrap_or(st.prev),
+                    };
+                    sim_prev[i] = Some(v);
+                    let d = v.wrapping_sub(from) as i64;
+                    signed_need[i] = signed_need[i].max(min_signed_width(d));
+                    offsets[i] = true;
+                }
+                Interp::None => {}
+                _ => {
+                    if encode_value(&st, v, &mut 0).is_some() {
+                        // Leave the default interpretation for good.
+                        self.put_meta(Meta::SetInterp(f, Interp::None))?;
+                        switched[i] = true;
+                    }
+                }
             }
         }
         for f in [
@@ -234,7 +262,19 @@ impl<W: Write> Writer<W> {
             Field::Heap,
         ] {
             let i = f as usize;
-            if !present[i] {
+            if offsets[i] && signed_need[i] > self.state.fields[i].width.bytes() {
+                self.put_meta(Meta::SetWidth(f, Width::Fixed(signed_need[i] as u8)))?;
+            }
+        }
+        for f in [
+            Field::Size,
+            Field::Address,
+            Field::Time,
+            Field::Thread,
+            Field::Heap,
+        ] {
+            let i = f as usize;
+            if !present[i] || offsets[i] {
                 continue;
             }
             let have = self.state.fields[i].width.bytes();

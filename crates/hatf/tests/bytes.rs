@@ -347,3 +347,41 @@ fn explicit_policy_rejects_values_that_do_not_fit_and_writes_nothing() {
     assert!(err.contains("default"), "{err}");
     assert!(w.into_inner().unwrap().is_empty());
 }
+
+#[test]
+fn naive_policy_keeps_a_delta_and_widens_it() {
+    // The caller sets time to delta 0 in one byte; a gap of 280 needs two.
+    let mut w = Writer::new(Vec::new(), Policy::Naive);
+    w.write_meta(Meta::SetInterp(Field::Time, Interp::Delta(0)))
+        .unwrap();
+    w.write_meta(Meta::SetWidth(Field::Time, Width::Fixed(1)))
+        .unwrap();
+    let mut times = Vec::new();
+    for t in [10u64, 20, 300, 290] {
+        let mut f = e(EventKind::Free);
+        f.address = 1;
+        f.time = t;
+        times.push(t);
+        w.write_event(&f).unwrap();
+    }
+    let bytes = w.into_inner().unwrap();
+    let start = [vec![11, 2, 2, 3, 0, 0, 0, 0, 0, 0, 0, 0], vec![11, 1, 2, 1]].concat();
+    assert_eq!(&bytes[..16], &start[..]);
+    // The interpretation stays delta: no switch to none is written.
+    assert!(
+        !bytes.windows(4).any(|w| w == [11, 2, 2, 0]),
+        "time must stay delta"
+    );
+    assert!(
+        bytes.windows(4).any(|w| w == [11, 1, 2, 2]),
+        "widened to two bytes"
+    );
+    let got: Vec<u64> = decode(&bytes, false)
+        .into_iter()
+        .filter_map(|i| match i {
+            OwnedItem::Event(e) => Some(e.time),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(got, times);
+}

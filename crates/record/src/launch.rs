@@ -7,7 +7,7 @@ use std::process::{Command, ExitStatus};
 
 use tramp_core::Error;
 use tramp_core::io::Output;
-use tramp_hatf::{Policy, Writer};
+use tramp_hatf::{Field, Interp, Meta, Policy, Width, Writer};
 
 use crate::convert::{ConvertStats, convert_process};
 
@@ -145,6 +145,10 @@ pub fn convert_all(
         let name = target.to_string_lossy().into_owned();
         let file = Output::create(&name, None)?;
         let mut w = Writer::new(file, Policy::Naive);
+        // Times as deltas from the previous event: a third smaller after
+        // zstd than absolute nanoseconds (docs/formats/capture.md).
+        w.write_meta(Meta::SetInterp(Field::Time, Interp::Delta(0)))?;
+        w.write_meta(Meta::SetWidth(Field::Time, Width::Fixed(2)))?;
         let mut stats = convert_process(&paths, &mut w)?;
         stats.pid = pid;
         w.into_inner()?.finish()?;
