@@ -262,19 +262,13 @@ impl<W: Write> Writer<W> {
             Field::Heap,
         ] {
             let i = f as usize;
-            if offsets[i] && signed_need[i] > self.state.fields[i].width.bytes() {
-                self.put_meta(Meta::SetWidth(f, Width::Fixed(signed_need[i] as u8)))?;
+            if offsets[i] {
+                if signed_need[i] > self.state.fields[i].width.bytes() {
+                    self.put_meta(Meta::SetWidth(f, Width::Fixed(signed_need[i] as u8)))?;
+                }
+                continue;
             }
-        }
-        for f in [
-            Field::Size,
-            Field::Address,
-            Field::Time,
-            Field::Thread,
-            Field::Heap,
-        ] {
-            let i = f as usize;
-            if !present[i] || offsets[i] {
+            if !present[i] {
                 continue;
             }
             let have = self.state.fields[i].width.bytes();

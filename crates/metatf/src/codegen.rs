@@ -83,6 +83,15 @@ fn interp_expr(i: &Interp) -> String {
     }
 }
 
+/// The generated expressions for a step's static width (`Some(n)` or
+/// `None` when it comes from a field) and for the field it comes from.
+fn width_exprs(width: &StepWidth) -> (String, String) {
+    match width {
+        StepWidth::Bytes(n) => (format!("Some({n})"), "0".into()),
+        StepWidth::Of(i) => ("None".into(), format!("vals[{i}]")),
+    }
+}
+
 /// A simple field as it appears in the generated struct.
 struct GField {
     rust: String,
@@ -106,7 +115,6 @@ fn fields_of(plan: &Plan, rp: &RecordPlan) -> Vec<GField> {
 
 fn read_ops(
     out: &mut String,
-    plan: &Plan,
     rp: &RecordPlan,
     ops: &[Op],
     fields: &[GField],
@@ -118,15 +126,7 @@ fn read_ops(
         match op {
             Op::Field(s) => {
                 let f = &fields[s.out];
-                let w = match &s.width {
-                    StepWidth::Bytes(n) => format!("Some({n})"),
-                    StepWidth::Of(_) => "None".into(),
-                };
-                let of = match &s.width {
-                    StepWidth::Of(i) => format!("vals[{i}]"),
-                    StepWidth::Bytes(_) => "0".into(),
-                };
-                let _ = plan;
+                let (w, of) = width_exprs(&s.width);
                 let call = if f.bytes {
                     format!("self.bytes(d, &mut at, {}, {}, {w}, {of})?", rp.tag, s.pos)
                 } else {
@@ -157,7 +157,7 @@ fn read_ops(
                     "{pad}if vals[{count}] > MAX_RECORD as u64 {{ return Err(bad(\"repeat count too large\")); }}"
                 );
                 let _ = writeln!(out, "{pad}for _ in 0..vals[{count}] {{");
-                read_ops(out, plan, rp, body, fields, indent + 1, true);
+                read_ops(out, rp, body, fields, indent + 1, true);
                 let _ = writeln!(out, "{pad}}}");
             }
         }
@@ -186,14 +186,7 @@ fn write_ops(
                     let _ = writeln!(out, "{pad}vals[0] = {};", rp.tag);
                     continue;
                 }
-                let w = match &s.width {
-                    StepWidth::Bytes(n) => format!("Some({n})"),
-                    StepWidth::Of(_) => "None".into(),
-                };
-                let of = match &s.width {
-                    StepWidth::Of(i) => format!("vals[{i}]"),
-                    StepWidth::Bytes(_) => "0".into(),
-                };
+                let (w, of) = width_exprs(&s.width);
                 if f.bytes {
                     let _ = writeln!(out, "{pad}let v: Vec<u8> = {value};");
                     let _ = writeln!(
@@ -473,7 +466,7 @@ pub fn rust(dtd_text: &str, source_name: &str) -> Result<String, Vec<crate::Diag
             "            {pat} => {{\n                let mut rec = {}::default();",
             type_name(&rp.name)
         );
-        read_ops(&mut out, &plan, rp, &rp.ops, &fields, 4, false);
+        read_ops(&mut out, rp, &rp.ops, &fields, 4, false);
         if rp.tag == crate::plan::TAG_SECTION {
             let _ = writeln!(
                 out,
