@@ -1,6 +1,9 @@
 //! The universal codec: records written under a DTD read back identically,
 //! for random records of each test DTD, in both byte orders.
 
+mod common;
+
+use common::Capture;
 use proptest::prelude::*;
 use tramp_core::{RecordBuf, Sink, Source, Value};
 use tramp_metatf::codec::{MetaSink, MetaSource};
@@ -37,7 +40,8 @@ fn round_trip(
     build: &dyn Fn(&tramp_core::Schema, &mut Vec<RecordBuf>),
 ) -> (Vec<Flat>, Vec<Flat>) {
     let mut out = Vec::new();
-    let mut sink = Box::new(MetaSink::new(Vec::new(), dtd, big).unwrap());
+    let capture = Capture::default();
+    let mut sink = Box::new(MetaSink::new(capture.clone(), dtd, big).unwrap());
     let schema = sink.schema().clone();
     let mut recs = Vec::new();
     build(&schema, &mut recs);
@@ -50,32 +54,8 @@ fn round_trip(
         ));
         sink.write_record(&rec).unwrap();
     }
-    drop(sink);
-    // A writer whose bytes stay reachable after the sink finishes.
-    let mut bytes = Vec::new();
-    let shared = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-    struct W(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
-    impl std::io::Write for W {
-        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(b);
-            Ok(b.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    impl tramp_core::io::Finish for W {
-        fn finish(self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut sink = Box::new(MetaSink::new(W(shared.clone()), dtd, big).unwrap());
-    for r in &recs {
-        sink.write_record(&r.as_record(&schema.types[r.type_index()]))
-            .unwrap();
-    }
     sink.finish().unwrap();
-    bytes.extend_from_slice(&shared.lock().unwrap());
+    let bytes = capture.bytes();
     let mut src = MetaSource::open(&bytes[..], None).unwrap();
     let mut back = Vec::new();
     while let Some(rec) = src.next_record().unwrap() {

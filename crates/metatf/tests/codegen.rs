@@ -4,28 +4,14 @@
 //! reader sees the same records and the generated writer writes the same
 //! bytes.
 
+mod common;
+
 use std::process::Command;
+
+use common::Capture;
 
 use tramp_core::{RecordBuf, Sink, Source, Value};
 use tramp_metatf::codec::{MetaSink, MetaSource};
-
-struct Capture(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
-
-impl std::io::Write for Capture {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(b);
-        Ok(b.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl tramp_core::io::Finish for Capture {
-    fn finish(self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
 
 /// Writes records made by `build` with the universal writer.
 fn universal_trace(
@@ -33,15 +19,15 @@ fn universal_trace(
     big: bool,
     build: &dyn Fn(&tramp_core::Schema) -> Vec<RecordBuf>,
 ) -> Vec<u8> {
-    let shared = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-    let mut sink = Box::new(MetaSink::new(Capture(shared.clone()), dtd, big).unwrap());
+    let capture = Capture::default();
+    let mut sink = Box::new(MetaSink::new(capture.clone(), dtd, big).unwrap());
     let schema = sink.schema().clone();
     for r in build(&schema) {
         sink.write_record(&r.as_record(&schema.types[r.type_index()]))
             .unwrap();
     }
     sink.finish().unwrap();
-    shared.lock().unwrap().clone()
+    capture.bytes()
 }
 
 fn universal_text(bytes: &[u8]) -> Vec<String> {

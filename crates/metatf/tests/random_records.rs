@@ -2,7 +2,11 @@
 //! DTD's own plan so that each value fits the encoding in effect, written by
 //! the universal writer and read back unchanged (both byte orders).
 
+mod common;
+
 use std::collections::HashMap;
+
+use common::Capture;
 
 use proptest::prelude::*;
 use tramp_core::{RecordBuf, Sink, Source, Value};
@@ -191,29 +195,11 @@ fn flat(v: Option<Value<'_>>) -> String {
     }
 }
 
-struct Capture(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
-
-impl std::io::Write for Capture {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(b);
-        Ok(b.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl tramp_core::io::Finish for Capture {
-    fn finish(self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 fn round_trip(dtd: &str, seed: u64, n: usize, big: bool) {
     let checked = tramp_metatf::load(dtd).unwrap();
     let plan = Plan::compile(&checked);
-    let shared = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-    let mut sink = Box::new(MetaSink::new(Capture(shared.clone()), dtd, big).unwrap());
+    let capture = Capture::default();
+    let mut sink = Box::new(MetaSink::new(capture.clone(), dtd, big).unwrap());
     // Records of one section: the global ones, else the first section's.
     let user: Vec<&RecordPlan> = plan.records.iter().filter(|r| r.tag > 3).collect();
     let section = if user.iter().any(|r| r.section == 0) {
@@ -254,7 +240,7 @@ fn round_trip(dtd: &str, seed: u64, n: usize, big: bool) {
         sink.write_record(&rec).unwrap();
     }
     sink.finish().unwrap();
-    let bytes = shared.lock().unwrap().clone();
+    let bytes = capture.bytes();
     let mut src = MetaSource::open(&bytes[..], None).unwrap();
     let mut got = Vec::new();
     while let Some(rec) = src.next_record().unwrap() {
