@@ -233,6 +233,21 @@ fn flatten(fields: &[crate::check::Field]) -> Vec<Interp> {
     v
 }
 
+/// The generated match pattern for a record's section: `_` for a global
+/// record (valid in every section), else the section number.
+fn section_pattern(rp: &RecordPlan) -> String {
+    if rp.section == 0 {
+        "_".to_string()
+    } else {
+        rp.section.to_string()
+    }
+}
+
+/// The generated match pattern `(section, tag)` that selects a record.
+fn arm_pattern(rp: &RecordPlan) -> String {
+    format!("({}, {})", section_pattern(rp), rp.tag)
+}
+
 fn mark_tracked(ops: &[Op], tracked: &mut [bool]) {
     for op in ops {
         match op {
@@ -275,11 +290,7 @@ fn fast_arm(plan: &Plan, rp: &RecordPlan, tracked: &[bool]) -> Option<String> {
         at += w;
     }
     let mut out = String::new();
-    let pat = if rp.section == 0 {
-        format!("(_, {})", rp.tag)
-    } else {
-        format!("({}, {})", rp.section, rp.tag)
-    };
+    let pat = arm_pattern(rp);
     let _ = writeln!(
         out,
         "            {pat} if self.live.overrides.is_empty() => {{"
@@ -456,11 +467,7 @@ pub fn rust(dtd_text: &str, source_name: &str) -> Result<String, Vec<crate::Diag
             continue;
         }
         let fields = fields_of(&plan, rp);
-        let pat = if rp.section == 0 {
-            format!("(_, {})", rp.tag)
-        } else {
-            format!("({}, {})", rp.section, rp.tag)
-        };
+        let pat = arm_pattern(rp);
         let _ = writeln!(
             out,
             "            {pat} => {{\n                let mut rec = {}::default();",
@@ -533,11 +540,7 @@ pub fn rust(dtd_text: &str, source_name: &str) -> Result<String, Vec<crate::Diag
         let mut v = Vec::new();
         steps(&rp.ops, &mut v);
         for s in v {
-            let sec = if rp.section == 0 {
-                "_".to_string()
-            } else {
-                rp.section.to_string()
-            };
+            let sec = section_pattern(rp);
             let w = match &s.width {
                 StepWidth::Bytes(n) => format!("Some({n})"),
                 StepWidth::Of(_) => "None".into(),
