@@ -231,11 +231,14 @@ pub fn dump(a: DumpArgs) -> Result<()> {
     run_pump(o, sink, &a.output)
 }
 
-/// Convert a trace between formats: HATF binary and HATF text (both ways,
-/// byte-identical), compressed or not.
+/// Convert a trace between formats: HATF binary and HATF text, Meta-TF
+/// binary and Meta-TF text (binary → text → binary is byte-identical),
+/// compressed or not.
 ///
 /// Between HATF forms the source's metadata records are kept (policy
-/// `explicit`) unless `--policy naive` asks for a fresh encoding.
+/// `explicit`) unless `--policy naive` asks for a fresh encoding. A Meta-TF
+/// output takes its DTD from `--dtd`, else from the input (a Meta-TF binary
+/// embeds it; a Meta-TF text starts with it).
 #[derive(Args)]
 pub struct ConvertArgs {
     #[command(flatten)]
@@ -334,7 +337,7 @@ pub fn formats() -> Result<()> {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
     for f in Format::ALL {
-        writeln!(out, "{:<10} {}", f.name(), f.describe())?;
+        writeln!(out, "{:<12} {}", f.name(), f.describe())?;
     }
     Ok(())
 }

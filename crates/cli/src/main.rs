@@ -22,6 +22,8 @@ enum Command {
     Stats(commands::StatsArgs),
     Dump(commands::DumpArgs),
     Convert(commands::ConvertArgs),
+    /// List the trace formats tramp reads and writes, with the file
+    /// extensions that select them
     Formats,
     Record(commands::RecordArgs),
     Replay(commands::ReplayArgs),

@@ -232,7 +232,19 @@ fn help_is_complete() {
             &["--json", "--format", "Table 3", "--sites", "--top", "leaks"][..],
         ),
         ("dump", &["--output", "text form"][..]),
-        ("convert", &["--to", "--policy", "--compress", "naive"][..]),
+        (
+            "convert",
+            &[
+                "--to",
+                "--policy",
+                "--compress",
+                "naive",
+                "--dtd",
+                "Meta-TF",
+            ][..],
+        ),
+        ("formats", &["extensions"][..]),
+        ("gen", &["--rust", "--output", "Reader", "Writer"][..]),
         ("sample", &["--events", "--seed", "--stats"][..]),
         (
             "record",
