@@ -8,6 +8,11 @@ use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
 
+// These constants repeat those at the top of `crates/capture/src/lib.rs` on
+// purpose: the capture library replaces malloc and friends, so linking it
+// into this crate (to share them) would interpose on tramp's own heap. The
+// end-to-end tests in `crates/cli/tests/record.rs` read what the real
+// library writes, so the two sides cannot drift apart unnoticed.
 pub const CHUNK_MAGIC: [u8; 4] = *b"TRC1";
 pub const CHUNK_HEADER: usize = 44;
 /// A chunk payload can never be longer than the capture library's buffer.
