@@ -63,6 +63,7 @@ pub enum Value<'a> {
 impl<'a> Value<'a> {
     /// The value as an unsigned integer, if it is an integer (signed values
     /// are reinterpreted as two's complement).
+    #[inline]
     pub fn as_u64(&self) -> Option<u64> {
         match *self {
             Value::U64(v) => Some(v),
@@ -71,6 +72,7 @@ impl<'a> Value<'a> {
         }
     }
 
+    #[inline]
     pub fn as_i64(&self) -> Option<i64> {
         match *self {
             Value::U64(v) => Some(v as i64),
@@ -79,6 +81,7 @@ impl<'a> Value<'a> {
         }
     }
 
+    #[inline]
     pub fn as_f64(&self) -> Option<f64> {
         match *self {
             Value::F64(v) => Some(v),
@@ -113,6 +116,7 @@ struct Buffers<'a> {
 }
 
 impl<'a> Buffers<'a> {
+    #[inline]
     fn resolve(self, slot: Slot) -> Option<Value<'a>> {
         Some(match slot {
             Slot::Absent => return None,
@@ -209,6 +213,7 @@ pub struct Record<'a> {
 impl<'a> Record<'a> {
     /// A record over caller-owned buffers: `slots` holds one slot per field
     /// of `ty` first, then any nested items; byte spans index `bytes`.
+    #[inline]
     pub fn new(ty: &'a RecordType, slots: &'a [Slot], bytes: &'a [u8]) -> Self {
         Record {
             ty,
@@ -216,11 +221,13 @@ impl<'a> Record<'a> {
         }
     }
 
+    #[inline]
     pub fn record_type(&self) -> &'a RecordType {
         self.ty
     }
 
     /// Field `i`'s value; `None` if absent.
+    #[inline]
     pub fn get(&self, i: usize) -> Option<Value<'a>> {
         if i >= self.ty.fields.len() {
             return None;
@@ -234,11 +241,13 @@ impl<'a> Record<'a> {
     }
 
     /// The value of the first field with `role`.
+    #[inline]
     pub fn role(&self, role: crate::Role) -> Option<Value<'a>> {
         self.get(self.ty.role_index(role)?)
     }
 
     /// Unsigned value of the first field with `role`.
+    #[inline]
     pub fn role_u64(&self, role: crate::Role) -> Option<u64> {
         self.role(role)?.as_u64()
     }
@@ -278,30 +287,48 @@ impl RecordBuf {
         self.bytes.clear();
     }
 
+    /// Starts a record of `ty` whose fields are a copy of `template` (one
+    /// slot per field, no byte spans): constants need not be set again.
+    #[inline]
+    pub fn reset_from(&mut self, ty: &RecordType, template: &[Slot]) {
+        debug_assert_eq!(template.len(), ty.fields.len());
+        self.ty = ty.index;
+        self.nfields = template.len();
+        self.slots.clear();
+        self.slots.extend_from_slice(template);
+        self.bytes.clear();
+    }
+
     /// Index of the record type in its schema.
+    #[inline]
     pub fn type_index(&self) -> usize {
         self.ty
     }
 
     /// Lends the buffer as a record of `ty` (which must be the type it was
     /// reset for).
+    #[inline]
     pub fn as_record<'a>(&'a self, ty: &'a RecordType) -> Record<'a> {
         debug_assert_eq!(ty.index, self.ty);
         Record::new(ty, &self.slots, &self.bytes)
     }
 
+    #[inline]
     pub fn set_u64(&mut self, field: usize, v: u64) {
         self.slots[field] = Slot::U(v);
     }
 
+    #[inline]
     pub fn set_i64(&mut self, field: usize, v: i64) {
         self.slots[field] = Slot::I(v);
     }
 
+    #[inline]
     pub fn set_f64(&mut self, field: usize, v: f64) {
         self.slots[field] = Slot::F(v);
     }
 
+    #[inline]
     pub fn set_absent(&mut self, field: usize) {
         self.slots[field] = Slot::Absent;
     }
@@ -397,6 +424,7 @@ impl RecordBuf {
     }
 
     /// Sets a field to a slot made by one of the `push_*` helpers.
+    #[inline]
     pub fn set_slot(&mut self, field: usize, slot: Slot) {
         self.slots[field] = slot;
     }

@@ -114,6 +114,7 @@ impl RecordType {
     }
 
     /// Position of the first field carrying `role`.
+    #[inline]
     pub fn role_index(&self, role: Role) -> Option<usize> {
         self.fields.iter().position(|f| f.role == Some(role))
     }

@@ -532,6 +532,9 @@ type Decoded = (usize, u64, Option<(usize, usize)>);
 
 /// Reads records of any DTD.
 pub struct MetaSource<R> {
+    /// The record plan of the previous record when the fast path decoded it
+    /// (its template is then still in the record buffer).
+    last_fast: Option<usize>,
     /// Reused between records.
     prev_updates: Vec<(usize, u64)>,
     values: Vec<u64>,
@@ -584,6 +587,7 @@ impl<R: Read> MetaSource<R> {
         let plan = Plan::compile(&dtd);
         let names = plan.names.len();
         Ok(MetaSource {
+            last_fast: None,
             prev_updates: Vec::new(),
             values: Vec::new(),
             live: Live::new(names),
@@ -651,9 +655,139 @@ impl<R: Read> MetaSource<R> {
         )
     }
 
+    /// Calls `f` with every remaining record and returns how many there
+    /// were: the same records as [`Source::next_record`], with the fast
+    /// path's per-record checks hoisted out of the loop. Stops at the first
+    /// error (records before it have been delivered).
+    pub fn for_each_record(&mut self, mut f: impl FnMut(&Record<'_>)) -> Result<u64, Error> {
+        let mut count = 0u64;
+        loop {
+            let window = self.plan.fast_window;
+            if window > 0 && self.buf.len() - self.pos < window && !self.eof {
+                self.fill(window).inspect_err(|_| self.done = true)?;
+            }
+            count += if self.header.big_endian {
+                self.fast_run::<true>(&mut f)
+            } else {
+                self.fast_run::<false>(&mut f)
+            };
+            match self.next_record()? {
+                Some(rec) => f(&rec),
+                None => return Ok(count),
+            }
+            count += 1;
+        }
+    }
+
+    /// The fast path of [`Self::try_fast`] as a loop over what is buffered,
+    /// with everything that cannot change inside it read once; returns the
+    /// number of records given to `f`.
+    fn fast_run<const BIG: bool>(&mut self, f: &mut impl FnMut(&Record<'_>)) -> u64 {
+        let plan = &*self.plan;
+        let window = plan.fast_window;
+        if window == 0 || !self.live.overrides.is_empty() {
+            return 0;
+        }
+        let shift = 64 - 8 * plan.dtd.tag_width;
+        let row = &plan.fast_index[self.live.section as usize * 256..][..256];
+        let load = |d: &[u8], at: usize, shift: u32| {
+            let word: [u8; 8] = d[at..at + 8].try_into().expect("8 bytes");
+            if BIG {
+                u64::from_be_bytes(word) >> shift
+            } else {
+                u64::from_le_bytes(word) & (u64::MAX >> shift)
+            }
+        };
+        let (mut pos, end) = (self.pos, self.buf.len());
+        let mut n = 0u64;
+        let mut last = usize::MAX;
+        while end - pos >= window {
+            let d = &self.buf[pos..end];
+            let tag = load(d, 0, shift);
+            let slot = if tag < 256 { row[tag as usize] } else { 0 };
+            if slot == 0 {
+                break;
+            }
+            let ri = slot as usize - 1;
+            let rp = &plan.records[ri];
+            let Some(layout) = rp.layout.as_ref() else {
+                break;
+            };
+            let ty = &plan.schema.types[rp.schema_type];
+            if last != ri {
+                self.out.reset_from(ty, &layout.template);
+                last = ri;
+            }
+            for r in &layout.reads {
+                self.out
+                    .set_u64(r.out as usize, load(d, r.at as usize, r.shift));
+            }
+            f(&self.out.as_record(ty));
+            pos += layout.len;
+            n += 1;
+        }
+        self.pos = pos;
+        self.record += n;
+        self.last_fast = None;
+        n
+    }
+
+    /// Decodes a fixed-layout record while no metadata is in effect and a
+    /// whole fast window is buffered (so every 8-byte load is in bounds);
+    /// returns its schema type, `None` to take the general path.
+    #[inline(always)]
+    fn try_fast(&mut self) -> Option<usize> {
+        let plan = &*self.plan;
+        let data = &self.buf[self.pos..];
+        if plan.fast_window == 0 || data.len() < plan.fast_window || !self.live.overrides.is_empty()
+        {
+            return None;
+        }
+        let big = self.header.big_endian;
+        // The tag with one 8-byte load, like the fields below.
+        let shift = 64 - 8 * plan.dtd.tag_width;
+        let word: [u8; 8] = data[..8].try_into().expect("8 bytes");
+        let tag = if big {
+            u64::from_be_bytes(word) >> shift
+        } else {
+            u64::from_le_bytes(word) & (u64::MAX >> shift)
+        };
+        if tag >= 256 {
+            return None;
+        }
+        let slot = plan.fast_index[self.live.section as usize * 256 + tag as usize];
+        if slot == 0 {
+            return None;
+        }
+        let ri = slot as usize - 1;
+        let rp = &plan.records[ri];
+        let layout = rp.layout.as_ref()?;
+        // The template's constants are still in place when the previous
+        // record was a fast one of the same type (all reads overwrite).
+        if self.last_fast != Some(ri) {
+            self.out
+                .reset_from(&plan.schema.types[rp.schema_type], &layout.template);
+            self.last_fast = Some(ri);
+        }
+        for r in &layout.reads {
+            let at = r.at as usize;
+            let word: [u8; 8] = data[at..at + 8].try_into().expect("8 bytes");
+            let v = if big {
+                u64::from_be_bytes(word) >> r.shift
+            } else {
+                u64::from_le_bytes(word) & (u64::MAX >> r.shift)
+            };
+            self.out.set_u64(r.out as usize, v);
+        }
+        self.pos += layout.len;
+        self.record += 1;
+        Some(rp.schema_type)
+    }
+
     /// Tries to decode the record at `pos` from what is buffered; `Ok(None)`
     /// when more bytes are needed (nothing changed then).
     fn try_decode(&mut self) -> Result<Option<(usize, usize)>, MetaError> {
+        self.last_fast = None;
         // Fast path: a fixed-layout record while no metadata is in effect,
         // straight into the record buffer (no plan clone, no scratch).
         if self.live.overrides.is_empty() {
@@ -952,6 +1086,13 @@ impl<R: Read> Source for MetaSource<R> {
     fn next_record(&mut self) -> Result<Option<Record<'_>>, Error> {
         if self.done {
             return Ok(None);
+        }
+        let window = self.plan.fast_window;
+        if window > 0 && self.buf.len() - self.pos < window && !self.eof {
+            self.fill(window).inspect_err(|_| self.done = true)?;
+        }
+        if let Some(st) = self.try_fast() {
+            return Ok(Some(self.out.as_record(&self.plan.schema.types[st])));
         }
         let mut need = 64usize;
         let (ty, len) = loop {

@@ -261,11 +261,13 @@ fn mark_tracked(ops: &[Op], tracked: &mut [bool]) {
     }
 }
 
-/// A decode arm with constant offsets for records whose fields all have a
-/// fixed width of 0, 1, 2, 4 or 8 bytes and are stored as is or are
-/// defaults, none of them tracked: used while no metadata has changed any
-/// encoding.
-fn fast_arm(plan: &Plan, rp: &RecordPlan, tracked: &[bool]) -> Option<String> {
+/// An arm of the generated `fast` function, for records whose fields all
+/// have a fixed width of 0, 1, 2, 4 or 8 bytes and are stored as is or are
+/// defaults, none of them tracked: the record is built straight from
+/// constant offsets (no bounds checks once `FAST_WINDOW` bytes are there)
+/// while no metadata has changed any encoding. Returns the arm and the
+/// record's length.
+fn fast_arm(plan: &Plan, rp: &RecordPlan, tracked: &[bool]) -> Option<(String, usize)> {
     let fields = fields_of(plan, rp);
     let mut body = String::new();
     let mut at = 0usize;
@@ -282,35 +284,19 @@ fn fast_arm(plan: &Plan, rp: &RecordPlan, tracked: &[bool]) -> Option<String> {
         let value = match (&s.interp, w) {
             (_, _) if s.pos == 0 => format!("{}", rp.tag),
             (Interp::None, 0) => "0".into(),
-            (Interp::None, _) => format!("uint(&d[{at}..{}], self.big)", at + w),
+            (Interp::None, _) => format!("rd{w}::<BIG>(d, {at})"),
             (Interp::Default(v), _) => format!("{v}"),
             _ => return None,
         };
-        let _ = writeln!(body, "                    rec.{} = {value};", f.rust);
+        let _ = write!(body, "{}: {value}, ", f.rust);
         at += w;
     }
-    let mut out = String::new();
     let pat = arm_pattern(rp);
-    let _ = writeln!(
-        out,
-        "            {pat} if self.live.overrides.is_empty() => {{"
+    let ty = type_name(&rp.name);
+    let arm = format!(
+        "        {pat} => Some((Record::{ty}({ty} {{ {body}..Default::default() }}), {at})),\n"
     );
-    let _ = writeln!(
-        out,
-        "                if d.len() < {at} {{ return Err(Stop::More); }}"
-    );
-    let _ = writeln!(
-        out,
-        "                let mut rec = {}::default();",
-        type_name(&rp.name)
-    );
-    out.push_str(&body);
-    let _ = writeln!(
-        out,
-        "                Ok((Record::{}(rec), {at}))\n            }}",
-        type_name(&rp.name)
-    );
-    Some(out)
+    Some((arm, at))
 }
 
 /// Generates the Rust module for a DTD whose text is `dtd_text`.
@@ -343,7 +329,7 @@ pub fn rust(dtd_text: &str, source_name: &str) -> Result<String, Vec<crate::Diag
     );
     let _ = writeln!(
         out,
-        "#![allow(dead_code, unused_mut, unused_variables, clippy::all)]\n"
+        "#![allow(dead_code, unused_mut, unused_variables, unused_assignments, clippy::all)]\n"
     );
     let _ = writeln!(out, "pub const DTD: &str = {:?};", dtd_text);
     let _ = writeln!(out, "pub const TAG_WIDTH: usize = {};", dtd.tag_width);
@@ -438,31 +424,10 @@ pub fn rust(dtd_text: &str, source_name: &str) -> Result<String, Vec<crate::Diag
         "        let tw = TAG_WIDTH;\n        if d.len() < tw {{ return Err(Stop::More); }}\n        let tag = self.uint(&d[..tw]);"
     );
     let _ = writeln!(out, "        if tag == 3 {{ return self.metadata(d); }}");
-    let _ = writeln!(
-        out,
-        "        let mut at = 0usize;\n        let mut vals = [0u64; 256];\n        match (self.section, tag) {{"
-    );
+    let _ = writeln!(out, "        match (self.section, tag) {{");
     let mut ordered: Vec<&RecordPlan> = plan.records.iter().collect();
     ordered.sort_by_key(|r| r.section == 0);
     for rp in &ordered {
-        if rp.tag == TAG_METADATA || rp.tag == crate::plan::TAG_SECTION {
-            continue;
-        }
-        // A global record's fast arm would shadow a section's own record
-        // with the same tag.
-        let shadowed = rp.section == 0
-            && plan
-                .records
-                .iter()
-                .any(|o| o.section != 0 && o.tag == rp.tag);
-        if shadowed {
-            continue;
-        }
-        if let Some(arm) = fast_arm(&plan, rp, &tracked) {
-            out.push_str(&arm);
-        }
-    }
-    for rp in ordered {
         if rp.tag == TAG_METADATA {
             continue;
         }
@@ -470,7 +435,8 @@ pub fn rust(dtd_text: &str, source_name: &str) -> Result<String, Vec<crate::Diag
         let pat = arm_pattern(rp);
         let _ = writeln!(
             out,
-            "            {pat} => {{\n                let mut rec = {}::default();",
+            "            {pat} => {{\n                let mut at = 0usize;\n                let mut vals = [0u64; {}];\n                let mut rec = {}::default();",
+            rp.positions.max(1),
             type_name(&rp.name)
         );
         read_ops(&mut out, rp, &rp.ops, &fields, 4, false);
@@ -490,10 +456,36 @@ pub fn rust(dtd_text: &str, source_name: &str) -> Result<String, Vec<crate::Diag
         out,
         "            _ => Err(Stop::Bad(format!(\"unknown tag {{tag}} in section {{}}\", self.section))),\n        }}\n    }}\n}}"
     );
+    // The fast path: fixed-layout records straight from constant offsets.
+    let mut arms = String::new();
+    let mut window = 0usize;
+    for rp in &ordered {
+        if rp.tag == TAG_METADATA || rp.tag == crate::plan::TAG_SECTION {
+            continue;
+        }
+        // A global record's arm would shadow a section's own record with
+        // the same tag.
+        let shadowed = rp.section == 0
+            && plan
+                .records
+                .iter()
+                .any(|o| o.section != 0 && o.tag == rp.tag);
+        if shadowed {
+            continue;
+        }
+        if let Some((arm, len)) = fast_arm(&plan, rp, &tracked) {
+            arms.push_str(&arm);
+            window = window.max(len);
+        }
+    }
+    let _ = writeln!(
+        out,
+        "\n/// Bytes the fast path wants buffered: the longest fixed-layout record.\nconst FAST_WINDOW: usize = {window};\n\n/// Decodes a fixed-layout record (while no metadata is in effect) from at\n/// least `FAST_WINDOW` bytes; `None` sends the record to the general path.\n#[inline(always)]\nfn fast<const BIG: bool>(d: &[u8], section: u8) -> Option<(Record, usize)> {{\n    if FAST_WINDOW == 0 || d.len() < FAST_WINDOW {{\n        return None;\n    }}\n    let tag = uint(&d[..TAG_WIDTH], BIG);\n    match (section, tag) {{\n{arms}        _ => None,\n    }}\n}}"
+    );
     // Writer.
     let _ = writeln!(
         out,
-        "\nimpl<W: IoWrite> Writer<W> {{\n    /// Writes one record; on error nothing of it is written.\n    pub fn write(&mut self, rec: &Record) -> std::io::Result<()> {{\n        let mark = self.buf.len();\n        self.live.pending.clear();\n        let r = self.write_inner(rec);\n        if r.is_err() {{ self.buf.truncate(mark); self.live.pending.clear(); return r; }}\n        self.commit();\n        self.spill()\n    }}\n\n    fn write_inner(&mut self, rec: &Record) -> std::io::Result<()> {{\n        let mut vals = [0u64; 256];\n        match rec {{"
+        "\nimpl<W: IoWrite> Writer<W> {{\n    /// Writes one record; on error nothing of it is written.\n    pub fn write(&mut self, rec: &Record) -> std::io::Result<()> {{\n        let mark = self.buf.len();\n        self.live.pending.clear();\n        let r = self.write_inner(rec);\n        if r.is_err() {{ self.buf.truncate(mark); self.live.pending.clear(); return r; }}\n        self.commit();\n        self.spill()\n    }}\n\n    fn write_inner(&mut self, rec: &Record) -> std::io::Result<()> {{\n        match rec {{"
     );
     for rp in &plan.records {
         if rp.tag == TAG_METADATA {

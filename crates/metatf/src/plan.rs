@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use tramp_core::{FieldDef, FieldType, RecordKind, Role, Schema};
+use tramp_core::{FieldDef, FieldType, RecordKind, Role, Schema, Slot};
 
 use crate::check::{Dtd, Field, FieldKind, Interp, Width};
 
@@ -65,6 +65,30 @@ pub struct RecordPlan {
     /// value: (output field, offset, width, constant) per field and the
     /// record's length. Used while no metadata has changed an encoding.
     pub fast: Option<(Vec<FastField>, usize)>,
+    /// The same, laid out for the universal reader's fast path.
+    pub layout: Option<FastLayout>,
+}
+
+/// A fixed-layout record as the universal reader decodes it: copy the
+/// template (constants filled in), then read each variable field with one
+/// 8-byte load at its offset, shifted or masked to its width.
+#[derive(Clone, Debug)]
+pub struct FastLayout {
+    /// The record's length in bytes.
+    pub len: usize,
+    /// One slot per schema field: constants set, the rest absent.
+    pub template: Vec<Slot>,
+    pub reads: Vec<FastRead>,
+}
+
+/// One variable field of a [`FastLayout`].
+#[derive(Clone, Copy, Debug)]
+pub struct FastRead {
+    pub out: u32,
+    pub at: u32,
+    /// `64 - 8 * width`: how far an 8-byte load is shifted down (big
+    /// endian) or how much of it is masked off (little endian).
+    pub shift: u32,
 }
 
 /// The compiled DTD.
@@ -77,6 +101,12 @@ pub struct Plan {
     pub names: Vec<String>,
     /// `by_tag[section][tag]` for tags below 256 (others are searched).
     by_tag: Vec<Vec<Option<usize>>>,
+    /// Bytes the universal reader wants buffered to take its fast path:
+    /// the longest fixed layout plus the 8 that its last load may touch.
+    pub fast_window: usize,
+    /// `fast_index[section * 256 + tag]`: 1 + the record plan's index when
+    /// that record has a [`FastLayout`], else 0 (tags below 256 only).
+    pub fast_index: Vec<u16>,
 }
 
 pub const TAG_COMMENT: u64 = 1;
@@ -280,6 +310,7 @@ impl Plan {
                 positions: b.positions,
                 schema_type,
                 fast: None,
+                layout: None,
             });
         }
         // Names whose previous value a delta or stride reads.
@@ -346,16 +377,59 @@ impl Plan {
                 }
             }
         }
+        let mut fast_window = 0;
+        // The fast path reads the tag with one 8-byte load too.
+        let tag_loadable = (1..=8).contains(&dtd.tag_width);
+        for r in records.iter_mut().filter(|_| tag_loadable) {
+            let Some((steps, len)) = &r.fast else {
+                continue;
+            };
+            let nfields = schema.types[r.schema_type].fields.len();
+            let mut template = vec![Slot::Absent; nfields];
+            let mut reads = Vec::new();
+            for &(out, at, w, constant) in steps {
+                match constant {
+                    Some(c) => template[out] = Slot::U(c),
+                    None => reads.push(FastRead {
+                        out: out as u32,
+                        at: at as u32,
+                        shift: 64 - 8 * w as u32,
+                    }),
+                }
+            }
+            fast_window = fast_window.max(len + 8).max(dtd.tag_width as usize + 8);
+            r.layout = Some(FastLayout {
+                len: *len,
+                template,
+                reads,
+            });
+        }
+        let mut fast_index = vec![0u16; 256 * 256];
+        if records.len() < u16::MAX as usize {
+            for (section, row) in by_tag.iter().enumerate() {
+                for (tag, r) in row.iter().enumerate() {
+                    if let Some(i) = r
+                        && records[*i].layout.is_some()
+                        && tag as u64 != TAG_METADATA
+                    {
+                        fast_index[section * 256 + tag] = *i as u16 + 1;
+                    }
+                }
+            }
+        }
         Plan {
             dtd: dtd.clone(),
             records,
             schema: Arc::new(schema),
             names: all_names,
             by_tag,
+            fast_window,
+            fast_index,
         }
     }
 
     /// The record plan for `tag` in `section`.
+    #[inline]
     pub fn record(&self, section: u8, tag: u64) -> Option<usize> {
         if tag < 256 {
             return self.by_tag[section as usize][tag as usize];
