@@ -1,0 +1,568 @@
+//! PTF's ASCII form (§3.1, §4.2): user notes, `Trace begin`, one event per
+//! line (`mnemonic params…`, optionally preceded by an event id), `Trace
+//! end`. Reading streams line by line with a bounded line length.
+
+use std::io::{BufRead, Read, Write};
+
+use crate::event::{Event, EventType, FormatObject};
+use crate::{EventSink, EventSource, PtfError};
+
+pub const BEGIN: &str = "Trace begin";
+pub const END: &str = "Trace end";
+/// The longest line accepted (a format object with many members).
+pub const MAX_LINE: usize = 1 << 20;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    Events,
+    Ended,
+}
+
+/// Reads the ASCII form.
+pub struct AsciiReader<R> {
+    input: R,
+    line: Vec<u8>,
+    /// Line number of the next line (1-based).
+    lineno: u64,
+    offset: u64,
+    /// Where the line being parsed starts.
+    at: (u64, u64),
+    state: State,
+    notes: Vec<String>,
+    failed: bool,
+    /// Keep reading after a malformed event line (the verifier does).
+    resume: bool,
+    /// Whether the last error came from one line's contents only.
+    line_error: bool,
+}
+
+impl<R: BufRead> AsciiReader<R> {
+    /// Reads the notes up to and including `Trace begin`.
+    pub fn new(input: R) -> Result<Self, PtfError> {
+        let mut r = AsciiReader {
+            input,
+            line: Vec::new(),
+            lineno: 1,
+            offset: 0,
+            at: (1, 0),
+            state: State::Events,
+            notes: Vec::new(),
+            failed: false,
+            resume: false,
+            line_error: false,
+        };
+        loop {
+            if !r.read_line()? {
+                return Err(r.err(format!("no `{BEGIN}` line")));
+            }
+            let text = r.text()?.to_string();
+            if text.trim_end() == BEGIN {
+                return Ok(r);
+            }
+            if r.notes.len() >= 10_000 {
+                return Err(r.err(format!("more than 10000 lines before `{BEGIN}`")));
+            }
+            r.notes.push(text);
+        }
+    }
+
+    fn err(&self, message: impl Into<String>) -> PtfError {
+        PtfError::Ascii {
+            line: self.at.0,
+            offset: self.at.1,
+            message: message.into(),
+        }
+    }
+
+    /// Reads one line (without its `\n` / `\r\n`); false at the end.
+    fn read_line(&mut self) -> Result<bool, PtfError> {
+        self.line.clear();
+        self.at = (self.lineno, self.offset);
+        let n = (&mut self.input)
+            .take(MAX_LINE as u64 + 1)
+            .read_until(b'\n', &mut self.line)
+            .map_err(PtfError::io(self.offset))?;
+        if n == 0 {
+            return Ok(false);
+        }
+        self.offset += n as u64;
+        self.lineno += 1;
+        if self.line.last() == Some(&b'\n') {
+            self.line.pop();
+        } else if n > MAX_LINE {
+            return Err(self.err(format!("line longer than {MAX_LINE} bytes")));
+        }
+        if self.line.last() == Some(&b'\r') {
+            self.line.pop();
+        }
+        Ok(true)
+    }
+
+    fn text(&self) -> Result<&str, PtfError> {
+        std::str::from_utf8(&self.line)
+            .map_err(|e| self.err(format!("invalid UTF-8 at column {}", e.valid_up_to() + 1)))
+    }
+
+    fn next_inner(&mut self) -> Result<Option<Event>, PtfError> {
+        loop {
+            if !self.read_line()? {
+                return match self.state {
+                    State::Ended => Ok(None),
+                    State::Events => Err(self.err(format!("the trace ends without `{END}`"))),
+                };
+            }
+            let text = self.text()?;
+            let trimmed = text.trim();
+            if trimmed.is_empty() {
+                continue;
+            }
+            if self.state == State::Ended {
+                return Err(self.err(format!("text after `{END}`")));
+            }
+            if trimmed == END {
+                self.state = State::Ended;
+                continue;
+            }
+            let event = parse_event(text).map_err(|m| {
+                self.line_error = true;
+                self.err(m)
+            })?;
+            return Ok(Some(event));
+        }
+    }
+}
+
+impl<R: BufRead> EventSource for AsciiReader<R> {
+    fn next_event(&mut self) -> Result<Option<Event>, PtfError> {
+        if self.failed {
+            return Ok(None);
+        }
+        self.line_error = false;
+        let r = self.next_inner();
+        if r.is_err() && !(self.resume && self.line_error) {
+            self.failed = true;
+        }
+        r
+    }
+
+    fn location(&self) -> (u64, u64) {
+        self.at
+    }
+
+    fn notes(&self) -> &[String] {
+        &self.notes
+    }
+
+    fn resume_after_bad_lines(&mut self, yes: bool) {
+        self.resume = yes;
+    }
+}
+
+/// Whitespace-separated tokens with their byte positions.
+struct Tokens<'a> {
+    s: &'a str,
+    pos: usize,
+}
+
+impl<'a> Tokens<'a> {
+    fn skip_space(&mut self) {
+        let b = self.s.as_bytes();
+        while self.pos < b.len() && (b[self.pos] == b' ' || b[self.pos] == b'\t') {
+            self.pos += 1;
+        }
+    }
+
+    fn next(&mut self) -> Option<&'a str> {
+        self.skip_space();
+        let b = self.s.as_bytes();
+        let start = self.pos;
+        while self.pos < b.len() && b[self.pos] != b' ' && b[self.pos] != b'\t' {
+            self.pos += 1;
+        }
+        (self.pos > start).then(|| &self.s[start..self.pos])
+    }
+
+    fn rest(&mut self) -> &'a str {
+        self.skip_space();
+        &self.s[self.pos..]
+    }
+}
+
+const PARAM_NAMES: [(EventType, &str); 14] = [
+    (
+        EventType::Fo,
+        "FormatId SuperFormatId NumberOfPointers NumberOfDataMembers NumberOfArrayMembers LengthOfClassName",
+    ),
+    (EventType::Co, "FormatId OId"),
+    (EventType::Cao, "FormatId OId ContainerOId NoOfElements"),
+    (EventType::Do, "FormatId OId"),
+    (EventType::Sr, "FormatId OId"),
+    (EventType::Gr, ""),
+    (EventType::Dr, "FormatId OId Offset"),
+    (EventType::Dw, "FormatId OId Offset"),
+    (EventType::Adr, "FormatId OId Offset Index Length"),
+    (EventType::Adw, "FormatId OId Offset Index Length"),
+    (EventType::Er, "FormatId FromOId Edge"),
+    (EventType::Ew, "FormatId FromOId Edge ToOId"),
+    (EventType::Ts, ""),
+    (EventType::Te, ""),
+];
+
+/// The parameter names of an event type, as §3 gives them.
+pub fn param_names(t: EventType) -> &'static str {
+    PARAM_NAMES
+        .iter()
+        .find(|(x, _)| *x == t)
+        .map_or("", |(_, n)| n)
+}
+
+fn uint(tok: &str, what: &str) -> Result<u64, String> {
+    tok.parse::<u64>()
+        .map_err(|_| format!("{what}: `{tok}` is not an unsigned integer"))
+}
+
+fn int(tok: &str, what: &str) -> Result<i64, String> {
+    tok.parse::<i64>()
+        .map_err(|_| format!("{what}: `{tok}` is not an integer"))
+}
+
+/// Parses one event line (an optional event id, the mnemonic, its
+/// parameters).
+pub fn parse_event(line: &str) -> Result<Event, String> {
+    let mut t = Tokens { s: line, pos: 0 };
+    let mut first = t.next().ok_or("empty line")?;
+    if first.bytes().all(|b| b.is_ascii_digit()) {
+        first = t.next().ok_or("an event id without an event")?;
+    }
+    let ty = EventType::from_mnemonic(first).ok_or_else(|| format!("unknown event `{first}`"))?;
+    let names: Vec<&str> = param_names(ty)
+        .split(' ')
+        .filter(|s| !s.is_empty())
+        .collect();
+    let mut p = [0u64; 6];
+    let mut signed_offset = 0i64;
+    for (i, name) in names.iter().enumerate() {
+        let tok = t.next().ok_or_else(|| {
+            format!(
+                "`{ty}` takes {} parameters ({}), found {i}",
+                names.len(),
+                names.join(", ")
+            )
+        })?;
+        if matches!(ty, EventType::Adr | EventType::Adw) && i == 2 {
+            signed_offset = int(tok, name)?;
+        } else {
+            p[i] = uint(tok, name)?;
+        }
+    }
+    let e = match ty {
+        EventType::Fo => {
+            let (nd, na, len) = (p[3], p[4], p[5]);
+            let mut data = Vec::new();
+            for k in 0..nd {
+                let tok = t
+                    .next()
+                    .ok_or_else(|| format!("`fo` declares {nd} data members, found {k}"))?;
+                data.push(uint(tok, "DataMemberFormatId")?);
+            }
+            let mut arrays = Vec::new();
+            for k in 0..na {
+                let (Some(a), Some(n)) = (t.next(), t.next()) else {
+                    return Err(format!(
+                        "`fo` declares {na} array members (format id and element count each), found {k}"
+                    ));
+                };
+                arrays.push((
+                    uint(a, "ArrayDataMemberFormatId")?,
+                    uint(n, "NumberOfElements")?,
+                ));
+            }
+            let rest = t.rest();
+            let len = usize::try_from(len).unwrap_or(usize::MAX);
+            if rest.len() < len || !rest.is_char_boundary(len) {
+                return Err(format!(
+                    "`fo` class name: LengthOfClassName is {len} but `{rest}` is {} bytes",
+                    rest.len()
+                ));
+            }
+            let (name, tail) = rest.split_at(len);
+            if !tail.trim().is_empty() {
+                return Err(format!(
+                    "`fo` class name: LengthOfClassName is {len} but `{}` follows `{name}`",
+                    tail.trim()
+                ));
+            }
+            return Ok(Event::FormatObject(FormatObject {
+                id: p[0],
+                super_id: p[1],
+                pointers: p[2],
+                data,
+                arrays,
+                name: name.to_string(),
+            }));
+        }
+        EventType::Co => Event::CreateObject {
+            format: p[0],
+            oid: p[1],
+        },
+        EventType::Cao => Event::CreateArrayObject {
+            format: p[0],
+            oid: p[1],
+            container: p[2],
+            elements: p[3],
+        },
+        EventType::Do => Event::DeleteObject {
+            format: p[0],
+            oid: p[1],
+        },
+        EventType::Sr => Event::SetRoot {
+            format: p[0],
+            oid: p[1],
+        },
+        EventType::Gr => Event::GetRoot,
+        EventType::Dr => Event::DataRead {
+            format: p[0],
+            oid: p[1],
+            offset: p[2],
+        },
+        EventType::Dw => Event::DataWrite {
+            format: p[0],
+            oid: p[1],
+            offset: p[2],
+        },
+        EventType::Adr => Event::ArrayDataRead {
+            format: p[0],
+            oid: p[1],
+            offset: signed_offset,
+            index: p[3],
+            length: p[4],
+        },
+        EventType::Adw => Event::ArrayDataWrite {
+            format: p[0],
+            oid: p[1],
+            offset: signed_offset,
+            index: p[3],
+            length: p[4],
+        },
+        EventType::Er => Event::EdgeRead {
+            format: p[0],
+            from: p[1],
+            edge: p[2],
+        },
+        EventType::Ew => Event::EdgeWrite {
+            format: p[0],
+            from: p[1],
+            edge: p[2],
+            to: p[3],
+        },
+        EventType::Ts => Event::NoGcStart,
+        EventType::Te => Event::NoGcEnd,
+    };
+    if let Some(extra) = t.next() {
+        return Err(format!(
+            "`{ty}` takes {} parameters ({}); `{extra}` is one too many",
+            names.len(),
+            names.join(", ")
+        ));
+    }
+    Ok(e)
+}
+
+fn push_u64(out: &mut Vec<u8>, mut v: u64) {
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&buf[i..]);
+}
+
+fn push_i64(out: &mut Vec<u8>, v: i64) {
+    if v < 0 {
+        out.push(b'-');
+    }
+    push_u64(out, v.unsigned_abs());
+}
+
+/// Appends the event's line (without the newline) in the written form:
+/// no event id, single spaces.
+pub fn format_event(out: &mut Vec<u8>, e: &Event) -> Result<(), PtfError> {
+    out.extend_from_slice(e.event_type().mnemonic().as_bytes());
+    let n = |out: &mut Vec<u8>, v: u64| {
+        out.push(b' ');
+        push_u64(out, v);
+    };
+    match e {
+        Event::FormatObject(f) => {
+            if f.name.starts_with([' ', '\t']) || f.name.contains(['\n', '\r']) {
+                return Err(PtfError::Write(format!(
+                    "class name {:?}: no leading blank or line break in the ASCII form",
+                    f.name
+                )));
+            }
+            for v in [
+                f.id,
+                f.super_id,
+                f.pointers,
+                f.data.len() as u64,
+                f.arrays.len() as u64,
+                f.name.len() as u64,
+            ] {
+                n(out, v);
+            }
+            for d in &f.data {
+                n(out, *d);
+            }
+            for (a, k) in &f.arrays {
+                n(out, *a);
+                n(out, *k);
+            }
+            out.push(b' ');
+            out.extend_from_slice(f.name.as_bytes());
+        }
+        Event::CreateObject { format, oid }
+        | Event::DeleteObject { format, oid }
+        | Event::SetRoot { format, oid } => {
+            n(out, *format);
+            n(out, *oid);
+        }
+        Event::CreateArrayObject {
+            format,
+            oid,
+            container,
+            elements,
+        } => {
+            for v in [*format, *oid, *container, *elements] {
+                n(out, v);
+            }
+        }
+        Event::DataRead {
+            format,
+            oid,
+            offset,
+        }
+        | Event::DataWrite {
+            format,
+            oid,
+            offset,
+        } => {
+            for v in [*format, *oid, *offset] {
+                n(out, v);
+            }
+        }
+        Event::ArrayDataRead {
+            format,
+            oid,
+            offset,
+            index,
+            length,
+        }
+        | Event::ArrayDataWrite {
+            format,
+            oid,
+            offset,
+            index,
+            length,
+        } => {
+            n(out, *format);
+            n(out, *oid);
+            out.push(b' ');
+            push_i64(out, *offset);
+            n(out, *index);
+            n(out, *length);
+        }
+        Event::EdgeRead { format, from, edge } => {
+            for v in [*format, *from, *edge] {
+                n(out, v);
+            }
+        }
+        Event::EdgeWrite {
+            format,
+            from,
+            edge,
+            to,
+        } => {
+            for v in [*format, *from, *edge, *to] {
+                n(out, v);
+            }
+        }
+        Event::GetRoot | Event::NoGcStart | Event::NoGcEnd => {}
+    }
+    Ok(())
+}
+
+/// Writes the ASCII form.
+pub struct AsciiWriter<W: Write> {
+    out: W,
+    buf: Vec<u8>,
+    offset: u64,
+    finished: bool,
+}
+
+impl<W: Write> AsciiWriter<W> {
+    /// Writes the notes and `Trace begin`.
+    pub fn new(out: W, notes: &[String]) -> Result<Self, PtfError> {
+        let mut w = AsciiWriter {
+            out,
+            buf: Vec::with_capacity(1 << 16),
+            offset: 0,
+            finished: false,
+        };
+        for note in notes {
+            if note.contains(['\n', '\r']) || note.trim_end() == BEGIN {
+                return Err(PtfError::Write(format!(
+                    "note {note:?}: one line, not `{BEGIN}`"
+                )));
+            }
+            w.buf.extend_from_slice(note.as_bytes());
+            w.buf.push(b'\n');
+        }
+        w.buf.extend_from_slice(BEGIN.as_bytes());
+        w.buf.push(b'\n');
+        Ok(w)
+    }
+
+    /// The output (after [`EventSink::finish`]).
+    pub fn into_inner(self) -> W {
+        self.out
+    }
+
+    fn spill(&mut self) -> Result<(), PtfError> {
+        self.out
+            .write_all(&self.buf)
+            .map_err(PtfError::io(self.offset))?;
+        self.offset += self.buf.len() as u64;
+        self.buf.clear();
+        Ok(())
+    }
+}
+
+impl<W: Write> EventSink for AsciiWriter<W> {
+    fn write_event(&mut self, e: &Event) -> Result<(), PtfError> {
+        let mark = self.buf.len();
+        if let Err(err) = format_event(&mut self.buf, e) {
+            self.buf.truncate(mark);
+            return Err(err);
+        }
+        self.buf.push(b'\n');
+        if self.buf.len() >= 1 << 16 {
+            self.spill()?;
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self) -> Result<(), PtfError> {
+        if !self.finished {
+            self.finished = true;
+            self.buf.extend_from_slice(END.as_bytes());
+            self.buf.push(b'\n');
+        }
+        self.spill()?;
+        self.out.flush().map_err(PtfError::io(self.offset))
+    }
+}

@@ -1,0 +1,517 @@
+//! PTF's binary form (§4.1): an ASCII header — the version line, user
+//! note lines, a line holding `$` — then events, each a type byte (the
+//! [`EventType`] number) and its parameters as LEB128 varints; the signed
+//! `Offset` of `adr`/`adw` is zigzag-encoded. Trace.h, the original
+//! layout, is not in the seed: this layout is tramp's (docs/formats/ptf.md).
+
+use std::io::{BufRead, Write};
+
+use crate::event::{Event, EventType, FormatObject};
+use crate::{EventSink, EventSource, PtfError};
+
+/// Every binary trace starts with this (then the version number).
+pub const VERSION_PREFIX: &str = "PTF ";
+/// The version line tramp writes.
+pub const VERSION: &str = "PTF 1.0";
+/// The header may not be longer than this.
+pub const MAX_HEADER: usize = 1 << 20;
+/// Bounds on a format object's lists and name (memory stays bounded).
+pub const MAX_MEMBERS: u64 = 1 << 20;
+pub const MAX_NAME: u64 = 1 << 16;
+
+/// Why a decode stopped.
+enum Stop {
+    More,
+    Bad(String),
+}
+
+/// Reads one unsigned LEB128 value at `*at`.
+#[inline]
+fn leb(d: &[u8], at: &mut usize) -> Result<u64, Stop> {
+    let mut v = 0u64;
+    let mut shift = 0u32;
+    loop {
+        let Some(&b) = d.get(*at) else {
+            return Err(Stop::More);
+        };
+        *at += 1;
+        if shift == 63 && b > 1 {
+            return Err(Stop::Bad("a varint overflows 64 bits".into()));
+        }
+        v |= ((b & 0x7f) as u64) << shift;
+        if b & 0x80 == 0 {
+            return Ok(v);
+        }
+        shift += 7;
+        if shift > 63 {
+            return Err(Stop::Bad("a varint longer than 10 bytes".into()));
+        }
+    }
+}
+
+fn zigzag(v: i64) -> u64 {
+    ((v << 1) ^ (v >> 63)) as u64
+}
+
+fn unzigzag(v: u64) -> i64 {
+    ((v >> 1) as i64) ^ -((v & 1) as i64)
+}
+
+fn put(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// Decodes one event from the start of `d`: the event and its length.
+fn decode(d: &[u8]) -> Result<(Event, usize), Stop> {
+    let Some(&code) = d.first() else {
+        return Err(Stop::More);
+    };
+    let ty = EventType::from_code(code)
+        .ok_or_else(|| Stop::Bad(format!("unknown event type byte {code:#04x}")))?;
+    let mut at = 1usize;
+    let mut p = [0u64; 6];
+    for v in p.iter_mut().take(ty.arity()) {
+        *v = leb(d, &mut at)?;
+    }
+    let e = match ty {
+        EventType::Fo => {
+            let (nd, na, len) = (p[3], p[4], p[5]);
+            if nd > MAX_MEMBERS || na > MAX_MEMBERS {
+                return Err(Stop::Bad(format!(
+                    "a format object with {nd} data and {na} array members (at most {MAX_MEMBERS})"
+                )));
+            }
+            if len > MAX_NAME {
+                return Err(Stop::Bad(format!(
+                    "a class name of {len} bytes (at most {MAX_NAME})"
+                )));
+            }
+            let mut data = Vec::with_capacity(nd.min(1024) as usize);
+            for _ in 0..nd {
+                data.push(leb(d, &mut at)?);
+            }
+            let mut arrays = Vec::with_capacity(na.min(1024) as usize);
+            for _ in 0..na {
+                let a = leb(d, &mut at)?;
+                arrays.push((a, leb(d, &mut at)?));
+            }
+            let len = len as usize;
+            if d.len() < at + len {
+                return Err(Stop::More);
+            }
+            let name = std::str::from_utf8(&d[at..at + len])
+                .map_err(|_| Stop::Bad("the class name is not UTF-8".into()))?
+                .to_string();
+            at += len;
+            Event::FormatObject(FormatObject {
+                id: p[0],
+                super_id: p[1],
+                pointers: p[2],
+                data,
+                arrays,
+                name,
+            })
+        }
+        EventType::Co => Event::CreateObject {
+            format: p[0],
+            oid: p[1],
+        },
+        EventType::Cao => Event::CreateArrayObject {
+            format: p[0],
+            oid: p[1],
+            container: p[2],
+            elements: p[3],
+        },
+        EventType::Do => Event::DeleteObject {
+            format: p[0],
+            oid: p[1],
+        },
+        EventType::Sr => Event::SetRoot {
+            format: p[0],
+            oid: p[1],
+        },
+        EventType::Gr => Event::GetRoot,
+        EventType::Dr => Event::DataRead {
+            format: p[0],
+            oid: p[1],
+            offset: p[2],
+        },
+        EventType::Dw => Event::DataWrite {
+            format: p[0],
+            oid: p[1],
+            offset: p[2],
+        },
+        EventType::Adr => Event::ArrayDataRead {
+            format: p[0],
+            oid: p[1],
+            offset: unzigzag(p[2]),
+            index: p[3],
+            length: p[4],
+        },
+        EventType::Adw => Event::ArrayDataWrite {
+            format: p[0],
+            oid: p[1],
+            offset: unzigzag(p[2]),
+            index: p[3],
+            length: p[4],
+        },
+        EventType::Er => Event::EdgeRead {
+            format: p[0],
+            from: p[1],
+            edge: p[2],
+        },
+        EventType::Ew => Event::EdgeWrite {
+            format: p[0],
+            from: p[1],
+            edge: p[2],
+            to: p[3],
+        },
+        EventType::Ts => Event::NoGcStart,
+        EventType::Te => Event::NoGcEnd,
+    };
+    Ok((e, at))
+}
+
+/// Appends the binary encoding of `e`.
+pub fn encode(out: &mut Vec<u8>, e: &Event) {
+    out.push(e.event_type() as u8);
+    match e {
+        Event::FormatObject(f) => {
+            for v in [
+                f.id,
+                f.super_id,
+                f.pointers,
+                f.data.len() as u64,
+                f.arrays.len() as u64,
+                f.name.len() as u64,
+            ] {
+                put(out, v);
+            }
+            for d in &f.data {
+                put(out, *d);
+            }
+            for (a, k) in &f.arrays {
+                put(out, *a);
+                put(out, *k);
+            }
+            out.extend_from_slice(f.name.as_bytes());
+        }
+        Event::CreateObject { format, oid }
+        | Event::DeleteObject { format, oid }
+        | Event::SetRoot { format, oid } => {
+            put(out, *format);
+            put(out, *oid);
+        }
+        Event::CreateArrayObject {
+            format,
+            oid,
+            container,
+            elements,
+        } => {
+            for v in [*format, *oid, *container, *elements] {
+                put(out, v);
+            }
+        }
+        Event::DataRead {
+            format,
+            oid,
+            offset,
+        }
+        | Event::DataWrite {
+            format,
+            oid,
+            offset,
+        } => {
+            for v in [*format, *oid, *offset] {
+                put(out, v);
+            }
+        }
+        Event::ArrayDataRead {
+            format,
+            oid,
+            offset,
+            index,
+            length,
+        }
+        | Event::ArrayDataWrite {
+            format,
+            oid,
+            offset,
+            index,
+            length,
+        } => {
+            for v in [*format, *oid, zigzag(*offset), *index, *length] {
+                put(out, v);
+            }
+        }
+        Event::EdgeRead { format, from, edge } => {
+            for v in [*format, *from, *edge] {
+                put(out, v);
+            }
+        }
+        Event::EdgeWrite {
+            format,
+            from,
+            edge,
+            to,
+        } => {
+            for v in [*format, *from, *edge, *to] {
+                put(out, v);
+            }
+        }
+        Event::GetRoot | Event::NoGcStart | Event::NoGcEnd => {}
+    }
+}
+
+/// Reads the binary form.
+pub struct BinaryReader<R> {
+    input: R,
+    buf: Vec<u8>,
+    pos: usize,
+    end: usize,
+    eof: bool,
+    /// Byte offset of `buf[0]` in the input.
+    base: u64,
+    event: u64,
+    /// Where the last event read starts.
+    last: u64,
+    version: String,
+    notes: Vec<String>,
+    failed: bool,
+}
+
+impl<R: BufRead> BinaryReader<R> {
+    /// Reads the header.
+    pub fn new(mut input: R) -> Result<Self, PtfError> {
+        let mut offset = 0u64;
+        let mut lines = Vec::new();
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            let n = std::io::Read::take(&mut input, (MAX_HEADER as u64 + 1).saturating_sub(offset))
+                .read_until(b'\n', &mut line)
+                .map_err(PtfError::io(offset))?;
+            let bad = |message: String| PtfError::Binary {
+                offset,
+                event: 0,
+                message,
+            };
+            if lines.is_empty()
+                && !line.starts_with(&VERSION_PREFIX.as_bytes()[..line.len().min(4)])
+            {
+                return Err(bad(format!(
+                    "not a binary PTF trace (the first line must start with `{VERSION_PREFIX}`)"
+                )));
+            }
+            if n == 0 || line.last() != Some(&b'\n') {
+                return Err(bad(if offset + n as u64 > MAX_HEADER as u64 {
+                    format!("no `$` line in the first {MAX_HEADER} bytes")
+                } else {
+                    "the header ends without a `$` line".into()
+                }));
+            }
+            line.pop();
+            let text = String::from_utf8(line.clone())
+                .map_err(|_| bad("a header line is not UTF-8".into()))?;
+            if lines.is_empty() && !text.starts_with(VERSION_PREFIX) {
+                return Err(bad(format!(
+                    "not a binary PTF trace (the first line must start with `{VERSION_PREFIX}`)"
+                )));
+            }
+            offset += n as u64;
+            if text == "$" {
+                break;
+            }
+            lines.push(text);
+        }
+        let version = lines.remove(0);
+        Ok(BinaryReader {
+            input,
+            buf: vec![0; 1 << 16],
+            pos: 0,
+            end: 0,
+            eof: false,
+            base: offset,
+            event: 0,
+            last: offset,
+            version,
+            notes: lines,
+            failed: false,
+        })
+    }
+
+    /// The version line (`PTF 1.0`).
+    pub fn version(&self) -> &str {
+        &self.version
+    }
+
+    fn fill(&mut self) -> Result<(), PtfError> {
+        if self.pos > 0 {
+            self.buf.copy_within(self.pos..self.end, 0);
+            self.base += self.pos as u64;
+            self.end -= self.pos;
+            self.pos = 0;
+        }
+        if self.end == self.buf.len() {
+            let grown = self.buf.len() * 2;
+            self.buf.resize(grown, 0);
+        }
+        loop {
+            match self.input.read(&mut self.buf[self.end..]) {
+                Ok(0) => {
+                    self.eof = true;
+                    return Ok(());
+                }
+                Ok(k) => {
+                    self.end += k;
+                    return Ok(());
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(PtfError::io(self.base + self.end as u64)(e)),
+            }
+        }
+    }
+
+    fn err(&self, message: String) -> PtfError {
+        PtfError::Binary {
+            offset: self.base + self.pos as u64,
+            event: self.event,
+            message,
+        }
+    }
+
+    fn next_inner(&mut self) -> Result<Option<Event>, PtfError> {
+        loop {
+            if self.pos == self.end {
+                if self.eof {
+                    return Ok(None);
+                }
+                self.fill()?;
+                continue;
+            }
+            match decode(&self.buf[self.pos..self.end]) {
+                Ok((e, len)) => {
+                    self.last = self.base + self.pos as u64;
+                    self.pos += len;
+                    self.event += 1;
+                    return Ok(Some(e));
+                }
+                Err(Stop::Bad(m)) => {
+                    self.last = self.base + self.pos as u64;
+                    return Err(self.err(m));
+                }
+                Err(Stop::More) => {
+                    if self.eof {
+                        self.last = self.base + self.pos as u64;
+                        let have = self.end - self.pos;
+                        return Err(self.err(format!("event cut short after {have} bytes")));
+                    }
+                    // The longest event is bounded by the format object's
+                    // limits; past that, more data cannot help.
+                    let limit = (2 * MAX_MEMBERS as usize + 8) * 10 + MAX_NAME as usize;
+                    if self.end - self.pos > limit {
+                        return Err(self.err("an event longer than any valid one".into()));
+                    }
+                    self.fill()?;
+                }
+            }
+        }
+    }
+}
+
+impl<R: BufRead> EventSource for BinaryReader<R> {
+    fn next_event(&mut self) -> Result<Option<Event>, PtfError> {
+        if self.failed {
+            return Ok(None);
+        }
+        let r = self.next_inner();
+        if r.is_err() {
+            self.failed = true;
+        }
+        r
+    }
+
+    fn location(&self) -> (u64, u64) {
+        (0, self.last)
+    }
+
+    fn notes(&self) -> &[String] {
+        &self.notes
+    }
+}
+
+/// Writes the binary form.
+pub struct BinaryWriter<W: Write> {
+    out: W,
+    buf: Vec<u8>,
+    offset: u64,
+}
+
+impl<W: Write> BinaryWriter<W> {
+    /// Writes the header: the version line, the notes, `$`.
+    pub fn new(out: W, notes: &[String]) -> Result<Self, PtfError> {
+        let mut buf = Vec::with_capacity(1 << 16);
+        buf.extend_from_slice(VERSION.as_bytes());
+        buf.push(b'\n');
+        for note in notes {
+            if note.contains(['\n', '\r']) || note == "$" {
+                return Err(PtfError::Write(format!("note {note:?}: one line, not `$`")));
+            }
+            buf.extend_from_slice(note.as_bytes());
+            buf.push(b'\n');
+        }
+        buf.extend_from_slice(b"$\n");
+        if buf.len() > MAX_HEADER {
+            return Err(PtfError::Write(format!(
+                "notes longer than the {MAX_HEADER}-byte header"
+            )));
+        }
+        Ok(BinaryWriter {
+            out,
+            buf,
+            offset: 0,
+        })
+    }
+
+    /// The output (after [`EventSink::finish`]).
+    pub fn into_inner(self) -> W {
+        self.out
+    }
+
+    fn spill(&mut self) -> Result<(), PtfError> {
+        self.out
+            .write_all(&self.buf)
+            .map_err(PtfError::io(self.offset))?;
+        self.offset += self.buf.len() as u64;
+        self.buf.clear();
+        Ok(())
+    }
+}
+
+impl<W: Write> EventSink for BinaryWriter<W> {
+    fn write_event(&mut self, e: &Event) -> Result<(), PtfError> {
+        if let Event::FormatObject(f) = e {
+            let members = f.data.len().max(f.arrays.len()) as u64;
+            if members > MAX_MEMBERS || f.name.len() as u64 > MAX_NAME {
+                return Err(PtfError::Write(format!(
+                    "format object {}: more members or a longer name than readers accept",
+                    f.id
+                )));
+            }
+        }
+        encode(&mut self.buf, e);
+        if self.buf.len() >= 1 << 16 {
+            self.spill()?;
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self) -> Result<(), PtfError> {
+        self.spill()?;
+        self.out.flush().map_err(PtfError::io(self.offset))
+    }
+}

@@ -1,0 +1,1 @@
+//! OO7 workload generator (not yet).

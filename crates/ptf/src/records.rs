@@ -1,0 +1,1 @@
+//! tramp Source/Sink adapters (not yet).

@@ -1,0 +1,1 @@
+//! Per-trace statistics (not yet).

@@ -1,0 +1,799 @@
+//! The PTF verifier: every semantic rule of §3, checked event by event in
+//! memory proportional to the store (not the trace), with an optional
+//! simulation of persistence by reachability from the super root that
+//! honours the `ts`/`te` (no collection) brackets.
+
+use std::fmt;
+
+use rustc_hash::FxHashMap;
+
+use crate::event::{self, Event, EventType, FormatObject, NULL, Oid};
+
+/// Which rule an event broke.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Rule {
+    /// Wrong number or type of parameters (reported by the readers).
+    Syntax,
+    /// An identifier in 1–40 (null, unused or primitive) where a new
+    /// format or object is created.
+    ReservedOid,
+    /// An OId created a second time (OIds are never reused).
+    OidReused,
+    /// A format used before its `fo` (or a member format of the wrong kind).
+    FormatUndefined,
+    /// The format named by an event is not the object's.
+    FormatMismatch,
+    /// An event names an object that was never created.
+    NoSuchObject,
+    /// An event names an object after its `do` (or after it was collected).
+    AfterDelete,
+    /// An edge number beyond the format's pointers, or an edge target
+    /// that does not exist.
+    Edge,
+    /// A data offset that is not a data member of the format.
+    DataOffset,
+    /// An array access outside the array, or on something not an array.
+    ArrayBounds,
+    /// `cao` whose container was not created before.
+    Container,
+    /// `gr` before any `sr`.
+    NoRoot,
+    /// `te` without `ts`, or `ts` never closed.
+    Brackets,
+}
+
+impl fmt::Display for Rule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Rule::Syntax => "syntax",
+            Rule::ReservedOid => "reserved-oid",
+            Rule::OidReused => "oid-reused",
+            Rule::FormatUndefined => "format-undefined",
+            Rule::FormatMismatch => "format-mismatch",
+            Rule::NoSuchObject => "no-such-object",
+            Rule::AfterDelete => "after-delete",
+            Rule::Edge => "edge",
+            Rule::DataOffset => "data-offset",
+            Rule::ArrayBounds => "array-bounds",
+            Rule::Container => "container",
+            Rule::NoRoot => "no-root",
+            Rule::Brackets => "brackets",
+        })
+    }
+}
+
+/// Where an event is: its 1-based number, and its line (ASCII) or byte
+/// offset (binary).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct At {
+    pub event: u64,
+    pub line: u64,
+    pub offset: u64,
+}
+
+impl fmt::Display for At {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.line > 0 {
+            write!(f, "event {} (line {})", self.event, self.line)
+        } else {
+            write!(f, "event {} (byte offset {})", self.event, self.offset)
+        }
+    }
+}
+
+/// One broken rule.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Violation {
+    pub at: At,
+    pub rule: Rule,
+    pub message: String,
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: [{}] {}", self.at, self.rule, self.message)
+    }
+}
+
+/// Objects a collection found unreachable.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Collection {
+    /// The event after which the collector ran.
+    pub at: At,
+    /// The objects that became garbage, in OId order.
+    pub garbage: Vec<Oid>,
+}
+
+/// How to verify.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Simulate persistence by reachability.
+    pub gc: bool,
+    /// Keep at most this many violations (all are counted).
+    pub max_violations: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            gc: false,
+            max_violations: 100,
+        }
+    }
+}
+
+/// A format object with its super classes folded in: positions 1..=D are
+/// data members, D+1..=D+A fixed arrays (super class members first).
+#[derive(Clone, Debug)]
+struct Layout {
+    pointers: u64,
+    data: Vec<Oid>,
+    arrays: Vec<(Oid, u64)>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Gone {
+    Deleted(u64),
+    Collected(u64),
+}
+
+#[derive(Debug)]
+enum Obj {
+    Plain {
+        format: Oid,
+        edges: Vec<Oid>,
+        mark: u32,
+    },
+    Array {
+        format: Oid,
+        elements: u64,
+        mark: u32,
+    },
+}
+
+impl Obj {
+    fn format(&self) -> Oid {
+        match self {
+            Obj::Plain { format, .. } | Obj::Array { format, .. } => *format,
+        }
+    }
+}
+
+/// The verifier's state; feed it events in order with [`Verifier::event`],
+/// then call [`Verifier::finish`].
+pub struct Verifier {
+    opts: Options,
+    formats: FxHashMap<Oid, Layout>,
+    names: FxHashMap<Oid, String>,
+    objects: FxHashMap<Oid, Obj>,
+    gone: FxHashMap<Oid, Gone>,
+    root: Option<Oid>,
+    depth: u64,
+    open_at: Vec<At>,
+    dirty: bool,
+    epoch: u32,
+    violations: Vec<Violation>,
+    total: u64,
+    collections: Vec<Collection>,
+    collected: u64,
+    events: u64,
+    last: At,
+}
+
+impl Verifier {
+    pub fn new(opts: Options) -> Self {
+        Verifier {
+            opts,
+            formats: FxHashMap::default(),
+            names: FxHashMap::default(),
+            objects: FxHashMap::default(),
+            gone: FxHashMap::default(),
+            root: None,
+            depth: 0,
+            open_at: Vec::new(),
+            dirty: false,
+            epoch: 0,
+            violations: Vec::new(),
+            total: 0,
+            collections: Vec::new(),
+            collected: 0,
+            events: 0,
+            last: At::default(),
+        }
+    }
+
+    /// Records a violation found outside [`Verifier::event`] (a reader's
+    /// syntax error, for instance).
+    pub fn report(&mut self, at: At, rule: Rule, message: impl Into<String>) {
+        self.total += 1;
+        if self.violations.len() < self.opts.max_violations {
+            self.violations.push(Violation {
+                at,
+                rule,
+                message: message.into(),
+            });
+        }
+    }
+
+    fn format_name(&self, f: Oid) -> String {
+        match self.names.get(&f) {
+            Some(n) => format!("{f} ({n})"),
+            None => match event::scalar(f) {
+                Some((n, _)) => format!("{f} ({n})"),
+                None => f.to_string(),
+            },
+        }
+    }
+
+    /// Checks that `oid` names a live object; returns whether it does.
+    fn live(&mut self, at: At, ty: EventType, oid: Oid) -> bool {
+        if self.objects.contains_key(&oid) {
+            return true;
+        }
+        let msg = match self.gone.get(&oid) {
+            Some(Gone::Deleted(e)) => (
+                Rule::AfterDelete,
+                format!("`{ty}` on object {oid}, deleted at event {e}"),
+            ),
+            Some(Gone::Collected(e)) => (
+                Rule::AfterDelete,
+                format!("`{ty}` on object {oid}, which became garbage at event {e}"),
+            ),
+            None if oid == NULL => (Rule::NoSuchObject, format!("`{ty}` on the null object")),
+            None if self.formats.contains_key(&oid) => (
+                Rule::NoSuchObject,
+                format!("`{ty}` on {oid}, a format object, not a store object"),
+            ),
+            None => (
+                Rule::NoSuchObject,
+                format!("`{ty}` on object {oid}, which was never created"),
+            ),
+        };
+        self.report(at, msg.0, msg.1);
+        false
+    }
+
+    /// Checks that the event's format is the object's.
+    fn same_format(&mut self, at: At, ty: EventType, oid: Oid, format: Oid) {
+        let Some(o) = self.objects.get(&oid) else {
+            return;
+        };
+        let have = o.format();
+        if have != format {
+            let (a, b) = (self.format_name(format), self.format_name(have));
+            self.report(
+                at,
+                Rule::FormatMismatch,
+                format!("`{ty}` names format {a} but object {oid} has format {b}"),
+            );
+        }
+    }
+
+    /// Checks that a new OId is usable.
+    fn fresh(&mut self, at: At, ty: EventType, oid: Oid) -> bool {
+        if oid < event::FIRST_USER_OID {
+            self.report(
+                at,
+                Rule::ReservedOid,
+                format!(
+                    "`{ty}` creates {oid}: OIds below {} are reserved (0 null, 10–40 primitive formats)",
+                    event::FIRST_USER_OID
+                ),
+            );
+            return false;
+        }
+        if self.objects.contains_key(&oid)
+            || self.formats.contains_key(&oid)
+            || self.gone.contains_key(&oid)
+        {
+            self.report(
+                at,
+                Rule::OidReused,
+                format!("`{ty}` creates {oid}, an OId already used (OIds are never reused)"),
+            );
+            return false;
+        }
+        true
+    }
+
+    fn format_object(&mut self, at: At, f: &FormatObject) {
+        if !self.fresh(at, EventType::Fo, f.id) {
+            return;
+        }
+        let mut layout = Layout {
+            pointers: 0,
+            data: Vec::new(),
+            arrays: Vec::new(),
+        };
+        if f.super_id != NULL {
+            match self.formats.get(&f.super_id) {
+                Some(s) => layout = s.clone(),
+                None => self.report(
+                    at,
+                    Rule::FormatUndefined,
+                    format!(
+                        "format {} names super format {}, which no earlier `fo` defines",
+                        f.id, f.super_id
+                    ),
+                ),
+            }
+        }
+        for d in &f.data {
+            if event::scalar(*d).is_none() {
+                self.report(
+                    at,
+                    Rule::FormatUndefined,
+                    format!(
+                        "format {}: data member format {d} is not a primitive scalar format (10–19)",
+                        f.id
+                    ),
+                );
+            }
+        }
+        for (a, _) in &f.arrays {
+            if event::array_element(*a).is_none() {
+                self.report(
+                    at,
+                    Rule::FormatUndefined,
+                    format!(
+                        "format {}: array member format {a} is not a primitive array format (30–39)",
+                        f.id
+                    ),
+                );
+            }
+        }
+        layout.pointers = layout.pointers.saturating_add(f.pointers);
+        layout.data.extend_from_slice(&f.data);
+        layout.arrays.extend_from_slice(&f.arrays);
+        self.formats.insert(f.id, layout);
+        self.names.insert(f.id, f.name.clone());
+    }
+
+    /// Checks one event; `at` says where it is.
+    pub fn event(&mut self, at: At, e: &Event) {
+        self.events += 1;
+        self.last = at;
+        let ty = e.event_type();
+        match e {
+            Event::FormatObject(f) => self.format_object(at, f),
+            Event::CreateObject { format, oid } => {
+                let layout = self.formats.get(format).cloned();
+                if layout.is_none() {
+                    let what = if event::is_primitive(*format) {
+                        "a primitive format (`co` needs a class format; arrays use `cao`)"
+                    } else {
+                        "not defined by any earlier `fo`"
+                    };
+                    self.report(
+                        at,
+                        Rule::FormatUndefined,
+                        format!("`co` of object {oid}: format {format} is {what}"),
+                    );
+                }
+                if self.fresh(at, ty, *oid) {
+                    let pointers = layout.map_or(0, |l| l.pointers);
+                    self.objects.insert(
+                        *oid,
+                        Obj::Plain {
+                            format: *format,
+                            edges: vec![NULL; pointers.min(1 << 24) as usize],
+                            mark: 0,
+                        },
+                    );
+                    self.dirty |= self.depth == 0;
+                }
+            }
+            Event::CreateArrayObject {
+                format,
+                oid,
+                container,
+                elements,
+            } => {
+                if event::scalar(*format).is_none() && !self.formats.contains_key(format) {
+                    self.report(
+                        at,
+                        Rule::FormatUndefined,
+                        format!("`cao` of object {oid}: element format {format} is neither a primitive scalar (10–19) nor defined by an earlier `fo`"),
+                    );
+                }
+                match self.objects.get(container) {
+                    Some(Obj::Plain { .. }) => {}
+                    Some(Obj::Array { .. }) => self.report(
+                        at,
+                        Rule::Container,
+                        format!("`cao` of object {oid}: container {container} is an array object"),
+                    ),
+                    None => {
+                        let why = match self.gone.get(container) {
+                            Some(Gone::Deleted(e)) => format!("was deleted at event {e}"),
+                            Some(Gone::Collected(e)) => format!("became garbage at event {e}"),
+                            None => "has no earlier `co`".to_string(),
+                        };
+                        self.report(
+                            at,
+                            Rule::Container,
+                            format!("`cao` of object {oid}: container {container} {why}"),
+                        );
+                    }
+                }
+                if self.fresh(at, ty, *oid) {
+                    self.objects.insert(
+                        *oid,
+                        Obj::Array {
+                            format: *format,
+                            elements: *elements,
+                            mark: 0,
+                        },
+                    );
+                    self.dirty |= self.depth == 0;
+                }
+            }
+            Event::DeleteObject { format, oid } => {
+                if !self.objects.contains_key(oid) {
+                    if !self.gone.contains_key(oid)
+                        && *oid != NULL
+                        && !self.formats.contains_key(oid)
+                    {
+                        self.report(
+                            at,
+                            Rule::NoSuchObject,
+                            format!("`do` deletes object {oid}, which does not exist"),
+                        );
+                    } else {
+                        self.live(at, ty, *oid);
+                    }
+                    return;
+                }
+                self.same_format(at, ty, *oid, *format);
+                self.objects.remove(oid);
+                self.gone.insert(*oid, Gone::Deleted(at.event));
+                if self.root == Some(*oid) {
+                    self.root = None;
+                }
+                self.dirty = true;
+            }
+            Event::SetRoot { format, oid } => {
+                if self.live(at, ty, *oid) {
+                    self.same_format(at, ty, *oid, *format);
+                    if self.root != Some(*oid) {
+                        self.dirty |= self.root.is_some();
+                        self.root = Some(*oid);
+                    }
+                }
+            }
+            Event::GetRoot => {
+                if self.root.is_none() {
+                    self.report(
+                        at,
+                        Rule::NoRoot,
+                        "`gr` while no super root is set (no earlier `sr`)",
+                    );
+                }
+            }
+            Event::DataRead {
+                format,
+                oid,
+                offset,
+            }
+            | Event::DataWrite {
+                format,
+                oid,
+                offset,
+            } => {
+                if !self.live(at, ty, *oid) {
+                    return;
+                }
+                self.same_format(at, ty, *oid, *format);
+                let Some(Obj::Plain { format: f, .. }) = self.objects.get(oid) else {
+                    self.report(
+                        at,
+                        Rule::DataOffset,
+                        format!("`{ty}` on array object {oid} (use adr/adw with offset -1)"),
+                    );
+                    return;
+                };
+                let d = self.formats.get(f).map_or(0, |l| l.data.len() as u64);
+                if *offset == 0 || *offset > d {
+                    let name = self.format_name(*f);
+                    let range = if d == 0 {
+                        "none".to_string()
+                    } else {
+                        format!("positions 1–{d}")
+                    };
+                    self.report(
+                        at,
+                        Rule::DataOffset,
+                        format!("`{ty}` offset {offset} of object {oid}: format {name} has {d} data members ({range})"),
+                    );
+                }
+            }
+            Event::ArrayDataRead {
+                format,
+                oid,
+                offset,
+                index,
+                length,
+            }
+            | Event::ArrayDataWrite {
+                format,
+                oid,
+                offset,
+                index,
+                length,
+            } => self.array_access(at, ty, *format, *oid, *offset, *index, *length),
+            Event::EdgeRead { format, from, edge } => {
+                self.edge_check(at, ty, *format, *from, *edge);
+            }
+            Event::EdgeWrite {
+                format,
+                from,
+                edge,
+                to,
+            } => {
+                let target_ok = *to == NULL || self.live(at, ty, *to);
+                if !target_ok {
+                    // `live` reported it; say it is the target.
+                    if let Some(v) = self.violations.last_mut() {
+                        v.rule = Rule::Edge;
+                        v.message = format!("edge target: {}", v.message);
+                    }
+                }
+                if self.edge_check(at, ty, *format, *from, *edge) {
+                    let depth = self.depth;
+                    if let Some(Obj::Plain { edges, .. }) = self.objects.get_mut(from) {
+                        let slot = &mut edges[*edge as usize];
+                        if *slot != NULL && depth == 0 {
+                            self.dirty = true;
+                        }
+                        *slot = if target_ok { *to } else { NULL };
+                    }
+                }
+            }
+            Event::NoGcStart => {
+                self.depth += 1;
+                if self.open_at.len() < 1000 {
+                    self.open_at.push(at);
+                }
+            }
+            Event::NoGcEnd => {
+                if self.depth == 0 {
+                    self.report(at, Rule::Brackets, "`te` without an open `ts`");
+                } else {
+                    self.depth -= 1;
+                    if (self.depth as usize) < self.open_at.len() {
+                        self.open_at.pop();
+                    }
+                }
+            }
+        }
+        if self.opts.gc && self.depth == 0 && self.dirty {
+            self.collect(at);
+        }
+    }
+
+    fn edge_check(&mut self, at: At, ty: EventType, format: Oid, from: Oid, edge: u64) -> bool {
+        if !self.live(at, ty, from) {
+            return false;
+        }
+        self.same_format(at, ty, from, format);
+        let Some(Obj::Plain {
+            edges, format: f, ..
+        }) = self.objects.get(&from)
+        else {
+            self.report(
+                at,
+                Rule::Edge,
+                format!("`{ty}` on array object {from}: array objects hold no pointers"),
+            );
+            return false;
+        };
+        let (n, f) = (edges.len() as u64, *f);
+        if edge >= n {
+            let name = self.format_name(f);
+            self.report(
+                at,
+                Rule::Edge,
+                format!("`{ty}` edge {edge} of object {from}: format {name} has {n} pointers (edges 0–{})", n as i64 - 1),
+            );
+            return false;
+        }
+        true
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn array_access(
+        &mut self,
+        at: At,
+        ty: EventType,
+        format: Oid,
+        oid: Oid,
+        offset: i64,
+        index: u64,
+        length: u64,
+    ) {
+        if !self.live(at, ty, oid) {
+            return;
+        }
+        let (elements, want_format, what) = match (offset, self.objects.get(&oid)) {
+            (
+                -1,
+                Some(Obj::Array {
+                    format: f,
+                    elements,
+                    ..
+                }),
+            ) => (*elements, *f, format!("array object {oid}")),
+            (-1, Some(Obj::Plain { .. })) => {
+                self.report(at, Rule::ArrayBounds, format!("`{ty}` with offset -1 (a dynamic array) on object {oid}, which is not an array object"));
+                return;
+            }
+            (o, Some(Obj::Plain { format: f, .. })) if o >= 0 => {
+                let layout = self.formats.get(f);
+                let d = layout.map_or(0, |l| l.data.len() as i64);
+                let arrays = layout.map_or(&[][..], |l| &l.arrays[..]);
+                let k = o - d - 1;
+                if k < 0 || k as usize >= arrays.len() {
+                    let name = self.format_name(*f);
+                    let a = arrays.len() as i64;
+                    let range = if a == 0 {
+                        "none".to_string()
+                    } else {
+                        format!("positions {}–{}", d + 1, d + a)
+                    };
+                    self.report(at, Rule::ArrayBounds, format!("`{ty}` offset {o} of object {oid}: format {name} has {a} array members ({range})"));
+                    return;
+                }
+                let (af, n) = arrays[k as usize];
+                (n, af, format!("array member {o} of object {oid}"))
+            }
+            (o, Some(Obj::Array { .. })) => {
+                self.report(
+                    at,
+                    Rule::ArrayBounds,
+                    format!("`{ty}` on array object {oid} needs offset -1, not {o}"),
+                );
+                return;
+            }
+            (o, _) => {
+                self.report(
+                    at,
+                    Rule::ArrayBounds,
+                    format!("`{ty}` offset {o}: -1 (dynamic array) or an array member position"),
+                );
+                return;
+            }
+        };
+        if format != want_format {
+            let (a, b) = (self.format_name(format), self.format_name(want_format));
+            self.report(
+                at,
+                Rule::FormatMismatch,
+                format!("`{ty}` names format {a} but {what} has format {b}"),
+            );
+        }
+        if index.checked_add(length).is_none_or(|end| end > elements) {
+            self.report(
+                at,
+                Rule::ArrayBounds,
+                format!(
+                    "`{ty}` elements {index}..{} of {what}, which has {elements}",
+                    index as u128 + length as u128
+                ),
+            );
+        }
+    }
+
+    /// Marks everything reachable from the super root and collects the
+    /// rest (only once a super root exists: before that nothing is
+    /// persistent yet).
+    fn collect(&mut self, at: At) {
+        self.dirty = false;
+        let Some(root) = self.root else {
+            return;
+        };
+        self.epoch = self.epoch.wrapping_add(1).max(1);
+        let epoch = self.epoch;
+        let mut stack = vec![root];
+        while let Some(o) = stack.pop() {
+            match self.objects.get_mut(&o) {
+                Some(Obj::Plain { mark, edges, .. }) if *mark != epoch => {
+                    *mark = epoch;
+                    stack.extend(edges.iter().copied().filter(|e| *e != NULL));
+                }
+                Some(Obj::Array { mark, .. }) => *mark = epoch,
+                _ => {}
+            }
+        }
+        let mut garbage: Vec<Oid> = self
+            .objects
+            .iter()
+            .filter(|(_, o)| !matches!(o, Obj::Plain { mark, .. } | Obj::Array { mark, .. } if *mark == epoch))
+            .map(|(k, _)| *k)
+            .collect();
+        if garbage.is_empty() {
+            return;
+        }
+        garbage.sort_unstable();
+        for g in &garbage {
+            self.objects.remove(g);
+            self.gone.insert(*g, Gone::Collected(at.event));
+        }
+        self.collected += garbage.len() as u64;
+        self.collections.push(Collection { at, garbage });
+    }
+
+    /// Ends the trace: reports brackets left open.
+    pub fn finish(mut self) -> Report {
+        for open in std::mem::take(&mut self.open_at) {
+            self.report(open, Rule::Brackets, "`ts` never closed by a `te`");
+        }
+        Report {
+            events: self.events,
+            violations: self.violations,
+            total: self.total,
+            collections: self.collections,
+            collected: self.collected,
+            live: self.objects.len() as u64,
+        }
+    }
+}
+
+/// What a verification found.
+#[derive(Clone, Debug)]
+pub struct Report {
+    pub events: u64,
+    /// The first violations (up to the limit).
+    pub violations: Vec<Violation>,
+    /// All violations, counted.
+    pub total: u64,
+    /// With `gc`: every collection that found garbage.
+    pub collections: Vec<Collection>,
+    pub collected: u64,
+    /// Objects alive at the end.
+    pub live: u64,
+}
+
+/// Verifies everything `src` yields; reader errors count as syntax
+/// violations (an ASCII reader goes on with the next line; a binary reader
+/// cannot resynchronise and stops).
+pub fn verify(src: &mut dyn crate::EventSource, opts: Options) -> Report {
+    src.resume_after_bad_lines(true);
+    let mut v = Verifier::new(opts);
+    let mut n = 0u64;
+    loop {
+        let r = src.next_event();
+        let (line, offset) = src.location();
+        match r {
+            Ok(Some(e)) => {
+                n += 1;
+                v.event(
+                    At {
+                        event: n,
+                        line,
+                        offset,
+                    },
+                    &e,
+                );
+            }
+            Ok(None) => break,
+            Err(err) => {
+                n += 1;
+                let text = match &err {
+                    crate::PtfError::Ascii { message, .. }
+                    | crate::PtfError::Binary { message, .. } => message.clone(),
+                    other => other.to_string(),
+                };
+                v.report(
+                    At {
+                        event: n,
+                        line,
+                        offset,
+                    },
+                    Rule::Syntax,
+                    text,
+                );
+            }
+        }
+    }
+    v.finish()
+}
