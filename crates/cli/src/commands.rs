@@ -153,7 +153,237 @@ pub struct StatsArgs {
 
 pub fn stats(a: StatsArgs) -> Result<()> {
     let o = open(&a.input, SourceOptions::default())?;
+    if matches!(o.format, Format::Ptf | Format::PtfText) {
+        return ptf_stats(o);
+    }
     analyse(o, a.json, a.sites.then_some(a.top))
+}
+
+/// PTF statistics: events per type, objects per format, edges, data
+/// accesses, maximum live objects. A decode error still prints what was
+/// read before it, then fails.
+fn ptf_stats(mut o: Opened) -> Result<()> {
+    let mut stats = tramp_ptf::stats::PtfStats::new();
+    let mut n = 0u64;
+    let result = loop {
+        match o.source.next_record() {
+            Ok(Some(rec)) => match tramp_ptf::records::record_to_event(&rec) {
+                Ok(e) => stats.observe(&e),
+                Err(e) => break Err(anyhow::Error::new(e)),
+            },
+            Ok(None) => break Ok(()),
+            Err(e) => break Err(anyhow::Error::new(e)),
+        }
+        n += 1;
+        o.progress.record(n);
+    };
+    o.progress.finish();
+    print_text(&stats.report().to_string())?;
+    result.with_context(|| {
+        format!(
+            "reading {} ({}); statistics above cover the events before the error",
+            o.name, o.format
+        )
+    })
+}
+
+/// Check a PTF trace against every rule of the PTF report's section 3:
+/// parameters (number and type), formats defined before use, objects
+/// created before use, OIds never reused, deletes of existing objects
+/// only, edge targets existing or null, data offsets within the format's
+/// data members, array accesses within bounds, `cao` after its
+/// container's `co`, no access after delete, `ts`/`te` balanced. Each
+/// violation names the event number and its line (ASCII) or byte offset
+/// (binary); all are reported up to --max-errors.
+///
+/// With --gc, persistence by reachability is simulated: after every event
+/// outside `ts`/`te` brackets that may disconnect objects (an overwritten
+/// edge, a delete, a new root, an object created outside a bracket), the
+/// objects no longer reachable from the super root are collected and
+/// listed with the event at which they became garbage; later accesses to
+/// them are violations.
+///
+/// Exit status: 0 when the trace is valid, 1 otherwise.
+#[derive(Args)]
+pub struct VerifyArgs {
+    /// PTF trace (binary or ASCII, detected), or `-` for stdin.
+    input: String,
+    /// Simulate garbage collection by reachability from the super root.
+    #[arg(long)]
+    gc: bool,
+    /// Print at most this many violations (all are counted).
+    #[arg(long, default_value_t = 100)]
+    max_errors: usize,
+    /// With --gc: list at most this many collected OIds per collection.
+    #[arg(long, default_value_t = 20)]
+    max_oids: usize,
+}
+
+pub fn verify(a: VerifyArgs) -> Result<()> {
+    let input = Input::open(&a.input).with_context(|| format!("opening {}", a.input))?;
+    let mut progress = Progress::new(input.raw_len, input.raw_position());
+    let mut events =
+        tramp_ptf::open(input.reader).with_context(|| format!("reading {}", a.input))?;
+    let opts = tramp_ptf::verify::Options {
+        gc: a.gc,
+        max_violations: a.max_errors,
+    };
+    let report = tramp_ptf::verify::verify_with(&mut *events, opts, &mut |n| progress.record(n));
+    progress.finish();
+    let mut text = String::new();
+    use std::fmt::Write as _;
+    for v in &report.violations {
+        let _ = writeln!(text, "{}: {v}", a.input);
+    }
+    if report.total > report.violations.len() as u64 {
+        let _ = writeln!(
+            text,
+            "{}: … and {} more violations",
+            a.input,
+            report.total - report.violations.len() as u64
+        );
+    }
+    if a.gc {
+        for c in &report.collections {
+            let shown: Vec<String> = c
+                .garbage
+                .iter()
+                .take(a.max_oids)
+                .map(|o| o.to_string())
+                .collect();
+            let more = if c.garbage.len() > a.max_oids {
+                " …"
+            } else {
+                ""
+            };
+            let _ = writeln!(
+                text,
+                "{}: gc after {}: {} objects became garbage: {}{more}",
+                a.input,
+                c.at,
+                c.garbage.len(),
+                shown.join(" ")
+            );
+        }
+    }
+    let _ = writeln!(
+        text,
+        "{} events, {} violations{}, {} objects live at the end",
+        report.events,
+        report.total,
+        if a.gc {
+            format!(
+                ", {} objects collected in {} collections",
+                report.collected,
+                report.collections.len()
+            )
+        } else {
+            String::new()
+        },
+        report.live
+    );
+    print_text(&text)?;
+    if report.total > 0 {
+        bail!("{}: {} violations", a.input, report.total);
+    }
+    Ok(())
+}
+
+/// Generate a synthetic workload trace.
+///
+/// `oo7` models the OO7 object-database benchmark (Carey, DeWitt and
+/// Naughton, 1993) as the PTF authors did with AMPS: the schema as PTF
+/// format objects, the database built inside ts/te brackets, then the
+/// operations named by --ops in order. Output is PTF (binary for .ptf,
+/// ASCII for .ptf.txt or --to ptf-text), and always passes `tramp verify
+/// --gc`. The same --seed gives the same trace.
+#[derive(Args)]
+pub struct WorkloadArgs {
+    /// The workload: `oo7`.
+    workload: String,
+    /// OO7 configuration: small (NumAtomicPerComp 20, DocumentSize 2000)
+    /// or medium (200, 20000); both NumConnPerAtomic 3, NumCompPerModule
+    /// 500, NumAssmPerAssm 3, NumAssmLevels 7, NumCompPerAssm 3, one module.
+    #[arg(long, default_value = "small")]
+    config: String,
+    /// Operations after the build, comma-separated, in order: t1, t2a, t2b,
+    /// t2c, t3a, t3b, t3c, t6, q1 … q8, insert, delete; `all` for every
+    /// one; empty for the build only.
+    #[arg(long, default_value = "")]
+    ops: String,
+    /// Seed of the random choices (connections, components, queries).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Output file (`-` for stdout); compressed by extension (.zst, .gz, .xz).
+    #[arg(short, long, default_value = "oo7.ptf")]
+    output: String,
+    /// Output form: ptf (binary) or ptf-text (default: by extension).
+    #[arg(long)]
+    to: Option<String>,
+}
+
+pub fn workload(a: WorkloadArgs) -> Result<()> {
+    use tramp_ptf::oo7::{Config, Op};
+    if a.workload != "oo7" {
+        bail!("unknown workload `{}` (known: oo7)", a.workload);
+    }
+    let cfg = Config::named(&a.config)
+        .with_context(|| format!("unknown OO7 configuration `{}` (small or medium)", a.config))?;
+    let mut ops = Vec::new();
+    for name in a.ops.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        if name == "all" {
+            ops.extend(Op::ALL.iter().map(|(o, _)| *o));
+            continue;
+        }
+        ops.push(Op::parse(name).with_context(|| {
+            let known: Vec<&str> = Op::ALL.iter().map(|(_, n)| *n).collect();
+            format!(
+                "unknown operation `{name}` (known: {}, all)",
+                known.join(", ")
+            )
+        })?);
+    }
+    if let Some(d) = ops.iter().position(|o| *o == Op::Delete)
+        && !ops[..d].contains(&Op::Insert)
+    {
+        bail!("`delete` removes what an earlier `insert` added: put insert before it");
+    }
+    let to = match a.to.as_deref() {
+        Some(t) => Format::parse(t)?,
+        None => Format::from_path(&a.output).unwrap_or(Format::Ptf),
+    };
+    let ascii = match to {
+        Format::Ptf => false,
+        Format::PtfText => true,
+        other => bail!("workloads are written as PTF (ptf or ptf-text), not {other}"),
+    };
+    let out = Output::create(&a.output, None).with_context(|| format!("creating {}", a.output))?;
+    let op_names: Vec<&str> = ops.iter().map(|o| o.name()).collect();
+    let notes = vec![format!(
+        "OO7 {} seed {} ops {}",
+        cfg.name,
+        a.seed,
+        if op_names.is_empty() {
+            "(build only)".to_string()
+        } else {
+            op_names.join(",")
+        }
+    )];
+    let mut sink = tramp_ptf::records::PtfSink::new(out, ascii, &notes)?;
+    let counts = tramp_ptf::oo7::generate(cfg, a.seed, &ops, &mut sink)
+        .with_context(|| format!("writing {}", a.output))?;
+    Sink::finish(Box::new(sink)).with_context(|| format!("finishing {}", a.output))?;
+    eprintln!(
+        "tramp: wrote {} ({} events; {} composite parts, {} atomic parts, {} connections, {} base and {} complex assemblies)",
+        a.output,
+        counts.events,
+        counts.composite_parts,
+        counts.atomic_parts,
+        counts.connections,
+        counts.base_assemblies,
+        counts.complex_assemblies
+    );
+    Ok(())
 }
 
 /// Feeds every record to the heap statistics (and the site tables when
@@ -201,8 +431,9 @@ fn analyse(mut o: Opened, json: bool, sites: Option<usize>) -> Result<()> {
 }
 
 /// Print a trace as text, one record per line (HATF traces in the HATF text
-/// form, metadata records included), so that `tramp convert` can turn it
-/// back into the identical binary.
+/// form, metadata records included; Meta-TF in its text form; PTF in its
+/// ASCII form), so that `tramp convert` can turn it back into the
+/// identical binary.
 #[derive(Args)]
 pub struct DumpArgs {
     #[command(flatten)]
@@ -217,23 +448,26 @@ pub fn dump(a: DumpArgs) -> Result<()> {
     let to = match o.format {
         Format::Hatf | Format::HatfText => Format::HatfText,
         Format::MetaTf | Format::MetaTfText => Format::MetaTfText,
+        Format::Ptf | Format::PtfText => Format::PtfText,
     };
     let out = Output::create(&a.output, None).with_context(|| format!("creating {}", a.output))?;
     let dtd = o.source.description().map(str::to_string);
+    let notes = o.source.notes().to_vec();
     let sink = create_sink(
         out,
         to,
         SinkOptions {
             policy: Policy::Explicit,
             dtd: dtd.as_deref(),
+            notes: &notes,
         },
     )?;
     run_pump(o, sink, &a.output)
 }
 
 /// Convert a trace between formats: HATF binary and HATF text, Meta-TF
-/// binary and Meta-TF text (binary → text → binary is byte-identical),
-/// compressed or not.
+/// binary and Meta-TF text, PTF binary and PTF ASCII (binary → text →
+/// binary is byte-identical), compressed or not.
 ///
 /// Between HATF forms the source's metadata records are kept (policy
 /// `explicit`) unless `--policy naive` asks for a fresh encoding. A Meta-TF
@@ -292,12 +526,14 @@ pub fn convert(a: ConvertArgs) -> Result<()> {
         Some(path) => Some(read_dtd(path)?),
         None => o.source.description().map(str::to_string),
     };
+    let notes = o.source.notes().to_vec();
     let sink = create_sink(
         out,
         to,
         SinkOptions {
             policy,
             dtd: dtd.as_deref(),
+            notes: &notes,
         },
     )?;
     run_pump(o, sink, &a.output)

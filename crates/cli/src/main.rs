@@ -28,6 +28,8 @@ enum Command {
     Record(commands::RecordArgs),
     Replay(commands::ReplayArgs),
     Gen(commands::GenArgs),
+    Verify(commands::VerifyArgs),
+    Workload(commands::WorkloadArgs),
 }
 
 fn main() -> ExitCode {
@@ -40,6 +42,8 @@ fn main() -> ExitCode {
         Command::Formats => commands::formats(),
         Command::Replay(a) => commands::replay(a),
         Command::Gen(a) => commands::gen_code(a),
+        Command::Verify(a) => commands::verify(a),
+        Command::Workload(a) => commands::workload(a),
         Command::Record(a) => match commands::record(a) {
             // The recorded program's exit status is ours.
             Ok(code) => return ExitCode::from(code),

@@ -25,6 +25,12 @@ pub trait Source {
     fn description(&self) -> Option<&str> {
         None
     }
+
+    /// Free-form header lines the trace carries (PTF's user notes), which
+    /// writers of the same family keep.
+    fn notes(&self) -> &[String] {
+        &[]
+    }
 }
 
 /// An encoder that consumes records of any schema it can map.

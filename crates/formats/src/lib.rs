@@ -10,6 +10,7 @@ use tramp_hatf::Policy;
 use tramp_hatf::records::{HatfSink, HatfSource, HatfTextSink, HatfTextSource};
 use tramp_metatf::codec::{MetaSink, MetaSource};
 use tramp_metatf::text::{MetaTextSink, MetaTextSource};
+use tramp_ptf::records::{PtfSink, PtfSource};
 
 /// Every format tramp reads and writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -22,14 +23,20 @@ pub enum Format {
     MetaTf,
     /// Meta-TF's text form (DTD on `#| ` lines, then one record per line).
     MetaTfText,
+    /// PTF (POSSE Trace Format) binary: ASCII header, then LEB128 events.
+    Ptf,
+    /// PTF's ASCII form: `Trace begin`, one event per line, `Trace end`.
+    PtfText,
 }
 
 impl Format {
-    pub const ALL: [Format; 4] = [
+    pub const ALL: [Format; 6] = [
         Format::Hatf,
         Format::HatfText,
         Format::MetaTf,
         Format::MetaTfText,
+        Format::Ptf,
+        Format::PtfText,
     ];
 
     pub fn name(self) -> &'static str {
@@ -38,6 +45,8 @@ impl Format {
             Format::HatfText => "hatf-text",
             Format::MetaTf => "metatf",
             Format::MetaTfText => "metatf-text",
+            Format::Ptf => "ptf",
+            Format::PtfText => "ptf-text",
         }
     }
 
@@ -50,6 +59,12 @@ impl Format {
             }
             Format::MetaTfText => {
                 "Meta-TF text form: the DTD, then one record per line (extension .mtf.txt)"
+            }
+            Format::Ptf => {
+                "PTF persistent-object-store trace, binary: `PTF 1.0` header, LEB128 events (extension .ptf)"
+            }
+            Format::PtfText => {
+                "PTF ASCII form: notes, `Trace begin`, one event per line, `Trace end` (extension .ptf.txt)"
             }
         }
     }
@@ -70,7 +85,11 @@ impl Format {
     /// The format a file name suggests (compression extensions ignored).
     pub fn from_path(path: &str) -> Option<Format> {
         let stem = Compression::strip_extension(path);
-        if stem.ends_with(".mtf.txt") {
+        if stem.ends_with(".ptf.txt") {
+            Some(Format::PtfText)
+        } else if stem.ends_with(".ptf") {
+            Some(Format::Ptf)
+        } else if stem.ends_with(".mtf.txt") {
             Some(Format::MetaTfText)
         } else if stem.ends_with(".mtf") {
             Some(Format::MetaTf)
@@ -95,6 +114,12 @@ impl Format {
         }
         if head.starts_with(tramp_metatf::text::HEADER.as_bytes()) {
             return Some(Format::MetaTfText);
+        }
+        if head.starts_with(tramp_ptf::binary::VERSION_PREFIX.as_bytes()) {
+            return Some(Format::Ptf);
+        }
+        if head.starts_with(tramp_ptf::ascii::BEGIN.as_bytes()) {
+            return Some(Format::PtfText);
         }
         if let Some(f) = Format::from_path(name) {
             return Some(f);
@@ -159,6 +184,7 @@ pub fn open_source(
         Format::HatfText => Box::new(HatfTextSource::new(input.reader)),
         Format::MetaTf => Box::new(MetaSource::open(input.reader, opts.dtd.as_deref())?),
         Format::MetaTfText => Box::new(MetaTextSource::open(input.reader, opts.dtd.as_deref())?),
+        Format::Ptf | Format::PtfText => Box::new(PtfSource::open(input.reader)?),
     };
     Ok((source, format))
 }
@@ -170,6 +196,8 @@ pub struct SinkOptions<'a> {
     pub policy: Policy,
     /// The DTD text, for Meta-TF outputs.
     pub dtd: Option<&'a str>,
+    /// Header notes, for PTF outputs.
+    pub notes: &'a [String],
 }
 
 /// Creates a sink of `format` writing to `output`.
@@ -187,6 +215,8 @@ pub fn create_sink(
         Format::HatfText => Box::new(HatfTextSink::new(output)),
         Format::MetaTf => Box::new(MetaSink::new(output, need_dtd()?, false)?),
         Format::MetaTfText => Box::new(MetaTextSink::new(output, need_dtd()?)?),
+        Format::Ptf => Box::new(PtfSink::new(output, false, opts.notes)?),
+        Format::PtfText => Box::new(PtfSink::new(output, true, opts.notes)?),
     })
 }
 

@@ -757,6 +757,16 @@ pub struct Report {
 /// violations (an ASCII reader goes on with the next line; a binary reader
 /// cannot resynchronise and stops).
 pub fn verify(src: &mut dyn crate::EventSource, opts: Options) -> Report {
+    verify_with(src, opts, &mut |_| {})
+}
+
+/// [`verify`], calling `progress` with the number of events read so far
+/// every 64 Ki events.
+pub fn verify_with(
+    src: &mut dyn crate::EventSource,
+    opts: Options,
+    progress: &mut dyn FnMut(u64),
+) -> Report {
     src.resume_after_bad_lines(true);
     let mut v = Verifier::new(opts);
     let mut n = 0u64;
@@ -774,6 +784,9 @@ pub fn verify(src: &mut dyn crate::EventSource, opts: Options) -> Report {
                     },
                     &e,
                 );
+                if n & 0xffff == 0 {
+                    progress(n);
+                }
             }
             Ok(None) => break,
             Err(err) => {
