@@ -261,6 +261,31 @@ fn help_is_complete() {
             "replay",
             &["--allocator", "--no-touch", "--json", "footprint", "RSS"][..],
         ),
+        (
+            "verify",
+            &[
+                "--gc",
+                "--max-errors",
+                "super root",
+                "ts",
+                "event number",
+                "Exit status",
+            ][..],
+        ),
+        (
+            "workload",
+            &[
+                "oo7",
+                "--config",
+                "--ops",
+                "t2a",
+                "q8",
+                "insert",
+                "--seed",
+                "--to",
+                "NumAtomicPerComp",
+            ][..],
+        ),
     ] {
         let help = ok(&tramp(&[cmd, "--help"]));
         for w in words {
@@ -269,6 +294,7 @@ fn help_is_complete() {
     }
     let formats = ok(&tramp(&["formats"]));
     assert!(formats.contains("hatf ") && formats.contains("hatf-text"));
+    assert!(formats.contains("ptf ") && formats.contains("ptf-text"));
 }
 
 #[test]
@@ -413,4 +439,119 @@ fn heap_statistics_of_a_dtd_with_its_own_names() {
     assert_eq!(v["double_frees"], 1);
     assert_eq!(v["max_live_bytes"], 150);
     assert_eq!(v["per_thread"].as_object().unwrap().len(), 2);
+}
+
+const FIGURE3: &str = include_str!("fixtures/figure3.ptf.txt");
+
+#[test]
+fn ptf_figure3_verifies_converts_and_has_golden_stats() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = p(&dir, "fig3.ptf.txt");
+    std::fs::write(&text, FIGURE3).unwrap();
+    let out = ok(&tramp(&["verify", "--gc", &text]));
+    assert!(out.ends_with("37 events, 0 violations, 0 objects collected in 0 collections, 7 objects live at the end\n"), "{out}");
+    // ASCII -> binary (by extension) -> ASCII, through a pipe and zstd.
+    let bin = p(&dir, "fig3.ptf.zst");
+    ok(&tramp(&["convert", &text, &bin]));
+    let back = ok(&tramp(&["dump", &bin]));
+    assert_eq!(back, FIGURE3);
+    let piped = tramp_stdin(
+        &["convert", "--to", "ptf-text", "-", "-"],
+        &std::fs::read(p(&dir, "fig3.ptf.zst")).unwrap(),
+    );
+    assert_eq!(ok(&piped), FIGURE3);
+    golden("figure3-stats.txt", &ok(&tramp(&["stats", &bin])));
+}
+
+#[test]
+fn ptf_verify_reports_every_violation_and_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = p(&dir, "bad.ptf.txt");
+    let body = FIGURE3
+        .replace("dw 41 44 1\n", "dw 41 44 9\nco 41 43\nbogus\n")
+        .replace("te\n", "te\nte\n");
+    std::fs::write(&bad, body).unwrap();
+    let out = tramp(&["verify", &bad]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let want = [
+        "event 10 (line 11): [data-offset] `dw` offset 9 of object 44: format 41 (BinTreeNode) has 1 data members (positions 1–1)",
+        "event 11 (line 12): [oid-reused] `co` creates 43, an OId already used (OIds are never reused)",
+        "event 12 (line 13): [syntax] unknown event `bogus`",
+        "event 27 (line 28): [brackets] `te` without an open `ts`",
+    ];
+    for w in want {
+        assert!(
+            text.contains(&format!("{bad}: {w}\n")),
+            "missing {w} in\n{text}"
+        );
+    }
+    assert!(text.contains("39 events, 4 violations"), "{text}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("4 violations"));
+}
+
+#[test]
+fn ptf_oo7_workload_verifies_with_gc_and_is_deterministic() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = p(&dir, "a.ptf");
+    let b = p(&dir, "b.ptf.txt");
+    let run = tramp(&[
+        "workload",
+        "oo7",
+        "--ops",
+        "t1,q1,insert,delete",
+        "--seed",
+        "9",
+        "-o",
+        &a,
+    ]);
+    ok(&run);
+    assert!(String::from_utf8_lossy(&run.stderr).contains("500 composite parts, 10000 atomic parts, 30000 connections, 729 base and 364 complex assemblies"));
+    ok(&tramp(&[
+        "workload",
+        "oo7",
+        "--ops",
+        "t1,q1,insert,delete",
+        "--seed",
+        "9",
+        "-o",
+        &b,
+    ]));
+    let out = ok(&tramp(&["verify", "--gc", &a]));
+    assert!(out.contains(" 0 violations, 0 objects collected"), "{out}");
+    // The ASCII file is the binary one in the other form.
+    let conv = p(&dir, "c.ptf");
+    ok(&tramp(&["convert", &b, &conv]));
+    assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&conv).unwrap());
+    let bad = tramp(&["workload", "oo7", "--ops", "delete", "-o", &a]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("put insert before it"));
+    let bad = tramp(&["workload", "oo7", "--ops", "t9", "-o", &a]);
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown operation `t9`"));
+}
+
+#[test]
+fn ptf_damaged_binary_keeps_the_events_before_the_damage() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = p(&dir, "fig3.ptf.txt");
+    std::fs::write(&text, FIGURE3).unwrap();
+    let bin = p(&dir, "fig3.ptf");
+    ok(&tramp(&["convert", &text, &bin]));
+    let mut bytes = std::fs::read(&bin).unwrap();
+    bytes.truncate(bytes.len() - 2);
+    std::fs::write(&bin, &bytes).unwrap();
+    let out = p(&dir, "out.ptf.txt");
+    let r = tramp(&["convert", &bin, &out]);
+    assert_eq!(r.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(
+        err.contains("event cut short") && err.contains("event 36"),
+        "{err}"
+    );
+    let kept = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(
+        kept.lines().count(),
+        1 + 36 + 1,
+        "36 events kept between the markers:\n{kept}"
+    );
 }
