@@ -188,35 +188,64 @@ impl<'a> Tokens<'a> {
     }
 }
 
-const PARAM_NAMES: [(EventType, &str); 14] = [
-    (
-        EventType::Fo,
-        "FormatId SuperFormatId NumberOfPointers NumberOfDataMembers NumberOfArrayMembers LengthOfClassName",
-    ),
-    (EventType::Co, "FormatId OId"),
-    (EventType::Cao, "FormatId OId ContainerOId NoOfElements"),
-    (EventType::Do, "FormatId OId"),
-    (EventType::Sr, "FormatId OId"),
-    (EventType::Gr, ""),
-    (EventType::Dr, "FormatId OId Offset"),
-    (EventType::Dw, "FormatId OId Offset"),
-    (EventType::Adr, "FormatId OId Offset Index Length"),
-    (EventType::Adw, "FormatId OId Offset Index Length"),
-    (EventType::Er, "FormatId FromOId Edge"),
-    (EventType::Ew, "FormatId FromOId Edge ToOId"),
-    (EventType::Ts, ""),
-    (EventType::Te, ""),
+const NAMES_FO: &[&str] = &[
+    "FormatId",
+    "SuperFormatId",
+    "NumberOfPointers",
+    "NumberOfDataMembers",
+    "NumberOfArrayMembers",
+    "LengthOfClassName",
 ];
+const NAMES_OBJ: &[&str] = &["FormatId", "OId"];
+const NAMES_CAO: &[&str] = &["FormatId", "OId", "ContainerOId", "NoOfElements"];
+const NAMES_DATA: &[&str] = &["FormatId", "OId", "Offset"];
+const NAMES_ARRAY: &[&str] = &["FormatId", "OId", "Offset", "Index", "Length"];
+const NAMES_ER: &[&str] = &["FormatId", "FromOId", "Edge"];
+const NAMES_EW: &[&str] = &["FormatId", "FromOId", "Edge", "ToOId"];
 
-/// The parameter names of an event type, as §3 gives them.
-pub fn param_names(t: EventType) -> &'static str {
-    PARAM_NAMES
-        .iter()
-        .find(|(x, _)| *x == t)
-        .map_or("", |(_, n)| n)
+/// The integer parameter names of an event type, as §3 gives them (for
+/// `fo`, the six before its lists and name).
+pub fn param_names(t: EventType) -> &'static [&'static str] {
+    match t {
+        EventType::Fo => NAMES_FO,
+        EventType::Co | EventType::Do | EventType::Sr => NAMES_OBJ,
+        EventType::Cao => NAMES_CAO,
+        EventType::Gr | EventType::Ts | EventType::Te => &[],
+        EventType::Dr | EventType::Dw => NAMES_DATA,
+        EventType::Adr | EventType::Adw => NAMES_ARRAY,
+        EventType::Er => NAMES_ER,
+        EventType::Ew => NAMES_EW,
+    }
 }
 
+/// The event type of a mnemonic, without string comparisons.
+fn mnemonic(tok: &str) -> Option<EventType> {
+    Some(match tok.as_bytes() {
+        b"fo" => EventType::Fo,
+        b"co" => EventType::Co,
+        b"cao" => EventType::Cao,
+        b"do" => EventType::Do,
+        b"sr" => EventType::Sr,
+        b"gr" => EventType::Gr,
+        b"dr" => EventType::Dr,
+        b"dw" => EventType::Dw,
+        b"adr" => EventType::Adr,
+        b"adw" => EventType::Adw,
+        b"er" => EventType::Er,
+        b"ew" => EventType::Ew,
+        b"ts" => EventType::Ts,
+        b"te" => EventType::Te,
+        _ => return None,
+    })
+}
+
+#[inline]
 fn uint(tok: &str, what: &str) -> Result<u64, String> {
+    let b = tok.as_bytes();
+    // Up to 19 digits cannot overflow; longer ones take the checked path.
+    if !b.is_empty() && b.len() <= 19 && b.iter().all(u8::is_ascii_digit) {
+        return Ok(b.iter().fold(0u64, |v, d| v * 10 + (d - b'0') as u64));
+    }
     tok.parse::<u64>()
         .map_err(|_| format!("{what}: `{tok}` is not an unsigned integer"))
 }
@@ -234,11 +263,8 @@ pub fn parse_event(line: &str) -> Result<Event, String> {
     if first.bytes().all(|b| b.is_ascii_digit()) {
         first = t.next().ok_or("an event id without an event")?;
     }
-    let ty = EventType::from_mnemonic(first).ok_or_else(|| format!("unknown event `{first}`"))?;
-    let names: Vec<&str> = param_names(ty)
-        .split(' ')
-        .filter(|s| !s.is_empty())
-        .collect();
+    let ty = mnemonic(first).ok_or_else(|| format!("unknown event `{first}`"))?;
+    let names = param_names(ty);
     let mut p = [0u64; 6];
     let mut signed_offset = 0i64;
     for (i, name) in names.iter().enumerate() {

@@ -163,9 +163,86 @@ pub enum MapError {
     Field { ty: String, field: &'static str },
 }
 
-/// The event a record of any schema stands for (by type and field names).
+/// The event a record of any schema stands for (by type and field names;
+/// records of PTF's own schema by field position).
 pub fn record_to_event(rec: &Record<'_>) -> Result<Event, MapError> {
-    let name = &rec.record_type().name;
+    let rt = rec.record_type();
+    let own = &schema().types;
+    if rt.index < own.len()
+        && std::ptr::eq(rt, &own[rt.index])
+        && rt.index != EventType::Fo as usize - 1
+    {
+        let ty = EventType::ALL[rt.index];
+        let mut v = [0u64; 5];
+        let mut offset = 0i64;
+        for (i, slot) in v.iter_mut().enumerate().take(rt.fields.len()) {
+            match rec.get(i) {
+                Some(Value::I64(x)) => offset = x,
+                Some(x) => *slot = x.as_u64().unwrap_or(0),
+                None => {}
+            }
+        }
+        return Ok(match ty {
+            EventType::Co => Event::CreateObject {
+                format: v[0],
+                oid: v[1],
+            },
+            EventType::Do => Event::DeleteObject {
+                format: v[0],
+                oid: v[1],
+            },
+            EventType::Sr => Event::SetRoot {
+                format: v[0],
+                oid: v[1],
+            },
+            EventType::Cao => Event::CreateArrayObject {
+                format: v[0],
+                oid: v[1],
+                container: v[2],
+                elements: v[3],
+            },
+            EventType::Gr => Event::GetRoot,
+            EventType::Ts => Event::NoGcStart,
+            EventType::Te => Event::NoGcEnd,
+            EventType::Dr => Event::DataRead {
+                format: v[0],
+                oid: v[1],
+                offset: v[2],
+            },
+            EventType::Dw => Event::DataWrite {
+                format: v[0],
+                oid: v[1],
+                offset: v[2],
+            },
+            EventType::Adr => Event::ArrayDataRead {
+                format: v[0],
+                oid: v[1],
+                offset,
+                index: v[3],
+                length: v[4],
+            },
+            EventType::Adw => Event::ArrayDataWrite {
+                format: v[0],
+                oid: v[1],
+                offset,
+                index: v[3],
+                length: v[4],
+            },
+            EventType::Er => Event::EdgeRead {
+                format: v[0],
+                from: v[1],
+                edge: v[2],
+            },
+            EventType::Ew => Event::EdgeWrite {
+                format: v[0],
+                from: v[1],
+                edge: v[2],
+                to: v[3],
+            },
+            EventType::Fo => unreachable!("format objects take the general path"),
+        });
+    }
+    let name = &rt.name;
     let ty = EventType::from_mnemonic(name).ok_or_else(|| MapError::NotPtf(name.clone()))?;
     let get = |field: &'static str| {
         rec.field(field)

@@ -141,6 +141,8 @@ enum Gone {
 enum Obj {
     Plain {
         format: Oid,
+        /// Data members of the format (positions 1..=data).
+        data: u64,
         edges: Vec<Oid>,
         mark: u32,
     },
@@ -353,6 +355,40 @@ impl Verifier {
     pub fn event(&mut self, at: At, e: &Event) {
         self.events += 1;
         self.last = at;
+        // The common valid reads in one lookup (they never disconnect
+        // anything, so no collection can be due after them).
+        match e {
+            Event::DataRead {
+                format,
+                oid,
+                offset,
+            }
+            | Event::DataWrite {
+                format,
+                oid,
+                offset,
+            } => {
+                if let Some(Obj::Plain {
+                    format: f, data, ..
+                }) = self.objects.get(oid)
+                    && f == format
+                    && (1..=*data).contains(offset)
+                {
+                    return;
+                }
+            }
+            Event::EdgeRead { format, from, edge } => {
+                if let Some(Obj::Plain {
+                    format: f, edges, ..
+                }) = self.objects.get(from)
+                    && f == format
+                    && *edge < edges.len() as u64
+                {
+                    return;
+                }
+            }
+            _ => {}
+        }
         let ty = e.event_type();
         match e {
             Event::FormatObject(f) => self.format_object(at, f),
@@ -371,11 +407,13 @@ impl Verifier {
                     );
                 }
                 if self.fresh(at, ty, *oid) {
-                    let pointers = layout.map_or(0, |l| l.pointers);
+                    let pointers = layout.as_ref().map_or(0, |l| l.pointers);
+                    let data = layout.map_or(0, |l| l.data.len() as u64);
                     self.objects.insert(
                         *oid,
                         Obj::Plain {
                             format: *format,
+                            data,
                             edges: vec![NULL; pointers.min(1 << 24) as usize],
                             mark: 0,
                         },
