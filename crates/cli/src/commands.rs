@@ -132,6 +132,9 @@ fn open(args: &InputArgs, mut opts: SourceOptions) -> Result<Opened> {
 /// size), counts per record type, thread and heap, a power-of-two size
 /// histogram, and anomalies (frees of unknown addresses, double frees).
 ///
+/// For a PTF trace: events per type, objects created per format, edges
+/// written and read, data reads and writes, maximum live objects.
+///
 /// If the trace is damaged, the statistics of every record before the
 /// damage are printed, then the error, and the exit status is 1.
 #[derive(Args)]
@@ -154,7 +157,7 @@ pub struct StatsArgs {
 pub fn stats(a: StatsArgs) -> Result<()> {
     let o = open(&a.input, SourceOptions::default())?;
     if matches!(o.format, Format::Ptf | Format::PtfText) {
-        return ptf_stats(o);
+        return ptf_stats(o, a.json);
     }
     analyse(o, a.json, a.sites.then_some(a.top))
 }
@@ -162,7 +165,7 @@ pub fn stats(a: StatsArgs) -> Result<()> {
 /// PTF statistics: events per type, objects per format, edges, data
 /// accesses, maximum live objects. A decode error still prints what was
 /// read before it, then fails.
-fn ptf_stats(mut o: Opened) -> Result<()> {
+fn ptf_stats(mut o: Opened, json: bool) -> Result<()> {
     let mut stats = tramp_ptf::stats::PtfStats::new();
     let mut n = 0u64;
     let result = loop {
@@ -178,7 +181,38 @@ fn ptf_stats(mut o: Opened) -> Result<()> {
         o.progress.record(n);
     };
     o.progress.finish();
-    print_text(&stats.report().to_string())?;
+    let r = stats.report();
+    if json {
+        let per_type: serde_json::Map<String, serde_json::Value> = r
+            .per_type
+            .iter()
+            .map(|(t, n)| (t.mnemonic().to_string(), (*n).into()))
+            .collect();
+        let per_format: Vec<serde_json::Value> = r
+            .per_format
+            .iter()
+            .map(|(id, name, n)| serde_json::json!({"format": id, "name": name, "objects": n}))
+            .collect();
+        let v = serde_json::json!({
+            "events": r.events,
+            "objects_created": r.objects_created,
+            "max_live_objects": r.max_live,
+            "max_live_at_event": r.max_live_at,
+            "live_at_end": r.live_at_end,
+            "edges_written": r.edges_written,
+            "null_edges_written": r.null_edges_written,
+            "edges_read": r.edges_read,
+            "data_reads": r.data_reads,
+            "data_writes": r.data_writes,
+            "array_elements_read": r.array_elements_read,
+            "array_elements_written": r.array_elements_written,
+            "events_per_type": per_type,
+            "objects_per_format": per_format,
+        });
+        print_text(&(serde_json::to_string_pretty(&v)? + "\n"))?;
+    } else {
+        print_text(&r.to_string())?;
+    }
     result.with_context(|| {
         format!(
             "reading {} ({}); statistics above cover the events before the error",
@@ -222,13 +256,12 @@ pub struct VerifyArgs {
 pub fn verify(a: VerifyArgs) -> Result<()> {
     let input = Input::open(&a.input).with_context(|| format!("opening {}", a.input))?;
     let mut progress = Progress::new(input.raw_len, input.raw_position());
-    let mut events =
-        tramp_ptf::open(input.reader).with_context(|| format!("reading {}", a.input))?;
+    let events = tramp_ptf::open(input.reader).with_context(|| format!("reading {}", a.input))?;
     let opts = tramp_ptf::verify::Options {
         gc: a.gc,
         max_violations: a.max_errors,
     };
-    let report = tramp_ptf::verify::verify_with(&mut *events, opts, &mut |n| progress.record(n));
+    let report = tramp_ptf::verify::verify_pipelined(events, opts, &mut |n| progress.record(n));
     progress.finish();
     let mut text = String::new();
     use std::fmt::Write as _;

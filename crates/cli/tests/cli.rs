@@ -461,6 +461,12 @@ fn ptf_figure3_verifies_converts_and_has_golden_stats() {
     );
     assert_eq!(ok(&piped), FIGURE3);
     golden("figure3-stats.txt", &ok(&tramp(&["stats", &bin])));
+    let json: serde_json::Value =
+        serde_json::from_str(&ok(&tramp(&["stats", "--json", &text]))).unwrap();
+    assert_eq!(json["events"], 37);
+    assert_eq!(json["events_per_type"]["ew"], 6);
+    assert_eq!(json["objects_per_format"][0]["name"], "BinTreeNode");
+    assert_eq!(json["max_live_objects"], 7);
 }
 
 #[test]

@@ -43,7 +43,9 @@ pub trait EventSink {
 /// Opens a reader for `input`, choosing the form from the first bytes: a
 /// binary trace starts with `PTF ` (its version line), an ASCII trace
 /// with notes or `Trace begin`.
-pub fn open(mut input: Box<dyn std::io::BufRead>) -> Result<Box<dyn EventSource>, PtfError> {
+pub fn open(
+    mut input: Box<dyn std::io::BufRead + Send>,
+) -> Result<Box<dyn EventSource + Send>, PtfError> {
     let head = input.fill_buf().map_err(PtfError::io(0))?;
     if head.starts_with(binary::VERSION_PREFIX.as_bytes()) {
         Ok(Box::new(binary::BinaryReader::new(input)?))

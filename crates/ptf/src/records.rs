@@ -383,7 +383,7 @@ impl PtfSource {
     }
 
     /// Opens either form (detected from the first bytes).
-    pub fn open(input: Box<dyn std::io::BufRead>) -> Result<Self, Error> {
+    pub fn open(input: Box<dyn std::io::BufRead + Send>) -> Result<Self, Error> {
         let events =
             crate::open(input).map_err(|e| Error::decode(FORMAT, Position::default(), e))?;
         Ok(PtfSource::new(events))

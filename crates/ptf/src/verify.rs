@@ -811,40 +811,86 @@ pub fn verify_with(
     loop {
         let r = src.next_event();
         let (line, offset) = src.location();
+        n += 1;
+        let at = At {
+            event: n,
+            line,
+            offset,
+        };
         match r {
-            Ok(Some(e)) => {
-                n += 1;
-                v.event(
-                    At {
-                        event: n,
-                        line,
-                        offset,
-                    },
-                    &e,
-                );
-                if n & 0xffff == 0 {
-                    progress(n);
-                }
-            }
+            Ok(Some(e)) => v.event(at, &e),
             Ok(None) => break,
-            Err(err) => {
-                n += 1;
-                let text = match &err {
-                    crate::PtfError::Ascii { message, .. }
-                    | crate::PtfError::Binary { message, .. } => message.clone(),
-                    other => other.to_string(),
-                };
-                v.report(
-                    At {
-                        event: n,
-                        line,
-                        offset,
-                    },
-                    Rule::Syntax,
-                    text,
-                );
-            }
+            Err(err) => v.report(at, Rule::Syntax, error_text(&err)),
+        }
+        if n & 0xffff == 0 {
+            progress(n);
         }
     }
     v.finish()
+}
+
+fn error_text(err: &crate::PtfError) -> String {
+    match err {
+        crate::PtfError::Ascii { message, .. } | crate::PtfError::Binary { message, .. } => {
+            message.clone()
+        }
+        other => other.to_string(),
+    }
+}
+
+/// One item read ahead: an event or a reader's error, with its place.
+type Item = (Result<Event, String>, u64, u64);
+
+/// [`verify_with`] on two threads: one reads and parses, the other
+/// verifies, joined by a bounded channel of batches (memory stays
+/// constant: at most a few batches are in flight).
+pub fn verify_pipelined(
+    mut src: Box<dyn crate::EventSource + Send>,
+    opts: Options,
+    progress: &mut dyn FnMut(u64),
+) -> Report {
+    const BATCH: usize = 4096;
+    src.resume_after_bad_lines(true);
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Item>>(4);
+    std::thread::scope(|scope| {
+        scope.spawn(move || {
+            let mut batch = Vec::with_capacity(BATCH);
+            loop {
+                let r = src.next_event();
+                let (line, offset) = src.location();
+                let done = matches!(r, Ok(None));
+                match r {
+                    Ok(Some(e)) => batch.push((Ok(e), line, offset)),
+                    Ok(None) => {}
+                    Err(err) => batch.push((Err(error_text(&err)), line, offset)),
+                }
+                if batch.len() == BATCH || done {
+                    let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
+                    if tx.send(full).is_err() || done {
+                        return;
+                    }
+                }
+            }
+        });
+        let mut v = Verifier::new(opts);
+        let mut n = 0u64;
+        for batch in rx {
+            for (r, line, offset) in batch {
+                n += 1;
+                let at = At {
+                    event: n,
+                    line,
+                    offset,
+                };
+                match r {
+                    Ok(e) => v.event(at, &e),
+                    Err(text) => v.report(at, Rule::Syntax, text),
+                }
+            }
+            if n & 0xffff < BATCH as u64 {
+                progress(n);
+            }
+        }
+        v.finish()
+    })
 }

@@ -422,3 +422,30 @@ fn damaged_ascii_names_the_line() {
     let mut r = AsciiReader::new(&b"Trace begin\nTrace end\nco 41 42\n"[..]).unwrap();
     assert!(r.next_event().unwrap_err().to_string().contains("line 3"));
 }
+
+#[test]
+fn the_pipelined_verifier_reports_the_same() {
+    let body = "dr 41 77 1\n".repeat(5000)
+        + "bad line\n"
+        + &"er 41 42 9\n".repeat(5000)
+        + "ew 41 42 0 0\nts\n";
+    let text =
+        format!("Trace begin\nfo 41 0 2 1 0 4 11 Node\nco 41 42\nsr 41 42\n{body}Trace end\n");
+    let opts = Options {
+        gc: true,
+        max_violations: 20_000,
+    };
+    let one = verify::verify(
+        &mut AsciiReader::new(text.as_bytes()).unwrap(),
+        opts.clone(),
+    );
+    let src: Box<dyn EventSource + Send> =
+        Box::new(AsciiReader::new(std::io::Cursor::new(text.into_bytes())).unwrap());
+    let two = verify::verify_pipelined(src, opts, &mut |_| {});
+    assert_eq!(one.violations, two.violations);
+    assert_eq!(
+        (one.total, one.events, one.live),
+        (two.total, two.events, two.live)
+    );
+    assert_eq!(one.total, 10_002);
+}
