@@ -1,0 +1,1 @@
+//! Chrome Trace Event export (not yet).

@@ -1,0 +1,1 @@
+//! tramp adapters (not yet).

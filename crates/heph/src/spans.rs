@@ -1,0 +1,1 @@
+//! Spans (not yet).
