@@ -159,6 +159,9 @@ pub fn stats(a: StatsArgs) -> Result<()> {
     if matches!(o.format, Format::Ptf | Format::PtfText) {
         return ptf_stats(o, a.json);
     }
+    if o.format == Format::Heph {
+        return heph_spans(o, None, 10, Some(20));
+    }
     analyse(o, a.json, a.sites.then_some(a.top))
 }
 
@@ -219,6 +222,203 @@ fn ptf_stats(mut o: Opened, json: bool) -> Result<()> {
             o.name, o.format
         )
     })
+}
+
+/// Export a trace for a viewer: `--chrome OUT.json` writes the Chrome
+/// Trace Event format that Perfetto (ui.perfetto.dev) and chrome://tracing
+/// open. For Heph traces each stream becomes a process and each substream
+/// a thread (with `process_name`/`thread_name` metadata events), each event
+/// a complete event with its attributes (arrays included) as args;
+/// timestamps are microseconds after the trace's epoch with nanosecond
+/// decimals, the epoch is in `otherData.epoch_ns`. NaN and infinities
+/// become the strings "NaN", "Infinity", "-Infinity". Damaged packets are
+/// skipped with a warning; every whole packet is exported.
+#[derive(Args)]
+pub struct ExportArgs {
+    #[command(flatten)]
+    input: InputArgs,
+    /// Write Chrome Trace Event JSON here (`-` for stdout; .gz/.zst/.xz
+    /// compress).
+    #[arg(long, value_name = "OUT.json")]
+    chrome: String,
+}
+
+pub fn export(a: ExportArgs) -> Result<()> {
+    let mut o = open(&a.input, SourceOptions::default())?;
+    if o.format != Format::Heph {
+        bail!("--chrome exports Heph traces; {} is {}", o.name, o.format);
+    }
+    let out = Output::create(&a.chrome, None).with_context(|| format!("creating {}", a.chrome))?;
+    let mut w = tramp_heph::chrome::ChromeWriter::new(out);
+    let mut n = 0u64;
+    let result = loop {
+        match o.source.next_record() {
+            Ok(Some(rec)) => {
+                let p = tramp_heph::records::record_to_packet(&rec)?;
+                w.packet(&p)?;
+            }
+            Ok(None) => break Ok(()),
+            Err(e) => break Err(anyhow::Error::new(e)),
+        }
+        n += 1;
+        o.progress.record(n);
+    };
+    o.progress.finish();
+    report_warnings(&mut *o.source, &o.name);
+    let out = w
+        .finish()
+        .with_context(|| format!("writing {}", a.chrome))?;
+    out.finish()
+        .with_context(|| format!("finishing {}", a.chrome))?;
+    result.with_context(|| format!("reading {} ({})", o.name, o.format))
+}
+
+/// Analyse the spans of a Heph trace. An event is the child of the event
+/// that contains it in time on the same stream and substream (Heph writes
+/// no parent ids). Prints, per description: count, total time, self time
+/// (total minus the time covered by its children), p50 and p99 of the
+/// durations (to within 1 %); then, per stream, gaps in the event counter
+/// (missed events, with wrap-around at 2^32 and late, out-of-order events
+/// filling their gap). With `--tree STREAM[:SUBSTREAM]`, prints that
+/// stream's span tree instead.
+#[derive(Args)]
+pub struct SpansArgs {
+    #[command(flatten)]
+    input: InputArgs,
+    /// Print the span tree of this stream (all its substreams) or of one
+    /// substream (`STREAM:SUBSTREAM`).
+    #[arg(long, value_name = "STREAM[:SUBSTREAM]")]
+    tree: Option<String>,
+    /// Missing-counter ranges listed per stream.
+    #[arg(long, default_value_t = 10)]
+    max_ranges: usize,
+}
+
+pub fn spans(a: SpansArgs) -> Result<()> {
+    let o = open(&a.input, SourceOptions::default())?;
+    if o.format != Format::Heph {
+        bail!(
+            "spans are inferred for Heph traces; {} is {}",
+            o.name,
+            o.format
+        );
+    }
+    let tree = match a.tree.as_deref() {
+        None => None,
+        Some(t) => {
+            let (s, sub) = match t.split_once(':') {
+                Some((s, sub)) => (
+                    s,
+                    Some(
+                        sub.parse::<u64>()
+                            .with_context(|| format!("substream `{sub}`"))?,
+                    ),
+                ),
+                None => (t, None),
+            };
+            Some((
+                s.parse::<u32>().with_context(|| format!("stream `{s}`"))?,
+                sub,
+            ))
+        }
+    };
+    heph_spans(o, tree, a.max_ranges, None)
+}
+
+/// Span totals and counter gaps of a Heph trace, or one stream's tree;
+/// `top` limits the totals table (stats) and adds a summary.
+fn heph_spans(
+    mut o: Opened,
+    tree: Option<(u32, Option<u64>)>,
+    max_ranges: usize,
+    top: Option<usize>,
+) -> Result<()> {
+    use std::collections::BTreeMap;
+    let mut stats = tramp_heph::spans::SpanStats::new();
+    let mut kept: BTreeMap<u64, Vec<tramp_heph::Event>> = BTreeMap::new();
+    let (mut epoch, mut packets, mut options) = (None, 0u64, Vec::new());
+    let mut subs: std::collections::BTreeSet<(u32, u64)> = Default::default();
+    let mut n = 0u64;
+    let result = loop {
+        match o.source.next_record() {
+            Ok(Some(rec)) => {
+                packets += 1;
+                match tramp_heph::records::record_to_packet(&rec)? {
+                    tramp_heph::Packet::Event(e) => {
+                        stats.observe(&e);
+                        subs.insert((e.stream, e.substream));
+                        if let Some((s, sub)) = tree
+                            && e.stream == s
+                            && sub.is_none_or(|x| x == e.substream)
+                        {
+                            kept.entry(e.substream).or_default().push(e);
+                        }
+                    }
+                    tramp_heph::Packet::Metadata(m) => match m.value {
+                        tramp_heph::OptionValue::Epoch(ns) => epoch = Some(ns),
+                        tramp_heph::OptionValue::Unknown(b) => options.push(format!(
+                            "{} ({} bytes, unknown option kept)",
+                            m.option,
+                            b.len()
+                        )),
+                    },
+                }
+            }
+            Ok(None) => break Ok(()),
+            Err(e) => break Err(anyhow::Error::new(e)),
+        }
+        n += 1;
+        o.progress.record(n);
+    };
+    o.progress.finish();
+    report_warnings(&mut *o.source, &o.name);
+    let mut text = String::new();
+    use std::fmt::Write as _;
+    if let Some((s, _)) = tree {
+        for (sub, events) in &kept {
+            let refs: Vec<&tramp_heph::Event> = events.iter().collect();
+            let _ = writeln!(text, "stream {s} substream {sub}:");
+            let _ = write!(
+                text,
+                "{}",
+                tramp_heph::spans::Render(&tramp_heph::spans::tree(&refs))
+            );
+        }
+        if kept.is_empty() {
+            let _ = writeln!(text, "stream {s}: no events");
+        }
+    } else {
+        if top.is_some() {
+            let _ = writeln!(text, "packets     {packets}");
+            let _ = writeln!(text, "events      {}", stats.events);
+            let _ = writeln!(
+                text,
+                "epoch       {}",
+                epoch.map_or("none".to_string(), |e| format!(
+                    "{e} ns since the Unix epoch"
+                ))
+            );
+            let _ = writeln!(text, "streams     {}", stats.gaps.len());
+            let _ = writeln!(text, "substreams  {}", subs.len());
+            for opt in &options {
+                let _ = writeln!(text, "option      {opt}");
+            }
+            text.push('\n');
+        }
+        let table = stats.totals_table();
+        match top {
+            Some(k) => {
+                for line in table.lines().take(k + 1) {
+                    let _ = writeln!(text, "{line}");
+                }
+            }
+            None => text.push_str(&table),
+        }
+        text.push('\n');
+        text.push_str(&stats.gaps_table(max_ranges));
+    }
+    print_text(&text)?;
+    result.with_context(|| format!("reading {} ({})", o.name, o.format))
 }
 
 /// Check a PTF trace against every rule of the PTF report's section 3:
@@ -478,10 +678,14 @@ pub struct DumpArgs {
 
 pub fn dump(a: DumpArgs) -> Result<()> {
     let o = open(&a.input, SourceOptions::with_metadata())?;
+    if o.format == Format::Heph {
+        return dump_generic(o, &a.output);
+    }
     let to = match o.format {
         Format::Hatf | Format::HatfText => Format::HatfText,
         Format::MetaTf | Format::MetaTfText => Format::MetaTfText,
         Format::Ptf | Format::PtfText => Format::PtfText,
+        Format::Heph => unreachable!("dumped in the generic text form"),
     };
     let out = Output::create(&a.output, None).with_context(|| format!("creating {}", a.output))?;
     let dtd = o.source.description().map(str::to_string);
@@ -594,11 +798,47 @@ fn run_pump(mut o: Opened, mut sink: Box<dyn Sink>, out_name: &str) -> Result<()
         o.progress.record(n);
     };
     o.progress.finish();
+    report_warnings(&mut *o.source, &o.name);
     let finished = sink
         .finish()
         .with_context(|| format!("finishing {out_name}"));
     result?;
     finished
+}
+
+/// Dumps records in tramp's generic text form (`type field=value …`), for
+/// formats without a text form of their own (Heph).
+fn dump_generic(mut o: Opened, output: &str) -> Result<()> {
+    use std::io::Write;
+    let mut out = Output::create(output, None).with_context(|| format!("creating {output}"))?;
+    let mut line = String::new();
+    let mut n = 0u64;
+    let result = loop {
+        match o.source.next_record() {
+            Ok(Some(rec)) => {
+                line.clear();
+                tramp_core::text::format_record(&mut line, &rec);
+                line.push('\n');
+                out.write_all(line.as_bytes())?;
+            }
+            Ok(None) => break Ok(()),
+            Err(e) => break Err(anyhow::Error::new(e)),
+        }
+        n += 1;
+        o.progress.record(n);
+    };
+    o.progress.finish();
+    report_warnings(&mut *o.source, &o.name);
+    out.finish()
+        .with_context(|| format!("finishing {output}"))?;
+    result.with_context(|| format!("reading {} ({})", o.name, o.format))
+}
+
+/// Prints the damage a resynchronising reader skipped over (Heph).
+fn report_warnings(source: &mut dyn Source, name: &str) {
+    for w in source.warnings() {
+        eprintln!("tramp: warning: {name}: {w}");
+    }
 }
 
 /// List the formats tramp reads and writes.

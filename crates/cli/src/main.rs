@@ -29,6 +29,8 @@ enum Command {
     Replay(commands::ReplayArgs),
     Gen(commands::GenArgs),
     Verify(commands::VerifyArgs),
+    Export(commands::ExportArgs),
+    Spans(commands::SpansArgs),
     Workload(commands::WorkloadArgs),
 }
 
@@ -43,6 +45,8 @@ fn main() -> ExitCode {
         Command::Replay(a) => commands::replay(a),
         Command::Gen(a) => commands::gen_code(a),
         Command::Verify(a) => commands::verify(a),
+        Command::Export(a) => commands::export(a),
+        Command::Spans(a) => commands::spans(a),
         Command::Workload(a) => commands::workload(a),
         Command::Record(a) => match commands::record(a) {
             // The recorded program's exit status is ours.

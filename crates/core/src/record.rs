@@ -423,6 +423,15 @@ impl RecordBuf {
         Slot::List(Span::new(start, items.len()))
     }
 
+    /// Appends stored key/value slots (key, value, key, value, …; keys
+    /// stored as strings) as an attribute list and returns its slot.
+    pub fn push_attrs(&mut self, pairs: &[Slot]) -> Slot {
+        debug_assert!(pairs.len().is_multiple_of(2));
+        let start = self.slots.len();
+        self.slots.extend_from_slice(pairs);
+        Slot::Attrs(Span::new(start, pairs.len() / 2))
+    }
+
     /// Sets a field to a slot made by one of the `push_*` helpers.
     #[inline]
     pub fn set_slot(&mut self, field: usize, slot: Slot) {

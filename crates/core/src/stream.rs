@@ -31,6 +31,12 @@ pub trait Source {
     fn notes(&self) -> &[String] {
         &[]
     }
+
+    /// Damage the source skipped over since the last call (formats that
+    /// resynchronise, like Heph's), for the caller to report.
+    fn warnings(&mut self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// An encoder that consumes records of any schema it can map.

@@ -8,6 +8,7 @@ use tramp_core::io::{Compression, Input, Output};
 use tramp_core::{Error, Sink, Source};
 use tramp_hatf::Policy;
 use tramp_hatf::records::{HatfSink, HatfSource, HatfTextSink, HatfTextSource};
+use tramp_heph::records::{HephSink, HephSource};
 use tramp_metatf::codec::{MetaSink, MetaSource};
 use tramp_metatf::text::{MetaTextSink, MetaTextSource};
 use tramp_ptf::records::{PtfSink, PtfSource};
@@ -27,16 +28,19 @@ pub enum Format {
     Ptf,
     /// PTF's ASCII form: `Trace begin`, one event per line, `Trace end`.
     PtfText,
+    /// Heph's trace format: metadata and event packets, big-endian.
+    Heph,
 }
 
 impl Format {
-    pub const ALL: [Format; 6] = [
+    pub const ALL: [Format; 7] = [
         Format::Hatf,
         Format::HatfText,
         Format::MetaTf,
         Format::MetaTfText,
         Format::Ptf,
         Format::PtfText,
+        Format::Heph,
     ];
 
     pub fn name(self) -> &'static str {
@@ -47,6 +51,7 @@ impl Format {
             Format::MetaTfText => "metatf-text",
             Format::Ptf => "ptf",
             Format::PtfText => "ptf-text",
+            Format::Heph => "heph",
         }
     }
 
@@ -65,6 +70,9 @@ impl Format {
             }
             Format::PtfText => {
                 "PTF ASCII form: notes, `Trace begin`, one event per line, `Trace end` (extension .ptf.txt)"
+            }
+            Format::Heph => {
+                "Heph actor-runtime trace: metadata and event packets with typed attributes (extension .heph or .bin.log)"
             }
         }
     }
@@ -85,7 +93,9 @@ impl Format {
     /// The format a file name suggests (compression extensions ignored).
     pub fn from_path(path: &str) -> Option<Format> {
         let stem = Compression::strip_extension(path);
-        if stem.ends_with(".ptf.txt") {
+        if stem.ends_with(".heph") || stem.ends_with(".bin.log") {
+            Some(Format::Heph)
+        } else if stem.ends_with(".ptf.txt") {
             Some(Format::PtfText)
         } else if stem.ends_with(".ptf") {
             Some(Format::Ptf)
@@ -114,6 +124,11 @@ impl Format {
         }
         if head.starts_with(tramp_metatf::text::HEADER.as_bytes()) {
             return Some(Format::MetaTfText);
+        }
+        if head.starts_with(&tramp_heph::packet::METADATA_MAGIC.to_be_bytes())
+            || head.starts_with(&tramp_heph::packet::EVENT_MAGIC.to_be_bytes())
+        {
+            return Some(Format::Heph);
         }
         if head.starts_with(tramp_ptf::binary::VERSION_PREFIX.as_bytes()) {
             return Some(Format::Ptf);
@@ -185,6 +200,7 @@ pub fn open_source(
         Format::MetaTf => Box::new(MetaSource::open(input.reader, opts.dtd.as_deref())?),
         Format::MetaTfText => Box::new(MetaTextSource::open(input.reader, opts.dtd.as_deref())?),
         Format::Ptf | Format::PtfText => Box::new(PtfSource::open(input.reader)?),
+        Format::Heph => Box::new(HephSource::new(input.reader)),
     };
     Ok((source, format))
 }
@@ -217,6 +233,7 @@ pub fn create_sink(
         Format::MetaTfText => Box::new(MetaTextSink::new(output, need_dtd()?)?),
         Format::Ptf => Box::new(PtfSink::new(output, false, opts.notes)?),
         Format::PtfText => Box::new(PtfSink::new(output, true, opts.notes)?),
+        Format::Heph => Box::new(HephSink::new(output)),
     })
 }
 

@@ -80,7 +80,10 @@ impl<'a> Cur<'a> {
         let n = self.u16(what)?;
         let b = self.take(n, what)?;
         String::from_utf8(b.to_vec()).map_err(|e| {
-            format!("{what} is not UTF-8 (byte {} of {n})", e.utf8_error().valid_up_to())
+            format!(
+                "{what} is not UTF-8 (byte {} of {n})",
+                e.utf8_error().valid_up_to()
+            )
         })
     }
 }
@@ -107,7 +110,11 @@ fn value(c: &mut Cur<'_>, ty: u8) -> Result<Value, String> {
     if ty & ARRAY != 0 {
         let n = c.u16("an array length")?;
         return Ok(match base {
-            TYPE_U64 => Value::U64s((0..n).map(|_| c.u64("an array element")).collect::<Result<_, _>>()?),
+            TYPE_U64 => Value::U64s(
+                (0..n)
+                    .map(|_| c.u64("an array element"))
+                    .collect::<Result<_, _>>()?,
+            ),
             TYPE_I64 => Value::I64s(
                 (0..n)
                     .map(|_| c.u64("an array element").map(|v| v as i64))
@@ -118,8 +125,16 @@ fn value(c: &mut Cur<'_>, ty: u8) -> Result<Value, String> {
                     .map(|_| c.u64("an array element").map(f64::from_bits))
                     .collect::<Result<_, _>>()?,
             ),
-            TYPE_STR => Value::Strs((0..n).map(|_| c.str("a string in an array")).collect::<Result<_, _>>()?),
-            _ => return Err(format!("attribute type {ty:#010b}: an array of no known type")),
+            TYPE_STR => Value::Strs(
+                (0..n)
+                    .map(|_| c.str("a string in an array"))
+                    .collect::<Result<_, _>>()?,
+            ),
+            _ => {
+                return Err(format!(
+                    "attribute type {ty:#010b}: an array of no known type"
+                ));
+            }
         });
     }
     Ok(match base {
@@ -148,14 +163,24 @@ fn decode(d: &[u8]) -> Result<(Packet, usize), Stop> {
     if d.len() < size {
         return Err(Stop::More(size));
     }
-    let mut c = Cur { d: &d[..size], at: 8 };
+    let mut c = Cur {
+        d: &d[..size],
+        at: 8,
+    };
     let body = |m: String| Stop::Body(m, size);
     let p = if u32_at(d, 0) == METADATA_MAGIC {
         let option = c.str("the option name").map_err(body)?;
         let raw = &d[c.at..size];
         let value = match option.as_str() {
-            "epoch" if raw.len() == 8 => OptionValue::Epoch(u64::from_be_bytes(raw.try_into().expect("8"))),
-            "epoch" => return Err(body(format!("the epoch option holds {} bytes, not 8", raw.len()))),
+            "epoch" if raw.len() == 8 => {
+                OptionValue::Epoch(u64::from_be_bytes(raw.try_into().expect("8")))
+            }
+            "epoch" => {
+                return Err(body(format!(
+                    "the epoch option holds {} bytes, not 8",
+                    raw.len()
+                )));
+            }
             _ => OptionValue::Unknown(raw.to_vec()),
         };
         Packet::Metadata(Metadata { option, value })
@@ -174,7 +199,15 @@ fn decode(d: &[u8]) -> Result<(Packet, usize), Stop> {
             let value = value(&mut c, ty).map_err(|m| body(format!("attribute `{name}`: {m}")))?;
             attributes.push(Attribute { name, value });
         }
-        Packet::Event(Event { stream, counter, substream, start, end, description, attributes })
+        Packet::Event(Event {
+            stream,
+            counter,
+            substream,
+            start,
+            end,
+            description,
+            attributes,
+        })
     };
     Ok((p, size))
 }
@@ -250,7 +283,11 @@ impl<R: Read> Reader<R> {
         // Bounded: a trace of nothing but garbage gives one warning per
         // resynchronisation, and resynchronising consumes bytes.
         if self.warnings.len() < 10_000 {
-            self.warnings.push(Warning { offset, message, skipped });
+            self.warnings.push(Warning {
+                offset,
+                message,
+                skipped,
+            });
         }
     }
 
@@ -268,9 +305,8 @@ impl<R: Read> Reader<R> {
                 self.pos = self.end;
                 return Ok(skipped);
             }
-            let found = (0..=d.len() - 8).find(|&i| {
-                (d[i] == 0x75 || d[i] == 0xC1) && frame_ok(d, i)
-            });
+            let found =
+                (0..=d.len() - 8).find(|&i| (d[i] == 0x75 || d[i] == 0xC1) && frame_ok(d, i));
             match found {
                 Some(i) => {
                     self.pos += i;
@@ -322,13 +358,21 @@ impl<R: Read> Reader<R> {
                 Err(Stop::Body(m, size)) => {
                     let at = self.offset();
                     self.pos += size;
-                    self.warn(at, format!("malformed packet: {m}; skipped it"), size as u64);
+                    self.warn(
+                        at,
+                        format!("malformed packet: {m}; skipped it"),
+                        size as u64,
+                    );
                     need = 8;
                 }
                 Err(Stop::Frame(m)) => {
                     let at = self.offset();
                     let skipped = self.resync()?;
-                    self.warn(at, format!("{m}; resynchronised at the next packet"), skipped);
+                    self.warn(
+                        at,
+                        format!("{m}; resynchronised at the next packet"),
+                        skipped,
+                    );
                     need = 8;
                 }
             }

@@ -1,1 +1,361 @@
-//! Spans (not yet).
+//! Spans: Heph events have no parent ids; an event is the child of the
+//! event that contains it in time on the same stream and substream (the
+//! seed's "implicit parent-child relation"). This module infers that
+//! nesting, totals time per description (count, total, self time, p50,
+//! p99), builds a stream's span tree, and finds gaps in each stream's
+//! event counter.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::{self, Write as _};
+
+use crate::packet::Event;
+
+/// A log-linear histogram of durations: values are kept to within 1 %
+/// (7 mantissa bits) in constant memory.
+#[derive(Clone, Debug, Default)]
+pub struct Histogram {
+    buckets: BTreeMap<u32, u64>,
+    count: u64,
+}
+
+fn bucket(v: u64) -> u32 {
+    if v < 128 {
+        return v as u32;
+    }
+    let bits = 64 - v.leading_zeros(); // >= 8
+    let mantissa = (v >> (bits - 7)) & 0x7f;
+    ((bits - 7) << 7) | mantissa as u32
+}
+
+fn bucket_low(b: u32) -> u64 {
+    if b < 128 {
+        return b as u64;
+    }
+    let shift = (b >> 7) - 1;
+    ((b as u64 & 0x7f) | 0x80) << shift
+}
+
+impl Histogram {
+    pub fn add(&mut self, v: u64) {
+        *self.buckets.entry(bucket(v)).or_default() += 1;
+        self.count += 1;
+    }
+
+    /// The value at quantile `q` (0–1), to within 1 % (the lower end of
+    /// its bucket).
+    pub fn quantile(&self, q: f64) -> u64 {
+        if self.count == 0 {
+            return 0;
+        }
+        let rank = ((q * self.count as f64).ceil() as u64).clamp(1, self.count);
+        let mut seen = 0;
+        for (b, n) in &self.buckets {
+            seen += n;
+            if seen >= rank {
+                return bucket_low(*b);
+            }
+        }
+        0
+    }
+}
+
+/// Totals of one description.
+#[derive(Clone, Debug, Default)]
+pub struct Totals {
+    pub count: u64,
+    pub total: u64,
+    pub self_time: u64,
+    pub durations: Histogram,
+}
+
+/// Missing events of one stream, found from its counter.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Gaps {
+    /// Counter value expected next.
+    next: Option<u32>,
+    /// Missing counter ranges (first, length), oldest first; bounded.
+    pub missing: Vec<(u32, u32)>,
+    /// Events missing in all (late arrivals subtracted).
+    pub missing_count: u64,
+    /// Events that arrived after a later counter (out of order), filling
+    /// a gap.
+    pub late: u64,
+    /// Counter values seen twice.
+    pub duplicates: u64,
+    /// Times the counter wrapped from 2^32 - 1 to 0.
+    pub wraps: u64,
+}
+
+const MAX_RANGES: usize = 4096;
+
+impl Gaps {
+    fn observe(&mut self, c: u32) {
+        let Some(next) = self.next else {
+            self.next = Some(c.wrapping_add(1));
+            return;
+        };
+        let d = c.wrapping_sub(next);
+        if d == 0 {
+            if c == u32::MAX {
+                self.wraps += 1;
+            }
+            self.next = Some(c.wrapping_add(1));
+        } else if d < 1 << 31 {
+            // A jump forward: d events are missing (so far).
+            if c < next {
+                self.wraps += 1;
+            }
+            self.missing_count += d as u64;
+            if self.missing.len() < MAX_RANGES {
+                self.missing.push((next, d));
+            }
+            self.next = Some(c.wrapping_add(1));
+        } else {
+            // Behind: a late arrival fills a gap, or it is a duplicate.
+            let hit = self
+                .missing
+                .iter()
+                .position(|&(s, n)| c.wrapping_sub(s) < n);
+            match hit {
+                Some(i) => {
+                    let (s, n) = self.missing[i];
+                    let k = c.wrapping_sub(s);
+                    self.missing.remove(i);
+                    if k + 1 < n {
+                        self.missing.insert(i, (c.wrapping_add(1), n - k - 1));
+                    }
+                    if k > 0 {
+                        self.missing.insert(i, (s, k));
+                    }
+                    self.missing_count -= 1;
+                    self.late += 1;
+                }
+                None => self.duplicates += 1,
+            }
+        }
+    }
+}
+
+/// Per-substream state: intervals of events that have no parent yet,
+/// sorted by start (children arrive before their parents, since Heph
+/// writes an event when it ends).
+#[derive(Default)]
+struct Open {
+    roots: Vec<(u64, u64)>,
+}
+
+/// The most parentless spans kept per substream; older ones are dropped
+/// (a later parent would then overstate its self time). Bounds memory.
+pub const MAX_OPEN: usize = 1 << 20;
+
+/// Streaming span analysis: totals per description and counter gaps.
+#[derive(Default)]
+pub struct SpanStats {
+    pub by_description: HashMap<String, Totals>,
+    pub gaps: BTreeMap<u32, Gaps>,
+    open: HashMap<(u32, u64), Open>,
+    pub events: u64,
+    pub dropped_roots: u64,
+}
+
+/// Length of the union of sorted-by-start intervals.
+fn union_len(iv: &[(u64, u64)]) -> u64 {
+    let mut total = 0;
+    let mut cur: Option<(u64, u64)> = None;
+    for &(s, e) in iv {
+        match &mut cur {
+            Some((_, ce)) if s <= *ce => *ce = (*ce).max(e),
+            _ => {
+                if let Some((cs, ce)) = cur {
+                    total += ce - cs;
+                }
+                cur = Some((s, e));
+            }
+        }
+    }
+    if let Some((cs, ce)) = cur {
+        total += ce - cs;
+    }
+    total
+}
+
+impl SpanStats {
+    pub fn new() -> Self {
+        SpanStats::default()
+    }
+
+    pub fn observe(&mut self, e: &Event) {
+        self.events += 1;
+        self.gaps.entry(e.stream).or_default().observe(e.counter);
+        let (start, end) = (e.start, e.end.max(e.start));
+        let open = self.open.entry((e.stream, e.substream)).or_default();
+        // Children: parentless spans inside [start, end].
+        let from = open.roots.partition_point(|&(s, _)| s < start);
+        let mut children = Vec::new();
+        let mut kept = Vec::new();
+        for &(s, en) in &open.roots[from..] {
+            if en <= end {
+                children.push((s, en));
+            } else {
+                kept.push((s, en));
+            }
+        }
+        let covered = union_len(&children);
+        open.roots.truncate(from);
+        // Re-insert the ones that are not children, and this span, in
+        // start order.
+        open.roots.push((start, end));
+        open.roots.extend(kept);
+        open.roots[from..].sort_unstable();
+        if open.roots.len() > MAX_OPEN {
+            let extra = open.roots.len() - MAX_OPEN;
+            open.roots.drain(..extra);
+            self.dropped_roots += extra as u64;
+        }
+        let t = self
+            .by_description
+            .entry(e.description.clone())
+            .or_default();
+        let dur = end - start;
+        t.count += 1;
+        t.total += dur;
+        t.self_time += dur - covered.min(dur);
+        t.durations.add(dur);
+    }
+
+    /// The totals table, by total time, longest first.
+    pub fn totals_table(&self) -> String {
+        let mut rows: Vec<(&String, &Totals)> = self.by_description.iter().collect();
+        rows.sort_by(|a, b| b.1.total.cmp(&a.1.total).then(a.0.cmp(b.0)));
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "{:>9} {:>14} {:>14} {:>12} {:>12}  description",
+            "count", "total ns", "self ns", "p50 ns", "p99 ns"
+        );
+        for (d, t) in rows {
+            let _ = writeln!(
+                s,
+                "{:>9} {:>14} {:>14} {:>12} {:>12}  {}",
+                t.count,
+                t.total,
+                t.self_time,
+                t.durations.quantile(0.5),
+                t.durations.quantile(0.99),
+                d.escape_debug()
+            );
+        }
+        s
+    }
+
+    /// The counter report: per stream, missing events and their ranges.
+    pub fn gaps_table(&self, max_ranges: usize) -> String {
+        let mut s = String::new();
+        for (stream, g) in &self.gaps {
+            let _ = write!(
+                s,
+                "stream {stream}: {} missing, {} late, {} duplicate, {} wraps",
+                g.missing_count, g.late, g.duplicates, g.wraps
+            );
+            if !g.missing.is_empty() {
+                let shown: Vec<String> = g
+                    .missing
+                    .iter()
+                    .take(max_ranges)
+                    .map(|&(a, n)| {
+                        if n == 1 {
+                            a.to_string()
+                        } else {
+                            format!("{a}..={}", a.wrapping_add(n - 1))
+                        }
+                    })
+                    .collect();
+                let more = if g.missing.len() > max_ranges {
+                    ", …"
+                } else {
+                    ""
+                };
+                let _ = write!(s, " (counters {}{more})", shown.join(", "));
+            }
+            s.push('\n');
+        }
+        s
+    }
+}
+
+/// One node of a span tree.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Span {
+    pub description: String,
+    pub start: u64,
+    pub end: u64,
+    pub self_time: u64,
+    pub children: Vec<Span>,
+}
+
+/// Builds the span forest of one substream's events (any order):
+/// containment by time, ties broken by the longer span being the parent.
+pub fn tree(events: &[&Event]) -> Vec<Span> {
+    let mut order: Vec<&Event> = events.to_vec();
+    order.sort_by(|a, b| a.start.cmp(&b.start).then(b.end.cmp(&a.end)));
+    let mut roots: Vec<Span> = Vec::new();
+    let mut stack: Vec<Span> = Vec::new();
+    fn close(stack: &mut Vec<Span>, roots: &mut Vec<Span>) {
+        let mut s = stack.pop().expect("non-empty");
+        let iv: Vec<(u64, u64)> = s.children.iter().map(|c| (c.start, c.end)).collect();
+        s.self_time = (s.end - s.start).saturating_sub(union_len(&iv));
+        match stack.last_mut() {
+            Some(p) => p.children.push(s),
+            None => roots.push(s),
+        }
+    }
+    for e in order {
+        let end = e.end.max(e.start);
+        while let Some(top) = stack.last() {
+            if top.start <= e.start && end <= top.end {
+                break;
+            }
+            close(&mut stack, &mut roots);
+        }
+        stack.push(Span {
+            description: e.description.clone(),
+            start: e.start,
+            end,
+            self_time: 0,
+            children: Vec::new(),
+        });
+    }
+    while !stack.is_empty() {
+        close(&mut stack, &mut roots);
+    }
+    roots
+}
+
+/// Renders a forest with two spaces of indentation per level.
+pub struct Render<'a>(pub &'a [Span]);
+
+impl fmt::Display for Render<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fn walk(f: &mut fmt::Formatter<'_>, s: &Span, depth: usize) -> fmt::Result {
+            writeln!(
+                f,
+                "{:indent$}{} [{}..{}] {} ns (self {} ns)",
+                "",
+                s.description.escape_debug(),
+                s.start,
+                s.end,
+                s.end - s.start,
+                s.self_time,
+                indent = 2 * depth
+            )?;
+            for c in &s.children {
+                walk(f, c, depth + 1)?;
+            }
+            Ok(())
+        }
+        for s in self.0 {
+            walk(f, s, 0)?;
+        }
+        Ok(())
+    }
+}

@@ -31,11 +31,13 @@ fn put_value(out: &mut Vec<u8>, v: &Value) -> Result<(), HephError> {
         Value::Str(s) => put_str(out, s, "a string attribute")?,
         Value::U64s(a) => {
             put_len(out, a.len(), "an array")?;
-            a.iter().for_each(|x| out.extend_from_slice(&x.to_be_bytes()));
+            a.iter()
+                .for_each(|x| out.extend_from_slice(&x.to_be_bytes()));
         }
         Value::I64s(a) => {
             put_len(out, a.len(), "an array")?;
-            a.iter().for_each(|x| out.extend_from_slice(&x.to_be_bytes()));
+            a.iter()
+                .for_each(|x| out.extend_from_slice(&x.to_be_bytes()));
         }
         Value::F64s(a) => {
             put_len(out, a.len(), "an array")?;

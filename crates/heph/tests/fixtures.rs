@@ -26,7 +26,9 @@ fn json_of(v: &Value) -> serde_json::Value {
     match v {
         Value::U64(x) => (*x).into(),
         Value::I64(x) => (*x).into(),
-        Value::F64(x) => serde_json::Number::from_f64(*x).map_or(serde_json::Value::Null, Into::into),
+        Value::F64(x) => {
+            serde_json::Number::from_f64(*x).map_or(serde_json::Value::Null, Into::into)
+        }
         Value::Str(s) => s.clone().into(),
         other => panic!("the fixtures hold no arrays, found {other:?}"),
     }
@@ -35,12 +37,17 @@ fn json_of(v: &Value) -> serde_json::Value {
 fn check(name: &str, events_expected: usize, differ_expected: usize) {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/");
     let bytes = std::fs::read(format!("{dir}{name}.bin.log")).unwrap();
-    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(format!("{dir}{name}.json")).unwrap()).unwrap();
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(format!("{dir}{name}.json")).unwrap())
+            .unwrap();
     let (epoch, events, warnings) = decode(&bytes);
     assert_eq!(warnings, 0);
     let epoch = epoch.expect("the runtime writes the epoch first");
     let want = json["traceEvents"].as_array().unwrap();
-    assert_eq!((events.len(), want.len()), (events_expected, events_expected));
+    assert_eq!(
+        (events.len(), want.len()),
+        (events_expected, events_expected)
+    );
     let mut differ = 0;
     for (i, (e, j)) in events.iter().zip(want).enumerate() {
         let ctx = format!("{name} event {i}: {e:?} vs {j}");
@@ -57,7 +64,10 @@ fn check(name: &str, events_expected: usize, differ_expected: usize) {
             differ += 1;
         }
         assert_eq!(j["name"], e.description.as_str(), "{ctx}");
-        let want_args = j.get("args").cloned().unwrap_or_else(|| serde_json::json!({}));
+        let want_args = j
+            .get("args")
+            .cloned()
+            .unwrap_or_else(|| serde_json::json!({}));
         let want_args = want_args.as_object().unwrap();
         assert_eq!(want_args.len(), e.attributes.len(), "{ctx}");
         for a in &e.attributes {
