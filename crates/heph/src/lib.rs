@@ -14,5 +14,5 @@ pub mod spans;
 pub mod writer;
 
 pub use packet::{Attribute, Event, Metadata, OptionValue, Packet, Value};
-pub use reader::{HephError, Reader, Warning};
+pub use reader::{EventRef, HephError, PacketRef, Reader, ValueRef, Warning};
 pub use writer::Writer;

@@ -51,45 +51,12 @@ enum Stop {
     Frame(String),
 }
 
-struct Cur<'a> {
-    d: &'a [u8],
-    at: usize,
-}
-
-impl<'a> Cur<'a> {
-    fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8], String> {
-        if self.d.len() - self.at < n {
-            return Err(format!("{what} runs past the end of the packet"));
-        }
-        let s = &self.d[self.at..self.at + n];
-        self.at += n;
-        Ok(s)
-    }
-    fn u8(&mut self, what: &str) -> Result<u8, String> {
-        Ok(self.take(1, what)?[0])
-    }
-    fn u16(&mut self, what: &str) -> Result<usize, String> {
-        let b = self.take(2, what)?;
-        Ok(u16::from_be_bytes([b[0], b[1]]) as usize)
-    }
-    fn u64(&mut self, what: &str) -> Result<u64, String> {
-        let b = self.take(8, what)?;
-        Ok(u64::from_be_bytes(b.try_into().expect("8 bytes")))
-    }
-    fn str(&mut self, what: &str) -> Result<String, String> {
-        let n = self.u16(what)?;
-        let b = self.take(n, what)?;
-        String::from_utf8(b.to_vec()).map_err(|e| {
-            format!(
-                "{what} is not UTF-8 (byte {} of {n})",
-                e.utf8_error().valid_up_to()
-            )
-        })
-    }
-}
-
 fn u32_at(d: &[u8], at: usize) -> u32 {
     u32::from_be_bytes(d[at..at + 4].try_into().expect("4 bytes"))
+}
+
+fn u64_at(d: &[u8], at: usize) -> u64 {
+    u64::from_be_bytes(d[at..at + 8].try_into().expect("8 bytes"))
 }
 
 /// Whether a packet could start at `d[at..]` (magic and a sane size).
@@ -105,49 +72,201 @@ fn frame_ok(d: &[u8], at: usize) -> bool {
     }
 }
 
-fn value(c: &mut Cur<'_>, ty: u8) -> Result<Value, String> {
-    let base = ty & !ARRAY;
-    if ty & ARRAY != 0 {
-        let n = c.u16("an array length")?;
-        return Ok(match base {
-            TYPE_U64 => Value::U64s(
-                (0..n)
-                    .map(|_| c.u64("an array element"))
-                    .collect::<Result<_, _>>()?,
-            ),
-            TYPE_I64 => Value::I64s(
-                (0..n)
-                    .map(|_| c.u64("an array element").map(|v| v as i64))
-                    .collect::<Result<_, _>>()?,
-            ),
-            TYPE_F64 => Value::F64s(
-                (0..n)
-                    .map(|_| c.u64("an array element").map(f64::from_bits))
-                    .collect::<Result<_, _>>()?,
-            ),
-            TYPE_STR => Value::Strs(
-                (0..n)
-                    .map(|_| c.str("a string in an array"))
-                    .collect::<Result<_, _>>()?,
-            ),
-            _ => {
-                return Err(format!(
-                    "attribute type {ty:#010b}: an array of no known type"
-                ));
-            }
-        });
-    }
-    Ok(match base {
-        TYPE_U64 => Value::U64(c.u64("an attribute value")?),
-        TYPE_I64 => Value::I64(c.u64("an attribute value")? as i64),
-        TYPE_F64 => Value::F64(f64::from_bits(c.u64("an attribute value")?)),
-        TYPE_STR => Value::Str(c.str("a string attribute")?),
-        _ => return Err(format!("unknown attribute type {ty:#010b}")),
-    })
+/// A cursor over one packet's bytes that validates as it goes.
+struct Cur<'a> {
+    d: &'a [u8],
+    at: usize,
 }
 
-/// Decodes the packet at the start of `d`.
-fn decode(d: &[u8]) -> Result<(Packet, usize), Stop> {
+#[cold]
+fn past_end(what: &str) -> String {
+    format!("{what} runs past the end of the packet")
+}
+
+#[cold]
+fn not_utf8(what: &str, e: std::str::Utf8Error, n: usize) -> String {
+    format!("{what} is not UTF-8 (byte {} of {n})", e.valid_up_to())
+}
+
+impl<'a> Cur<'a> {
+    #[inline(always)]
+    fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8], String> {
+        match self.d.get(self.at..self.at.wrapping_add(n)) {
+            Some(s) if self.at.checked_add(n).is_some() => {
+                self.at += n;
+                Ok(s)
+            }
+            _ => Err(past_end(what)),
+        }
+    }
+    #[inline(always)]
+    fn u16(&mut self, what: &str) -> Result<usize, String> {
+        let b = self.take(2, what)?;
+        Ok(u16::from_be_bytes([b[0], b[1]]) as usize)
+    }
+    #[inline(always)]
+    fn str(&mut self, what: &str) -> Result<&'a str, String> {
+        let n = self.u16(what)?;
+        let b = self.take(n, what)?;
+        // ASCII (the common case) is checked inline; the rest by std.
+        if b.is_ascii() {
+            return Ok(std::str::from_utf8(b).unwrap_or_default());
+        }
+        std::str::from_utf8(b).map_err(|e| not_utf8(what, e, n))
+    }
+}
+
+/// Checks one attribute value of type `ty` and moves past it.
+fn skip_value(c: &mut Cur<'_>, ty: u8) -> Result<(), String> {
+    let base = ty & !ARRAY;
+    if !(TYPE_U64..=TYPE_STR).contains(&base) || ty & !(ARRAY | 0b111) != 0 {
+        return Err(if ty == ARRAY {
+            format!("attribute type {ty:#010b}: an array of no type")
+        } else {
+            format!("unknown attribute type {ty:#010b}")
+        });
+    }
+    let n = if ty & ARRAY != 0 {
+        c.u16("an array length")?
+    } else {
+        1
+    };
+    if base == TYPE_STR {
+        for _ in 0..n {
+            c.str("a string attribute")?;
+        }
+    } else {
+        c.take(8 * n, "an attribute value")?;
+    }
+    Ok(())
+}
+
+/// An event packet borrowed from the reader's buffer; attributes are
+/// validated, and decoded when iterated.
+#[derive(Clone, Copy, Debug)]
+pub struct EventRef<'a> {
+    pub stream: u32,
+    pub counter: u32,
+    pub substream: u64,
+    pub start: u64,
+    pub end: u64,
+    pub description: &'a str,
+    /// The validated attribute bytes.
+    attrs: &'a [u8],
+}
+
+/// A packet borrowed from the reader's buffer.
+#[derive(Clone, Copy, Debug)]
+pub enum PacketRef<'a> {
+    Metadata { option: &'a str, value: &'a [u8] },
+    Event(EventRef<'a>),
+}
+
+/// A borrowed attribute value.
+#[derive(Clone, Copy, Debug)]
+pub struct ValueRef<'a> {
+    ty: u8,
+    raw: &'a [u8],
+}
+
+impl<'a> ValueRef<'a> {
+    /// The owned value.
+    pub fn to_value(&self) -> Value {
+        let mut c = Cur { d: self.raw, at: 0 };
+        let base = self.ty & !ARRAY;
+        let word = |b: &[u8]| u64::from_be_bytes(b.try_into().expect("8 bytes"));
+        if self.ty & ARRAY == 0 {
+            return match base {
+                TYPE_U64 => Value::U64(word(self.raw)),
+                TYPE_I64 => Value::I64(word(self.raw) as i64),
+                TYPE_F64 => Value::F64(f64::from_bits(word(self.raw))),
+                _ => Value::Str(c.str("").expect("validated").to_string()),
+            };
+        }
+        let n = c.u16("").expect("validated");
+        let words = || self.raw[2..].chunks_exact(8).map(word);
+        match base {
+            TYPE_U64 => Value::U64s(words().collect()),
+            TYPE_I64 => Value::I64s(words().map(|w| w as i64).collect()),
+            TYPE_F64 => Value::F64s(words().map(f64::from_bits).collect()),
+            _ => Value::Strs(
+                (0..n)
+                    .map(|_| c.str("").expect("validated").to_string())
+                    .collect(),
+            ),
+        }
+    }
+}
+
+impl<'a> EventRef<'a> {
+    /// The attributes, in order.
+    pub fn attributes(&self) -> impl Iterator<Item = (&'a str, ValueRef<'a>)> + 'a {
+        let mut c = Cur {
+            d: self.attrs,
+            at: 0,
+        };
+        std::iter::from_fn(move || {
+            if c.at >= c.d.len() {
+                return None;
+            }
+            let name = c.str("").expect("validated");
+            let ty = c.take(1, "").expect("validated")[0];
+            let from = c.at;
+            skip_value(&mut c, ty).expect("validated");
+            Some((
+                name,
+                ValueRef {
+                    ty,
+                    raw: &c.d[from..c.at],
+                },
+            ))
+        })
+    }
+
+    pub fn to_event(&self) -> Event {
+        Event {
+            stream: self.stream,
+            counter: self.counter,
+            substream: self.substream,
+            start: self.start,
+            end: self.end,
+            description: self.description.to_string(),
+            attributes: self
+                .attributes()
+                .map(|(n, v)| Attribute {
+                    name: n.to_string(),
+                    value: v.to_value(),
+                })
+                .collect(),
+        }
+    }
+}
+
+impl PacketRef<'_> {
+    /// The owned packet.
+    pub fn to_packet(&self) -> Packet {
+        match self {
+            PacketRef::Metadata { option, value } => Packet::Metadata(Metadata {
+                option: option.to_string(),
+                value: match (*option, value.len()) {
+                    ("epoch", 8) => OptionValue::Epoch(u64_at(value, 0)),
+                    _ => OptionValue::Unknown(value.to_vec()),
+                },
+            }),
+            PacketRef::Event(e) => Packet::Event(e.to_event()),
+        }
+    }
+}
+
+/// Where a validated packet's parts are, relative to its start.
+#[derive(Clone, Debug)]
+enum Layout {
+    Metadata { option: std::ops::Range<usize> },
+    Event { description: std::ops::Range<usize> },
+}
+
+/// Validates the packet at the start of `d`: its size and layout.
+fn check(d: &[u8]) -> Result<(Layout, usize), Stop> {
     if d.len() < 8 {
         return Err(Stop::More(8));
     }
@@ -163,53 +282,51 @@ fn decode(d: &[u8]) -> Result<(Packet, usize), Stop> {
     if d.len() < size {
         return Err(Stop::More(size));
     }
-    let mut c = Cur {
-        d: &d[..size],
-        at: 8,
-    };
+    let d = &d[..size];
     let body = |m: String| Stop::Body(m, size);
-    let p = if u32_at(d, 0) == METADATA_MAGIC {
+    if u32_at(d, 0) == METADATA_MAGIC {
+        let mut c = Cur { d, at: 8 };
         let option = c.str("the option name").map_err(body)?;
-        let raw = &d[c.at..size];
-        let value = match option.as_str() {
-            "epoch" if raw.len() == 8 => {
-                OptionValue::Epoch(u64::from_be_bytes(raw.try_into().expect("8")))
-            }
-            "epoch" => {
-                return Err(body(format!(
-                    "the epoch option holds {} bytes, not 8",
-                    raw.len()
-                )));
-            }
-            _ => OptionValue::Unknown(raw.to_vec()),
-        };
-        Packet::Metadata(Metadata { option, value })
-    } else {
-        let stream = u32_at(d, 8);
-        let counter = u32_at(d, 12);
-        c.at = 16;
-        let substream = c.u64("the substream").map_err(body)?;
-        let start = c.u64("the start time").map_err(body)?;
-        let end = c.u64("the end time").map_err(body)?;
-        let description = c.str("the description").map_err(body)?;
-        let mut attributes = Vec::new();
-        while c.at < size {
-            let name = c.str("an attribute name").map_err(body)?;
-            let ty = c.u8("an attribute type").map_err(body)?;
-            let value = value(&mut c, ty).map_err(|m| body(format!("attribute `{name}`: {m}")))?;
-            attributes.push(Attribute { name, value });
+        if option == "epoch" && size - c.at != 8 {
+            return Err(body(format!(
+                "the epoch option holds {} bytes, not 8",
+                size - c.at
+            )));
         }
-        Packet::Event(Event {
-            stream,
-            counter,
-            substream,
-            start,
-            end,
-            description,
-            attributes,
-        })
+        return Ok((Layout::Metadata { option: 10..c.at }, size));
+    }
+    let mut c = Cur {
+        d,
+        at: EVENT_HEADER - 2,
     };
-    Ok((p, size))
+    c.str("the description").map_err(body)?;
+    let description = EVENT_HEADER..c.at;
+    while c.at < size {
+        let name = c.str("an attribute name").map_err(body)?;
+        let ty = c.take(1, "an attribute type").map_err(body)?[0];
+        skip_value(&mut c, ty).map_err(|m| body(format!("attribute `{name}`: {m}")))?;
+    }
+    Ok((Layout::Event { description }, size))
+}
+
+/// The borrowed view of a packet [`check`] validated.
+fn view<'a>(d: &'a [u8], layout: &Layout) -> PacketRef<'a> {
+    let text = |r: std::ops::Range<usize>| std::str::from_utf8(&d[r]).expect("validated");
+    match layout {
+        Layout::Metadata { option } => PacketRef::Metadata {
+            option: text(option.clone()),
+            value: &d[option.end..],
+        },
+        Layout::Event { description } => PacketRef::Event(EventRef {
+            stream: u32_at(d, 8),
+            counter: u32_at(d, 12),
+            substream: u64_at(d, 16),
+            start: u64_at(d, 24),
+            end: u64_at(d, 32),
+            description: text(description.clone()),
+            attrs: &d[description.end..],
+        }),
+    }
 }
 
 /// Streams packets from any reader.
@@ -327,21 +444,19 @@ impl<R: Read> Reader<R> {
         }
     }
 
-    /// The next whole packet, `Ok(None)` at the end. Damage becomes
-    /// warnings ([`Reader::take_warnings`]); only I/O fails.
-    pub fn next_packet(&mut self) -> Result<Option<Packet>, HephError> {
+    /// The next whole packet, borrowed from the reader's buffer
+    /// (validated; attributes decode as they are iterated), `Ok(None)` at
+    /// the end. Damage becomes warnings ([`Reader::take_warnings`]); only
+    /// I/O fails.
+    pub fn next_ref(&mut self) -> Result<Option<PacketRef<'_>>, HephError> {
         let mut need = 8;
-        loop {
+        let (layout, size) = loop {
             self.fill(need)?;
             if self.pos == self.end {
                 return Ok(None);
             }
-            match decode(&self.buf[self.pos..self.end]) {
-                Ok((p, len)) => {
-                    self.pos += len;
-                    self.packets += 1;
-                    return Ok(Some(p));
-                }
+            match check(&self.buf[self.pos..self.end]) {
+                Ok(found) => break found,
                 Err(Stop::More(n)) if self.end - self.pos < n && !self.eof => need = n,
                 Err(Stop::More(n)) => {
                     let at = self.offset();
@@ -376,6 +491,15 @@ impl<R: Read> Reader<R> {
                     need = 8;
                 }
             }
-        }
+        };
+        let at = self.pos;
+        self.pos += size;
+        self.packets += 1;
+        Ok(Some(view(&self.buf[at..at + size], &layout)))
+    }
+
+    /// The next whole packet, owned (see [`Reader::next_ref`]).
+    pub fn next_packet(&mut self) -> Result<Option<Packet>, HephError> {
+        Ok(self.next_ref()?.map(|p| p.to_packet()))
     }
 }

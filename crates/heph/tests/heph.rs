@@ -28,11 +28,22 @@ fn bytes_of(packets: &[Packet]) -> Vec<u8> {
 }
 
 fn event(stream: u32, counter: u32, start: u64, end: u64, d: &str) -> Event {
-    Event { stream, counter, substream: 0, start, end, description: d.into(), attributes: vec![] }
+    Event {
+        stream,
+        counter,
+        substream: 0,
+        start,
+        end,
+        description: d.into(),
+        attributes: vec![],
+    }
 }
 
 fn epoch(ns: u64) -> Packet {
-    Packet::Metadata(Metadata { option: "epoch".into(), value: OptionValue::Epoch(ns) })
+    Packet::Metadata(Metadata {
+        option: "epoch".into(),
+        value: OptionValue::Epoch(ns),
+    })
 }
 
 #[test]
@@ -50,8 +61,14 @@ fn the_seeds_examples_byte_for_byte() {
         end: 200,
         description: "My event".into(),
         attributes: vec![
-            Attribute { name: "Test".into(), value: Value::U64(123) },
-            Attribute { name: "Test2".into(), value: Value::F64s(vec![123.456, 789.0]) },
+            Attribute {
+                name: "Test".into(),
+                value: Value::U64(123),
+            },
+            Attribute {
+                name: "Test2".into(),
+                value: Value::F64s(vec![123.456, 789.0]),
+            },
         ],
     });
     let b = bytes_of(std::slice::from_ref(&e));
@@ -94,17 +111,41 @@ fn packet() -> impl Strategy<Value = Packet> {
     prop_oneof![
         any::<u64>().prop_map(epoch),
         ("[a-z_]{0,10}", prop::collection::vec(any::<u8>(), 0..20)).prop_map(|(o, b)| {
-            let option = if o == "epoch" { "epoch2".to_string() } else { o };
-            Packet::Metadata(Metadata { option, value: OptionValue::Unknown(b) })
+            let option = if o == "epoch" {
+                "epoch2".to_string()
+            } else {
+                o
+            };
+            Packet::Metadata(Metadata {
+                option,
+                value: OptionValue::Unknown(b),
+            })
         }),
-        (any::<u32>(), any::<u32>(), any::<u64>(), any::<u64>(), any::<u64>(), "(?s).{0,40}",
-            prop::collection::vec(("(?s).{0,8}", value()), 0..6))
-            .prop_map(|(stream, counter, substream, start, end, description, attrs)| {
-                Packet::Event(Event {
-                    stream, counter, substream, start, end, description,
-                    attributes: attrs.into_iter().map(|(name, value)| Attribute { name, value }).collect(),
-                })
-            }),
+        (
+            any::<u32>(),
+            any::<u32>(),
+            any::<u64>(),
+            any::<u64>(),
+            any::<u64>(),
+            "(?s).{0,40}",
+            prop::collection::vec(("(?s).{0,8}", value()), 0..6)
+        )
+            .prop_map(
+                |(stream, counter, substream, start, end, description, attrs)| {
+                    Packet::Event(Event {
+                        stream,
+                        counter,
+                        substream,
+                        start,
+                        end,
+                        description,
+                        attributes: attrs
+                            .into_iter()
+                            .map(|(name, value)| Attribute { name, value })
+                            .collect(),
+                    })
+                }
+            ),
     ]
 }
 
@@ -152,7 +193,10 @@ fn a_cut_at_every_offset_keeps_every_whole_packet() {
         epoch(7),
         Packet::Event(event(1, 0, 10, 20, "a")),
         Packet::Event(Event {
-            attributes: vec![Attribute { name: "xs".into(), value: Value::Strs(vec!["p".into(), "q\n\"r".into()]) }],
+            attributes: vec![Attribute {
+                name: "xs".into(),
+                value: Value::Strs(vec!["p".into(), "q\n\"r".into()]),
+            }],
             ..event(1, 1, 30, 40, "b")
         }),
         Packet::Event(event(2, 0, 50, 60, "c")),
@@ -186,22 +230,36 @@ fn damage_is_reported_and_skipped() {
     // A sound frame with an unknown attribute type: skipped by its size.
     let bad_type = b.len();
     let mut p = bytes_of(&[Packet::Event(Event {
-        attributes: vec![Attribute { name: "k".into(), value: Value::U64(1) }],
+        attributes: vec![Attribute {
+            name: "k".into(),
+            value: Value::U64(1),
+        }],
         ..event(1, 1, 3, 4, "t")
     })]);
     let ty = p.len() - 9;
     p[ty] = 0b0000_0111;
     b.extend(p);
     // An unknown option is kept, not fatal.
-    let unknown = Packet::Metadata(Metadata { option: "colour".into(), value: OptionValue::Unknown(vec![1, 2, 3]) });
+    let unknown = Packet::Metadata(Metadata {
+        option: "colour".into(),
+        value: OptionValue::Unknown(vec![1, 2, 3]),
+    });
     b.extend(bytes_of(&[unknown.clone(), good.clone()]));
     let (back, warnings) = read_all(&b);
     assert_eq!(back, vec![good.clone(), good.clone(), unknown, good]);
     let w: Vec<String> = warnings.iter().map(|w| w.to_string()).collect();
-    assert_eq!(w, vec![
-        format!("byte offset {bad_size}: impossible packet size 3; resynchronised at the next packet (11 bytes skipped)"),
-        format!("byte offset {bad_type}: malformed packet: attribute `k`: unknown attribute type 0b00000111; skipped it ({} bytes skipped)", 55),
-    ]);
+    assert_eq!(
+        w,
+        vec![
+            format!(
+                "byte offset {bad_size}: impossible packet size 3; resynchronised at the next packet (11 bytes skipped)"
+            ),
+            format!(
+                "byte offset {bad_type}: malformed packet: attribute `k`: unknown attribute type 0b00000111; skipped it ({} bytes skipped)",
+                55
+            ),
+        ]
+    );
     // Garbage only: one warning, nothing delivered, no hang.
     let (back, warnings) = read_all(&[0x42; 10_000]);
     assert!(back.is_empty());
@@ -233,11 +291,26 @@ fn chrome_export_is_golden_and_valid_where_heph_fails() {
             end: 2_750,
             description: "say \"hi\"\nthen\tgo \\ \u{1}".into(),
             attributes: vec![
-                Attribute { name: "ints".into(), value: Value::I64s(vec![-1, 2]) },
-                Attribute { name: "floats".into(), value: Value::F64s(vec![0.5, f64::NAN, f64::INFINITY, f64::NEG_INFINITY]) },
-                Attribute { name: "strs".into(), value: Value::Strs(vec!["a\"b".into(), long.clone()]) },
-                Attribute { name: "nan".into(), value: Value::F64(f64::NAN) },
-                Attribute { name: "ints".into(), value: Value::U64(u64::MAX) },
+                Attribute {
+                    name: "ints".into(),
+                    value: Value::I64s(vec![-1, 2]),
+                },
+                Attribute {
+                    name: "floats".into(),
+                    value: Value::F64s(vec![0.5, f64::NAN, f64::INFINITY, f64::NEG_INFINITY]),
+                },
+                Attribute {
+                    name: "strs".into(),
+                    value: Value::Strs(vec!["a\"b".into(), long.clone()]),
+                },
+                Attribute {
+                    name: "nan".into(),
+                    value: Value::F64(f64::NAN),
+                },
+                Attribute {
+                    name: "ints".into(),
+                    value: Value::U64(u64::MAX),
+                },
             ],
         }),
         Packet::Event(event(3, 1, 0, 5_000, "parent")),
@@ -247,13 +320,20 @@ fn chrome_export_is_golden_and_valid_where_heph_fails() {
     if std::env::var_os("UPDATE_GOLDEN").is_some() {
         std::fs::write(path, &json).unwrap();
     }
-    assert_eq!(json, std::fs::read_to_string(path).unwrap(), "UPDATE_GOLDEN=1 regenerates");
+    assert_eq!(
+        json,
+        std::fs::read_to_string(path).unwrap(),
+        "UPDATE_GOLDEN=1 regenerates"
+    );
     let v: serde_json::Value = serde_json::from_str(&json).expect("valid JSON");
     let ev = &v["traceEvents"][2];
     assert_eq!(ev["name"], "say \"hi\"\nthen\tgo \\ \u{1}");
     assert_eq!(ev["ts"].as_f64(), Some(1.5));
     assert_eq!(ev["dur"].as_f64(), Some(1.25));
-    assert_eq!(ev["args"]["floats"], serde_json::json!([0.5, "NaN", "Infinity", "-Infinity"]));
+    assert_eq!(
+        ev["args"]["floats"],
+        serde_json::json!([0.5, "NaN", "Infinity", "-Infinity"])
+    );
     assert_eq!(ev["args"]["strs"][1].as_str().unwrap().len(), 300);
     assert_eq!(ev["args"]["ints #5"], serde_json::json!(u64::MAX));
     assert_eq!(v["otherData"]["epoch_ns"], "1700000000123456789");
@@ -278,7 +358,10 @@ fn spans_nest_by_time_and_total_self_time() {
         s.observe(e);
     }
     let t = &s.by_description;
-    assert_eq!((t["child"].count, t["child"].total, t["child"].self_time), (2, 15, 15));
+    assert_eq!(
+        (t["child"].count, t["child"].total, t["child"].self_time),
+        (2, 15, 15)
+    );
     assert_eq!((t["parent"].total, t["parent"].self_time), (100, 85));
     assert_eq!((t["root"].total, t["root"].self_time), (200, 90));
     let refs: Vec<&Event> = evs.iter().collect();
@@ -298,7 +381,13 @@ fn counter_gaps_wrap_and_tolerate_late_events() {
     }
     let g = &s.gaps[&5];
     // 3 was never seen; 2 came late; 5 and 6 are missing; 7 twice.
-    assert_eq!((g.missing_count, g.late, g.duplicates, g.wraps), (3, 1, 1, 1));
+    assert_eq!(
+        (g.missing_count, g.late, g.duplicates, g.wraps),
+        (3, 1, 1, 1)
+    );
     assert_eq!(g.missing, vec![(3, 1), (5, 2)]);
-    assert_eq!(s.gaps_table(10), "stream 5: 3 missing, 1 late, 1 duplicate, 1 wraps (counters 3, 5..=6)\n");
+    assert_eq!(
+        s.gaps_table(10),
+        "stream 5: 3 missing, 1 late, 1 duplicate, 1 wraps (counters 3, 5..=6)\n"
+    );
 }
