@@ -222,11 +222,11 @@ fn a_cut_at_every_offset_keeps_every_whole_packet() {
 #[test]
 fn damage_is_reported_and_skipped() {
     let good = Packet::Event(event(1, 0, 1, 2, "ok"));
-    let mut b = bytes_of(&[good.clone()]);
+    let mut b = bytes_of(std::slice::from_ref(&good));
     // An impossible size (smaller than an event header).
     let bad_size = b.len();
     b.extend_from_slice(&[0xC1, 0xFC, 0x1F, 0xB7, 0, 0, 0, 3, 9, 9, 9]);
-    b.extend(bytes_of(&[good.clone()]));
+    b.extend(bytes_of(std::slice::from_ref(&good)));
     // A sound frame with an unknown attribute type: skipped by its size.
     let bad_type = b.len();
     let mut p = bytes_of(&[Packet::Event(Event {
