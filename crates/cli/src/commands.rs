@@ -155,12 +155,17 @@ pub struct StatsArgs {
 }
 
 pub fn stats(a: StatsArgs) -> Result<()> {
-    let o = open(&a.input, SourceOptions::default())?;
+    let o = match open_heph_or(&a.input)? {
+        Ok(h) => {
+            if a.json || a.sites {
+                bail!("Heph statistics are text only (no --json or --sites)");
+            }
+            return heph_spans(h, None, 10, Some(20));
+        }
+        Err(o) => o,
+    };
     if matches!(o.format, Format::Ptf | Format::PtfText) {
         return ptf_stats(o, a.json);
-    }
-    if o.format == Format::Heph {
-        return heph_spans(o, None, 10, Some(20));
     }
     analyse(o, a.json, a.sites.then_some(a.top))
 }
@@ -224,6 +229,53 @@ fn ptf_stats(mut o: Opened, json: bool) -> Result<()> {
     })
 }
 
+/// A Heph input read natively (borrowed packets, no record model).
+struct HephInput {
+    reader: tramp_heph::Reader<Box<dyn std::io::BufRead + Send>>,
+    progress: Progress,
+    name: String,
+}
+
+impl HephInput {
+    /// Clears the progress bar, then prints the damage skipped over.
+    fn done(mut self) {
+        let warnings = self.reader.take_warnings();
+        self.progress.finish();
+        for w in warnings {
+            eprintln!("tramp: warning: {}: {w}", self.name);
+        }
+    }
+}
+
+/// Opens the input; a Heph trace natively, anything else as a source.
+fn open_heph_or(args: &InputArgs) -> Result<Result<HephInput, Opened>> {
+    let input = Input::open(&args.input).with_context(|| format!("opening {}", args.input))?;
+    let format = match args.format.as_deref() {
+        Some(f) => Some(Format::parse(f)?),
+        None => Format::detect(&input.head, &input.name),
+    };
+    let progress = Progress::new(input.raw_len, input.raw_position());
+    if format == Some(Format::Heph) {
+        return Ok(Ok(HephInput {
+            reader: tramp_heph::Reader::new(input.reader),
+            progress,
+            name: args.input.clone(),
+        }));
+    }
+    let mut opts = SourceOptions::default();
+    if let Some(path) = &args.dtd {
+        opts.dtd = Some(read_dtd(path)?);
+    }
+    let (source, format) =
+        open_source(input, format, opts).with_context(|| format!("reading {}", args.input))?;
+    Ok(Err(Opened {
+        source,
+        format,
+        progress,
+        name: args.input.clone(),
+    }))
+}
+
 /// Export a trace for a viewer: `--chrome OUT.json` writes the Chrome
 /// Trace Event format that Perfetto (ui.perfetto.dev) and chrome://tracing
 /// open. For Heph traces each stream becomes a process and each substream
@@ -244,33 +296,30 @@ pub struct ExportArgs {
 }
 
 pub fn export(a: ExportArgs) -> Result<()> {
-    let mut o = open(&a.input, SourceOptions::default())?;
-    if o.format != Format::Heph {
-        bail!("--chrome exports Heph traces; {} is {}", o.name, o.format);
-    }
+    let mut h = match open_heph_or(&a.input)? {
+        Ok(h) => h,
+        Err(o) => bail!("--chrome exports Heph traces; {} is {}", o.name, o.format),
+    };
     let out = Output::create(&a.chrome, None).with_context(|| format!("creating {}", a.chrome))?;
     let mut w = tramp_heph::chrome::ChromeWriter::new(out);
     let mut n = 0u64;
-    let result = loop {
-        match o.source.next_record() {
-            Ok(Some(rec)) => {
-                let p = tramp_heph::records::record_to_packet(&rec)?;
-                w.packet(&p)?;
-            }
-            Ok(None) => break Ok(()),
-            Err(e) => break Err(anyhow::Error::new(e)),
-        }
+    while let Some(p) = h
+        .reader
+        .next_ref()
+        .with_context(|| format!("reading {}", h.name))?
+    {
+        w.packet_ref(&p)
+            .with_context(|| format!("writing {}", a.chrome))?;
         n += 1;
-        o.progress.record(n);
-    };
-    o.progress.finish();
-    report_warnings(&mut *o.source, &o.name);
+        h.progress.record(n);
+    }
+    h.done();
     let out = w
         .finish()
         .with_context(|| format!("writing {}", a.chrome))?;
     out.finish()
         .with_context(|| format!("finishing {}", a.chrome))?;
-    result.with_context(|| format!("reading {} ({})", o.name, o.format))
+    Ok(())
 }
 
 /// Analyse the spans of a Heph trace. An event is the child of the event
@@ -295,14 +344,14 @@ pub struct SpansArgs {
 }
 
 pub fn spans(a: SpansArgs) -> Result<()> {
-    let o = open(&a.input, SourceOptions::default())?;
-    if o.format != Format::Heph {
-        bail!(
+    let h = match open_heph_or(&a.input)? {
+        Ok(h) => h,
+        Err(o) => bail!(
             "spans are inferred for Heph traces; {} is {}",
             o.name,
             o.format
-        );
-    }
+        ),
+    };
     let tree = match a.tree.as_deref() {
         None => None,
         Some(t) => {
@@ -322,13 +371,13 @@ pub fn spans(a: SpansArgs) -> Result<()> {
             ))
         }
     };
-    heph_spans(o, tree, a.max_ranges, None)
+    heph_spans(h, tree, a.max_ranges, None)
 }
 
 /// Span totals and counter gaps of a Heph trace, or one stream's tree;
 /// `top` limits the totals table (stats) and adds a summary.
 fn heph_spans(
-    mut o: Opened,
+    mut h: HephInput,
     tree: Option<(u32, Option<u64>)>,
     max_ranges: usize,
     top: Option<usize>,
@@ -338,40 +387,36 @@ fn heph_spans(
     let mut kept: BTreeMap<u64, Vec<tramp_heph::Event>> = BTreeMap::new();
     let (mut epoch, mut packets, mut options) = (None, 0u64, Vec::new());
     let mut subs: std::collections::BTreeSet<(u32, u64)> = Default::default();
-    let mut n = 0u64;
-    let result = loop {
-        match o.source.next_record() {
-            Ok(Some(rec)) => {
-                packets += 1;
-                match tramp_heph::records::record_to_packet(&rec)? {
-                    tramp_heph::Packet::Event(e) => {
-                        stats.observe(&e);
-                        subs.insert((e.stream, e.substream));
-                        if let Some((s, sub)) = tree
-                            && e.stream == s
-                            && sub.is_none_or(|x| x == e.substream)
-                        {
-                            kept.entry(e.substream).or_default().push(e);
-                        }
-                    }
-                    tramp_heph::Packet::Metadata(m) => match m.value {
-                        tramp_heph::OptionValue::Epoch(ns) => epoch = Some(ns),
-                        tramp_heph::OptionValue::Unknown(b) => options.push(format!(
-                            "{} ({} bytes, unknown option kept)",
-                            m.option,
-                            b.len()
-                        )),
-                    },
+    while let Some(p) = h
+        .reader
+        .next_ref()
+        .with_context(|| format!("reading {}", h.name))?
+    {
+        packets += 1;
+        match p {
+            tramp_heph::PacketRef::Event(e) => {
+                stats.observe_ref(&e);
+                subs.insert((e.stream, e.substream));
+                if let Some((s, sub)) = tree
+                    && e.stream == s
+                    && sub.is_none_or(|x| x == e.substream)
+                {
+                    kept.entry(e.substream).or_default().push(e.to_event());
                 }
             }
-            Ok(None) => break Ok(()),
-            Err(e) => break Err(anyhow::Error::new(e)),
+            tramp_heph::PacketRef::Metadata { option, value } => match (option, value.len()) {
+                ("epoch", 8) => {
+                    epoch = Some(u64::from_be_bytes(value.try_into().expect("8 bytes")))
+                }
+                _ => options.push(format!(
+                    "{option} ({} bytes, unknown option kept)",
+                    value.len()
+                )),
+            },
         }
-        n += 1;
-        o.progress.record(n);
-    };
-    o.progress.finish();
-    report_warnings(&mut *o.source, &o.name);
+        h.progress.record(packets);
+    }
+    h.done();
     let mut text = String::new();
     use std::fmt::Write as _;
     if let Some((s, _)) = tree {
@@ -417,8 +462,7 @@ fn heph_spans(
         text.push('\n');
         text.push_str(&stats.gaps_table(max_ranges));
     }
-    print_text(&text)?;
-    result.with_context(|| format!("reading {} ({})", o.name, o.format))
+    print_text(&text)
 }
 
 /// Check a PTF trace against every rule of the PTF report's section 3:

@@ -273,6 +273,21 @@ fn help_is_complete() {
             ][..],
         ),
         (
+            "export",
+            &["--chrome", "Perfetto", "process", "thread", "NaN", "epoch"][..],
+        ),
+        (
+            "spans",
+            &[
+                "--tree",
+                "self time",
+                "p99",
+                "wrap",
+                "STREAM:SUBSTREAM",
+                "--max-ranges",
+            ][..],
+        ),
+        (
             "workload",
             &[
                 "oo7",
@@ -295,6 +310,7 @@ fn help_is_complete() {
     let formats = ok(&tramp(&["formats"]));
     assert!(formats.contains("hatf ") && formats.contains("hatf-text"));
     assert!(formats.contains("ptf ") && formats.contains("ptf-text"));
+    assert!(formats.contains("heph "));
 }
 
 #[test]
@@ -560,4 +576,99 @@ fn ptf_damaged_binary_keeps_the_events_before_the_damage() {
         1 + 36 + 1,
         "36 events kept between the markers:\n{kept}"
     );
+}
+
+const HEPH_EXAMPLE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/heph_tracing_example.bin.log"
+);
+const HEPH_SCALAR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/scalar.bin.log");
+
+#[test]
+fn heph_export_opens_as_json_with_processes_and_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = p(&dir, "scalar.json");
+    ok(&tramp(&["export", "--chrome", &out, HEPH_SCALAR]));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let events = v["traceEvents"].as_array().unwrap();
+    let complete = events.iter().filter(|e| e["ph"] == "X").count();
+    let names: Vec<&serde_json::Value> = events.iter().filter(|e| e["ph"] == "M").collect();
+    assert_eq!(complete, 410);
+    assert_eq!(
+        names.iter().filter(|e| e["name"] == "process_name").count(),
+        4
+    );
+    assert_eq!(
+        names.iter().filter(|e| e["name"] == "thread_name").count(),
+        4
+    );
+    assert_eq!(v["otherData"]["epoch_ns"], "1795312333888124039");
+    // Through a pipe, compressed.
+    let gz = p(&dir, "scalar.json.gz");
+    let piped = tramp_stdin(
+        &["export", "--chrome", &gz, "-"],
+        &std::fs::read(HEPH_SCALAR).unwrap(),
+    );
+    ok(&piped);
+    assert!(std::fs::metadata(&gz).unwrap().len() > 100);
+}
+
+#[test]
+fn heph_spans_stats_dump_and_convert() {
+    let spans = ok(&tramp(&["spans", HEPH_EXAMPLE]));
+    assert!(spans.starts_with("    count       total ns"), "{spans}");
+    assert!(spans.contains("Scheduling processes"));
+    assert!(
+        spans.contains("stream 1: 0 missing, 0 late, 0 duplicate, 0 wraps"),
+        "{spans}"
+    );
+    let tree = ok(&tramp(&["spans", "--tree", "1:0", HEPH_EXAMPLE]));
+    assert!(tree.contains("Scheduling processes [3293367..3375240] 81873 ns (self 10298 ns)\n  Polling for OS events [3293537..3359521] 65984 ns (self 65984 ns)\n"), "{tree}");
+    let stats = ok(&tramp(&["stats", HEPH_EXAMPLE]));
+    assert!(stats.starts_with("packets     97\nevents      96\nepoch       1795312005266882225 ns since the Unix epoch\n"), "{stats}");
+    let dump = ok(&tramp(&["dump", HEPH_EXAMPLE]));
+    assert_eq!(dump.lines().count(), 97);
+    assert!(dump.contains("description=\"Building runtime\""), "{dump}");
+    // Heph -> Heph (through zstd) is byte-identical.
+    let dir = tempfile::tempdir().unwrap();
+    let z = p(&dir, "copy.heph.zst");
+    ok(&tramp(&["convert", HEPH_EXAMPLE, &z]));
+    let back = p(&dir, "back.heph");
+    ok(&tramp(&["convert", &z, &back]));
+    assert_eq!(
+        std::fs::read(&back).unwrap(),
+        std::fs::read(HEPH_EXAMPLE).unwrap()
+    );
+}
+
+#[test]
+fn heph_damage_is_warned_about_and_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut bytes = std::fs::read(HEPH_EXAMPLE).unwrap();
+    // Flip the magic of the second packet (the first event, at byte 23)
+    // and cut the last packet short.
+    bytes[23] ^= 0xFF;
+    bytes.truncate(bytes.len() - 5);
+    let bad = p(&dir, "bad.heph");
+    std::fs::write(&bad, &bytes).unwrap();
+    let out = tramp(&["spans", &bad]);
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("byte offset 23: bad magic 0x3efc1fb7; resynchronised at the next packet"),
+        "{err}"
+    );
+    assert!(err.contains("the trace ends inside a packet"), "{err}");
+    let json = p(&dir, "bad.json");
+    ok(&tramp(&["export", "--chrome", &json, &bad]));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let complete = v["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] == "X")
+        .count();
+    assert_eq!(complete, 94, "96 events less the flipped and the cut one");
 }

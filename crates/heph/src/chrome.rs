@@ -69,6 +69,14 @@ fn value(out: &mut Vec<u8>, v: &Value) {
     }
 }
 
+/// The fixed fields of an event being written.
+struct Parts {
+    stream: u32,
+    substream: u64,
+    start: u64,
+    end: u64,
+}
+
 /// Streams packets out as Chrome trace JSON.
 pub struct ChromeWriter<W: Write> {
     out: W,
@@ -122,6 +130,36 @@ impl<W: Write> ChromeWriter<W> {
             }
             Packet::Event(e) => self.event(e),
         }
+        self.spill()
+    }
+
+    /// Adds one borrowed packet (the fast path: no owned copy of the
+    /// event).
+    pub fn packet_ref(&mut self, p: &crate::PacketRef<'_>) -> Result<(), HephError> {
+        match p {
+            crate::PacketRef::Metadata {
+                option: "epoch",
+                value,
+            } if value.len() == 8 => {
+                self.epoch = Some(u64::from_be_bytes((*value).try_into().expect("8 bytes")));
+            }
+            crate::PacketRef::Metadata { .. } => {}
+            crate::PacketRef::Event(e) => {
+                let attrs: Vec<(&str, Value)> =
+                    e.attributes().map(|(n, v)| (n, v.to_value())).collect();
+                let parts = Parts {
+                    stream: e.stream,
+                    substream: e.substream,
+                    start: e.start,
+                    end: e.end,
+                };
+                self.event_parts(parts, e.description, attrs.iter().map(|(n, v)| (*n, v)));
+            }
+        }
+        self.spill()
+    }
+
+    fn spill(&mut self) -> Result<(), HephError> {
         if self.buf.len() >= 1 << 16 {
             self.out.write_all(&self.buf).map_err(HephError::Io)?;
             self.buf.clear();
@@ -130,6 +168,29 @@ impl<W: Write> ChromeWriter<W> {
     }
 
     fn event(&mut self, e: &Event) {
+        let parts = Parts {
+            stream: e.stream,
+            substream: e.substream,
+            start: e.start,
+            end: e.end,
+        };
+        self.event_parts(
+            parts,
+            &e.description,
+            e.attributes.iter().map(|a| (a.name.as_str(), &a.value)),
+        );
+    }
+
+    fn event_parts<'v>(
+        &mut self,
+        e: Parts,
+        description: &str,
+        attributes: impl Iterator<Item = (&'v str, &'v Value)>,
+    ) {
+        let e = Parts {
+            end: e.end.max(e.start),
+            ..e
+        };
         if self.streams.insert(e.stream) {
             self.meta(e.stream, 0, "process_name", &format!("stream {}", e.stream));
         }
@@ -150,27 +211,25 @@ impl<W: Write> ChromeWriter<W> {
         );
         micros(b, e.start);
         b.extend_from_slice(b",\"dur\":");
-        micros(b, e.duration());
+        micros(b, e.end - e.start);
         b.extend_from_slice(b",\"name\":");
-        string(b, &e.description);
+        string(b, description);
         b.extend_from_slice(b",\"cat\":\"\"");
-        if !e.attributes.is_empty() {
-            b.extend_from_slice(b",\"args\":{");
-            let mut seen: HashSet<&str> = HashSet::new();
-            for (i, a) in e.attributes.iter().enumerate() {
-                if i > 0 {
-                    b.push(b',');
-                }
-                // JSON objects need distinct keys: a repeated name gets
-                // its position appended (decision 8).
-                if seen.insert(&a.name) {
-                    string(b, &a.name);
-                } else {
-                    string(b, &format!("{} #{}", a.name, i + 1));
-                }
-                b.push(b':');
-                value(b, &a.value);
+        let mut seen: Vec<&str> = Vec::new();
+        for (i, (name, v)) in attributes.enumerate() {
+            b.extend_from_slice(if i == 0 { b",\"args\":{" } else { b"," });
+            // JSON objects need distinct keys: a repeated name gets its
+            // position appended (decision 8).
+            if seen.contains(&name) {
+                string(b, &format!("{name} #{}", i + 1));
+            } else {
+                string(b, name);
+                seen.push(name);
             }
+            b.push(b':');
+            value(b, v);
+        }
+        if !seen.is_empty() {
             b.push(b'}');
         }
         b.push(b'}');

@@ -185,37 +185,85 @@ impl SpanStats {
     }
 
     pub fn observe(&mut self, e: &Event) {
+        self.observe_parts(
+            e.stream,
+            e.counter,
+            e.substream,
+            e.start,
+            e.end,
+            &e.description,
+        );
+    }
+
+    /// [`SpanStats::observe`] for a borrowed event.
+    pub fn observe_ref(&mut self, e: &crate::EventRef<'_>) {
+        self.observe_parts(
+            e.stream,
+            e.counter,
+            e.substream,
+            e.start,
+            e.end,
+            e.description,
+        );
+    }
+
+    fn observe_parts(
+        &mut self,
+        stream: u32,
+        counter: u32,
+        substream: u64,
+        start: u64,
+        end: u64,
+        description: &str,
+    ) {
         self.events += 1;
-        self.gaps.entry(e.stream).or_default().observe(e.counter);
-        let (start, end) = (e.start, e.end.max(e.start));
-        let open = self.open.entry((e.stream, e.substream)).or_default();
-        // Children: parentless spans inside [start, end].
+        self.gaps.entry(stream).or_default().observe(counter);
+        let end = end.max(start);
+        let open = self.open.entry((stream, substream)).or_default();
+        // Children: parentless spans inside [start, end] (they start at
+        // or after `start`). Remove them in place, measuring their union
+        // as they go by in start order; keep the others.
         let from = open.roots.partition_point(|&(s, _)| s < start);
-        let mut children = Vec::new();
-        let mut kept = Vec::new();
-        for &(s, en) in &open.roots[from..] {
+        let roots = &mut open.roots;
+        let (mut covered, mut cur): (u64, Option<(u64, u64)>) = (0, None);
+        let mut w = from;
+        for r in from..roots.len() {
+            let (s, en) = roots[r];
             if en <= end {
-                children.push((s, en));
+                match &mut cur {
+                    Some((_, ce)) if s <= *ce => *ce = (*ce).max(en),
+                    _ => {
+                        if let Some((cs, ce)) = cur {
+                            covered += ce - cs;
+                        }
+                        cur = Some((s, en));
+                    }
+                }
             } else {
-                kept.push((s, en));
+                roots[w] = roots[r];
+                w += 1;
             }
         }
-        let covered = union_len(&children);
-        open.roots.truncate(from);
-        // Re-insert the ones that are not children, and this span, in
-        // start order.
-        open.roots.push((start, end));
-        open.roots.extend(kept);
-        open.roots[from..].sort_unstable();
+        if let Some((cs, ce)) = cur {
+            covered += ce - cs;
+        }
+        roots.truncate(w);
+        // This span goes first among the kept ones (they start at or
+        // after it, and any that start with it end later): order holds.
+        roots.insert(from, (start, end));
         if open.roots.len() > MAX_OPEN {
             let extra = open.roots.len() - MAX_OPEN;
             open.roots.drain(..extra);
             self.dropped_roots += extra as u64;
         }
+        if !self.by_description.contains_key(description) {
+            self.by_description
+                .insert(description.to_string(), Totals::default());
+        }
         let t = self
             .by_description
-            .entry(e.description.clone())
-            .or_default();
+            .get_mut(description)
+            .expect("inserted above");
         let dur = end - start;
         t.count += 1;
         t.total += dur;

@@ -391,3 +391,57 @@ fn counter_gaps_wrap_and_tolerate_late_events() {
         "stream 5: 3 missing, 1 late, 1 duplicate, 1 wraps (counters 3, 5..=6)\n"
     );
 }
+
+#[test]
+fn the_example_in_heph_md_is_the_encoding() {
+    let md = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/formats/heph.md"
+    ))
+    .unwrap();
+    let block = md
+        .split("```text\n")
+        .nth(1)
+        .unwrap()
+        .split("```")
+        .next()
+        .unwrap();
+    // Hex groups and quoted strings, in order.
+    let mut bytes = Vec::new();
+    let mut rest = block;
+    while let Some(c) = rest.chars().next() {
+        if c.is_whitespace() {
+            rest = &rest[1..];
+        } else if c == '"' {
+            let end = rest[1..].find('"').unwrap() + 1;
+            bytes.extend_from_slice(rest[1..end].as_bytes());
+            rest = &rest[end + 1..];
+        } else {
+            let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+            let tok = &rest[..end];
+            for k in (0..tok.len()).step_by(2) {
+                bytes.push(u8::from_str_radix(&tok[k..k + 2], 16).unwrap());
+            }
+            rest = &rest[end..];
+        }
+    }
+    let e = Packet::Event(Event {
+        stream: 0,
+        counter: 0,
+        substream: 1,
+        start: 100,
+        end: 200,
+        description: "My event".into(),
+        attributes: vec![
+            Attribute {
+                name: "Test".into(),
+                value: Value::U64(123),
+            },
+            Attribute {
+                name: "Test2".into(),
+                value: Value::F64s(vec![123.456, 789.0]),
+            },
+        ],
+    });
+    assert_eq!(bytes, bytes_of(&[e]));
+}
