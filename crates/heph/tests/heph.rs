@@ -414,7 +414,7 @@ fn the_example_in_heph_md_is_the_encoding() {
             rest = &rest[1..];
         } else if c == '"' {
             let end = rest[1..].find('"').unwrap() + 1;
-            bytes.extend_from_slice(rest[1..end].as_bytes());
+            bytes.extend_from_slice(&rest.as_bytes()[1..end]);
             rest = &rest[end + 1..];
         } else {
             let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
