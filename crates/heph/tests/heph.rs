@@ -445,3 +445,29 @@ fn the_example_in_heph_md_is_the_encoding() {
     });
     assert_eq!(bytes, bytes_of(&[e]));
 }
+
+#[test]
+fn the_writer_api_numbers_each_streams_events() {
+    let mut w = tramp_heph::Writer::new(Vec::new());
+    w.epoch(1_000).unwrap();
+    w.event(1, 0, 5, 9, "a", &[("n", Value::U64(1))]).unwrap();
+    w.event(2, 7, 6, 8, "b", &[]).unwrap();
+    w.event(1, 0, 10, 12, "c", &[("xs", Value::Strs(vec!["q".into()]))])
+        .unwrap();
+    assert!(
+        w.event(1, 0, 0, 1, &"d".repeat(70_000), &[]).is_err(),
+        "descriptions are at most 65535 bytes"
+    );
+    let bytes = w.finish().unwrap();
+    let (packets, warnings) = read_all(&bytes);
+    assert!(warnings.is_empty());
+    let counters: Vec<(u32, u32)> = packets
+        .iter()
+        .filter_map(|p| match p {
+            Packet::Event(e) => Some((e.stream, e.counter)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(counters, vec![(1, 0), (2, 0), (1, 1)]);
+    assert_eq!(packets[0], epoch(1_000));
+}
