@@ -266,7 +266,6 @@ pub fn parse_event(line: &str) -> Result<Event, String> {
     let ty = mnemonic(first).ok_or_else(|| format!("unknown event `{first}`"))?;
     let names = param_names(ty);
     let mut p = [0u64; 6];
-    let mut signed_offset = 0i64;
     for (i, name) in names.iter().enumerate() {
         let tok = t.next().ok_or_else(|| {
             format!(
@@ -276,7 +275,7 @@ pub fn parse_event(line: &str) -> Result<Event, String> {
             )
         })?;
         if matches!(ty, EventType::Adr | EventType::Adw) && i == 2 {
-            signed_offset = int(tok, name)?;
+            p[i] = int(tok, name)? as u64;
         } else {
             p[i] = uint(tok, name)?;
         }
@@ -327,62 +326,11 @@ pub fn parse_event(line: &str) -> Result<Event, String> {
                 name: name.to_string(),
             }));
         }
-        EventType::Co => Event::CreateObject {
-            format: p[0],
-            oid: p[1],
-        },
-        EventType::Cao => Event::CreateArrayObject {
-            format: p[0],
-            oid: p[1],
-            container: p[2],
-            elements: p[3],
-        },
-        EventType::Do => Event::DeleteObject {
-            format: p[0],
-            oid: p[1],
-        },
-        EventType::Sr => Event::SetRoot {
-            format: p[0],
-            oid: p[1],
-        },
-        EventType::Gr => Event::GetRoot,
-        EventType::Dr => Event::DataRead {
-            format: p[0],
-            oid: p[1],
-            offset: p[2],
-        },
-        EventType::Dw => Event::DataWrite {
-            format: p[0],
-            oid: p[1],
-            offset: p[2],
-        },
-        EventType::Adr => Event::ArrayDataRead {
-            format: p[0],
-            oid: p[1],
-            offset: signed_offset,
-            index: p[3],
-            length: p[4],
-        },
-        EventType::Adw => Event::ArrayDataWrite {
-            format: p[0],
-            oid: p[1],
-            offset: signed_offset,
-            index: p[3],
-            length: p[4],
-        },
-        EventType::Er => Event::EdgeRead {
-            format: p[0],
-            from: p[1],
-            edge: p[2],
-        },
-        EventType::Ew => Event::EdgeWrite {
-            format: p[0],
-            from: p[1],
-            edge: p[2],
-            to: p[3],
-        },
-        EventType::Ts => Event::NoGcStart,
-        EventType::Te => Event::NoGcEnd,
+        _ => {
+            let mut q = [0u64; 5];
+            q.copy_from_slice(&p[..5]);
+            Event::from_ints(ty, &q).expect("not fo")
+        }
     };
     if let Some(extra) = t.next() {
         return Err(format!(
@@ -451,73 +399,21 @@ pub fn format_event(out: &mut Vec<u8>, e: &Event) -> Result<(), PtfError> {
             out.push(b' ');
             out.extend_from_slice(f.name.as_bytes());
         }
-        Event::CreateObject { format, oid }
-        | Event::DeleteObject { format, oid }
-        | Event::SetRoot { format, oid } => {
-            n(out, *format);
-            n(out, *oid);
-        }
-        Event::CreateArrayObject {
-            format,
-            oid,
-            container,
-            elements,
-        } => {
-            for v in [*format, *oid, *container, *elements] {
-                n(out, v);
+        other => {
+            let (p, count) = other.ints();
+            let signed = matches!(
+                other,
+                Event::ArrayDataRead { .. } | Event::ArrayDataWrite { .. }
+            );
+            for (k, v) in p[..count].iter().enumerate() {
+                if signed && k == 2 {
+                    out.push(b' ');
+                    push_i64(out, *v as i64);
+                } else {
+                    n(out, *v);
+                }
             }
         }
-        Event::DataRead {
-            format,
-            oid,
-            offset,
-        }
-        | Event::DataWrite {
-            format,
-            oid,
-            offset,
-        } => {
-            for v in [*format, *oid, *offset] {
-                n(out, v);
-            }
-        }
-        Event::ArrayDataRead {
-            format,
-            oid,
-            offset,
-            index,
-            length,
-        }
-        | Event::ArrayDataWrite {
-            format,
-            oid,
-            offset,
-            index,
-            length,
-        } => {
-            n(out, *format);
-            n(out, *oid);
-            out.push(b' ');
-            push_i64(out, *offset);
-            n(out, *index);
-            n(out, *length);
-        }
-        Event::EdgeRead { format, from, edge } => {
-            for v in [*format, *from, *edge] {
-                n(out, v);
-            }
-        }
-        Event::EdgeWrite {
-            format,
-            from,
-            edge,
-            to,
-        } => {
-            for v in [*format, *from, *edge, *to] {
-                n(out, v);
-            }
-        }
-        Event::GetRoot | Event::NoGcStart | Event::NoGcEnd => {}
     }
     Ok(())
 }

@@ -116,62 +116,14 @@ fn decode(d: &[u8]) -> Result<(Event, usize), Stop> {
                 name,
             })
         }
-        EventType::Co => Event::CreateObject {
-            format: p[0],
-            oid: p[1],
-        },
-        EventType::Cao => Event::CreateArrayObject {
-            format: p[0],
-            oid: p[1],
-            container: p[2],
-            elements: p[3],
-        },
-        EventType::Do => Event::DeleteObject {
-            format: p[0],
-            oid: p[1],
-        },
-        EventType::Sr => Event::SetRoot {
-            format: p[0],
-            oid: p[1],
-        },
-        EventType::Gr => Event::GetRoot,
-        EventType::Dr => Event::DataRead {
-            format: p[0],
-            oid: p[1],
-            offset: p[2],
-        },
-        EventType::Dw => Event::DataWrite {
-            format: p[0],
-            oid: p[1],
-            offset: p[2],
-        },
-        EventType::Adr => Event::ArrayDataRead {
-            format: p[0],
-            oid: p[1],
-            offset: unzigzag(p[2]),
-            index: p[3],
-            length: p[4],
-        },
-        EventType::Adw => Event::ArrayDataWrite {
-            format: p[0],
-            oid: p[1],
-            offset: unzigzag(p[2]),
-            index: p[3],
-            length: p[4],
-        },
-        EventType::Er => Event::EdgeRead {
-            format: p[0],
-            from: p[1],
-            edge: p[2],
-        },
-        EventType::Ew => Event::EdgeWrite {
-            format: p[0],
-            from: p[1],
-            edge: p[2],
-            to: p[3],
-        },
-        EventType::Ts => Event::NoGcStart,
-        EventType::Te => Event::NoGcEnd,
+        _ => {
+            let mut q = [0u64; 5];
+            q.copy_from_slice(&p[..5]);
+            if signed_offset(ty) {
+                q[2] = unzigzag(q[2]) as u64;
+            }
+            Event::from_ints(ty, &q).expect("not fo")
+        }
     };
     Ok((e, at))
 }
@@ -200,71 +152,19 @@ pub fn encode(out: &mut Vec<u8>, e: &Event) {
             }
             out.extend_from_slice(f.name.as_bytes());
         }
-        Event::CreateObject { format, oid }
-        | Event::DeleteObject { format, oid }
-        | Event::SetRoot { format, oid } => {
-            put(out, *format);
-            put(out, *oid);
-        }
-        Event::CreateArrayObject {
-            format,
-            oid,
-            container,
-            elements,
-        } => {
-            for v in [*format, *oid, *container, *elements] {
-                put(out, v);
+        other => {
+            let (p, n) = other.ints();
+            for (k, v) in p[..n].iter().enumerate() {
+                let signed = k == 2 && signed_offset(other.event_type());
+                put(out, if signed { zigzag(*v as i64) } else { *v });
             }
         }
-        Event::DataRead {
-            format,
-            oid,
-            offset,
-        }
-        | Event::DataWrite {
-            format,
-            oid,
-            offset,
-        } => {
-            for v in [*format, *oid, *offset] {
-                put(out, v);
-            }
-        }
-        Event::ArrayDataRead {
-            format,
-            oid,
-            offset,
-            index,
-            length,
-        }
-        | Event::ArrayDataWrite {
-            format,
-            oid,
-            offset,
-            index,
-            length,
-        } => {
-            for v in [*format, *oid, zigzag(*offset), *index, *length] {
-                put(out, v);
-            }
-        }
-        Event::EdgeRead { format, from, edge } => {
-            for v in [*format, *from, *edge] {
-                put(out, v);
-            }
-        }
-        Event::EdgeWrite {
-            format,
-            from,
-            edge,
-            to,
-        } => {
-            for v in [*format, *from, *edge, *to] {
-                put(out, v);
-            }
-        }
-        Event::GetRoot | Event::NoGcStart | Event::NoGcEnd => {}
     }
+}
+
+/// Whether parameter 2 of `ty` is the signed, zigzag-encoded `Offset`.
+fn signed_offset(ty: EventType) -> bool {
+    matches!(ty, EventType::Adr | EventType::Adw)
 }
 
 /// Reads the binary form.

@@ -230,6 +230,139 @@ impl fmt::Display for EventType {
 }
 
 impl Event {
+    /// The integer parameters of an event other than `fo`, in ASCII order
+    /// (the signed `Offset` of `adr`/`adw` as its two's complement), and
+    /// how many there are. `fo` gives none: its lists need their own code.
+    pub fn ints(&self) -> ([u64; 5], usize) {
+        let mut p = [0u64; 5];
+        let n = match *self {
+            Event::FormatObject(_) | Event::GetRoot | Event::NoGcStart | Event::NoGcEnd => 0,
+            Event::CreateObject { format, oid }
+            | Event::DeleteObject { format, oid }
+            | Event::SetRoot { format, oid } => {
+                p[..2].copy_from_slice(&[format, oid]);
+                2
+            }
+            Event::CreateArrayObject {
+                format,
+                oid,
+                container,
+                elements,
+            } => {
+                p[..4].copy_from_slice(&[format, oid, container, elements]);
+                4
+            }
+            Event::DataRead {
+                format,
+                oid,
+                offset,
+            }
+            | Event::DataWrite {
+                format,
+                oid,
+                offset,
+            } => {
+                p[..3].copy_from_slice(&[format, oid, offset]);
+                3
+            }
+            Event::ArrayDataRead {
+                format,
+                oid,
+                offset,
+                index,
+                length,
+            }
+            | Event::ArrayDataWrite {
+                format,
+                oid,
+                offset,
+                index,
+                length,
+            } => {
+                p = [format, oid, offset as u64, index, length];
+                5
+            }
+            Event::EdgeRead { format, from, edge } => {
+                p[..3].copy_from_slice(&[format, from, edge]);
+                3
+            }
+            Event::EdgeWrite {
+                format,
+                from,
+                edge,
+                to,
+            } => {
+                p[..4].copy_from_slice(&[format, from, edge, to]);
+                4
+            }
+        };
+        (p, n)
+    }
+
+    /// The event of type `ty` (not `fo`) with integer parameters `p`, in
+    /// the order of [`Event::ints`].
+    pub fn from_ints(ty: EventType, p: &[u64; 5]) -> Option<Event> {
+        Some(match ty {
+            EventType::Fo => return None,
+            EventType::Co => Event::CreateObject {
+                format: p[0],
+                oid: p[1],
+            },
+            EventType::Do => Event::DeleteObject {
+                format: p[0],
+                oid: p[1],
+            },
+            EventType::Sr => Event::SetRoot {
+                format: p[0],
+                oid: p[1],
+            },
+            EventType::Cao => Event::CreateArrayObject {
+                format: p[0],
+                oid: p[1],
+                container: p[2],
+                elements: p[3],
+            },
+            EventType::Gr => Event::GetRoot,
+            EventType::Ts => Event::NoGcStart,
+            EventType::Te => Event::NoGcEnd,
+            EventType::Dr => Event::DataRead {
+                format: p[0],
+                oid: p[1],
+                offset: p[2],
+            },
+            EventType::Dw => Event::DataWrite {
+                format: p[0],
+                oid: p[1],
+                offset: p[2],
+            },
+            EventType::Adr => Event::ArrayDataRead {
+                format: p[0],
+                oid: p[1],
+                offset: p[2] as i64,
+                index: p[3],
+                length: p[4],
+            },
+            EventType::Adw => Event::ArrayDataWrite {
+                format: p[0],
+                oid: p[1],
+                offset: p[2] as i64,
+                index: p[3],
+                length: p[4],
+            },
+            EventType::Er => Event::EdgeRead {
+                format: p[0],
+                from: p[1],
+                edge: p[2],
+            },
+            EventType::Ew => Event::EdgeWrite {
+                format: p[0],
+                from: p[1],
+                edge: p[2],
+                to: p[3],
+            },
+        })
+    }
+
     pub fn event_type(&self) -> EventType {
         match self {
             Event::FormatObject(_) => EventType::Fo,

@@ -68,12 +68,11 @@ pub fn event_to_record(e: &Event, buf: &mut RecordBuf) {
     let s = schema();
     let ty = &s.types[e.event_type() as usize - 1];
     buf.reset(ty);
-    let mut set = |i: usize, v: u64| buf.set_u64(i, v);
     match e {
         Event::FormatObject(f) => {
-            set(0, f.id);
-            set(1, f.super_id);
-            set(2, f.pointers);
+            buf.set_u64(0, f.id);
+            buf.set_u64(1, f.super_id);
+            buf.set_u64(2, f.pointers);
             let data = buf.push_list(f.data.iter().map(|v| Value::U64(*v)));
             buf.set_slot(3, data);
             let arrays = buf.push_list(f.arrays.iter().map(|(a, _)| Value::U64(*a)));
@@ -82,75 +81,20 @@ pub fn event_to_record(e: &Event, buf: &mut RecordBuf) {
             buf.set_slot(5, elements);
             buf.set_str(6, &f.name);
         }
-        Event::CreateObject { format, oid }
-        | Event::DeleteObject { format, oid }
-        | Event::SetRoot { format, oid } => {
-            set(0, *format);
-            set(1, *oid);
-        }
-        Event::CreateArrayObject {
-            format,
-            oid,
-            container,
-            elements,
-        } => {
-            for (i, v) in [*format, *oid, *container, *elements]
-                .into_iter()
-                .enumerate()
-            {
-                set(i, v);
+        other => {
+            let (p, n) = other.ints();
+            let signed = matches!(
+                other,
+                Event::ArrayDataRead { .. } | Event::ArrayDataWrite { .. }
+            );
+            for (k, v) in p[..n].iter().enumerate() {
+                if signed && k == 2 {
+                    buf.set_i64(k, *v as i64);
+                } else {
+                    buf.set_u64(k, *v);
+                }
             }
         }
-        Event::DataRead {
-            format,
-            oid,
-            offset,
-        }
-        | Event::DataWrite {
-            format,
-            oid,
-            offset,
-        } => {
-            for (i, v) in [*format, *oid, *offset].into_iter().enumerate() {
-                set(i, v);
-            }
-        }
-        Event::ArrayDataRead {
-            format,
-            oid,
-            offset,
-            index,
-            length,
-        }
-        | Event::ArrayDataWrite {
-            format,
-            oid,
-            offset,
-            index,
-            length,
-        } => {
-            set(0, *format);
-            set(1, *oid);
-            buf.set_i64(2, *offset);
-            buf.set_u64(3, *index);
-            buf.set_u64(4, *length);
-        }
-        Event::EdgeRead { format, from, edge } => {
-            for (i, v) in [*format, *from, *edge].into_iter().enumerate() {
-                set(i, v);
-            }
-        }
-        Event::EdgeWrite {
-            format,
-            from,
-            edge,
-            to,
-        } => {
-            for (i, v) in [*format, *from, *edge, *to].into_iter().enumerate() {
-                set(i, v);
-            }
-        }
-        Event::GetRoot | Event::NoGcStart | Event::NoGcEnd => {}
     }
 }
 
@@ -174,73 +118,14 @@ pub fn record_to_event(rec: &Record<'_>) -> Result<Event, MapError> {
     {
         let ty = EventType::ALL[rt.index];
         let mut v = [0u64; 5];
-        let mut offset = 0i64;
         for (i, slot) in v.iter_mut().enumerate().take(rt.fields.len()) {
-            match rec.get(i) {
-                Some(Value::I64(x)) => offset = x,
-                Some(x) => *slot = x.as_u64().unwrap_or(0),
-                None => {}
-            }
+            *slot = match rec.get(i) {
+                Some(Value::I64(x)) => x as u64,
+                Some(x) => x.as_u64().unwrap_or(0),
+                None => 0,
+            };
         }
-        return Ok(match ty {
-            EventType::Co => Event::CreateObject {
-                format: v[0],
-                oid: v[1],
-            },
-            EventType::Do => Event::DeleteObject {
-                format: v[0],
-                oid: v[1],
-            },
-            EventType::Sr => Event::SetRoot {
-                format: v[0],
-                oid: v[1],
-            },
-            EventType::Cao => Event::CreateArrayObject {
-                format: v[0],
-                oid: v[1],
-                container: v[2],
-                elements: v[3],
-            },
-            EventType::Gr => Event::GetRoot,
-            EventType::Ts => Event::NoGcStart,
-            EventType::Te => Event::NoGcEnd,
-            EventType::Dr => Event::DataRead {
-                format: v[0],
-                oid: v[1],
-                offset: v[2],
-            },
-            EventType::Dw => Event::DataWrite {
-                format: v[0],
-                oid: v[1],
-                offset: v[2],
-            },
-            EventType::Adr => Event::ArrayDataRead {
-                format: v[0],
-                oid: v[1],
-                offset,
-                index: v[3],
-                length: v[4],
-            },
-            EventType::Adw => Event::ArrayDataWrite {
-                format: v[0],
-                oid: v[1],
-                offset,
-                index: v[3],
-                length: v[4],
-            },
-            EventType::Er => Event::EdgeRead {
-                format: v[0],
-                from: v[1],
-                edge: v[2],
-            },
-            EventType::Ew => Event::EdgeWrite {
-                format: v[0],
-                from: v[1],
-                edge: v[2],
-                to: v[3],
-            },
-            EventType::Fo => unreachable!("format objects take the general path"),
-        });
+        return Ok(Event::from_ints(ty, &v).expect("not fo"));
     }
     let name = &rt.name;
     let ty = EventType::from_mnemonic(name).ok_or_else(|| MapError::NotPtf(name.clone()))?;
