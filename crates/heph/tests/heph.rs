@@ -46,14 +46,9 @@ fn epoch(ns: u64) -> Packet {
     })
 }
 
-#[test]
-fn the_seeds_examples_byte_for_byte() {
-    let meta = bytes_of(&[epoch(1_610_113_734_118_010_000)]);
-    let mut want = vec![0x75, 0xD1, 0x1D, 0x4D, 0, 0, 0, 23, 0, 5];
-    want.extend_from_slice(b"epoch");
-    want.extend_from_slice(&1_610_113_734_118_010_000u64.to_be_bytes());
-    assert_eq!(meta, want);
-    let e = Packet::Event(Event {
+/// The event packet of the seed's example.
+fn seed_example() -> Packet {
+    Packet::Event(Event {
         stream: 0,
         counter: 0,
         substream: 1,
@@ -70,7 +65,17 @@ fn the_seeds_examples_byte_for_byte() {
                 value: Value::F64s(vec![123.456, 789.0]),
             },
         ],
-    });
+    })
+}
+
+#[test]
+fn the_seeds_examples_byte_for_byte() {
+    let meta = bytes_of(&[epoch(1_610_113_734_118_010_000)]);
+    let mut want = vec![0x75, 0xD1, 0x1D, 0x4D, 0, 0, 0, 23, 0, 5];
+    want.extend_from_slice(b"epoch");
+    want.extend_from_slice(&1_610_113_734_118_010_000u64.to_be_bytes());
+    assert_eq!(meta, want);
+    let e = seed_example();
     let b = bytes_of(std::slice::from_ref(&e));
     assert_eq!(b.len(), 91, "the seed's example is 728 bits");
     let mut want = vec![0xC1, 0xFC, 0x1F, 0xB7, 0, 0, 0, 91, 0, 0, 0, 0, 0, 0, 0, 0];
@@ -425,24 +430,7 @@ fn the_example_in_heph_md_is_the_encoding() {
             rest = &rest[end..];
         }
     }
-    let e = Packet::Event(Event {
-        stream: 0,
-        counter: 0,
-        substream: 1,
-        start: 100,
-        end: 200,
-        description: "My event".into(),
-        attributes: vec![
-            Attribute {
-                name: "Test".into(),
-                value: Value::U64(123),
-            },
-            Attribute {
-                name: "Test2".into(),
-                value: Value::F64s(vec![123.456, 789.0]),
-            },
-        ],
-    });
+    let e = seed_example();
     assert_eq!(bytes, bytes_of(&[e]));
 }
 

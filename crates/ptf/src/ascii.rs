@@ -379,22 +379,8 @@ pub fn format_event(out: &mut Vec<u8>, e: &Event) -> Result<(), PtfError> {
                     f.name
                 )));
             }
-            for v in [
-                f.id,
-                f.super_id,
-                f.pointers,
-                f.data.len() as u64,
-                f.arrays.len() as u64,
-                f.name.len() as u64,
-            ] {
+            for v in f.ints() {
                 n(out, v);
-            }
-            for d in &f.data {
-                n(out, *d);
-            }
-            for (a, k) in &f.arrays {
-                n(out, *a);
-                n(out, *k);
             }
             out.push(b' ');
             out.extend_from_slice(f.name.as_bytes());

@@ -133,22 +133,8 @@ pub fn encode(out: &mut Vec<u8>, e: &Event) {
     out.push(e.event_type() as u8);
     match e {
         Event::FormatObject(f) => {
-            for v in [
-                f.id,
-                f.super_id,
-                f.pointers,
-                f.data.len() as u64,
-                f.arrays.len() as u64,
-                f.name.len() as u64,
-            ] {
+            for v in f.ints() {
                 put(out, v);
-            }
-            for d in &f.data {
-                put(out, *d);
-            }
-            for (a, k) in &f.arrays {
-                put(out, *a);
-                put(out, *k);
             }
             out.extend_from_slice(f.name.as_bytes());
         }

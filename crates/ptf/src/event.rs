@@ -59,6 +59,25 @@ pub struct FormatObject {
     pub name: String,
 }
 
+impl FormatObject {
+    /// Every integer of the format object in parameter order: the six
+    /// counts and ids, the data member ids, then (array id, elements)
+    /// pairs — what both forms write before the class name.
+    pub fn ints(&self) -> impl Iterator<Item = u64> + '_ {
+        [
+            self.id,
+            self.super_id,
+            self.pointers,
+            self.data.len() as u64,
+            self.arrays.len() as u64,
+            self.name.len() as u64,
+        ]
+        .into_iter()
+        .chain(self.data.iter().copied())
+        .chain(self.arrays.iter().flat_map(|(a, k)| [*a, *k]))
+    }
+}
+
 /// One PTF event. Field order follows the parameter order of the ASCII
 /// form (for `ew`: format, from, edge, to — Figure 3, decision 1).
 #[derive(Clone, Debug, PartialEq, Eq)]
