@@ -1154,6 +1154,8 @@ pub struct MetaSink<W: Finish> {
     /// go to temporary files, assembled (sections zstd-compressed one by
     /// one) when the trace is finished.
     spool: Option<Spool>,
+    /// Whether data sections are zstd-compressed (the default) or stored.
+    compress_sections: bool,
     /// Values the current record sends to data sections.
     pending: Vec<(u8, u64, usize)>,
     /// Whether the record being encoded is of this DTD's own schema.
@@ -1249,7 +1251,16 @@ impl<W: Finish> MetaSink<W> {
             pending: Vec::new(),
             own: true,
             skipped: 0,
+            compress_sections: true,
         })
+    }
+
+    /// Stores data sections uncompressed instead of zstd-compressing each
+    /// (readers without a zstd decoder, such as std-only generated code,
+    /// can then read them).
+    pub fn compress_sections(mut self, yes: bool) -> Self {
+        self.compress_sections = yes;
+        self
     }
 
     /// The header for an embedded DTD followed by data sections of the
@@ -1525,12 +1536,17 @@ impl<W: Finish> Sink for MetaSink<W> {
         let mut packed = Vec::new();
         for (n, w) in spool.sections {
             let mut raw = w.into_inner().map_err(|e| e.into_error())?;
+            let size = if self.compress_sections {
+                raw.rewind()?;
+                let mut z = tempfile::tempfile()?;
+                zstd::stream::copy_encode(&mut raw, &mut z, 19)?;
+                raw = z;
+                raw.stream_position()?
+            } else {
+                raw.stream_position()?
+            };
             raw.rewind()?;
-            let mut z = tempfile::tempfile()?;
-            zstd::stream::copy_encode(&mut raw, &mut z, 19)?;
-            let size = z.stream_position()?;
-            z.rewind()?;
-            packed.push((n, size, z));
+            packed.push((n, size, raw));
         }
         let sizes: Vec<(u8, u64)> = packed.iter().map(|(n, s, _)| (*n, *s)).collect();
         let header = Self::header(&self.dtd_text, self.big, &sizes);

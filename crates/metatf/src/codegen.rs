@@ -73,8 +73,10 @@ fn type_name(name: &str) -> String {
 
 fn interp_expr(i: &Interp) -> String {
     match i {
-        Interp::None | Interp::SectionOffset(_) | Interp::SectionStride { .. } => {
-            "Interp::None".into()
+        Interp::None => "Interp::None".into(),
+        Interp::SectionOffset(n) => format!("Interp::SectionOffset({n})"),
+        Interp::SectionStride { section, stride } => {
+            format!("Interp::SectionStride({section}, {stride})")
         }
         Interp::Default(v) => format!("Interp::Default({v})"),
         Interp::BaseOffset(v) => format!("Interp::BaseOffset({v})"),
@@ -220,19 +222,6 @@ fn write_ops(
 
 const RUNTIME: &str = include_str!("gen_runtime.rs.in");
 
-fn flatten(fields: &[crate::check::Field]) -> Vec<Interp> {
-    use crate::check::FieldKind;
-    let mut v = Vec::new();
-    for f in fields {
-        match &f.kind {
-            FieldKind::Simple { interp, .. } => v.push(interp.clone()),
-            FieldKind::Group { fields } => v.extend(flatten(fields)),
-            FieldKind::Repeat { item, .. } => v.extend(flatten(std::slice::from_ref(item))),
-        }
-    }
-    v
-}
-
 /// The generated match pattern for a record's section: `_` for a global
 /// record (valid in every section), else the section number.
 fn section_pattern(rp: &RecordPlan) -> String {
@@ -303,21 +292,27 @@ fn fast_arm(plan: &Plan, rp: &RecordPlan, tracked: &[bool]) -> Option<(String, u
 pub fn rust(dtd_text: &str, source_name: &str) -> Result<String, Vec<crate::Diagnostic>> {
     let dtd = crate::load(dtd_text)?;
     let plan = Plan::compile(&dtd);
-    // Data sections (sectionOffset/sectionStride) need the universal codec.
-    for r in &dtd.records {
-        for f in flatten(&r.fields) {
-            if matches!(f, Interp::SectionOffset(_) | Interp::SectionStride { .. }) {
-                return Err(vec![crate::Diagnostic::new(
-                    format!(
-                        "record `{}` reads a data section: code generation does not support sectionOffset and sectionStride yet",
-                        r.name
-                    ),
-                    0..0,
-                    "use the universal reader (tramp dump/convert) for this DTD",
-                )]);
+    // Data sections the writer spools (sectionStride), in number order
+    // as the universal writer lays them out.
+    let mut data_sections = Vec::new();
+    fn strided(ops: &[Op], out: &mut Vec<u8>) {
+        for op in ops {
+            match op {
+                Op::Field(s) => {
+                    if let Interp::SectionStride { section, .. } = s.interp
+                        && !out.contains(&section)
+                    {
+                        out.push(section);
+                    }
+                }
+                Op::Repeat { body, .. } => strided(body, out),
             }
         }
     }
+    for r in &plan.records {
+        strided(&r.ops, &mut data_sections);
+    }
+    data_sections.sort_unstable();
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -333,6 +328,10 @@ pub fn rust(dtd_text: &str, source_name: &str) -> Result<String, Vec<crate::Diag
     );
     let _ = writeln!(out, "pub const DTD: &str = {:?};", dtd_text);
     let _ = writeln!(out, "pub const TAG_WIDTH: usize = {};", dtd.tag_width);
+    let _ = writeln!(
+        out,
+        "/// Data sections written through sectionStride, in number order.\nconst DATA_SECTIONS: &[u8] = &{data_sections:?};"
+    );
     let _ = writeln!(out, "const NAMES: usize = {};", plan.names.len());
     let mut tracked = vec![false; plan.names.len()];
     for rp in &plan.records {
@@ -485,7 +484,7 @@ pub fn rust(dtd_text: &str, source_name: &str) -> Result<String, Vec<crate::Diag
     // Writer.
     let _ = writeln!(
         out,
-        "\nimpl<W: IoWrite> Writer<W> {{\n    /// Writes one record; on error nothing of it is written.\n    pub fn write(&mut self, rec: &Record) -> std::io::Result<()> {{\n        let mark = self.buf.len();\n        self.live.pending.clear();\n        let r = self.write_inner(rec);\n        if r.is_err() {{ self.buf.truncate(mark); self.live.pending.clear(); return r; }}\n        self.commit();\n        self.spill()\n    }}\n\n    fn write_inner(&mut self, rec: &Record) -> std::io::Result<()> {{\n        match rec {{"
+        "\nimpl<W: IoWrite> Writer<W> {{\n    /// Writes one record; on error nothing of it is written.\n    pub fn write(&mut self, rec: &Record) -> std::io::Result<()> {{\n        let mark = self.buf.len();\n        self.live.pending.clear();\n        let r = self.write_inner(rec);\n        if r.is_err() {{ self.buf.truncate(mark); self.live.pending.clear(); self.pending_data.clear(); return r; }}\n        self.commit();\n        self.commit_data()?;\n        self.spill()\n    }}\n\n    fn write_inner(&mut self, rec: &Record) -> std::io::Result<()> {{\n        match rec {{"
     );
     for rp in &plan.records {
         if rp.tag == TAG_METADATA {
