@@ -58,11 +58,13 @@ fn main() {
 }
 "#;
 
-fn check(name: &str, dtd: &str, traces: &[Vec<u8>]) {
+/// Generates code for `dtd`, compiles it with `driver`, and returns the
+/// executable.
+fn build_driver(name: &str, dtd: &str, driver: &str) -> std::path::PathBuf {
     let dir = tempfile_dir(name);
     let code = tramp_metatf::codegen::rust(dtd, name).unwrap();
     std::fs::write(dir.join("generated.rs"), &code).unwrap();
-    std::fs::write(dir.join("main.rs"), DRIVER).unwrap();
+    std::fs::write(dir.join("main.rs"), driver).unwrap();
     let exe = dir.join("driver");
     let out = Command::new(std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into()))
         .args(["--edition=2024", "-O", "-o"])
@@ -75,32 +77,51 @@ fn check(name: &str, dtd: &str, traces: &[Vec<u8>]) {
         "generated code for {name} does not compile:\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    exe
+}
+
+/// Runs a driver on `trace`; returns the records it printed and the
+/// bytes its generated writer wrote. `extra` arguments follow the files.
+fn run_driver(
+    exe: &std::path::Path,
+    tag: &str,
+    trace: &[u8],
+    extra: &[&str],
+) -> (Vec<String>, Vec<u8>) {
+    let dir = exe.parent().unwrap();
+    let input = dir.join(format!("in-{tag}.mtf"));
+    let output = dir.join(format!("out-{tag}.mtf"));
+    std::fs::write(&input, trace).unwrap();
+    let run = Command::new(exe)
+        .arg(&input)
+        .arg(&output)
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{tag}: {}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let lines = String::from_utf8(run.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    (lines, std::fs::read(&output).unwrap())
+}
+
+fn check(name: &str, dtd: &str, traces: &[Vec<u8>]) {
+    let exe = build_driver(name, dtd, DRIVER);
     for (i, trace) in traces.iter().enumerate() {
-        let input = dir.join(format!("in{i}.mtf"));
-        let output = dir.join(format!("out{i}.mtf"));
-        std::fs::write(&input, trace).unwrap();
-        let run = Command::new(&exe)
-            .arg(&input)
-            .arg(&output)
-            .output()
-            .unwrap();
-        assert!(
-            run.status.success(),
-            "{name}: {}",
-            String::from_utf8_lossy(&run.stderr)
-        );
-        let generated: Vec<String> = String::from_utf8(run.stdout)
-            .unwrap()
-            .lines()
-            .map(str::to_string)
-            .collect();
+        let (generated, written) = run_driver(&exe, &i.to_string(), trace, &[]);
         assert_eq!(
             generated,
             universal_text(trace),
             "{name} trace {i}: generated and universal readers disagree"
         );
         assert!(
-            std::fs::read(&output).unwrap() == *trace,
+            written == *trace,
             "{name} trace {i}: the generated writer wrote other bytes"
         );
     }
@@ -396,22 +417,8 @@ fn generated_code_reads_and_writes_data_sections() {
         }
         v
     };
-    let dir = tempfile_dir(name);
-    let code = tramp_metatf::codegen::rust(dtd, name).unwrap();
-    std::fs::write(dir.join("generated.rs"), &code).unwrap();
-    std::fs::write(dir.join("main.rs"), SECTION_DRIVER).unwrap();
-    let exe = dir.join("driver");
-    let out = Command::new(std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into()))
-        .args(["--edition=2024", "-O", "-o"])
-        .arg(&exe)
-        .arg(dir.join("main.rs"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let exe = build_driver(name, dtd, SECTION_DRIVER);
+    let dir = exe.parent().unwrap().to_path_buf();
     for big in [false, true] {
         // Stored sections: the generated writer writes the same bytes.
         let capture = Capture::default();
@@ -426,34 +433,12 @@ fn generated_code_reads_and_writes_data_sections() {
         }
         sink.finish().unwrap();
         let raw = capture.bytes();
-        let (input, output) = (
-            dir.join(format!("raw{big}.mtf")),
-            dir.join(format!("out{big}.mtf")),
-        );
-        std::fs::write(&input, &raw).unwrap();
-        let run = Command::new(&exe)
-            .arg(&input)
-            .arg(&output)
-            .output()
-            .unwrap();
-        assert!(
-            run.status.success(),
-            "{}",
-            String::from_utf8_lossy(&run.stderr)
-        );
-        let lines: Vec<String> = String::from_utf8(run.stdout)
-            .unwrap()
-            .lines()
-            .map(str::to_string)
-            .collect();
+        let (lines, written) = run_driver(&exe, &format!("raw{big}"), &raw, &[]);
         assert_eq!(lines, universal_text(&raw));
         assert_eq!(lines.len(), 500 + 167);
-        assert!(
-            std::fs::read(&output).unwrap() == raw,
-            "the generated writer wrote other bytes"
-        );
+        assert!(written == raw, "the generated writer wrote other bytes");
         // The universal reader reads what the generated writer wrote.
-        assert_eq!(universal_text(&std::fs::read(&output).unwrap()), lines);
+        assert_eq!(universal_text(&written), lines);
         // Compressed sections (the universal default), through a decoder.
         let zipped = universal_trace(dtd, big, &build);
         let has_zstd = Command::new("zstd")
