@@ -135,6 +135,11 @@ fn open(args: &InputArgs, mut opts: SourceOptions) -> Result<Opened> {
 /// For a PTF trace: events per type, objects created per format, edges
 /// written and read, data reads and writes, maximum live objects.
 ///
+/// For a Heph trace: packets, events, epoch, streams and substreams,
+/// unknown options, the descriptions by total time (count, total and self
+/// time, p50, p99; the top 20 in text, all in JSON) and the counter gaps
+/// of each stream.
+///
 /// If the trace is damaged, the statistics of every record before the
 /// damage are printed, then the error, and the exit status is 1.
 #[derive(Args)]
@@ -157,10 +162,16 @@ pub struct StatsArgs {
 pub fn stats(a: StatsArgs) -> Result<()> {
     let o = match open_heph_or(&a.input)? {
         Ok(h) => {
-            if a.json || a.sites {
-                bail!("Heph statistics are text only (no --json or --sites)");
+            if a.sites {
+                bail!("--sites lists allocation sites of heap traces; Heph traces have none");
             }
-            return heph_spans(h, None, 10, Some(20));
+            return heph_spans(
+                h,
+                None,
+                10,
+                Some(if a.json { usize::MAX } else { 20 }),
+                a.json,
+            );
         }
         Err(o) => o,
     };
@@ -371,7 +382,7 @@ pub fn spans(a: SpansArgs) -> Result<()> {
             ))
         }
     };
-    heph_spans(h, tree, a.max_ranges, None)
+    heph_spans(h, tree, a.max_ranges, None, false)
 }
 
 /// Span totals and counter gaps of a Heph trace, or one stream's tree;
@@ -381,6 +392,7 @@ fn heph_spans(
     tree: Option<(u32, Option<u64>)>,
     max_ranges: usize,
     top: Option<usize>,
+    json: bool,
 ) -> Result<()> {
     use std::collections::BTreeMap;
     let mut stats = tramp_heph::spans::SpanStats::new();
@@ -417,6 +429,48 @@ fn heph_spans(
         h.progress.record(packets);
     }
     h.done();
+    if json {
+        let mut rows: Vec<_> = stats.by_description.iter().collect();
+        rows.sort_by(|a, b| b.1.total.cmp(&a.1.total).then(a.0.cmp(b.0)));
+        let descriptions: Vec<serde_json::Value> = rows
+            .iter()
+            .map(|(d, t)| {
+                serde_json::json!({
+                    "description": d,
+                    "count": t.count,
+                    "total_ns": t.total,
+                    "self_ns": t.self_time,
+                    "p50_ns": t.durations.quantile(0.5),
+                    "p99_ns": t.durations.quantile(0.99),
+                })
+            })
+            .collect();
+        let gaps: Vec<serde_json::Value> = stats
+            .gaps
+            .iter()
+            .map(|(stream, g)| {
+                serde_json::json!({
+                    "stream": stream,
+                    "missing": g.missing_count,
+                    "late": g.late,
+                    "duplicates": g.duplicates,
+                    "wraps": g.wraps,
+                    "missing_ranges": g.missing.iter().take(max_ranges).map(|(a, n)| [*a as u64, *n as u64]).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        let v = serde_json::json!({
+            "packets": packets,
+            "events": stats.events,
+            "epoch_ns": epoch,
+            "streams": stats.gaps.len(),
+            "substreams": subs.len(),
+            "unknown_options": options,
+            "descriptions": descriptions,
+            "counters": gaps,
+        });
+        return print_text(&(serde_json::to_string_pretty(&v)? + "\n"));
+    }
     let mut text = String::new();
     use std::fmt::Write as _;
     if let Some((s, _)) = tree {

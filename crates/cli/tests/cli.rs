@@ -627,6 +627,21 @@ fn heph_spans_stats_dump_and_convert() {
     assert!(tree.contains("Scheduling processes [3293367..3375240] 81873 ns (self 10298 ns)\n  Polling for OS events [3293537..3359521] 65984 ns (self 65984 ns)\n"), "{tree}");
     let stats = ok(&tramp(&["stats", HEPH_EXAMPLE]));
     assert!(stats.starts_with("packets     97\nevents      96\nepoch       1795312005266882225 ns since the Unix epoch\n"), "{stats}");
+    let json: serde_json::Value =
+        serde_json::from_str(&ok(&tramp(&["stats", "--json", HEPH_EXAMPLE]))).unwrap();
+    assert_eq!(
+        (json["packets"].as_u64(), json["events"].as_u64()),
+        (Some(97), Some(96))
+    );
+    assert_eq!(json["epoch_ns"], 1795312005266882225u64);
+    let sched = json["descriptions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["description"] == "Scheduling processes")
+        .unwrap();
+    assert!(sched["self_ns"].as_u64() < sched["total_ns"].as_u64());
+    assert_eq!(json["counters"][0]["missing"], 0);
     let dump = ok(&tramp(&["dump", HEPH_EXAMPLE]));
     assert_eq!(dump.lines().count(), 97);
     assert!(dump.contains("description=\"Building runtime\""), "{dump}");
