@@ -532,9 +532,10 @@ type Decoded = (usize, u64, Option<(usize, usize)>);
 
 /// Reads records of any DTD.
 pub struct MetaSource<R> {
-    /// The record plan of the previous record when the fast path decoded it
-    /// (its template is then still in the record buffer).
-    last_fast: Option<usize>,
+    /// One record buffer per fixed-layout record plan, holding its
+    /// template's constants for good: the fast path only overwrites the
+    /// variable fields (indexed like `plan.records`).
+    fast_bufs: Vec<RecordBuf>,
     /// Reused between records.
     prev_updates: Vec<(usize, u64)>,
     values: Vec<u64>,
@@ -586,8 +587,19 @@ impl<R: Read> MetaSource<R> {
         })?;
         let plan = Plan::compile(&dtd);
         let names = plan.names.len();
+        let fast_bufs = plan
+            .records
+            .iter()
+            .map(|r| {
+                let mut b = RecordBuf::new();
+                if let Some(layout) = &r.layout {
+                    b.reset_from(&plan.schema.types[r.schema_type], &layout.template);
+                }
+                b
+            })
+            .collect();
         Ok(MetaSource {
-            last_fast: None,
+            fast_bufs,
             prev_updates: Vec::new(),
             values: Vec::new(),
             live: Live::new(names),
@@ -700,7 +712,6 @@ impl<R: Read> MetaSource<R> {
         };
         let (mut pos, end) = (self.pos, self.buf.len());
         let mut n = 0u64;
-        let mut last = usize::MAX;
         while end - pos >= window {
             let d = &self.buf[pos..end];
             let tag = load(d, 0, shift);
@@ -714,27 +725,23 @@ impl<R: Read> MetaSource<R> {
                 break;
             };
             let ty = &plan.schema.types[rp.schema_type];
-            if last != ri {
-                self.out.reset_from(ty, &layout.template);
-                last = ri;
-            }
+            let out = &mut self.fast_bufs[ri];
             for r in &layout.reads {
-                self.out
-                    .set_u64(r.out as usize, load(d, r.at as usize, r.shift));
+                out.set_u64(r.out as usize, load(d, r.at as usize, r.shift));
             }
-            f(&self.out.as_record(ty));
+            f(&out.as_record(ty));
             pos += layout.len;
             n += 1;
         }
         self.pos = pos;
         self.record += n;
-        self.last_fast = None;
         n
     }
 
     /// Decodes a fixed-layout record while no metadata is in effect and a
-    /// whole fast window is buffered (so every 8-byte load is in bounds);
-    /// returns its schema type, `None` to take the general path.
+    /// whole fast window is buffered (so every 8-byte load is in bounds)
+    /// into its own record buffer; returns its record plan's index, `None`
+    /// to take the general path.
     #[inline(always)]
     fn try_fast(&mut self) -> Option<usize> {
         let plan = &*self.plan;
@@ -762,13 +769,7 @@ impl<R: Read> MetaSource<R> {
         let ri = slot as usize - 1;
         let rp = &plan.records[ri];
         let layout = rp.layout.as_ref()?;
-        // The template's constants are still in place when the previous
-        // record was a fast one of the same type (all reads overwrite).
-        if self.last_fast != Some(ri) {
-            self.out
-                .reset_from(&plan.schema.types[rp.schema_type], &layout.template);
-            self.last_fast = Some(ri);
-        }
+        let out = &mut self.fast_bufs[ri];
         for r in &layout.reads {
             let at = r.at as usize;
             let word: [u8; 8] = data[at..at + 8].try_into().expect("8 bytes");
@@ -777,17 +778,16 @@ impl<R: Read> MetaSource<R> {
             } else {
                 u64::from_le_bytes(word) & (u64::MAX >> r.shift)
             };
-            self.out.set_u64(r.out as usize, v);
+            out.set_u64(r.out as usize, v);
         }
         self.pos += layout.len;
         self.record += 1;
-        Some(rp.schema_type)
+        Some(ri)
     }
 
     /// Tries to decode the record at `pos` from what is buffered; `Ok(None)`
     /// when more bytes are needed (nothing changed then).
     fn try_decode(&mut self) -> Result<Option<(usize, usize)>, MetaError> {
-        self.last_fast = None;
         // Fast path: a fixed-layout record while no metadata is in effect,
         // straight into the record buffer (no plan clone, no scratch).
         if self.live.overrides.is_empty() {
@@ -1091,8 +1091,11 @@ impl<R: Read> Source for MetaSource<R> {
         if window > 0 && self.buf.len() - self.pos < window && !self.eof {
             self.fill(window).inspect_err(|_| self.done = true)?;
         }
-        if let Some(st) = self.try_fast() {
-            return Ok(Some(self.out.as_record(&self.plan.schema.types[st])));
+        if let Some(ri) = self.try_fast() {
+            let st = self.plan.records[ri].schema_type;
+            return Ok(Some(
+                self.fast_bufs[ri].as_record(&self.plan.schema.types[st]),
+            ));
         }
         let mut need = 64usize;
         let (ty, len) = loop {
