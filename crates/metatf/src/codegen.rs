@@ -330,7 +330,12 @@ pub fn rust(dtd_text: &str, source_name: &str) -> Result<String, Vec<crate::Diag
     let _ = writeln!(out, "pub const TAG_WIDTH: usize = {};", dtd.tag_width);
     let _ = writeln!(
         out,
-        "/// Data sections written through sectionStride, in number order.\nconst DATA_SECTIONS: &[u8] = &{data_sections:?};"
+        "/// Data sections written through sectionStride, in number order.\nconst DATA_SECTIONS: &[u8] = &{data_sections:?};\n/// What the reader keeps of them.\ntype Sections = {};",
+        if data_sections.is_empty() {
+            "NoSections"
+        } else {
+            "DataSections"
+        }
     );
     let _ = writeln!(out, "const NAMES: usize = {};", plan.names.len());
     let mut tracked = vec![false; plan.names.len()];
