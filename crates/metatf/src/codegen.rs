@@ -313,6 +313,18 @@ pub fn rust(dtd_text: &str, source_name: &str) -> Result<String, Vec<crate::Diag
         strided(&r.ops, &mut data_sections);
     }
     data_sections.sort_unstable();
+    // The reader keeps sections when any field reads one (an offset into
+    // a section needs its size too).
+    fn reads_section(ops: &[Op]) -> bool {
+        ops.iter().any(|op| match op {
+            Op::Field(s) => matches!(
+                s.interp,
+                Interp::SectionOffset(_) | Interp::SectionStride { .. }
+            ),
+            Op::Repeat { body, .. } => reads_section(body),
+        })
+    }
+    let keeps_sections = plan.records.iter().any(|r| reads_section(&r.ops));
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -331,10 +343,10 @@ pub fn rust(dtd_text: &str, source_name: &str) -> Result<String, Vec<crate::Diag
     let _ = writeln!(
         out,
         "/// Data sections written through sectionStride, in number order.\nconst DATA_SECTIONS: &[u8] = &{data_sections:?};\n/// What the reader keeps of them.\ntype Sections = {};",
-        if data_sections.is_empty() {
-            "NoSections"
-        } else {
+        if keeps_sections {
             "DataSections"
+        } else {
+            "NoSections"
         }
     );
     let _ = writeln!(out, "const NAMES: usize = {};", plan.names.len());
