@@ -30,6 +30,9 @@ pub enum MetaError {
     Header { field: &'static str, value: u64 },
     #[error("the header's section index points past the end of the file ({0})")]
     Index(String),
+    /// A field that reads a data section, and what is wrong with it.
+    #[error("data section: {0}")]
+    DataSection(String),
     #[error("the trace names DTD `{0}` and does not embed it; pass its file (--dtd)")]
     NoDtd(String),
     #[error("the embedded DTD does not check: {0}")]
@@ -473,7 +476,7 @@ pub struct DataSection {
 
 impl DataSection {
     fn load(r: &mut dyn Read) -> Result<DataSection, MetaError> {
-        let io_err = |e: io::Error| MetaError::Index(format!("data section: {e}"));
+        let io_err = |e: io::Error| MetaError::DataSection(e.to_string());
         let mut tmp = tempfile::tempfile().map_err(io_err)?;
         let mut head = [0u8; 4];
         let mut n = 0;
@@ -941,7 +944,7 @@ impl<R: Read> MetaSource<R> {
                                 Interp::SectionOffset(section) => {
                                     let size = sections.get(&section).map_or(0, |d| d.size);
                                     if raw >= size {
-                                        return Err(MetaError::Index(format!(
+                                        return Err(MetaError::DataSection(format!(
                                             "offset {raw} is past the end of data section {section} ({size} bytes)"
                                         )));
                                     }
@@ -958,17 +961,17 @@ impl<R: Read> MetaSource<R> {
                                 Interp::SectionStride { section, stride } => {
                                     let k = stride as usize;
                                     if !(1..=8).contains(&k) {
-                                        return Err(MetaError::Index(format!(
+                                        return Err(MetaError::DataSection(format!(
                                             "a sectionStride of {stride} bytes (1 to 8 read a value)"
                                         )));
                                     }
                                     let sec = sections.get_mut(&section).ok_or_else(|| {
-                                        MetaError::Index(format!(
+                                        MetaError::DataSection(format!(
                                             "the trace has no data section {section}"
                                         ))
                                     })?;
                                     let b = sec.next(k).ok_or_else(|| {
-                                        MetaError::Index(format!(
+                                        MetaError::DataSection(format!(
                                             "data section {section} has no more values"
                                         ))
                                     })?;

@@ -481,3 +481,80 @@ fn generated_code_reads_and_writes_data_sections() {
         );
     }
 }
+
+const OFFSETS_DTD: &str = "// Names spooled to data section 1; lookups point into it.
+tag.width = 1;
+name.width = 0;  name.interpretation = sectionStride 1 1;
+ref.width = 4;   ref.interpretation = sectionOffset 1;
+section names 1 {
+    byte: (tag, value) { tag.value = 20; value.width = 1; value.interpretation = none; }
+}
+put: (tag, name) { tag.value = 4; }
+get: (tag, ref) { tag.value = 5; }
+";
+
+#[test]
+fn a_section_offset_out_of_range_stops_both_readers_after_the_good_records() {
+    let capture = Capture::default();
+    let mut sink = Box::new(
+        MetaSink::new(capture.clone(), OFFSETS_DTD, false)
+            .unwrap()
+            .compress_sections(false),
+    );
+    let schema = sink.schema().clone();
+    let records = [
+        rec(&schema, "put", &[("name", 65)]),
+        rec(&schema, "put", &[("name", 66)]),
+        rec(&schema, "put", &[("name", 67)]),
+        rec(&schema, "get", &[("ref", 2)]),
+        rec(&schema, "get", &[("ref", 9)]),
+        rec(&schema, "put", &[("name", 68)]),
+    ];
+    for r in &records {
+        sink.write_record(&r.as_record(&schema.types[r.type_index()]))
+            .unwrap();
+    }
+    sink.finish().unwrap();
+    let bytes = capture.bytes();
+    // The universal reader: four records, then the error with its offset.
+    let mut src = MetaSource::open(&bytes[..], None).unwrap();
+    let mut good = Vec::new();
+    let err = loop {
+        match src.next_record() {
+            Ok(Some(rec)) => {
+                let mut s = String::new();
+                tramp_core::text::format_record(&mut s, &rec);
+                good.push(s);
+            }
+            Ok(None) => panic!("the bad offset went unnoticed"),
+            Err(e) => break e.to_string(),
+        }
+    };
+    assert_eq!(good.len(), 4, "{good:?}");
+    assert!(good[3].ends_with("ref=2"), "{good:?}");
+    assert!(
+        err.contains("offset 9 is past the end of data section 1 (4 bytes)")
+            && err.contains("byte offset"),
+        "{err}"
+    );
+    // The generated reader: the same records, then the same complaint.
+    let exe = build_driver("offsets", OFFSETS_DTD, SECTION_DRIVER);
+    let dir = exe.parent().unwrap();
+    std::fs::write(dir.join("in.mtf"), &bytes).unwrap();
+    let run = Command::new(&exe)
+        .arg(dir.join("in.mtf"))
+        .arg(dir.join("out.mtf"))
+        .output()
+        .unwrap();
+    assert!(!run.status.success());
+    let printed: Vec<String> = String::from_utf8(run.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    assert_eq!(printed, good);
+    assert!(
+        String::from_utf8_lossy(&run.stderr)
+            .contains("offset 9 is past the end of data section 1 (4 bytes)")
+    );
+}
