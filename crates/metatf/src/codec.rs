@@ -1203,32 +1203,13 @@ struct Spool {
     sections: std::collections::BTreeMap<u8, io::BufWriter<std::fs::File>>,
 }
 
-/// Data sections a plan writes through `sectionStride`.
-fn data_sections(ops: &[Op], out: &mut Vec<u8>) {
-    for op in ops {
-        match op {
-            Op::Field(s) => {
-                if let Interp::SectionStride { section, .. } = s.interp
-                    && !out.contains(&section)
-                {
-                    out.push(section);
-                }
-            }
-            Op::Repeat { body, .. } => data_sections(body, out),
-        }
-    }
-}
-
 impl<W: Finish> MetaSink<W> {
     /// Starts a trace for `dtd`, whose text `dtd_text` is embedded.
     pub fn new(mut out: W, dtd_text: &str, big_endian: bool) -> Result<Self, Error> {
         let dtd =
             crate::load(dtd_text).map_err(|d| Error::Usage(crate::render("dtd", dtd_text, &d)))?;
         let plan = Plan::compile(&dtd);
-        let mut sections = Vec::new();
-        for r in &plan.records {
-            data_sections(&r.ops, &mut sections);
-        }
+        let sections = plan.strided_sections();
         let spool = if sections.is_empty() {
             let header = Self::header(dtd_text, big_endian, &[]);
             out.write_all(&header.encode())?;

@@ -292,39 +292,10 @@ fn fast_arm(plan: &Plan, rp: &RecordPlan, tracked: &[bool]) -> Option<(String, u
 pub fn rust(dtd_text: &str, source_name: &str) -> Result<String, Vec<crate::Diagnostic>> {
     let dtd = crate::load(dtd_text)?;
     let plan = Plan::compile(&dtd);
-    // Data sections the writer spools (sectionStride), in number order
-    // as the universal writer lays them out.
-    let mut data_sections = Vec::new();
-    fn strided(ops: &[Op], out: &mut Vec<u8>) {
-        for op in ops {
-            match op {
-                Op::Field(s) => {
-                    if let Interp::SectionStride { section, .. } = s.interp
-                        && !out.contains(&section)
-                    {
-                        out.push(section);
-                    }
-                }
-                Op::Repeat { body, .. } => strided(body, out),
-            }
-        }
-    }
-    for r in &plan.records {
-        strided(&r.ops, &mut data_sections);
-    }
-    data_sections.sort_unstable();
-    // The reader keeps sections when any field reads one (an offset into
-    // a section needs its size too).
-    fn reads_section(ops: &[Op]) -> bool {
-        ops.iter().any(|op| match op {
-            Op::Field(s) => matches!(
-                s.interp,
-                Interp::SectionOffset(_) | Interp::SectionStride { .. }
-            ),
-            Op::Repeat { body, .. } => reads_section(body),
-        })
-    }
-    let keeps_sections = plan.records.iter().any(|r| reads_section(&r.ops));
+    // Data sections the writer spools, in the universal writer's order;
+    // the reader keeps section state only when a field reads one.
+    let data_sections = plan.strided_sections();
+    let keeps_sections = plan.reads_sections();
     let mut out = String::new();
     let _ = writeln!(
         out,

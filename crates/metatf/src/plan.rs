@@ -444,6 +444,46 @@ impl Plan {
             })
     }
 
+    /// The data sections written through `sectionStride`, in number order
+    /// (the order writers lay them out in).
+    pub fn strided_sections(&self) -> Vec<u8> {
+        fn walk(ops: &[Op], out: &mut Vec<u8>) {
+            for op in ops {
+                match op {
+                    Op::Field(s) => {
+                        if let Interp::SectionStride { section, .. } = s.interp
+                            && !out.contains(&section)
+                        {
+                            out.push(section);
+                        }
+                    }
+                    Op::Repeat { body, .. } => walk(body, out),
+                }
+            }
+        }
+        let mut out = Vec::new();
+        for r in &self.records {
+            walk(&r.ops, &mut out);
+        }
+        out.sort_unstable();
+        out
+    }
+
+    /// Whether any field reads a data section (through an offset, whose
+    /// range depends on the section's size, or a stride).
+    pub fn reads_sections(&self) -> bool {
+        fn walk(ops: &[Op]) -> bool {
+            ops.iter().any(|op| match op {
+                Op::Field(s) => matches!(
+                    s.interp,
+                    Interp::SectionOffset(_) | Interp::SectionStride { .. }
+                ),
+                Op::Repeat { body, .. } => walk(body),
+            })
+        }
+        self.records.iter().any(|r| walk(&r.ops))
+    }
+
     /// The record plan for a schema type.
     pub fn by_schema_type(&self, ty: usize) -> Option<&RecordPlan> {
         self.records.iter().find(|r| r.schema_type == ty)

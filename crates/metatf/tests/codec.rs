@@ -3,9 +3,9 @@
 
 mod common;
 
-use common::Capture;
+use common::{Capture, Flat, flat_record, read_flat};
 use proptest::prelude::*;
-use tramp_core::{RecordBuf, Sink, Source, Value};
+use tramp_core::{RecordBuf, Sink, Value};
 use tramp_metatf::codec::{MetaSink, MetaSource};
 
 const FSTRACE: &str = include_str!("dtd/good/fstrace.dtd");
@@ -13,25 +13,6 @@ const HATF10: &str = include_str!("dtd/good/hatf10.dtd");
 
 /// One random file-system operation: kind, time step, fd, path, batch.
 type FsOp = (u8, u64, u16, Vec<u8>, Vec<(u16, u32)>);
-
-/// A record as (type name, fields as display strings) for comparison.
-type Flat = (String, Vec<String>);
-
-fn flat(v: Option<Value<'_>>) -> String {
-    match v {
-        None => "-".into(),
-        Some(Value::U64(x)) => x.to_string(),
-        Some(Value::Bytes(b)) => format!("{b:02x?}"),
-        Some(Value::List(l)) => format!(
-            "[{}]",
-            l.iter()
-                .map(|x| flat(Some(x)))
-                .collect::<Vec<_>>()
-                .join(",")
-        ),
-        Some(other) => format!("{other:?}"),
-    }
-}
 
 /// Writes records given as (type, setter) and reads them back.
 fn round_trip(
@@ -48,23 +29,11 @@ fn round_trip(
     for r in &recs {
         let ty = &schema.types[r.type_index()];
         let rec = r.as_record(ty);
-        out.push((
-            ty.name.clone(),
-            rec.fields().map(|(_, v)| flat(v)).collect(),
-        ));
+        out.push(flat_record(&rec));
         sink.write_record(&rec).unwrap();
     }
     sink.finish().unwrap();
-    let bytes = capture.bytes();
-    let mut src = MetaSource::open(&bytes[..], None).unwrap();
-    let mut back = Vec::new();
-    while let Some(rec) = src.next_record().unwrap() {
-        back.push((
-            rec.record_type().name.clone(),
-            rec.fields().map(|(_, v)| flat(v)).collect(),
-        ));
-    }
-    (out, back)
+    (out, read_flat(&capture.bytes()))
 }
 
 fn fs_records(ops: &[FsOp]) -> impl Fn(&tramp_core::Schema, &mut Vec<RecordBuf>) + '_ {

@@ -42,22 +42,6 @@ fn universal_text(bytes: &[u8]) -> Vec<String> {
     lines
 }
 
-const DRIVER: &str = r#"
-mod generated;
-fn main() {
-    let a: Vec<String> = std::env::args().collect();
-    let input = std::io::BufReader::new(std::fs::File::open(&a[1]).unwrap());
-    let mut r = generated::Reader::new(input).unwrap();
-    let out = std::io::BufWriter::new(std::fs::File::create(&a[2]).unwrap());
-    let mut w = generated::Writer::new(out, r.big_endian()).unwrap();
-    while let Some(rec) = r.next().unwrap() {
-        println!("{}", rec.to_text());
-        w.write(&rec).unwrap();
-    }
-    w.finish().unwrap();
-}
-"#;
-
 /// Generates code for `dtd`, compiles it with `driver`, and returns the
 /// executable.
 fn build_driver(name: &str, dtd: &str, driver: &str) -> std::path::PathBuf {
@@ -363,10 +347,12 @@ fn generated_memtrace_codec_agrees() {
     );
 }
 
-/// A driver for DTDs with data sections: it reads zstd-compressed
-/// sections through the `zstd` program (the generated module is std-only
-/// and takes a decoder), and writes sections uncompressed.
-const SECTION_DRIVER: &str = r#"
+/// The driver every generated module is compiled with: it prints each
+/// record the generated reader sees and writes it back with the generated
+/// writer (data sections stored). Given a third argument, it reads
+/// zstd-compressed data sections through the `zstd` program (the
+/// generated module is std-only and takes a decoder).
+const DRIVER: &str = r#"
 mod generated;
 fn unzstd(r: &mut dyn std::io::Read, w: &mut dyn std::io::Write) -> std::io::Result<()> {
     use std::process::{Command, Stdio};
@@ -417,7 +403,7 @@ fn generated_code_reads_and_writes_data_sections() {
         }
         v
     };
-    let exe = build_driver(name, dtd, SECTION_DRIVER);
+    let exe = build_driver(name, dtd, DRIVER);
     let dir = exe.parent().unwrap().to_path_buf();
     for big in [false, true] {
         // Stored sections: the generated writer writes the same bytes.
@@ -538,7 +524,7 @@ fn a_section_offset_out_of_range_stops_both_readers_after_the_good_records() {
         "{err}"
     );
     // The generated reader: the same records, then the same complaint.
-    let exe = build_driver("offsets", OFFSETS_DTD, SECTION_DRIVER);
+    let exe = build_driver("offsets", OFFSETS_DTD, DRIVER);
     let dir = exe.parent().unwrap();
     std::fs::write(dir.join("in.mtf"), &bytes).unwrap();
     let run = Command::new(&exe)

@@ -6,10 +6,10 @@ mod common;
 
 use std::collections::HashMap;
 
-use common::Capture;
+use common::{Capture, flat_record, read_flat};
 
 use proptest::prelude::*;
-use tramp_core::{RecordBuf, Sink, Source, Value};
+use tramp_core::{RecordBuf, Sink, Value};
 use tramp_metatf::check::Interp;
 use tramp_metatf::codec::{MetaSink, MetaSource};
 use tramp_metatf::plan::{Op, Plan, RecordPlan, StepWidth};
@@ -181,20 +181,6 @@ fn random_record(
     }
 }
 
-fn flat(v: Option<Value<'_>>) -> String {
-    match v {
-        None => "-".into(),
-        Some(Value::List(l)) => format!(
-            "[{}]",
-            l.iter()
-                .map(|x| flat(Some(x)))
-                .collect::<Vec<_>>()
-                .join(",")
-        ),
-        Some(other) => format!("{other:?}"),
-    }
-}
-
 fn round_trip(dtd: &str, seed: u64, n: usize, big: bool) {
     let checked = tramp_metatf::load(dtd).unwrap();
     let plan = Plan::compile(&checked);
@@ -222,10 +208,7 @@ fn round_trip(dtd: &str, seed: u64, n: usize, big: bool) {
         buf.set_u64(0, 2);
         buf.set_u64(1, section as u64);
         let rec = buf.as_record(sec);
-        want.push((
-            "section".to_string(),
-            rec.fields().map(|(_, v)| flat(v)).collect::<Vec<_>>(),
-        ));
+        want.push(flat_record(&rec));
         sink.write_record(&rec).unwrap();
     }
     for _ in 0..n {
@@ -233,33 +216,17 @@ fn round_trip(dtd: &str, seed: u64, n: usize, big: bool) {
         random_record(&mut rng, &plan, rp, &mut prev, &mut buf);
         let ty = &plan.schema.types[rp.schema_type];
         let rec = buf.as_record(ty);
-        want.push((
-            ty.name.clone(),
-            rec.fields().map(|(_, v)| flat(v)).collect(),
-        ));
+        want.push(flat_record(&rec));
         sink.write_record(&rec).unwrap();
     }
     sink.finish().unwrap();
     let bytes = capture.bytes();
-    let mut src = MetaSource::open(&bytes[..], None).unwrap();
-    let mut got = Vec::new();
-    while let Some(rec) = src.next_record().unwrap() {
-        got.push((
-            rec.record_type().name.clone(),
-            rec.fields().map(|(_, v)| flat(v)).collect::<Vec<_>>(),
-        ));
-    }
-    assert_eq!(got, want);
+    assert_eq!(read_flat(&bytes), want);
     // The visiting reader (its own fast loop) sees the same records.
     let mut src = MetaSource::open(&bytes[..], None).unwrap();
     let mut visited = Vec::new();
     let count = src
-        .for_each_record(|rec| {
-            visited.push((
-                rec.record_type().name.clone(),
-                rec.fields().map(|(_, v)| flat(v)).collect::<Vec<_>>(),
-            ))
-        })
+        .for_each_record(|rec| visited.push(flat_record(rec)))
         .unwrap();
     assert_eq!(count as usize, want.len());
     assert_eq!(visited, want);

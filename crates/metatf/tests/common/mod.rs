@@ -1,6 +1,12 @@
 //! Helpers shared by the Meta-TF integration tests.
 
+// Not every test file uses every helper.
+#![allow(dead_code)]
+
 use std::sync::{Arc, Mutex};
+
+use tramp_core::{Record, Source, Value};
+use tramp_metatf::codec::MetaSource;
 
 /// A `Finish` writer whose bytes stay readable after the sink that owns it
 /// has finished: clone it before handing it over, then call `bytes`.
@@ -28,4 +34,42 @@ impl tramp_core::io::Finish for Capture {
     fn finish(self) -> std::io::Result<()> {
         Ok(())
     }
+}
+
+/// A record as comparable text: its type name and each field's value.
+pub type Flat = (String, Vec<String>);
+
+/// A field value as text (`-` when absent; lists element by element).
+pub fn flat(v: Option<Value<'_>>) -> String {
+    match v {
+        None => "-".into(),
+        Some(Value::U64(x)) => x.to_string(),
+        Some(Value::Bytes(b)) => format!("{b:02x?}"),
+        Some(Value::List(l)) => format!(
+            "[{}]",
+            l.iter()
+                .map(|x| flat(Some(x)))
+                .collect::<Vec<_>>()
+                .join(",")
+        ),
+        Some(other) => format!("{other:?}"),
+    }
+}
+
+/// A record as [`Flat`] text.
+pub fn flat_record(rec: &Record<'_>) -> Flat {
+    (
+        rec.record_type().name.clone(),
+        rec.fields().map(|(_, v)| flat(v)).collect(),
+    )
+}
+
+/// Every record of a Meta-TF trace (its embedded DTD), pulled one by one.
+pub fn read_flat(bytes: &[u8]) -> Vec<Flat> {
+    let mut src = MetaSource::open(bytes, None).unwrap();
+    let mut out = Vec::new();
+    while let Some(rec) = src.next_record().unwrap() {
+        out.push(flat_record(&rec));
+    }
+    out
 }
