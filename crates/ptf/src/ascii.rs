@@ -5,6 +5,7 @@
 use std::io::{BufRead, Read, Write};
 
 use crate::event::{Event, EventType, FormatObject};
+use crate::out::Buffered;
 use crate::{EventSink, EventSource, PtfError};
 
 pub const BEGIN: &str = "Trace begin";
@@ -406,71 +407,55 @@ pub fn format_event(out: &mut Vec<u8>, e: &Event) -> Result<(), PtfError> {
 
 /// Writes the ASCII form.
 pub struct AsciiWriter<W: Write> {
-    out: W,
-    buf: Vec<u8>,
-    offset: u64,
+    out: Buffered<W>,
     finished: bool,
 }
 
 impl<W: Write> AsciiWriter<W> {
     /// Writes the notes and `Trace begin`.
     pub fn new(out: W, notes: &[String]) -> Result<Self, PtfError> {
-        let mut w = AsciiWriter {
-            out,
-            buf: Vec::with_capacity(1 << 16),
-            offset: 0,
-            finished: false,
-        };
+        let mut out = Buffered::new(out);
         for note in notes {
             if note.contains(['\n', '\r']) || note.trim_end() == BEGIN {
                 return Err(PtfError::Write(format!(
                     "note {note:?}: one line, not `{BEGIN}`"
                 )));
             }
-            w.buf.extend_from_slice(note.as_bytes());
-            w.buf.push(b'\n');
+            out.buf.extend_from_slice(note.as_bytes());
+            out.buf.push(b'\n');
         }
-        w.buf.extend_from_slice(BEGIN.as_bytes());
-        w.buf.push(b'\n');
-        Ok(w)
+        out.buf.extend_from_slice(BEGIN.as_bytes());
+        out.buf.push(b'\n');
+        Ok(AsciiWriter {
+            out,
+            finished: false,
+        })
     }
 
     /// The output (after [`EventSink::finish`]).
     pub fn into_inner(self) -> W {
-        self.out
-    }
-
-    fn spill(&mut self) -> Result<(), PtfError> {
-        self.out
-            .write_all(&self.buf)
-            .map_err(PtfError::io(self.offset))?;
-        self.offset += self.buf.len() as u64;
-        self.buf.clear();
-        Ok(())
+        self.out.into_inner()
     }
 }
 
 impl<W: Write> EventSink for AsciiWriter<W> {
     fn write_event(&mut self, e: &Event) -> Result<(), PtfError> {
-        let mark = self.buf.len();
-        if let Err(err) = format_event(&mut self.buf, e) {
-            self.buf.truncate(mark);
+        let buf = &mut self.out.buf;
+        let mark = buf.len();
+        if let Err(err) = format_event(buf, e) {
+            buf.truncate(mark);
             return Err(err);
         }
-        self.buf.push(b'\n');
-        if self.buf.len() >= 1 << 16 {
-            self.spill()?;
-        }
-        Ok(())
+        buf.push(b'\n');
+        self.out.spill_if_full()
     }
 
     fn finish(&mut self) -> Result<(), PtfError> {
         if !self.finished {
             self.finished = true;
-            self.buf.extend_from_slice(END.as_bytes());
-            self.buf.push(b'\n');
+            self.out.buf.extend_from_slice(END.as_bytes());
+            self.out.buf.push(b'\n');
         }
-        self.spill()?;
-        self.out.flush().map_err(PtfError::io(self.offset))
+        self.out.flush()
     }
 }

@@ -7,6 +7,7 @@
 use std::io::{BufRead, Write};
 
 use crate::event::{Event, EventType, FormatObject};
+use crate::out::Buffered;
 use crate::{EventSink, EventSource, PtfError};
 
 /// Every binary trace starts with this (then the version number).
@@ -332,15 +333,14 @@ impl<R: BufRead> EventSource for BinaryReader<R> {
 
 /// Writes the binary form.
 pub struct BinaryWriter<W: Write> {
-    out: W,
-    buf: Vec<u8>,
-    offset: u64,
+    out: Buffered<W>,
 }
 
 impl<W: Write> BinaryWriter<W> {
     /// Writes the header: the version line, the notes, `$`.
     pub fn new(out: W, notes: &[String]) -> Result<Self, PtfError> {
-        let mut buf = Vec::with_capacity(1 << 16);
+        let mut out = Buffered::new(out);
+        let buf = &mut out.buf;
         buf.extend_from_slice(VERSION.as_bytes());
         buf.push(b'\n');
         for note in notes {
@@ -356,25 +356,12 @@ impl<W: Write> BinaryWriter<W> {
                 "notes longer than the {MAX_HEADER}-byte header"
             )));
         }
-        Ok(BinaryWriter {
-            out,
-            buf,
-            offset: 0,
-        })
+        Ok(BinaryWriter { out })
     }
 
     /// The output (after [`EventSink::finish`]).
     pub fn into_inner(self) -> W {
-        self.out
-    }
-
-    fn spill(&mut self) -> Result<(), PtfError> {
-        self.out
-            .write_all(&self.buf)
-            .map_err(PtfError::io(self.offset))?;
-        self.offset += self.buf.len() as u64;
-        self.buf.clear();
-        Ok(())
+        self.out.into_inner()
     }
 }
 
@@ -389,15 +376,11 @@ impl<W: Write> EventSink for BinaryWriter<W> {
                 )));
             }
         }
-        encode(&mut self.buf, e);
-        if self.buf.len() >= 1 << 16 {
-            self.spill()?;
-        }
-        Ok(())
+        encode(&mut self.out.buf, e);
+        self.out.spill_if_full()
     }
 
     fn finish(&mut self) -> Result<(), PtfError> {
-        self.spill()?;
-        self.out.flush().map_err(PtfError::io(self.offset))
+        self.out.flush()
     }
 }

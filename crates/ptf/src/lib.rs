@@ -11,6 +11,7 @@ pub mod binary;
 pub mod error;
 pub mod event;
 pub mod oo7;
+mod out;
 pub mod records;
 pub mod stats;
 pub mod verify;
