@@ -13,7 +13,7 @@ use tramp_core::{
 };
 
 use crate::packet::{Attribute, Event, Metadata, OptionValue, Packet, Value};
-use crate::reader::{Reader, Warning};
+use crate::reader::{PacketRef, Reader};
 
 pub const FORMAT: &str = "heph";
 const METADATA: usize = 0;
@@ -65,10 +65,9 @@ fn store(buf: &mut RecordBuf, v: &Value) -> Slot {
 
 /// Fills `buf` with the record of a packet.
 pub fn packet_to_record(p: &Packet, buf: &mut RecordBuf) {
-    let s = schema();
     match p {
         Packet::Metadata(m) => {
-            buf.reset(&s.types[METADATA]);
+            buf.reset(&schema().types[METADATA]);
             buf.set_str(0, &m.option);
             match &m.value {
                 OptionValue::Epoch(ns) => buf.set_u64(1, *ns),
@@ -76,22 +75,59 @@ pub fn packet_to_record(p: &Packet, buf: &mut RecordBuf) {
             }
         }
         Packet::Event(e) => {
-            buf.reset(&s.types[EVENT]);
-            buf.set_u64(0, e.stream as u64);
-            buf.set_u64(1, e.counter as u64);
-            buf.set_u64(2, e.substream);
-            buf.set_u64(3, e.start);
-            buf.set_u64(4, e.end);
-            buf.set_str(5, &e.description);
-            let mut pairs = Vec::with_capacity(2 * e.attributes.len());
-            for a in &e.attributes {
-                pairs.push(buf.store_value(V::Str(&a.name)));
-                pairs.push(store(buf, &a.value));
-            }
-            let attrs = buf.push_attrs(&pairs);
-            buf.set_slot(6, attrs);
+            let fixed = [
+                e.stream as u64,
+                e.counter as u64,
+                e.substream,
+                e.start,
+                e.end,
+            ];
+            let attrs = e.attributes.iter().map(|a| (a.name.as_str(), &a.value));
+            event_record(buf, fixed, &e.description, attrs);
         }
     }
+}
+
+/// Fills `buf` with the record of a packet borrowed from the reader (no
+/// owned copy of the event on the way).
+pub fn packet_ref_to_record(p: &PacketRef<'_>, buf: &mut RecordBuf) {
+    match p {
+        PacketRef::Event(e) => {
+            let fixed = [
+                e.stream as u64,
+                e.counter as u64,
+                e.substream,
+                e.start,
+                e.end,
+            ];
+            let attrs = e.attributes().map(|(n, v)| (n, v.to_value()));
+            event_record(buf, fixed, e.description, attrs);
+        }
+        // Metadata packets are rare: through the owned form.
+        PacketRef::Metadata { .. } => packet_to_record(&p.to_packet(), buf),
+    }
+}
+
+/// An event record: stream, counter, substream, start and end, the
+/// description, then the attributes.
+fn event_record<'a, B: std::borrow::Borrow<Value>>(
+    buf: &mut RecordBuf,
+    fixed: [u64; 5],
+    description: &str,
+    attributes: impl Iterator<Item = (&'a str, B)>,
+) {
+    buf.reset(&schema().types[EVENT]);
+    for (i, v) in fixed.into_iter().enumerate() {
+        buf.set_u64(i, v);
+    }
+    buf.set_str(5, description);
+    let mut pairs = Vec::new();
+    for (name, value) in attributes {
+        pairs.push(buf.store_value(V::Str(name)));
+        pairs.push(store(buf, value.borrow()));
+    }
+    let attrs = buf.push_attrs(&pairs);
+    buf.set_slot(6, attrs);
 }
 
 /// Why a record is not a Heph packet.
@@ -209,8 +245,6 @@ pub fn record_to_packet(rec: &Record<'_>) -> Result<Packet, MapError> {
 pub struct HephSource<R> {
     reader: Reader<R>,
     buf: RecordBuf,
-    /// Damage found so far, for the caller to report.
-    pub warnings: Vec<Warning>,
 }
 
 impl<R: std::io::Read> HephSource<R> {
@@ -218,7 +252,6 @@ impl<R: std::io::Read> HephSource<R> {
         HephSource {
             reader: Reader::new(input),
             buf: RecordBuf::new(),
-            warnings: Vec::new(),
         }
     }
 }
@@ -229,14 +262,14 @@ impl<R: std::io::Read> Source for HephSource<R> {
     }
 
     fn next_record(&mut self) -> Result<Option<Record<'_>>, Error> {
-        let p = self
+        let at = self.position();
+        match self
             .reader
-            .next_packet()
-            .map_err(|e| Error::decode(FORMAT, self.position(), e))?;
-        self.warnings.extend(self.reader.take_warnings());
-        match p {
+            .next_ref()
+            .map_err(|e| Error::decode(FORMAT, at, e))?
+        {
             Some(p) => {
-                packet_to_record(&p, &mut self.buf);
+                packet_ref_to_record(&p, &mut self.buf);
                 Ok(Some(
                     self.buf.as_record(&schema().types[self.buf.type_index()]),
                 ))
@@ -250,7 +283,8 @@ impl<R: std::io::Read> Source for HephSource<R> {
     }
 
     fn warnings(&mut self) -> Vec<String> {
-        std::mem::take(&mut self.warnings)
+        self.reader
+            .take_warnings()
             .into_iter()
             .map(|w| w.to_string())
             .collect()
