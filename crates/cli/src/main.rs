@@ -1,8 +1,8 @@
-//! `tramp`: the command line. Argument handling and wiring of sources,
-//! sinks and analyses from the library crates; no trace logic lives here.
+//! `tramp`: the command line. `main` only dispatches; each command's
+//! arguments and wiring live in `cmd/`, everything else in the library
+//! crates.
 
-mod commands;
-mod progress;
+mod cmd;
 
 use std::process::ExitCode;
 
@@ -18,37 +18,37 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    Sample(commands::SampleArgs),
-    Stats(commands::StatsArgs),
-    Dump(commands::DumpArgs),
-    Convert(commands::ConvertArgs),
+    Sample(cmd::sample::SampleArgs),
+    Stats(cmd::stats::StatsArgs),
+    Dump(cmd::dump::DumpArgs),
+    Convert(cmd::convert::ConvertArgs),
     /// List the trace formats tramp reads and writes, with the file
     /// extensions that select them
     Formats,
-    Record(commands::RecordArgs),
-    Replay(commands::ReplayArgs),
-    Gen(commands::GenArgs),
-    Verify(commands::VerifyArgs),
-    Export(commands::ExportArgs),
-    Spans(commands::SpansArgs),
-    Workload(commands::WorkloadArgs),
+    Record(cmd::record::RecordArgs),
+    Replay(cmd::replay::ReplayArgs),
+    Gen(cmd::gen_code::GenArgs),
+    Verify(cmd::verify::VerifyArgs),
+    Export(cmd::export::ExportArgs),
+    Spans(cmd::spans::SpansArgs),
+    Workload(cmd::workload::WorkloadArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Sample(a) => commands::sample(a),
-        Command::Stats(a) => commands::stats(a),
-        Command::Dump(a) => commands::dump(a),
-        Command::Convert(a) => commands::convert(a),
-        Command::Formats => commands::formats(),
-        Command::Replay(a) => commands::replay(a),
-        Command::Gen(a) => commands::gen_code(a),
-        Command::Verify(a) => commands::verify(a),
-        Command::Export(a) => commands::export(a),
-        Command::Spans(a) => commands::spans(a),
-        Command::Workload(a) => commands::workload(a),
-        Command::Record(a) => match commands::record(a) {
+        Command::Sample(a) => cmd::sample::run(a),
+        Command::Stats(a) => cmd::stats::run(a),
+        Command::Dump(a) => cmd::dump::run(a),
+        Command::Convert(a) => cmd::convert::run(a),
+        Command::Formats => cmd::formats::run(),
+        Command::Replay(a) => cmd::replay::run(a),
+        Command::Gen(a) => cmd::gen_code::run(a),
+        Command::Verify(a) => cmd::verify::run(a),
+        Command::Export(a) => cmd::export::run(a),
+        Command::Spans(a) => cmd::spans::run(a),
+        Command::Workload(a) => cmd::workload::run(a),
+        Command::Record(a) => match cmd::record::run(a) {
             // The recorded program's exit status is ours.
             Ok(code) => return ExitCode::from(code),
             Err(e) => Err(e),

@@ -4,20 +4,31 @@
 //!   thread, ...), so that analyses find what they need in any format.
 //! * [`record`]: records as views over a decoder's reusable buffers, and
 //!   [`RecordBuf`], the owned, reusable buffer that decoders and scripts fill.
-//! * [`stream`]: the [`Source`] and [`Sink`] traits that connect formats.
+//! * [`stream`]: the [`Source`] and [`Sink`] traits that connect formats,
+//!   the [`Header`] a trace carries, and in-stream [`Warning`]s.
+//! * [`analysis`]: the [`Analysis`] trait and [`drive`], the one driver
+//!   that runs a source through analyses and sinks.
+//! * [`format`]: the [`FormatDesc`] each format crate registers.
+//! * [`progress`]: the progress bar on stderr.
 //! * [`error`]: errors that say what went wrong and where (byte offset, record).
 //! * [`text`]: the generic one-record-per-line text form.
 //! * [`io`]: inputs from paths or stdin with transparent decompression, and
 //!   outputs compressed by extension or by choice.
 
+pub mod analysis;
 pub mod error;
+pub mod format;
 pub mod io;
+pub mod progress;
 pub mod record;
 pub mod schema;
 pub mod stream;
 pub mod text;
 
+pub use analysis::{Analysis, Observe, Run, Stop, drive, render};
 pub use error::{Error, Position};
+pub use format::{CreateOptions, Domain, FormatDesc, OpenOptions, Sniff};
+pub use progress::Progress;
 pub use record::{AttrsRef, ListRef, Record, RecordBuf, Slot, Span, Value};
 pub use schema::{FieldDef, FieldType, ReallocOutcome, RecordKind, RecordType, Role, Schema};
-pub use stream::{Sink, Source};
+pub use stream::{Header, Item, Sink, Source, Warning};

@@ -46,6 +46,39 @@ pub enum Role {
     Attributes,
     /// Free text (comments, descriptions).
     Text,
+    /// The object an edge write makes a field point to (object graphs).
+    EdgeTarget,
+    /// Where inside an object an access lands: an edge number, a data
+    /// member's position, or a byte offset.
+    Slot,
+    /// The type of an object: a format (PTF) or an allocation site.
+    Type,
+    /// The value a memory load or store moved.
+    Value,
+}
+
+impl Role {
+    /// Every role, in declaration order (the index of a role's column in
+    /// each record type's role table).
+    pub const ALL: [Role; 14] = [
+        Role::Size,
+        Role::Address,
+        Role::OldAddress,
+        Role::Thread,
+        Role::Heap,
+        Role::Time,
+        Role::ObjectId,
+        Role::Site,
+        Role::Attributes,
+        Role::Text,
+        Role::EdgeTarget,
+        Role::Slot,
+        Role::Type,
+        Role::Value,
+    ];
+
+    /// How many roles there are.
+    pub const COUNT: usize = Role::ALL.len();
 }
 
 /// The outcome a realloc record reports (HATF's four realloc tags).
@@ -75,6 +108,33 @@ pub enum RecordKind {
     Comment,
     /// Format metadata (it changes how later records are encoded).
     Metadata,
+    /// A type definition (PTF's format objects).
+    TypeDef,
+    /// An object comes into being (object id, type).
+    ObjectCreate,
+    /// An object is deleted explicitly.
+    ObjectDelete,
+    /// A pointer field of an object is written (from, slot, edge target).
+    EdgeWrite,
+    /// A pointer field of an object is read (from, slot).
+    EdgeRead,
+    /// A data member of an object is read (object, slot).
+    DataRead,
+    /// A data member of an object is written (object, slot).
+    DataWrite,
+    /// The root of the object graph is set (object id).
+    RootSet,
+    /// The root of the object graph is read.
+    RootGet,
+    /// Collection is held off until the matching [`RecordKind::GcResume`]
+    /// (PTF's `ts`); holds nest.
+    GcHold,
+    /// Ends the innermost [`RecordKind::GcHold`] (PTF's `te`).
+    GcResume,
+    /// A memory load: address, value, size in bytes.
+    Load,
+    /// A memory store: address, value, size in bytes.
+    Store,
     /// Anything the views do not interpret.
     Other,
 }
@@ -98,6 +158,9 @@ impl FieldDef {
 }
 
 /// A record type: a name, a kind and an ordered list of fields.
+///
+/// Built by [`Schema::add_type`], which also fills the role table: finding
+/// the field of a role is one array read, never a search per record.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RecordType {
     /// Index of this type in its schema.
@@ -105,18 +168,42 @@ pub struct RecordType {
     pub name: String,
     pub kind: RecordKind,
     pub fields: Vec<FieldDef>,
+    /// Per role (in [`Role::ALL`] order): the first field carrying it.
+    roles: [Option<u16>; Role::COUNT],
 }
 
 impl RecordType {
+    /// A record type; its role table is computed here, once.
+    pub fn new(
+        index: usize,
+        name: impl Into<String>,
+        kind: RecordKind,
+        fields: Vec<FieldDef>,
+    ) -> Self {
+        let mut roles = [None; Role::COUNT];
+        for (i, f) in fields.iter().enumerate().rev() {
+            if let Some(r) = f.role {
+                roles[r as usize] = Some(i as u16);
+            }
+        }
+        RecordType {
+            index,
+            name: name.into(),
+            kind,
+            fields,
+            roles,
+        }
+    }
+
     /// Position of the field called `name`.
     pub fn field_index(&self, name: &str) -> Option<usize> {
         self.fields.iter().position(|f| f.name == name)
     }
 
-    /// Position of the first field carrying `role`.
+    /// Position of the first field carrying `role` (from the role table).
     #[inline]
     pub fn role_index(&self, role: Role) -> Option<usize> {
-        self.fields.iter().position(|f| f.role == Some(role))
+        self.roles[role as usize].map(usize::from)
     }
 }
 
@@ -145,12 +232,7 @@ impl Schema {
         fields: Vec<FieldDef>,
     ) -> usize {
         let index = self.types.len();
-        self.types.push(RecordType {
-            index,
-            name: name.into(),
-            kind,
-            fields,
-        });
+        self.types.push(RecordType::new(index, name, kind, fields));
         index
     }
 
@@ -162,5 +244,34 @@ impl Schema {
     /// Wraps the schema for sharing between a source and its records.
     pub fn shared(self) -> Arc<Schema> {
         Arc::new(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn role_table_names_the_first_field_of_each_role() {
+        let mut s = Schema::new("t");
+        let i = s.add_type(
+            "ew",
+            RecordKind::EdgeWrite,
+            vec![
+                FieldDef::new("format", FieldType::U64, Some(Role::Type)),
+                FieldDef::new("from", FieldType::U64, Some(Role::ObjectId)),
+                FieldDef::new("edge", FieldType::U64, Some(Role::Slot)),
+                FieldDef::new("to", FieldType::U64, Some(Role::EdgeTarget)),
+                FieldDef::new("again", FieldType::U64, Some(Role::ObjectId)),
+            ],
+        );
+        let ty = &s.types[i];
+        for role in Role::ALL {
+            let searched = ty.fields.iter().position(|f| f.role == Some(role));
+            assert_eq!(ty.role_index(role), searched, "{role:?}");
+        }
+        assert_eq!(ty.role_index(Role::ObjectId), Some(1));
+        assert_eq!(ty.role_index(Role::Size), None);
+        assert!(Role::ALL.iter().enumerate().all(|(i, r)| *r as usize == i));
     }
 }

@@ -1,9 +1,69 @@
-//! The two traits that connect formats: a [`Source`] yields records, a
-//! [`Sink`] consumes them.
+//! The two traits that connect formats: a [`Source`] yields records (and,
+//! in the same stream, warnings about damage it skipped), a [`Sink`]
+//! consumes them; and the [`Header`] a source carries for writers of its
+//! family.
 
+use std::fmt;
 use std::sync::Arc;
 
+use serde::Serialize;
+
 use crate::{Error, Position, Record, Schema};
+
+/// What a trace says about itself before its records, that writers of the
+/// same family keep.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Header {
+    /// The text describing the trace's format, when the format has one (a
+    /// Meta-TF DTD): writers of the same family need it.
+    pub dtd: Option<String>,
+    /// Free-form lines the trace carries before its records (PTF's notes).
+    pub notes: Vec<String>,
+}
+
+impl Header {
+    /// The empty header of formats that carry none.
+    pub fn none() -> &'static Header {
+        static NONE: Header = Header {
+            dtd: None,
+            notes: Vec::new(),
+        };
+        &NONE
+    }
+}
+
+/// Damage a source skipped over and went on after (formats that
+/// resynchronise, like Heph's). It travels in the record stream, between
+/// the records it separates.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Warning {
+    /// The format whose reader skipped it.
+    pub format: &'static str,
+    /// Where the damage starts (decompressed byte offset).
+    pub offset: u64,
+    /// What was wrong.
+    pub message: String,
+    /// Bytes skipped to get past it.
+    pub skipped: u64,
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "byte offset {}: {}", self.offset, self.message)?;
+        if self.skipped > 0 {
+            write!(f, " ({} bytes skipped)", self.skipped)?;
+        }
+        Ok(())
+    }
+}
+
+/// One item of a source's stream: a record, or a warning about damage the
+/// source skipped before the next record.
+#[derive(Clone, Debug)]
+pub enum Item<'a> {
+    Record(Record<'a>),
+    Warning(Warning),
+}
 
 /// A decoder that yields records one at a time, in constant memory.
 ///
@@ -15,27 +75,22 @@ pub trait Source {
 
     /// The next record, `Ok(None)` at the end. After an error the source is
     /// finished: every record before the damage has been delivered.
+    /// Sources that skip damage keep their warnings for [`Source::next_item`].
     fn next_record(&mut self) -> Result<Option<Record<'_>>, Error>;
+
+    /// The next record or warning, `Ok(None)` at the end: what drivers read.
+    /// Sources whose readers resynchronise after damage override it so that
+    /// each warning comes before the records after the damage.
+    fn next_item(&mut self) -> Result<Option<Item<'_>>, Error> {
+        Ok(self.next_record()?.map(Item::Record))
+    }
 
     /// Where the next record starts.
     fn position(&self) -> Position;
 
-    /// The text that describes the format of this input, when the format
-    /// has one (a Meta-TF DTD): writers of the same family need it.
-    fn description(&self) -> Option<&str> {
-        None
-    }
-
-    /// Free-form header lines the trace carries (PTF's user notes), which
-    /// writers of the same family keep.
-    fn notes(&self) -> &[String] {
-        &[]
-    }
-
-    /// Damage the source skipped over since the last call (formats that
-    /// resynchronise, like Heph's), for the caller to report.
-    fn warnings(&mut self) -> Vec<String> {
-        Vec::new()
+    /// What the trace says about itself (a DTD, notes).
+    fn header(&self) -> &Header {
+        Header::none()
     }
 }
 
@@ -46,20 +101,4 @@ pub trait Sink {
 
     /// Flushes and closes the output (finishing any compression frame).
     fn finish(self: Box<Self>) -> Result<(), Error>;
-}
-
-/// Copies every record of `source` into `sink`; returns the record count.
-/// `on_record` is called after each record (progress reporting).
-pub fn pump(
-    source: &mut dyn Source,
-    sink: &mut dyn Sink,
-    mut on_record: impl FnMut(&Position),
-) -> Result<u64, Error> {
-    let mut n = 0;
-    while let Some(rec) = source.next_record()? {
-        sink.write_record(&rec)?;
-        n += 1;
-        on_record(&source.position());
-    }
-    Ok(n)
 }

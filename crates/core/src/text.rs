@@ -267,3 +267,34 @@ pub fn parse_record<'s>(
     }
     Ok(ty)
 }
+
+/// Writes records of any schema in the generic text form, one per line
+/// (for formats without a text form of their own).
+pub struct TextSink<W: crate::io::Finish> {
+    out: W,
+    line: String,
+}
+
+impl<W: crate::io::Finish> TextSink<W> {
+    pub fn new(out: W) -> Self {
+        TextSink {
+            out,
+            line: String::new(),
+        }
+    }
+}
+
+impl<W: crate::io::Finish> crate::Sink for TextSink<W> {
+    fn write_record(&mut self, rec: &Record<'_>) -> Result<(), crate::Error> {
+        self.line.clear();
+        format_record(&mut self.line, rec);
+        self.line.push('\n');
+        self.out.write_all(self.line.as_bytes())?;
+        Ok(())
+    }
+
+    fn finish(self: Box<Self>) -> Result<(), crate::Error> {
+        self.out.finish()?;
+        Ok(())
+    }
+}

@@ -12,6 +12,7 @@
 //! * [`sample`]: a built-in sample workload.
 
 pub mod error;
+pub mod format;
 pub mod item;
 pub mod plan;
 pub mod reader;

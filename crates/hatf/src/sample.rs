@@ -283,3 +283,41 @@ impl Iterator for Sample {
         }
     }
 }
+
+/// The sample as a tramp source of HATF records.
+pub struct SampleSource {
+    sample: Sample,
+    buf: tramp_core::RecordBuf,
+    records: u64,
+}
+
+impl SampleSource {
+    pub fn new(events: usize, seed: u64) -> Self {
+        SampleSource {
+            sample: Sample::new(events, seed),
+            buf: tramp_core::RecordBuf::new(),
+            records: 0,
+        }
+    }
+}
+
+impl tramp_core::Source for SampleSource {
+    fn schema(&self) -> &std::sync::Arc<tramp_core::Schema> {
+        crate::records::schema()
+    }
+
+    fn next_record(&mut self) -> Result<Option<tramp_core::Record<'_>>, tramp_core::Error> {
+        let Some(item) = self.sample.next() else {
+            return Ok(None);
+        };
+        crate::records::item_to_record(&item.as_item(), &mut self.buf);
+        self.records += 1;
+        Ok(Some(self.buf.as_record(
+            &crate::records::schema().types[self.buf.type_index()],
+        )))
+    }
+
+    fn position(&self) -> tramp_core::Position {
+        tramp_core::Position::new(0, self.records)
+    }
+}

@@ -2,12 +2,17 @@
 //!
 //! * [`view`]: turns records of any format into heap events, by record kind
 //!   and field roles, so analyses do not care where a trace came from.
+//! * [`live`]: the live-object map (address interval → object: id, site,
+//!   size, birth), shared by statistics, replay and the object-graph view.
+//! * [`replay`]: allocator replay, trace side (heap events → operations).
 //! * [`stats`]: heap statistics (the HATF paper's Table 3 and more), as text
 //!   or JSON.
 
+pub mod live;
 pub mod replay;
 pub mod stats;
 pub mod view;
 
+pub use live::{LiveObjects, Object};
 pub use stats::{HeapStats, Report};
 pub use view::{HeapEvent, HeapView, heap_event};

@@ -16,6 +16,7 @@ use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 use tramp_core::ReallocOutcome;
 
+use crate::live::LiveObjects;
 use crate::view::HeapEvent;
 
 pub const OP_MALLOC: u8 = 1;
@@ -39,7 +40,8 @@ pub struct OpCounts {
 /// Writes the operation stream for a sequence of heap events.
 pub struct OpWriter<W: Write> {
     out: W,
-    slots: FxHashMap<u64, u32>,
+    /// Live objects, each with its slot.
+    slots: LiveObjects<u32>,
     spare: Vec<u32>,
     next: u32,
     /// After a realloc on a thread: the alloc and free records it implies.
@@ -51,7 +53,7 @@ impl<W: Write> OpWriter<W> {
     pub fn new(out: W) -> Self {
         OpWriter {
             out,
-            slots: FxHashMap::default(),
+            slots: LiveObjects::new(),
             spare: Vec::new(),
             next: 0,
             expect: FxHashMap::default(),
@@ -85,7 +87,7 @@ impl<W: Write> OpWriter<W> {
     }
 
     fn bind(&mut self, address: u64, slot: u32) {
-        if self.slots.insert(address, slot).is_some() {
+        if !self.slots.insert(address, 0, 0, 0, slot).1.is_empty() {
             self.counts.reused_live_addresses += 1;
         }
     }
@@ -127,7 +129,7 @@ impl<W: Write> OpWriter<W> {
                 if self.implied(cx.thread, None, Some(address)) {
                     return Ok(());
                 }
-                match self.slots.remove(&address) {
+                match self.slots.remove(address).map(|o| o.extra) {
                     Some(slot) => {
                         self.spare.push(slot);
                         self.op(OP_FREE, slot, 0)
@@ -146,10 +148,10 @@ impl<W: Write> OpWriter<W> {
                 cx,
             } => {
                 self.expect.remove(&cx.thread);
-                let known = self.slots.get(&old).copied();
+                let known = self.slots.get(old).map(|o| o.extra);
                 match (outcome, known) {
                     (ReallocOutcome::FreeOnly, Some(slot)) => {
-                        self.slots.remove(&old);
+                        self.slots.remove(old);
                         self.spare.push(slot);
                         self.expect.insert(cx.thread, (None, Some(old)));
                         self.op(OP_FREE, slot, 0)
@@ -160,7 +162,7 @@ impl<W: Write> OpWriter<W> {
                     }
                     (ReallocOutcome::InPlace, Some(slot)) | (ReallocOutcome::Moved, Some(slot)) => {
                         if old != new {
-                            self.slots.remove(&old);
+                            self.slots.remove(old);
                             self.bind(new, slot);
                             self.expect.insert(cx.thread, (Some(new), Some(old)));
                         }
@@ -198,6 +200,134 @@ pub struct DriverReport {
     pub rss_before_kib: i64,
     pub peak_rss_kib: i64,
     pub slots: u64,
+}
+
+/// The trace side of a replay as an analysis: every record feeds the heap
+/// statistics and, through the heap view, the operation stream.
+pub struct ReplayFeed<W: Write> {
+    pub ops: OpWriter<W>,
+    view: crate::HeapView,
+    stats: crate::HeapStats,
+}
+
+impl<W: Write> ReplayFeed<W> {
+    pub fn new(out: W) -> Self {
+        ReplayFeed {
+            ops: OpWriter::new(out),
+            view: crate::HeapView::new(),
+            stats: crate::HeapStats::new(),
+        }
+    }
+
+    /// The trace's statistics, the operations written, and the stream.
+    pub fn into_parts(self) -> (crate::Report, OpCounts, W) {
+        let counts = self.ops.counts.clone();
+        (self.stats.report(), counts, self.ops.into_inner())
+    }
+}
+
+impl<W: Write> tramp_core::Analysis for ReplayFeed<W> {
+    type Report = OpCounts;
+
+    #[inline]
+    fn observe(&mut self, rec: &tramp_core::Record<'_>) -> Result<(), tramp_core::Error> {
+        self.stats.observe(rec);
+        if let Some(ev) = self.view.event(rec) {
+            self.ops.event(&ev)?;
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> OpCounts {
+        self.ops.counts
+    }
+}
+
+impl std::fmt::Display for OpCounts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(
+            f,
+            "{} malloc, {} free, {} realloc ({} unknown frees skipped)",
+            self.mallocs, self.frees, self.reallocs, self.unknown_frees
+        )
+    }
+}
+
+/// A replay's findings: the trace's side and the driver's measurements.
+#[derive(Clone, Debug)]
+pub struct ReplayReport {
+    /// The allocator, as named (or glibc).
+    pub allocator: String,
+    pub trace: crate::Report,
+    pub operations: OpCounts,
+    pub driver: DriverReport,
+}
+
+impl ReplayReport {
+    /// Peak RSS above the driver's RSS before the first operation.
+    pub fn footprint_kib(&self) -> i64 {
+        (self.driver.peak_rss_kib - self.driver.rss_before_kib).max(0)
+    }
+
+    /// The footprint over the trace's maximum live bytes.
+    pub fn footprint_ratio(&self) -> f64 {
+        if self.trace.max_live_bytes > 0 {
+            self.footprint_kib() as f64 * 1024.0 / self.trace.max_live_bytes as f64
+        } else {
+            0.0
+        }
+    }
+}
+
+impl Serialize for ReplayReport {
+    /// One JSON object, keys in sorted order.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let t = &self.trace;
+        serde_json::json!({
+            "allocator": self.allocator,
+            "trace": { "allocs": t.total_allocs, "frees": t.total_frees, "reallocs": t.total_reallocs,
+                       "max_live_bytes": t.max_live_bytes, "max_live_objects": t.max_live_objects },
+            "operations": self.operations,
+            "driver": self.driver,
+            "footprint_kib": self.footprint_kib(),
+            "footprint_over_max_live_bytes": self.footprint_ratio(),
+        })
+        .serialize(s)
+    }
+}
+
+impl std::fmt::Display for ReplayReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (t, d, c) = (&self.trace, &self.driver, &self.operations);
+        write!(
+            f,
+            "allocator                 {}\n\
+             trace                     {} allocs, {} frees, {} reallocs; max live {} objects, {} bytes\n\
+             replayed                  {} malloc, {} free, {} realloc ({} unknown frees skipped, {} failed)\n\
+             time per operation        malloc {:.1} ns, free {:.1} ns, realloc {:.1} ns ({:.3} s in all)\n\
+             peak RSS                  {} KiB (driver alone: {} KiB)\n\
+             footprint                 {} KiB = {:.2} x the trace's max live bytes\n",
+            self.allocator,
+            t.total_allocs,
+            t.total_frees,
+            t.total_reallocs,
+            t.max_live_objects,
+            t.max_live_bytes,
+            d.mallocs,
+            d.frees,
+            d.reallocs,
+            c.unknown_frees,
+            d.failed,
+            d.ns_per_malloc,
+            d.ns_per_free,
+            d.ns_per_realloc,
+            d.seconds,
+            d.peak_rss_kib,
+            d.rss_before_kib,
+            self.footprint_kib(),
+            self.footprint_ratio()
+        )
+    }
 }
 
 #[cfg(test)]

@@ -11,6 +11,8 @@ use std::collections::BTreeMap;
 use std::fmt::{self, Write as _};
 
 use rustc_hash::{FxHashMap, FxHashSet};
+
+use crate::live::LiveObjects;
 use serde::Serialize;
 use tramp_core::{ReallocOutcome, Record};
 
@@ -108,8 +110,7 @@ pub struct HeapStats {
     reallocs: u64,
     frees: u64,
     bytes: u64,
-    live: FxHashMap<u64, u64>,
-    live_bytes: u64,
+    live: LiveObjects,
     max_objects: u64,
     max_bytes: u64,
     freed: FxHashSet<u64>,
@@ -171,23 +172,21 @@ impl HeapStats {
                 t.bytes_allocated += size;
                 h.allocs += 1;
                 h.bytes_allocated += size;
-                if let Some(old) = self.live.insert(address, size) {
+                let (_, displaced) = self.live.insert(address, size, 0, cx.time, ());
+                if !displaced.is_empty() {
                     self.live_reallocs += 1;
-                    self.live_bytes -= old;
                 }
                 self.freed.remove(&address);
-                self.live_bytes += size;
                 self.max_objects = self.max_objects.max(self.live.len() as u64);
-                self.max_bytes = self.max_bytes.max(self.live_bytes);
+                self.max_bytes = self.max_bytes.max(self.live.live_bytes());
             }
             HeapEvent::Free { address, cx } => {
                 self.frees += 1;
                 let (t, h) = self.activity(&cx);
                 t.frees += 1;
                 h.frees += 1;
-                match self.live.remove(&address) {
-                    Some(size) => {
-                        self.live_bytes -= size;
+                match self.live.remove(address) {
+                    Some(_) => {
                         if self.freed.len() >= FREED_WINDOW {
                             self.freed.clear();
                         }
@@ -210,16 +209,9 @@ impl HeapStats {
                 h.reallocs += 1;
                 if outcome == ReallocOutcome::InPlace {
                     // No accompanying records: the object changes size here.
-                    let key = if self.live.contains_key(&new) {
-                        new
-                    } else {
-                        old
-                    };
-                    if let Some(cur) = self.live.get_mut(&key) {
-                        let before = *cur;
-                        *cur = size;
-                        self.live_bytes = self.live_bytes - before + size;
-                        self.max_bytes = self.max_bytes.max(self.live_bytes);
+                    let key = if self.live.contains(new) { new } else { old };
+                    if let Some(before) = self.live.resize(key, size) {
+                        self.max_bytes = self.max_bytes.max(self.live.live_bytes());
                         if size > before {
                             self.bytes += size - before;
                         }
@@ -274,7 +266,7 @@ impl HeapStats {
                 self.bytes as f64 / self.allocs as f64
             },
             live_objects_at_end: self.live.len() as u64,
-            live_bytes_at_end: self.live_bytes,
+            live_bytes_at_end: self.live.live_bytes(),
             frees_of_unknown_addresses: self.unknown_frees,
             double_frees: self.double_frees,
             allocs_of_live_addresses: self.live_reallocs,
@@ -286,6 +278,20 @@ impl HeapStats {
             per_heap: self.per_heap.to_map(),
             size_histogram,
         }
+    }
+}
+
+impl tramp_core::Analysis for HeapStats {
+    type Report = Report;
+
+    #[inline]
+    fn observe(&mut self, rec: &Record<'_>) -> Result<(), tramp_core::Error> {
+        HeapStats::observe(self, rec);
+        Ok(())
+    }
+
+    fn finish(self) -> Report {
+        self.report()
     }
 }
 

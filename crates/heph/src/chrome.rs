@@ -251,3 +251,21 @@ impl<W: Write> ChromeWriter<W> {
         Ok(self.out)
     }
 }
+
+/// Exports every packet `reader` yields to `out` (damage the reader skips
+/// stays in its warnings); returns `out`, to be finished by the caller.
+pub fn export<R: std::io::Read, W: Write>(
+    reader: &mut crate::Reader<R>,
+    out: W,
+    progress: &mut tramp_core::Progress,
+) -> Result<W, HephError> {
+    let mut w = ChromeWriter::new(out);
+    let mut n = 0u64;
+    while let Some(p) = reader.next_ref()? {
+        w.packet_ref(&p)?;
+        n += 1;
+        progress.record(n);
+    }
+    progress.finish();
+    w.finish()
+}

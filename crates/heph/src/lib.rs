@@ -7,10 +7,12 @@
 //! `docs/formats/heph.md`.
 
 pub mod chrome;
+pub mod format;
 pub mod packet;
 pub mod reader;
 pub mod records;
 pub mod spans;
+pub mod summary;
 pub mod writer;
 
 pub use packet::{Attribute, Event, Metadata, OptionValue, Packet, Value};

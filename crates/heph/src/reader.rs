@@ -42,6 +42,17 @@ impl std::fmt::Display for Warning {
     }
 }
 
+impl From<Warning> for tramp_core::Warning {
+    fn from(w: Warning) -> Self {
+        tramp_core::Warning {
+            format: crate::records::FORMAT,
+            offset: w.offset,
+            message: w.message,
+            skipped: w.skipped,
+        }
+    }
+}
+
 enum Stop {
     /// More bytes are needed (at least this many from the packet start).
     More(usize),

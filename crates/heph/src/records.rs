@@ -8,8 +8,8 @@ use std::sync::{Arc, OnceLock};
 
 use tramp_core::io::Finish;
 use tramp_core::{
-    Error, FieldDef, FieldType, Position, Record, RecordBuf, RecordKind, Role, Schema, Sink, Slot,
-    Source, Value as V,
+    Error, FieldDef, FieldType, Item, Position, Record, RecordBuf, RecordKind, Role, Schema, Sink,
+    Slot, Source, Value as V, Warning,
 };
 
 use crate::packet::{Attribute, Event, Metadata, OptionValue, Packet, Value};
@@ -245,6 +245,10 @@ pub fn record_to_packet(rec: &Record<'_>) -> Result<Packet, MapError> {
 pub struct HephSource<R> {
     reader: Reader<R>,
     buf: RecordBuf,
+    /// Warnings taken from the reader, not yet handed out.
+    pending: std::collections::VecDeque<Warning>,
+    /// Whether `buf` holds a record not yet handed out (behind warnings).
+    have_record: bool,
 }
 
 impl<R: std::io::Read> HephSource<R> {
@@ -252,6 +256,8 @@ impl<R: std::io::Read> HephSource<R> {
         HephSource {
             reader: Reader::new(input),
             buf: RecordBuf::new(),
+            pending: Default::default(),
+            have_record: false,
         }
     }
 }
@@ -282,12 +288,34 @@ impl<R: std::io::Read> Source for HephSource<R> {
         Position::new(self.reader.offset(), self.reader.packets())
     }
 
-    fn warnings(&mut self) -> Vec<String> {
-        self.reader
-            .take_warnings()
-            .into_iter()
-            .map(|w| w.to_string())
-            .collect()
+    /// Damage the reader skipped comes out before the record after it.
+    fn next_item(&mut self) -> Result<Option<Item<'_>>, Error> {
+        if self.pending.is_empty() {
+            let at = self.position();
+            let next = self
+                .reader
+                .next_ref()
+                .map_err(|e| Error::decode(FORMAT, at, e))?;
+            let got = match next {
+                Some(p) => {
+                    packet_ref_to_record(&p, &mut self.buf);
+                    true
+                }
+                None => false,
+            };
+            self.pending
+                .extend(self.reader.take_warnings().into_iter().map(|w| w.into()));
+            self.have_record = got;
+        }
+        if let Some(w) = self.pending.pop_front() {
+            return Ok(Some(Item::Warning(w)));
+        }
+        if std::mem::take(&mut self.have_record) {
+            return Ok(Some(Item::Record(
+                self.buf.as_record(&schema().types[self.buf.type_index()]),
+            )));
+        }
+        Ok(None)
     }
 }
 

@@ -543,7 +543,7 @@ pub struct MetaSource<R> {
     prev_updates: Vec<(usize, u64)>,
     values: Vec<u64>,
     input: R,
-    dtd_text: String,
+    trace_header: tramp_core::Header,
     data: HashMap<u8, DataSection>,
     plan: Arc<Plan>,
     header: Header,
@@ -607,7 +607,10 @@ impl<R: Read> MetaSource<R> {
             values: Vec::new(),
             live: Live::new(names),
             input,
-            dtd_text,
+            trace_header: tramp_core::Header {
+                dtd: Some(dtd_text),
+                notes: Vec::new(),
+            },
             data,
             plan: Arc::new(plan),
             header,
@@ -1142,8 +1145,8 @@ impl<R: Read> Source for MetaSource<R> {
         Position::new(self.base + self.pos as u64, self.record)
     }
 
-    fn description(&self) -> Option<&str> {
-        Some(&self.dtd_text)
+    fn header(&self) -> &tramp_core::Header {
+        &self.trace_header
     }
 }
 

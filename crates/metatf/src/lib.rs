@@ -15,6 +15,7 @@ pub mod check;
 pub mod codec;
 pub mod codegen;
 pub mod diag;
+pub mod format;
 pub mod lexer;
 pub mod parser;
 pub mod plan;

@@ -126,6 +126,10 @@ fn role_named(name: &str) -> Option<Role> {
         "site" => Role::Site,
         "attributes" => Role::Attributes,
         "text" => Role::Text,
+        "edgeTarget" => Role::EdgeTarget,
+        "slot" => Role::Slot,
+        "type" => Role::Type,
+        "value" => Role::Value,
         _ => return None,
     })
 }
@@ -164,6 +168,16 @@ fn kind_of(name: &str) -> RecordKind {
         "destroyThread" => RecordKind::ThreadDestroy,
         "comment" => RecordKind::Comment,
         "metadata" | "section" => RecordKind::Metadata,
+        "objectCreate" => RecordKind::ObjectCreate,
+        "objectDelete" => RecordKind::ObjectDelete,
+        "edgeWrite" => RecordKind::EdgeWrite,
+        "edgeRead" => RecordKind::EdgeRead,
+        "dataRead" => RecordKind::DataRead,
+        "dataWrite" => RecordKind::DataWrite,
+        "rootSet" => RecordKind::RootSet,
+        "rootGet" => RecordKind::RootGet,
+        "load" => RecordKind::Load,
+        "store" => RecordKind::Store,
         _ => RecordKind::Other,
     }
 }

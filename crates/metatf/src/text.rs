@@ -59,7 +59,7 @@ impl<W: Finish> Sink for MetaTextSink<W> {
 pub struct MetaTextSource<R> {
     input: R,
     plan: Arc<Plan>,
-    dtd_text: String,
+    header: tramp_core::Header,
     buf: RecordBuf,
     line: Vec<u8>,
     offset: u64,
@@ -125,7 +125,10 @@ impl<R: BufRead> MetaTextSource<R> {
         Ok(MetaTextSource {
             input,
             plan: Arc::new(Plan::compile(&checked)),
-            dtd_text,
+            header: tramp_core::Header {
+                dtd: Some(dtd_text),
+                notes: Vec::new(),
+            },
             buf: RecordBuf::new(),
             line: Vec::new(),
             offset,
@@ -137,7 +140,7 @@ impl<R: BufRead> MetaTextSource<R> {
     }
 
     pub fn dtd_text(&self) -> &str {
-        &self.dtd_text
+        self.header.dtd.as_deref().unwrap_or_default()
     }
 }
 
@@ -193,7 +196,7 @@ impl<R: BufRead> Source for MetaTextSource<R> {
         Position::new(self.offset, self.record).with_line(self.line_no + 1)
     }
 
-    fn description(&self) -> Option<&str> {
-        Some(&self.dtd_text)
+    fn header(&self) -> &tramp_core::Header {
+        &self.header
     }
 }

@@ -10,6 +10,7 @@ pub mod ascii;
 pub mod binary;
 pub mod error;
 pub mod event;
+pub mod format;
 pub mod oo7;
 mod out;
 pub mod records;

@@ -112,6 +112,31 @@ impl Op {
         Op::ALL.iter().find(|(_, n)| *n == s).map(|(o, _)| *o)
     }
 
+    /// A comma-separated list of operations in order (`all` for every
+    /// one; empty for none); `delete` needs an `insert` before it.
+    pub fn parse_list(list: &str) -> Result<Vec<Op>, OpsError> {
+        let mut ops = Vec::new();
+        for name in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            if name == "all" {
+                ops.extend(Op::ALL.iter().map(|(o, _)| *o));
+                continue;
+            }
+            ops.push(Op::parse(name).ok_or_else(|| {
+                let known: Vec<&str> = Op::ALL.iter().map(|(_, n)| *n).collect();
+                OpsError::Unknown {
+                    name: name.to_string(),
+                    known: known.join(", "),
+                }
+            })?);
+        }
+        if let Some(d) = ops.iter().position(|o| *o == Op::Delete)
+            && !ops[..d].contains(&Op::Insert)
+        {
+            return Err(OpsError::DeleteFirst);
+        }
+        Ok(ops)
+    }
+
     pub fn name(self) -> &'static str {
         Op::ALL
             .iter()
@@ -231,6 +256,45 @@ struct Module {
     oid: Oid,
     extent: Oid,
     design_root: usize,
+}
+
+/// Why a list of operations is not one.
+#[derive(Debug, thiserror::Error)]
+pub enum OpsError {
+    #[error("unknown operation `{name}` (known: {known}, all)")]
+    Unknown { name: String, known: String },
+    #[error("`delete` removes what an earlier `insert` added: put insert before it")]
+    DeleteFirst,
+}
+
+/// The note a generated trace carries: configuration, seed, operations.
+pub fn note(cfg: &Config, seed: u64, ops: &[Op]) -> String {
+    let names: Vec<&str> = ops.iter().map(|o| o.name()).collect();
+    format!(
+        "OO7 {} seed {} ops {}",
+        cfg.name,
+        seed,
+        if names.is_empty() {
+            "(build only)".to_string()
+        } else {
+            names.join(",")
+        }
+    )
+}
+
+impl std::fmt::Display for Counts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} events; {} composite parts, {} atomic parts, {} connections, {} base and {} complex assemblies",
+            self.events,
+            self.composite_parts,
+            self.atomic_parts,
+            self.connections,
+            self.base_assemblies,
+            self.complex_assemblies
+        )
+    }
 }
 
 /// Counts of what the generator built.

@@ -24,6 +24,27 @@ fn oid(name: &str) -> FieldDef {
     FieldDef::new(name, FieldType::U64, Some(Role::ObjectId))
 }
 
+fn role(name: &str, role: Role) -> FieldDef {
+    FieldDef::new(name, FieldType::U64, Some(role))
+}
+
+/// What each event means in the object-graph view.
+pub fn kind(t: EventType) -> RecordKind {
+    match t {
+        EventType::Fo => RecordKind::TypeDef,
+        EventType::Co | EventType::Cao => RecordKind::ObjectCreate,
+        EventType::Do => RecordKind::ObjectDelete,
+        EventType::Sr => RecordKind::RootSet,
+        EventType::Gr => RecordKind::RootGet,
+        EventType::Dr | EventType::Adr => RecordKind::DataRead,
+        EventType::Dw | EventType::Adw => RecordKind::DataWrite,
+        EventType::Er => RecordKind::EdgeRead,
+        EventType::Ew => RecordKind::EdgeWrite,
+        EventType::Ts => RecordKind::GcHold,
+        EventType::Te => RecordKind::GcResume,
+    }
+}
+
 /// The record types of PTF, in [`EventType`] order.
 pub fn schema() -> &'static Arc<Schema> {
     static SCHEMA: OnceLock<Arc<Schema>> = OnceLock::new();
@@ -34,7 +55,7 @@ pub fn schema() -> &'static Arc<Schema> {
             {
                 let fields = match t {
                     EventType::Fo => vec![
-                        u("id"),
+                        role("id", Role::Type),
                         u("super"),
                         u("pointers"),
                         list("data"),
@@ -42,21 +63,43 @@ pub fn schema() -> &'static Arc<Schema> {
                         list("elements"),
                         FieldDef::new("name", FieldType::Str, Some(Role::Text)),
                     ],
-                    EventType::Co | EventType::Do | EventType::Sr => vec![u("format"), oid("oid")],
-                    EventType::Cao => vec![u("format"), oid("oid"), u("container"), u("elements")],
-                    EventType::Gr | EventType::Ts | EventType::Te => vec![],
-                    EventType::Dr | EventType::Dw => vec![u("format"), oid("oid"), u("offset")],
-                    EventType::Adr | EventType::Adw => vec![
-                        u("format"),
+                    EventType::Co | EventType::Do | EventType::Sr => {
+                        vec![role("format", Role::Type), oid("oid")]
+                    }
+                    EventType::Cao => vec![
+                        role("format", Role::Type),
                         oid("oid"),
-                        FieldDef::new("offset", FieldType::I64, None),
+                        u("container"),
+                        u("elements"),
+                    ],
+                    EventType::Gr | EventType::Ts | EventType::Te => vec![],
+                    EventType::Dr | EventType::Dw => vec![
+                        role("format", Role::Type),
+                        oid("oid"),
+                        role("offset", Role::Slot),
+                    ],
+                    EventType::Adr | EventType::Adw => vec![
+                        role("format", Role::Type),
+                        oid("oid"),
+                        FieldDef::new("offset", FieldType::I64, Some(Role::Slot)),
                         u("index"),
                         u("length"),
                     ],
-                    EventType::Er => vec![u("format"), oid("from"), u("edge")],
-                    EventType::Ew => vec![u("format"), oid("from"), u("edge"), u("to")],
+                    EventType::Er => {
+                        vec![
+                            role("format", Role::Type),
+                            oid("from"),
+                            role("edge", Role::Slot),
+                        ]
+                    }
+                    EventType::Ew => vec![
+                        role("format", Role::Type),
+                        oid("from"),
+                        role("edge", Role::Slot),
+                        role("to", Role::EdgeTarget),
+                    ],
                 };
-                schema.add_type(t.mnemonic(), RecordKind::Other, fields);
+                schema.add_type(t.mnemonic(), kind(*t), fields);
             }
         }
         schema.shared()
@@ -254,14 +297,20 @@ pub fn record_to_event(rec: &Record<'_>) -> Result<Event, MapError> {
 /// A PTF trace (either form) as a tramp source.
 pub struct PtfSource {
     events: Box<dyn EventSource>,
+    header: tramp_core::Header,
     buf: RecordBuf,
     count: u64,
 }
 
 impl PtfSource {
     pub fn new(events: Box<dyn EventSource>) -> Self {
+        let header = tramp_core::Header {
+            dtd: None,
+            notes: events.notes().to_vec(),
+        };
         PtfSource {
             events,
+            header,
             buf: RecordBuf::new(),
             count: 0,
         }
@@ -305,8 +354,8 @@ impl Source for PtfSource {
         Position::new(offset, self.count).with_line(line)
     }
 
-    fn notes(&self) -> &[String] {
-        self.events.notes()
+    fn header(&self) -> &tramp_core::Header {
+        &self.header
     }
 }
 

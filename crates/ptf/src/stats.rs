@@ -166,3 +166,56 @@ impl fmt::Display for Report {
         Ok(())
     }
 }
+
+impl serde::Serialize for Report {
+    /// One JSON object, keys in sorted order; per-type counts keyed by
+    /// mnemonic, per-format rows as objects.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let per_type: serde_json::Map<String, serde_json::Value> = self
+            .per_type
+            .iter()
+            .map(|(t, n)| (t.mnemonic().to_string(), (*n).into()))
+            .collect();
+        let per_format: Vec<serde_json::Value> = self
+            .per_format
+            .iter()
+            .map(|(id, name, n)| serde_json::json!({"format": id, "name": name, "objects": n}))
+            .collect();
+        serde_json::json!({
+            "events": self.events,
+            "objects_created": self.objects_created,
+            "max_live_objects": self.max_live,
+            "max_live_at_event": self.max_live_at,
+            "live_at_end": self.live_at_end,
+            "edges_written": self.edges_written,
+            "null_edges_written": self.null_edges_written,
+            "edges_read": self.edges_read,
+            "data_reads": self.data_reads,
+            "data_writes": self.data_writes,
+            "array_elements_read": self.array_elements_read,
+            "array_elements_written": self.array_elements_written,
+            "events_per_type": per_type,
+            "objects_per_format": per_format,
+        })
+        .serialize(s)
+    }
+}
+
+/// PTF statistics over records (of PTF's schema, or any schema whose
+/// record types are named by PTF mnemonics).
+impl tramp_core::Analysis for PtfStats {
+    type Report = Report;
+
+    fn observe(&mut self, rec: &tramp_core::Record<'_>) -> Result<(), tramp_core::Error> {
+        let e = crate::records::record_to_event(rec).map_err(|e| tramp_core::Error::Schema {
+            record_type: rec.record_type().name.clone(),
+            message: e.to_string(),
+        })?;
+        PtfStats::observe(self, &e);
+        Ok(())
+    }
+
+    fn finish(self) -> Report {
+        self.report()
+    }
+}

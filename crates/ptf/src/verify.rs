@@ -6,11 +6,13 @@
 use std::fmt;
 
 use rustc_hash::FxHashMap;
+use serde::Serialize;
 
 use crate::event::{self, Event, EventType, FormatObject, NULL, Oid};
 
 /// Which rule an event broke.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Rule {
     /// Wrong number or type of parameters (reported by the readers).
     Syntax,
@@ -64,7 +66,7 @@ impl fmt::Display for Rule {
 
 /// Where an event is: its 1-based number, and its line (ASCII) or byte
 /// offset (binary).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct At {
     pub event: u64,
     pub line: u64,
@@ -82,7 +84,7 @@ impl fmt::Display for At {
 }
 
 /// One broken rule.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Violation {
     pub at: At,
     pub rule: Rule,
@@ -96,7 +98,7 @@ impl fmt::Display for Violation {
 }
 
 /// Objects a collection found unreachable.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Collection {
     /// The event after which the collector ran.
     pub at: At,
@@ -777,7 +779,7 @@ impl Verifier {
 }
 
 /// What a verification found.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize)]
 pub struct Report {
     pub events: u64,
     /// The first violations (up to the limit).
@@ -789,6 +791,75 @@ pub struct Report {
     pub collected: u64,
     /// Objects alive at the end.
     pub live: u64,
+}
+
+/// A verification as people read it: each violation on a line of its own
+/// prefixed by the trace's name, the collections (with `gc`), and a
+/// summary line.
+#[derive(Serialize)]
+pub struct Shown<'a> {
+    /// The trace's name, as given.
+    pub name: &'a str,
+    #[serde(flatten)]
+    pub report: &'a Report,
+    /// Whether collection was simulated.
+    #[serde(skip)]
+    pub gc: bool,
+    /// OIds listed per collection in the text.
+    #[serde(skip)]
+    pub max_oids: usize,
+}
+
+impl fmt::Display for Shown<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (name, r) = (self.name, self.report);
+        for v in &r.violations {
+            writeln!(f, "{name}: {v}")?;
+        }
+        if r.total > r.violations.len() as u64 {
+            writeln!(
+                f,
+                "{name}: … and {} more violations",
+                r.total - r.violations.len() as u64
+            )?;
+        }
+        if self.gc {
+            for c in &r.collections {
+                let shown: Vec<String> = c
+                    .garbage
+                    .iter()
+                    .take(self.max_oids)
+                    .map(|o| o.to_string())
+                    .collect();
+                let more = if c.garbage.len() > self.max_oids {
+                    " …"
+                } else {
+                    ""
+                };
+                writeln!(
+                    f,
+                    "{name}: gc after {}: {} objects became garbage: {}{more}",
+                    c.at,
+                    c.garbage.len(),
+                    shown.join(" ")
+                )?;
+            }
+        }
+        let gc = if self.gc {
+            format!(
+                ", {} objects collected in {} collections",
+                r.collected,
+                r.collections.len()
+            )
+        } else {
+            String::new()
+        };
+        writeln!(
+            f,
+            "{} events, {} violations{gc}, {} objects live at the end",
+            r.events, r.total, r.live
+        )
+    }
 }
 
 /// Verifies everything `src` yields; reader errors count as syntax

@@ -39,6 +39,16 @@ pub struct ConvertStats {
     pub damage: Vec<String>,
 }
 
+impl std::fmt::Display for ConvertStats {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} records ({} allocs, {} frees, {} reallocs, {} threads)",
+            self.records, self.allocs, self.frees, self.reallocs, self.threads
+        )
+    }
+}
+
 /// A comment that annotates a recorded trace.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Annotation {

@@ -29,6 +29,29 @@ pub struct Recording {
     pub traces: Vec<(u64, PathBuf, ConvertStats)>,
 }
 
+impl Recording {
+    /// The exit code to pass on: the program's, or 128 + the signal that
+    /// killed it.
+    pub fn exit_code(&self) -> u8 {
+        use std::os::unix::process::ExitStatusExt;
+        match (self.status.code(), self.status.signal()) {
+            (Some(c), _) => c as u8,
+            (None, Some(sig)) => (128 + sig) as u8,
+            _ => 1,
+        }
+    }
+
+    /// The signal that killed the program, if one did.
+    pub fn signal(&self) -> Option<i32> {
+        use std::os::unix::process::ExitStatusExt;
+        self.status
+            .code()
+            .is_none()
+            .then(|| self.status.signal())
+            .flatten()
+    }
+}
+
 /// Writes the capture library where the dynamic loader can map it: a
 /// content-addressed file in the user's cache directory, written once.
 pub fn install_library(lib: &[u8]) -> Result<PathBuf, Error> {

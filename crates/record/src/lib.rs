@@ -12,6 +12,7 @@
 pub mod convert;
 pub mod launch;
 pub mod raw;
+pub mod replay;
 pub mod sites;
 
 pub use convert::{Annotation, ConvertStats, convert_process};

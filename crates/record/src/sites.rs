@@ -330,3 +330,56 @@ impl std::fmt::Display for SitesReport {
         Ok(())
     }
 }
+
+/// Site tables as an analysis: the top `n` sites of each table.
+pub struct SiteAnalysis {
+    stats: SiteStats,
+    top: usize,
+}
+
+impl SiteAnalysis {
+    pub fn new(top: usize) -> Self {
+        SiteAnalysis {
+            stats: SiteStats::new(),
+            top,
+        }
+    }
+}
+
+impl tramp_core::Analysis for SiteAnalysis {
+    type Report = SitesReport;
+
+    #[inline]
+    fn observe(&mut self, rec: &Record<'_>) -> Result<(), tramp_core::Error> {
+        self.stats.observe(rec);
+        Ok(())
+    }
+
+    fn finish(mut self) -> SitesReport {
+        self.stats.report(self.top)
+    }
+}
+
+/// Heap statistics with the site tables: the statistics' JSON object gains
+/// a `sites` key (keys in sorted order); the text shows the site tables
+/// after the statistics.
+#[derive(Clone, Debug)]
+pub struct WithSites {
+    pub heap: tramp_heap::Report,
+    pub sites: SitesReport,
+}
+
+impl Serialize for WithSites {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::Error;
+        let mut v = serde_json::to_value(&self.heap).map_err(S::Error::custom)?;
+        v["sites"] = serde_json::to_value(&self.sites).map_err(S::Error::custom)?;
+        v.serialize(s)
+    }
+}
+
+impl std::fmt::Display for WithSites {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}{}", self.heap, self.sites)
+    }
+}

@@ -1,5 +1,5 @@
 //! A progress bar on stderr for long work, shown only when stderr is a
-//! terminal, driven by the raw bytes an input has consumed.
+//! terminal, driven by the raw (compressed) bytes an input has consumed.
 
 use std::io::IsTerminal;
 use std::sync::Arc;
@@ -7,6 +7,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use indicatif::{ProgressBar, ProgressStyle};
 
+use crate::io::Input;
+
+/// Progress of reading one input.
 pub struct Progress {
     bar: Option<ProgressBar>,
     raw: Arc<AtomicU64>,
@@ -35,6 +38,20 @@ impl Progress {
         Progress { bar, raw, tick: 0 }
     }
 
+    /// Progress of reading `input`.
+    pub fn of(input: &Input) -> Self {
+        Progress::new(input.raw_len, input.raw_position())
+    }
+
+    /// No bar at all (tests, in-memory work).
+    pub fn hidden() -> Self {
+        Progress {
+            bar: None,
+            raw: Arc::new(AtomicU64::new(0)),
+            tick: 0,
+        }
+    }
+
     /// Called once per record; cheap unless a bar is shown.
     #[inline]
     pub fn record(&mut self, records: u64) {
@@ -47,9 +64,16 @@ impl Progress {
         }
     }
 
-    pub fn finish(self) {
-        if let Some(bar) = self.bar {
+    /// Clears the bar (idempotent).
+    pub fn finish(&mut self) {
+        if let Some(bar) = self.bar.take() {
             bar.finish_and_clear();
         }
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        self.finish();
     }
 }

@@ -1,0 +1,64 @@
+//! `tramp convert`: a trace from one format to another.
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use tramp_core::drive;
+use tramp_core::io::{Compression, Output};
+
+use super::{InputArgs, end_run, read_dtd};
+
+/// Convert a trace between formats: HATF binary and HATF text, Meta-TF
+/// binary and Meta-TF text, PTF binary and PTF ASCII, Heph (binary → text
+/// → binary is byte-identical), compressed or not. `tramp formats` lists
+/// the formats and the extensions that select them.
+///
+/// Between HATF forms the source's metadata records are kept (policy
+/// `explicit`) unless `--policy naive` asks for a fresh encoding. A Meta-TF
+/// output takes its DTD from `--dtd`, else from the input (a Meta-TF binary
+/// embeds it; a Meta-TF text starts with it).
+#[derive(Args)]
+pub struct ConvertArgs {
+    #[command(flatten)]
+    input: InputArgs,
+    /// Output file, or `-` for stdout.
+    output: String,
+    /// Output format: hatf, hatf-text, metatf, metatf-text, ptf, ptf-text
+    /// or heph (default: from the output's extension; else hatf).
+    #[arg(long)]
+    to: Option<String>,
+    /// HATF encoding policy: `explicit` keeps the input's metadata,
+    /// `naive` re-encodes with metadata only where values do not fit.
+    #[arg(long)]
+    policy: Option<String>,
+    /// Output compression: none, zstd, gzip or xz (default: by extension).
+    #[arg(long)]
+    compress: Option<String>,
+}
+
+pub fn run(a: ConvertArgs) -> Result<()> {
+    let compression = match a.compress.as_deref() {
+        Some(c) => Some(
+            Compression::parse(c)
+                .with_context(|| format!("unknown compression `{c}` (none, zstd, gzip, xz)"))?,
+        ),
+        None => None,
+    };
+    let to = match a.to.as_deref() {
+        Some(t) => tramp_formats::parse(t)?,
+        None => tramp_formats::from_path(&a.output).unwrap_or(&tramp_hatf::format::HATF),
+    };
+    let mut o = super::open(&a.input, true)?;
+    if a.output != "-" && a.output == a.input.input {
+        bail!("input and output are the same file");
+    }
+    let out =
+        Output::create(&a.output, compression).with_context(|| format!("creating {}", a.output))?;
+    // The output's header: the input's, with the DTD given instead if any.
+    let mut header = o.source.header().clone();
+    if let Some(path) = &a.input.dtd {
+        header.dtd = Some(read_dtd(path)?);
+    }
+    let sink = tramp_formats::create_sink(out, to, Some(o.format), a.policy.as_deref(), &header)?;
+    let run = drive(&mut *o.source, &mut [], vec![sink], &mut o.progress);
+    end_run(run, &o, Some(&a.output), "")
+}

@@ -1,0 +1,136 @@
+//! One module per subcommand: its argument struct (whose doc comments are
+//! its `--help`) and the wiring of library calls. Shared here: the input
+//! arguments, opening an input, printing reports, and ending a run.
+
+pub mod convert;
+pub mod dump;
+pub mod export;
+pub mod formats;
+pub mod gen_code;
+pub mod record;
+pub mod replay;
+pub mod sample;
+pub mod spans;
+pub mod stats;
+pub mod verify;
+pub mod workload;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use tramp_core::io::Input;
+use tramp_core::{OpenOptions, Progress, Run, Source};
+use tramp_formats::Format;
+
+/// Options shared by commands that read a trace.
+#[derive(Args)]
+pub struct InputArgs {
+    /// Trace file, or `-` for stdin. zstd, gzip and xz are unwrapped
+    /// automatically.
+    pub input: String,
+    /// Input format (default: detected from the content, then the name).
+    /// See `tramp formats`.
+    #[arg(long = "format", short = 'f')]
+    pub format: Option<String>,
+    /// DTD file for Meta-TF traces that do not embed theirs (read from
+    /// disk only; DTDs are never fetched over the network).
+    #[arg(long, value_name = "FILE.dtd")]
+    pub dtd: Option<String>,
+}
+
+/// A DTD file's text (from disk only: DTDs are never fetched).
+pub fn read_dtd(path: &str) -> Result<String> {
+    std::fs::read_to_string(path).with_context(|| format!("reading the DTD {path}"))
+}
+
+/// An input whose format is known, not yet decoded.
+pub struct Detected {
+    pub input: Input,
+    pub format: Format,
+    pub name: String,
+}
+
+/// Opens the input and tells its format (given, or detected).
+pub fn detect(args: &InputArgs) -> Result<Detected> {
+    let input = Input::open(&args.input).with_context(|| format!("opening {}", args.input))?;
+    let format = match args.format.as_deref() {
+        Some(f) => tramp_formats::parse(f)?,
+        None => tramp_formats::detect_input(&input)
+            .with_context(|| format!("reading {}", args.input))?,
+    };
+    Ok(Detected {
+        input,
+        format,
+        name: args.input.clone(),
+    })
+}
+
+/// A source over an input, with its progress bar.
+pub struct Opened {
+    pub source: Box<dyn Source>,
+    pub format: Format,
+    pub progress: Progress,
+    pub name: String,
+}
+
+impl Detected {
+    /// Decodes the input as records.
+    pub fn open(self, args: &InputArgs, metadata: bool) -> Result<Opened> {
+        let opts = OpenOptions {
+            metadata,
+            dtd: args.dtd.as_deref().map(read_dtd).transpose()?,
+        };
+        let progress = Progress::of(&self.input);
+        let source = (self.format.open)(self.input.reader, &opts)
+            .with_context(|| format!("reading {}", self.name))?;
+        Ok(Opened {
+            source,
+            format: self.format,
+            progress,
+            name: self.name,
+        })
+    }
+}
+
+/// Opens the input as records.
+pub fn open(args: &InputArgs, metadata: bool) -> Result<Opened> {
+    detect(args)?.open(args, metadata)
+}
+
+/// Writes to stdout; a closed pipe is reported as an error (and then
+/// treated as success by main), never a panic.
+pub fn print(text: &str) -> Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()?;
+    Ok(())
+}
+
+/// Prints a report as text or JSON.
+pub fn print_report<R: serde::Serialize + std::fmt::Display + ?Sized>(
+    report: &R,
+    json: bool,
+) -> Result<()> {
+    print(&tramp_core::render(report, json))
+}
+
+/// Prints the warnings of a run on stderr, then turns the way it stopped
+/// into an error with context: `reading NAME (FORMAT)` for damage (plus
+/// `covers`, what the printed output covers), `writing OUT` for a sink.
+pub fn end_run(run: Run, o: &Opened, out: Option<&str>, covers: &str) -> Result<()> {
+    for w in &run.warnings {
+        eprintln!("tramp: warning: {}: {w}", o.name);
+    }
+    let Some(stop) = run.stop else {
+        return Ok(());
+    };
+    let reading = format!("reading {} ({}){covers}", o.name, o.format);
+    let out = out.unwrap_or("-");
+    Err(match stop {
+        tramp_core::Stop::Read(e) | tramp_core::Stop::Analysis(e) => {
+            anyhow::Error::new(e).context(reading)
+        }
+        tramp_core::Stop::Write(e) => anyhow::Error::new(e).context(format!("writing {out}")),
+        tramp_core::Stop::Finish(e) => anyhow::Error::new(e).context(format!("finishing {out}")),
+    })
+}

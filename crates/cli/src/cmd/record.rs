@@ -1,0 +1,89 @@
+//! `tramp record`: run a program under the capture library.
+
+use anyhow::{Context, Result};
+use clap::Args;
+
+use super::InputArgs;
+
+/// The capture library, compiled by build.rs and carried inside `tramp`.
+static CAPTURE_LIBRARY: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/libtramp_capture.so"));
+
+/// Record the heap behaviour of a program: every malloc, free, calloc,
+/// realloc, reallocarray, posix_memalign, aligned_alloc, memalign, valloc
+/// and pvalloc, with size, address, thread, time (ns) and allocation site.
+///
+/// The program runs with the capture library preloaded (it must be
+/// dynamically linked); its output and exit status pass through unchanged.
+/// Each process it forks gets its own trace, named with its pid
+/// (`out.PID.hatf.zst`). The trace is HATF, zstd-compressed by default;
+/// module maps and call stacks are comment records (docs/formats/capture.md).
+#[derive(Args)]
+pub struct RecordArgs {
+    /// Output trace (compressed by extension). Default: PROGRAM.hatf.zst.
+    #[arg(short, long)]
+    output: Option<String>,
+    /// Record up to N frames of call stack per allocation (deduplicated)
+    /// instead of only the caller's return address. Slower.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    stack: usize,
+    /// Print the trace's heap statistics on stdout after the program ends.
+    #[arg(long)]
+    stats: bool,
+    /// With --stats: JSON.
+    #[arg(long, requires = "stats")]
+    json: bool,
+    /// With --stats: also the top allocation sites (see `tramp stats --sites`).
+    #[arg(long, requires = "stats")]
+    sites: bool,
+    /// With --sites: how many sites per table.
+    #[arg(long, default_value_t = 10, requires = "sites")]
+    top: usize,
+    /// The command and its arguments.
+    #[arg(
+        required = true,
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "CMD"
+    )]
+    command: Vec<std::ffi::OsString>,
+}
+
+/// Records; returns the program's exit status (128 + signal if killed).
+pub fn run(a: RecordArgs) -> Result<u8> {
+    let program = std::path::Path::new(&a.command[0])
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "trace".into());
+    let output = a.output.unwrap_or_else(|| format!("{program}.hatf.zst"));
+    let lib = tramp_record::launch::install_library(CAPTURE_LIBRARY)
+        .context("installing the capture library")?;
+    let opts = tramp_record::RecordOptions {
+        output: output.clone().into(),
+        stack: a.stack,
+    };
+    // Ctrl-C reaches the recorded program (same process group), which flushes
+    // and ends; tramp stays to convert what it recorded.
+    let _ = ctrlc::set_handler(|| {});
+    let rec = tramp_record::record(&lib, &a.command, &opts).context("recording")?;
+    for (pid, path, st) in &rec.traces {
+        eprintln!("tramp: pid {pid}: {st} -> {}", path.display());
+        for d in &st.damage {
+            eprintln!("tramp: pid {pid}: log damaged, events after it lost: {d}");
+        }
+    }
+    if a.stats
+        && let Some((_, path, _)) = rec.traces.first()
+    {
+        let args = InputArgs {
+            input: path.to_string_lossy().into_owned(),
+            format: Some("hatf".into()),
+            dtd: None,
+        };
+        super::stats::heap(super::open(&args, false)?, a.json, a.sites.then_some(a.top))?;
+    }
+    let code = rec.exit_code();
+    if let Some(sig) = rec.signal() {
+        eprintln!("tramp: the program was killed by signal {sig}");
+    }
+    Ok(code)
+}

@@ -1,0 +1,61 @@
+//! `tramp replay`: drive a real allocator through a trace.
+
+use anyhow::{Context, Result};
+use clap::Args;
+
+use super::{InputArgs, end_run, print_report};
+
+/// The replay driver, compiled by build.rs and carried inside `tramp`.
+static REPLAY_DRIVER: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/tramp-replay"));
+
+/// Drive a real allocator through a trace's malloc/free/realloc sequence and
+/// report time per operation, peak RSS, and the allocator's footprint
+/// against the trace's live bytes.
+///
+/// The operations run in trace order (so each thread's order is kept) in a
+/// separate driver process, with objects mapped to reusable slots and every
+/// page of each block written once, as the traced program used its memory.
+/// `--allocator` preloads another allocator into the driver (for example
+/// /usr/lib/x86_64-linux-gnu/libjemalloc.so.2 from Debian's libjemalloc2).
+#[derive(Args)]
+pub struct ReplayArgs {
+    #[command(flatten)]
+    input: InputArgs,
+    /// A shared library to preload into the driver (an allocator).
+    #[arg(long, value_name = "LIB.so")]
+    allocator: Option<String>,
+    /// Do not write to the allocated memory (measures the allocator alone;
+    /// RSS then shows only what the allocator itself touches).
+    #[arg(long)]
+    no_touch: bool,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(a: ReplayArgs) -> Result<()> {
+    let driver = tramp_record::launch::install_replayer(REPLAY_DRIVER)
+        .context("installing the replay driver")?;
+    let mut o = super::open(&a.input, false)?;
+    let allocator = match &a.allocator {
+        Some(lib) => Some((
+            lib.clone(),
+            std::fs::canonicalize(lib).with_context(|| format!("allocator {lib}"))?,
+        )),
+        None => None,
+    };
+    let opts = tramp_record::replay::ReplayOptions {
+        allocator,
+        no_touch: a.no_touch,
+    };
+    let (report, run) =
+        tramp_record::replay::replay(&driver, &mut *o.source, &opts, &mut o.progress)
+            .context("replaying")?;
+    print_report(&report, a.json)?;
+    end_run(
+        run,
+        &o,
+        None,
+        "; the replay covers the records before the error",
+    )
+}

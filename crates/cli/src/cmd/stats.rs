@@ -1,0 +1,111 @@
+//! `tramp stats`: the statistics that fit the trace's domain.
+
+use anyhow::{Result, bail};
+use clap::Args;
+use tramp_core::{Domain, drive};
+use tramp_heap::HeapStats;
+use tramp_record::sites::{SiteAnalysis, WithSites};
+
+use super::{InputArgs, end_run, print_report};
+
+/// Print heap statistics of a trace: the HATF paper's Table 3 (allocs,
+/// reallocs, frees, bytes, maximum live objects and bytes, average object
+/// size), counts per record type, thread and heap, a power-of-two size
+/// histogram, and anomalies (frees of unknown addresses, double frees).
+///
+/// For a PTF trace: events per type, objects created per format, edges
+/// written and read, data reads and writes, maximum live objects.
+///
+/// For a Heph trace: packets, events, epoch, streams and substreams,
+/// unknown options, the descriptions by total time (count, total and self
+/// time, p50, p99; the top 20 in text, all in JSON) and the counter gaps
+/// of each stream.
+///
+/// If the trace is damaged, the statistics of every record before the
+/// damage are printed, then the error, and the exit status is 1.
+#[derive(Args)]
+pub struct StatsArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Also list the top allocation sites of a recorded trace (`tramp
+    /// record`) by allocations, by bytes, and by bytes still live at exit
+    /// (leaks), symbolized to function, file and line.
+    #[arg(long)]
+    pub sites: bool,
+    /// With --sites: how many sites per table.
+    #[arg(long, default_value_t = 10, requires = "sites")]
+    pub top: usize,
+}
+
+pub fn run(a: StatsArgs) -> Result<()> {
+    let d = super::detect(&a.input)?;
+    match d.format.domain {
+        Domain::Spans => {
+            if a.sites {
+                bail!("--sites lists allocation sites of heap traces; Heph traces have none");
+            }
+            let opts = tramp_heph::summary::Options {
+                tree: None,
+                max_ranges: 10,
+                top: Some(if a.json { usize::MAX } else { 20 }),
+            };
+            super::spans::summarize(d, opts, a.json)
+        }
+        Domain::Objects => {
+            let mut o = d.open(&a.input, false)?;
+            let mut stats = tramp_ptf::stats::PtfStats::new();
+            let run = drive(
+                &mut *o.source,
+                &mut [&mut stats],
+                Vec::new(),
+                &mut o.progress,
+            );
+            print_report(&stats.report(), a.json)?;
+            end_run(
+                run,
+                &o,
+                None,
+                "; statistics above cover the events before the error",
+            )
+        }
+        Domain::Heap => heap(d.open(&a.input, false)?, a.json, a.sites.then_some(a.top)),
+    }
+}
+
+/// Heap statistics (and the site tables when `sites` gives their length)
+/// of an opened trace; what was read before damage is printed, then the
+/// error.
+pub fn heap(mut o: super::Opened, json: bool, sites: Option<usize>) -> Result<()> {
+    let mut stats = HeapStats::new();
+    let covers = "; statistics above cover the records before the error";
+    match sites {
+        Some(top) => {
+            let mut site = SiteAnalysis::new(top);
+            let run = drive(
+                &mut *o.source,
+                &mut [&mut stats, &mut site],
+                Vec::new(),
+                &mut o.progress,
+            );
+            let report = WithSites {
+                heap: stats.report(),
+                sites: tramp_core::Analysis::finish(site),
+            };
+            print_report(&report, json)?;
+            end_run(run, &o, None, covers)
+        }
+        None => {
+            let run = drive(
+                &mut *o.source,
+                &mut [&mut stats],
+                Vec::new(),
+                &mut o.progress,
+            );
+            print_report(&stats.report(), json)?;
+            end_run(run, &o, None, covers)
+        }
+    }
+}

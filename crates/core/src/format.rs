@@ -1,0 +1,100 @@
+//! What a format crate tells the registry about each format it provides:
+//! one [`FormatDesc`] with its name, file extensions, content sniffing, and
+//! the functions that open a source and create a sink.
+
+use std::io::BufRead;
+
+use crate::io::Output;
+use crate::{Error, Header, Sink, Source};
+
+/// What a format's first bytes say about it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sniff {
+    /// Not this format.
+    No,
+    /// Could be this format (no magic number to tell): used only when no
+    /// format claims the bytes and the file name says nothing.
+    Maybe,
+    /// This format's magic bytes.
+    Yes,
+}
+
+/// What a format's records are about, which decides the statistics and
+/// views that make sense for it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Domain {
+    /// Heap allocation events (alloc, free, realloc, …).
+    Heap,
+    /// Object graphs (objects, edges, roots).
+    Objects,
+    /// Timed spans of a runtime (Heph).
+    Spans,
+}
+
+/// How to open a source.
+#[derive(Clone, Debug, Default)]
+pub struct OpenOptions {
+    /// Yield format metadata records (HATF fieldSize/fieldInterpretation).
+    pub metadata: bool,
+    /// The DTD text, for Meta-TF inputs that do not embed theirs.
+    pub dtd: Option<String>,
+}
+
+/// How to create a sink.
+#[derive(Clone, Copy, Debug)]
+pub struct CreateOptions<'a> {
+    /// The encoding policy by name (HATF: `naive`, `explicit`); `None` for
+    /// the format's default.
+    pub policy: Option<&'a str>,
+    /// Whether the records come from a format of the same family (so their
+    /// metadata records may be kept as they are).
+    pub same_family: bool,
+    /// What the output's header carries (a DTD, notes).
+    pub header: &'a Header,
+}
+
+/// Opens a source over decompressed input bytes.
+pub type OpenFn = fn(Box<dyn BufRead + Send>, &OpenOptions) -> Result<Box<dyn Source>, Error>;
+/// Creates a sink writing to an output.
+pub type CreateFn = fn(Output, &CreateOptions<'_>) -> Result<Box<dyn Sink>, Error>;
+
+/// One format, as its crate describes it to the registry.
+pub struct FormatDesc {
+    /// Short name (`hatf`, `ptf-text`, …), as given to `--format`/`--to`.
+    pub name: &'static str,
+    /// Formats of one family share a record schema and header (a binary
+    /// form and its text form).
+    pub family: &'static str,
+    /// One line for `tramp formats`.
+    pub about: &'static str,
+    /// File name endings that select it (compression extensions aside).
+    pub extensions: &'static [&'static str],
+    /// Tells the format from its first decompressed bytes.
+    pub sniff: fn(&[u8]) -> Sniff,
+    pub domain: Domain,
+    /// The format `tramp dump` prints it in; `None` for tramp's generic
+    /// text form.
+    pub text_form: Option<&'static str>,
+    pub open: OpenFn,
+    pub create: CreateFn,
+}
+
+impl std::fmt::Debug for FormatDesc {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name)
+    }
+}
+
+impl std::fmt::Display for FormatDesc {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name)
+    }
+}
+
+impl PartialEq for FormatDesc {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+    }
+}
+
+impl Eq for FormatDesc {}

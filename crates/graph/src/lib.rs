@@ -1,0 +1,19 @@
+//! tramp-graph: the object-graph view of a trace.
+//!
+//! * [`view`]: turns records into graph events — create, delete,
+//!   link(from, slot, to), traverse(from, slot, to), root — from object
+//!   kinds (PTF) directly, and from heap traces' loads and stores through
+//!   the live-object map.
+//! * [`graph`]: the object graph itself (objects, their edges, the root)
+//!   and reachability from the root.
+//! * [`gc`]: persistence by reachability: which objects become garbage
+//!   when, collecting after every event that may disconnect objects,
+//!   outside collection holds.
+
+pub mod gc;
+pub mod graph;
+pub mod view;
+
+pub use gc::{Collection, Collector};
+pub use graph::ObjectGraph;
+pub use view::{GraphEvent, GraphView};

@@ -1,0 +1,266 @@
+//! The live-object map: which heap objects are alive, keyed by their start
+//! address, each with an id, size, allocation site and birth time; with an
+//! optional interval index that answers "which object contains this
+//! address?" (for loads and stores).
+//!
+//! Heap statistics, allocator replay and the object-graph view keep their
+//! live objects here. Without the interval index only exact start
+//! addresses are looked up, which is all the statistics need and keeps
+//! them fast.
+
+use std::collections::BTreeMap;
+
+use rustc_hash::FxHashMap;
+
+/// One live object.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Object<T = ()> {
+    /// Unique per map: objects are numbered from 1 in order of birth.
+    pub id: u64,
+    /// Start address.
+    pub address: u64,
+    pub size: u64,
+    /// Allocation site (0 when the trace has none).
+    pub site: u64,
+    /// When it was allocated (the trace's time, or a record number).
+    pub birth: u64,
+    /// What the map's user keeps per object.
+    pub extra: T,
+}
+
+impl<T> Object<T> {
+    /// The first address past the object (a zero-sized object covers its
+    /// start address, so that pointers to it resolve).
+    pub fn end(&self) -> u64 {
+        self.address.saturating_add(self.size.max(1))
+    }
+}
+
+/// Live objects by address.
+#[derive(Clone, Debug)]
+pub struct LiveObjects<T = ()> {
+    by_start: FxHashMap<u64, Object<T>>,
+    /// Start → end of every live object, when containment is asked.
+    intervals: Option<BTreeMap<u64, u64>>,
+    next_id: u64,
+    live_bytes: u64,
+}
+
+impl<T> Default for LiveObjects<T> {
+    fn default() -> Self {
+        LiveObjects {
+            by_start: FxHashMap::default(),
+            intervals: None,
+            next_id: 1,
+            live_bytes: 0,
+        }
+    }
+}
+
+impl<T> LiveObjects<T> {
+    /// A map looked up by start address only.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A map that also finds the object containing any address
+    /// ([`LiveObjects::find`]) and evicts objects a new one overlaps.
+    pub fn with_intervals() -> Self {
+        LiveObjects {
+            intervals: Some(BTreeMap::new()),
+            ..Self::default()
+        }
+    }
+
+    /// Objects alive.
+    pub fn len(&self) -> usize {
+        self.by_start.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_start.is_empty()
+    }
+
+    /// Bytes of the objects alive.
+    pub fn live_bytes(&self) -> u64 {
+        self.live_bytes
+    }
+
+    /// Adds an object and returns its id, with the objects it displaced: one
+    /// at the same start address (the trace missed its free) and, with the
+    /// interval index, every object it overlaps.
+    pub fn insert(
+        &mut self,
+        address: u64,
+        size: u64,
+        site: u64,
+        birth: u64,
+        extra: T,
+    ) -> (u64, Vec<Object<T>>) {
+        let mut evicted = Vec::new();
+        if let Some(old) = self.remove(address) {
+            evicted.push(old);
+        }
+        let obj = Object {
+            id: self.next_id,
+            address,
+            size,
+            site,
+            birth,
+            extra,
+        };
+        if let Some(iv) = &mut self.intervals {
+            let end = obj.end();
+            // Live intervals never overlap, so the objects a new one
+            // overlaps are the last that starts before it (if it reaches
+            // in) and those that start inside it.
+            let mut hit: Vec<u64> = iv
+                .range(..address)
+                .next_back()
+                .filter(|(_, e)| **e > address)
+                .map(|(s, _)| *s)
+                .into_iter()
+                .collect();
+            hit.extend(iv.range(address..end).map(|(s, _)| *s));
+            for s in hit {
+                if let Some(o) = self.remove(s) {
+                    evicted.push(o);
+                }
+            }
+            if let Some(iv) = &mut self.intervals {
+                iv.insert(address, end);
+            }
+        }
+        self.next_id += 1;
+        self.live_bytes += size;
+        let id = obj.id;
+        self.by_start.insert(address, obj);
+        (id, evicted)
+    }
+
+    /// Removes the object that starts at `address`.
+    pub fn remove(&mut self, address: u64) -> Option<Object<T>> {
+        let obj = self.by_start.remove(&address)?;
+        self.live_bytes -= obj.size;
+        if let Some(iv) = &mut self.intervals {
+            iv.remove(&address);
+        }
+        Some(obj)
+    }
+
+    /// The object that starts at `address`.
+    #[inline]
+    pub fn get(&self, address: u64) -> Option<&Object<T>> {
+        self.by_start.get(&address)
+    }
+
+    /// Whether an object starts at `address`.
+    #[inline]
+    pub fn contains(&self, address: u64) -> bool {
+        self.by_start.contains_key(&address)
+    }
+
+    /// The object that starts at `address`, to change what the user keeps.
+    pub fn extra_mut(&mut self, address: u64) -> Option<&mut T> {
+        self.by_start.get_mut(&address).map(|o| &mut o.extra)
+    }
+
+    /// Changes the size of the object at `address` (an in-place realloc);
+    /// returns its old size.
+    pub fn resize(&mut self, address: u64, size: u64) -> Option<u64> {
+        let obj = self.by_start.get_mut(&address)?;
+        let old = obj.size;
+        obj.size = size;
+        self.live_bytes = self.live_bytes - old + size;
+        let end = obj.end();
+        if let Some(iv) = &mut self.intervals {
+            iv.insert(address, end);
+        }
+        Some(old)
+    }
+
+    /// The object containing `address` (needs the interval index; without
+    /// it only start addresses are found).
+    pub fn find(&self, address: u64) -> Option<&Object<T>> {
+        match &self.intervals {
+            Some(iv) => {
+                let (start, end) = iv.range(..=address).next_back()?;
+                (address < *end).then(|| &self.by_start[start])
+            }
+            None => self.get(address),
+        }
+    }
+
+    /// Every live object, in no particular order.
+    pub fn iter(&self) -> impl Iterator<Item = &Object<T>> {
+        self.by_start.values()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exact_lookups_without_the_index() {
+        let mut m = LiveObjects::<()>::new();
+        let (a, ev) = m.insert(100, 16, 7, 1, ());
+        assert!(ev.is_empty());
+        assert_eq!(m.get(100).map(|o| (o.id, o.site, o.birth)), Some((a, 7, 1)));
+        assert_eq!(m.find(104), None, "containment needs the index");
+        assert_eq!((m.len(), m.live_bytes()), (1, 16));
+        // Same start again: the old object is displaced (its free was lost).
+        let (b, ev) = m.insert(100, 32, 0, 2, ());
+        assert_eq!(ev.iter().map(|o| o.id).collect::<Vec<_>>(), vec![a]);
+        assert_ne!(a, b);
+        assert_eq!((m.len(), m.live_bytes()), (1, 32));
+        assert_eq!(m.remove(100).map(|o| o.id), Some(b));
+        assert_eq!(m.remove(100), None, "a free of an unknown address");
+        assert_eq!((m.len(), m.live_bytes()), (0, 0));
+    }
+
+    #[test]
+    fn intervals_find_containing_objects_and_evict_overlaps() {
+        let mut m = LiveObjects::<()>::with_intervals();
+        let (a, _) = m.insert(0x1000, 0x100, 0, 0, ());
+        let (b, _) = m.insert(0x2000, 0x10, 0, 0, ());
+        let (z, _) = m.insert(0x3000, 0, 0, 0, ());
+        assert_eq!(m.find(0x1000).map(|o| o.id), Some(a));
+        assert_eq!(m.find(0x10ff).map(|o| o.id), Some(a));
+        assert_eq!(m.find(0x1100), None);
+        assert_eq!(m.find(0x0fff), None);
+        assert_eq!(m.find(0x200f).map(|o| o.id), Some(b));
+        assert_eq!(
+            m.find(0x3000).map(|o| o.id),
+            Some(z),
+            "zero-sized objects cover their start"
+        );
+        // An object across the end of `a` and the start of `b` evicts both.
+        let (c, ev) = m.insert(0x10f0, 0xf20, 0, 0, ());
+        let mut gone: Vec<u64> = ev.iter().map(|o| o.id).collect();
+        gone.sort();
+        assert_eq!(gone, vec![a, b]);
+        assert_eq!(m.find(0x1000), None);
+        assert_eq!(m.find(0x2000).map(|o| o.id), Some(c));
+        assert_eq!(m.len(), 2);
+        assert_eq!(m.live_bytes(), 0xf20);
+    }
+
+    #[test]
+    fn resize_moves_the_end() {
+        let mut m = LiveObjects::<u32>::with_intervals();
+        let (a, _) = m.insert(0x1000, 8, 0, 0, 5);
+        assert_eq!(m.find(0x1010), None);
+        assert_eq!(m.resize(0x1000, 0x20), Some(8));
+        assert_eq!(m.find(0x1010).map(|o| o.id), Some(a));
+        assert_eq!(m.live_bytes(), 0x20);
+        // A realloc that moved: the old block is freed, the new allocated.
+        let old = m.remove(0x1000).unwrap();
+        let (b, _) = m.insert(0x5000, 0x40, old.site, 9, old.extra);
+        assert_eq!(m.find(0x1010), None);
+        assert_eq!(m.find(0x5004).map(|o| (o.id, o.extra)), Some((b, 5)));
+        assert_eq!(m.resize(0x9999, 1), None);
+        *m.extra_mut(0x5000).unwrap() = 6;
+        assert_eq!(m.get(0x5000).unwrap().extra, 6);
+    }
+}

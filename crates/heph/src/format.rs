@@ -1,0 +1,27 @@
+//! Heph's entry in the format registry.
+
+use tramp_core::{Domain, FormatDesc, Sniff};
+
+use crate::packet::{EVENT_MAGIC, METADATA_MAGIC};
+use crate::records::{HephSink, HephSource};
+
+/// Heph's trace format: metadata and event packets, big-endian.
+pub static HEPH: FormatDesc = FormatDesc {
+    name: "heph",
+    family: "heph",
+    about: "Heph actor-runtime trace: metadata and event packets with typed attributes (extension .heph or .bin.log)",
+    extensions: &[".heph", ".bin.log"],
+    sniff: |head| {
+        if head.starts_with(&METADATA_MAGIC.to_be_bytes())
+            || head.starts_with(&EVENT_MAGIC.to_be_bytes())
+        {
+            Sniff::Yes
+        } else {
+            Sniff::No
+        }
+    },
+    domain: Domain::Spans,
+    text_form: None,
+    open: |input, _| Ok(Box::new(HephSource::new(input))),
+    create: |out, _| Ok(Box::new(HephSink::new(out))),
+};

@@ -1,0 +1,60 @@
+//! Meta-TF's entries in the format registry: traces of any DTD, binary and
+//! text.
+
+use tramp_core::{Domain, Error, FormatDesc, Sniff};
+
+use crate::codec::{MAGIC, MetaSink, MetaSource};
+use crate::text::{HEADER, MetaTextSink, MetaTextSource};
+
+/// A Meta-TF trace of any DTD (embedded, or given with `--dtd`).
+pub static METATF: FormatDesc = FormatDesc {
+    name: "metatf",
+    family: "metatf",
+    about: "Meta-TF trace of any DTD, \\x7fMTF header, DTD embedded (extension .mtf)",
+    extensions: &[".mtf"],
+    sniff: |head| {
+        if head.starts_with(&MAGIC) {
+            Sniff::Yes
+        } else {
+            Sniff::No
+        }
+    },
+    domain: Domain::Heap,
+    text_form: Some("metatf-text"),
+    open: |input, opts| Ok(Box::new(MetaSource::open(input, opts.dtd.as_deref())?)),
+    create: |out, opts| {
+        Ok(Box::new(MetaSink::new(
+            out,
+            need_dtd(opts.header.dtd.as_deref(), "metatf")?,
+            false,
+        )?))
+    },
+};
+
+/// Meta-TF's text form: the DTD on `#| ` lines, then one record per line.
+pub static METATF_TEXT: FormatDesc = FormatDesc {
+    name: "metatf-text",
+    family: "metatf",
+    about: "Meta-TF text form: the DTD, then one record per line (extension .mtf.txt)",
+    extensions: &[".mtf.txt"],
+    sniff: |head| {
+        if head.starts_with(HEADER.as_bytes()) {
+            Sniff::Yes
+        } else {
+            Sniff::No
+        }
+    },
+    domain: Domain::Heap,
+    text_form: Some("metatf-text"),
+    open: |input, opts| Ok(Box::new(MetaTextSource::open(input, opts.dtd.as_deref())?)),
+    create: |out, opts| {
+        Ok(Box::new(MetaTextSink::new(
+            out,
+            need_dtd(opts.header.dtd.as_deref(), "metatf-text")?,
+        )?))
+    },
+};
+
+fn need_dtd<'a>(dtd: Option<&'a str>, format: &str) -> Result<&'a str, Error> {
+    dtd.ok_or_else(|| Error::Usage(format!("writing {format} needs a DTD: pass --dtd FILE")))
+}

@@ -1,0 +1,67 @@
+//! Running a trace through a real allocator: the replay driver (a separate
+//! process, with the allocator preloaded) executes the operation stream
+//! that [`tramp_heap::replay`] derives from the trace's heap events.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use tramp_core::{Error, Progress, Run, Source, drive};
+use tramp_heap::replay::{DriverReport, ReplayFeed, ReplayReport};
+
+/// How to replay.
+#[derive(Clone, Debug, Default)]
+pub struct ReplayOptions {
+    /// A shared library preloaded into the driver (an allocator): the
+    /// name it was given by, and its path.
+    pub allocator: Option<(String, std::path::PathBuf)>,
+    /// Do not write to the allocated memory.
+    pub no_touch: bool,
+}
+
+/// Feeds every record of `source` to the driver at `driver`, then collects
+/// its measurements. The run says whether the trace was read to the end;
+/// the replay covers the records before any damage.
+pub fn replay(
+    driver: &Path,
+    source: &mut dyn Source,
+    opts: &ReplayOptions,
+    progress: &mut Progress,
+) -> Result<(ReplayReport, Run), Error> {
+    let mut cmd = Command::new(driver);
+    if opts.no_touch {
+        cmd.arg("--no-touch");
+    }
+    if let Some((_, lib)) = &opts.allocator {
+        cmd.env("LD_PRELOAD", lib);
+    }
+    let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).spawn()?;
+    let stdin = child.stdin.take().expect("piped");
+    let mut feed = ReplayFeed::new(std::io::BufWriter::with_capacity(1 << 20, stdin));
+    let run = drive(source, &mut [&mut feed], Vec::new(), progress);
+    let (trace, operations, mut out) = feed.into_parts();
+    out.flush()?;
+    drop(out);
+    let out = child.wait_with_output()?;
+    if !out.status.success() {
+        return Err(Error::Usage(format!(
+            "the replay driver failed: {}",
+            out.status
+        )));
+    }
+    let driver: DriverReport = serde_json::from_slice(&out.stdout)
+        .map_err(|e| Error::Usage(format!("the replay driver's report is unreadable: {e}")))?;
+    let allocator = opts
+        .allocator
+        .as_ref()
+        .map_or_else(|| "glibc (default)".into(), |(name, _)| name.clone());
+    Ok((
+        ReplayReport {
+            allocator,
+            trace,
+            operations,
+            driver,
+        },
+        run,
+    ))
+}
