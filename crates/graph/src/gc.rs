@@ -35,13 +35,16 @@ impl Collector {
     /// Accounts for one event.
     pub fn event(&mut self, ev: &GraphEvent) {
         match *ev {
-            GraphEvent::Create { object, .. } => {
+            // Ids are never reused: a second create of a live id is ignored.
+            GraphEvent::Create { object, .. } if !self.graph.contains(object) => {
                 self.graph.create(object, ());
                 self.dirty |= self.depth == 0;
             }
+            GraphEvent::Create { .. } => {}
             GraphEvent::Delete { object } => {
-                self.graph.delete(object);
-                self.dirty = true;
+                if self.graph.delete(object).is_some() {
+                    self.dirty = true;
+                }
             }
             GraphEvent::Link { from, slot, to } => {
                 let target = to.filter(|t| self.graph.contains(*t));

@@ -1,0 +1,350 @@
+//! The object-graph view on PTF's Figure 3 and on a hand-made heap trace
+//! with stores and loads, and its collector against the PTF verifier's
+//! garbage collection on random traces.
+
+use proptest::prelude::*;
+use tramp_core::{FieldDef, FieldType, RecordBuf, RecordKind, Role, Schema, Source};
+use tramp_graph::{Collector, GraphEvent, GraphView};
+use tramp_ptf::Event;
+use tramp_ptf::records::{PtfSource, event_to_record, schema};
+
+/// Every graph event of a PTF trace, in order.
+fn graph_events(src: &mut dyn Source) -> Vec<GraphEvent> {
+    let mut view = GraphView::new();
+    let mut out = Vec::new();
+    while let Some(rec) = src.next_record().unwrap() {
+        view.observe(&rec, &mut |e| out.push(e));
+    }
+    out
+}
+
+#[test]
+fn figure3_is_seven_objects_six_links_six_traversals() {
+    let text = include_bytes!("fixtures/figure3.ptf.txt");
+    let mut src = PtfSource::open(Box::new(&text[..])).unwrap();
+    let events = graph_events(&mut src);
+    let count = |f: fn(&GraphEvent) -> bool| events.iter().filter(|e| f(e)).count();
+    assert_eq!(count(|e| matches!(e, GraphEvent::Create { ty: 41, .. })), 7);
+    assert_eq!(
+        count(|e| matches!(e, GraphEvent::Link { to: Some(_), .. })),
+        6
+    );
+    assert_eq!(count(|e| matches!(e, GraphEvent::Traverse { .. })), 6);
+    assert_eq!(count(|e| matches!(e, GraphEvent::Root { object: 42 })), 1);
+    assert_eq!(count(|e| matches!(e, GraphEvent::Hold)), 1);
+    assert_eq!(count(|e| matches!(e, GraphEvent::Resume)), 1);
+    // The binary tree as the figure draws it: 42 → 43, 44; 43 → 45, 46;
+    // 44 → 47, 48; each traversal finds the child the link put there.
+    let traversals: Vec<(u64, u64, Option<u64>)> = events
+        .iter()
+        .filter_map(|e| match *e {
+            GraphEvent::Traverse { from, slot, to } => Some((from, slot, to)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        traversals,
+        vec![
+            (42, 0, Some(43)),
+            (42, 1, Some(44)),
+            (43, 0, Some(45)),
+            (43, 1, Some(46)),
+            (44, 0, Some(47)),
+            (44, 1, Some(48)),
+        ]
+    );
+    assert_eq!(events.len(), 7 + 6 + 6 + 1 + 2);
+}
+
+/// A heap trace format with loads and stores, as a DTD might declare it.
+fn heap_schema() -> Schema {
+    let u = |n: &str, r: Role| FieldDef::new(n, FieldType::U64, Some(r));
+    let mut s = Schema::new("memtrace");
+    s.add_type(
+        "alloc",
+        RecordKind::Alloc,
+        vec![
+            u("size", Role::Size),
+            u("address", Role::Address),
+            u("site", Role::Site),
+        ],
+    );
+    s.add_type("free", RecordKind::Free, vec![u("address", Role::Address)]);
+    s.add_type(
+        "store",
+        RecordKind::Store,
+        vec![u("address", Role::Address), u("value", Role::Value)],
+    );
+    s.add_type(
+        "load",
+        RecordKind::Load,
+        vec![u("address", Role::Address), u("value", Role::Value)],
+    );
+    s.add_type(
+        "realloc",
+        RecordKind::Realloc(tramp_core::ReallocOutcome::Moved),
+        vec![
+            u("size", Role::Size),
+            u("old", Role::OldAddress),
+            u("address", Role::Address),
+        ],
+    );
+    s
+}
+
+#[test]
+fn stores_of_pointers_link_heap_objects() {
+    let s = heap_schema();
+    let mut view = GraphView::new();
+    let mut buf = RecordBuf::new();
+    let mut run = |ty: usize, vals: &[u64]| {
+        let t = &s.types[ty];
+        buf.reset(t);
+        for (i, v) in vals.iter().enumerate() {
+            buf.set_u64(i, *v);
+        }
+        let mut out = Vec::new();
+        view.observe(&buf.as_record(t), &mut |e| out.push(e));
+        out
+    };
+    let (alloc, free, store, load, realloc) = (0, 1, 2, 3, 4);
+    assert_eq!(
+        run(alloc, &[64, 0x1000, 7]),
+        vec![GraphEvent::Create { object: 1, ty: 7 }]
+    );
+    assert_eq!(
+        run(alloc, &[32, 0x2000, 9]),
+        vec![GraphEvent::Create { object: 2, ty: 9 }]
+    );
+    // A pointer into the middle of object 2, stored at offset 8 of object 1.
+    let link = GraphEvent::Link {
+        from: 1,
+        slot: 8,
+        to: Some(2),
+    };
+    assert_eq!(run(store, &[0x1008, 0x2010]), vec![link]);
+    assert_eq!(
+        run(load, &[0x1008, 0x2010]),
+        vec![GraphEvent::Traverse {
+            from: 1,
+            slot: 8,
+            to: Some(2)
+        }]
+    );
+    // Data over data is no graph event; data over a pointer clears it.
+    assert_eq!(run(store, &[0x1010, 5]), vec![]);
+    assert_eq!(
+        run(store, &[0x1008, 5]),
+        vec![GraphEvent::Link {
+            from: 1,
+            slot: 8,
+            to: None
+        }]
+    );
+    assert_eq!(run(load, &[0x1008, 5]), vec![]);
+    // Stores outside every object, and past an object's end, are ignored.
+    assert_eq!(run(store, &[0x9000, 0x2000]), vec![]);
+    assert_eq!(run(store, &[0x1040, 0x2000]), vec![]);
+    // Link again, then move object 1: the edge follows it to its new block.
+    assert_eq!(
+        run(store, &[0x1000, 0x2000]),
+        vec![GraphEvent::Link {
+            from: 1,
+            slot: 0,
+            to: Some(2)
+        }]
+    );
+    assert_eq!(run(realloc, &[128, 0x1000, 0x3000]), vec![]);
+    assert_eq!(
+        run(alloc, &[128, 0x3000, 7]),
+        vec![GraphEvent::Create { object: 3, ty: 7 }]
+    );
+    assert_eq!(
+        run(free, &[0x1000]),
+        vec![
+            GraphEvent::Link {
+                from: 3,
+                slot: 0,
+                to: Some(2)
+            },
+            GraphEvent::Delete { object: 1 }
+        ]
+    );
+    assert_eq!(run(free, &[0x2000]), vec![GraphEvent::Delete { object: 2 }]);
+    assert_eq!(run(free, &[0x2000]), vec![], "a double free is no event");
+    // An allocation over a live block (its free was lost) deletes it.
+    assert_eq!(
+        run(alloc, &[16, 0x3010, 1]),
+        vec![
+            GraphEvent::Delete { object: 3 },
+            GraphEvent::Create { object: 4, ty: 1 }
+        ]
+    );
+}
+
+/// A random PTF trace that exercises collection: one format with three
+/// pointers, creates inside and outside nested brackets, edge writes that
+/// overwrite and clear, deletes, root changes. Later events may name
+/// objects already collected; both sides must ignore them alike.
+fn random_trace(choices: &[(u8, u8, u8)]) -> Vec<Event> {
+    let f = 41;
+    let mut ev = vec![Event::FormatObject(tramp_ptf::FormatObject {
+        id: f,
+        super_id: 0,
+        pointers: 3,
+        data: vec![],
+        arrays: vec![],
+        name: "Node".into(),
+    })];
+    let mut objects: Vec<u64> = Vec::new();
+    let mut next = 42;
+    let mut depth = 0;
+    for &(k, a, b) in choices {
+        let pick = |x: u8| objects.get(x as usize % objects.len().max(1)).copied();
+        match k % 8 {
+            0 | 1 => {
+                ev.push(Event::CreateObject {
+                    format: f,
+                    oid: next,
+                });
+                objects.push(next);
+                next += 1;
+            }
+            2 | 3 => {
+                if let (Some(from), Some(to)) = (pick(a), pick(b)) {
+                    let to = if b % 4 == 0 { 0 } else { to };
+                    ev.push(Event::EdgeWrite {
+                        format: f,
+                        from,
+                        edge: (a % 3) as u64,
+                        to,
+                    });
+                }
+            }
+            4 => {
+                if let Some(oid) = pick(a) {
+                    ev.push(Event::DeleteObject { format: f, oid });
+                    objects.retain(|o| *o != oid);
+                }
+            }
+            5 => {
+                if let Some(oid) = pick(a) {
+                    ev.push(Event::SetRoot { format: f, oid });
+                }
+            }
+            6 => {
+                ev.push(Event::NoGcStart);
+                depth += 1;
+            }
+            _ => {
+                if depth > 0 {
+                    ev.push(Event::NoGcEnd);
+                    depth -= 1;
+                }
+            }
+        }
+    }
+    ev.extend(std::iter::repeat_n(Event::NoGcEnd, depth));
+    ev
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    #[test]
+    fn collector_agrees_with_the_verifiers_gc(
+        choices in proptest::collection::vec((any::<u8>(), any::<u8>(), any::<u8>()), 0..200)
+    ) {
+        let events = random_trace(&choices);
+        // The verifier's collections, events numbered from 1.
+        let mut v = tramp_ptf::verify::Verifier::new(tramp_ptf::verify::Options {
+            gc: true,
+            max_violations: 0,
+        });
+        for (i, e) in events.iter().enumerate() {
+            let n = i as u64 + 1;
+            v.event(tramp_ptf::verify::At { event: n, line: n, offset: 0 }, e);
+        }
+        let report = v.finish();
+        let expected: Vec<(u64, Vec<u64>)> = report
+            .collections
+            .iter()
+            .map(|c| (c.at.event, c.garbage.clone()))
+            .collect();
+        // The same trace as records, through the graph view.
+        let ptf = schema();
+        let mut view = GraphView::new();
+        let mut gc = Collector::new();
+        let mut buf = RecordBuf::new();
+        for (i, e) in events.iter().enumerate() {
+            event_to_record(e, &mut buf);
+            let rec = buf.as_record(&ptf.types[buf.type_index()]);
+            view.observe(&rec, &mut |g| gc.event(&g));
+            gc.end_record(i as u64 + 1);
+        }
+        let got: Vec<(u64, Vec<u64>)> = gc
+            .collections
+            .iter()
+            .map(|c| (c.at, c.garbage.clone()))
+            .collect();
+        prop_assert_eq!(got, expected);
+        prop_assert_eq!(gc.live() as u64, report.live);
+    }
+}
+
+#[test]
+fn an_overwritten_edge_makes_its_target_garbage() {
+    let f = 41;
+    let events = vec![
+        Event::FormatObject(tramp_ptf::FormatObject {
+            id: f,
+            super_id: 0,
+            pointers: 1,
+            data: vec![],
+            arrays: vec![],
+            name: "Node".into(),
+        }),
+        Event::NoGcStart,
+        Event::CreateObject { format: f, oid: 42 },
+        Event::SetRoot { format: f, oid: 42 },
+        Event::CreateObject { format: f, oid: 43 },
+        Event::EdgeWrite {
+            format: f,
+            from: 42,
+            edge: 0,
+            to: 43,
+        },
+        Event::CreateObject { format: f, oid: 44 },
+        Event::EdgeWrite {
+            format: f,
+            from: 43,
+            edge: 0,
+            to: 44,
+        },
+        Event::NoGcEnd,
+        Event::EdgeWrite {
+            format: f,
+            from: 42,
+            edge: 0,
+            to: 0,
+        },
+    ];
+    let ptf = schema();
+    let (mut view, mut gc, mut buf) = (GraphView::new(), Collector::new(), RecordBuf::new());
+    for (i, e) in events.iter().enumerate() {
+        event_to_record(e, &mut buf);
+        view.observe(&buf.as_record(&ptf.types[buf.type_index()]), &mut |g| {
+            gc.event(&g)
+        });
+        gc.end_record(i as u64 + 1);
+    }
+    // Nothing is collected inside the bracket; the cleared edge at event
+    // 10 disconnects 43 and, through it, 44.
+    assert_eq!(gc.collections.len(), 1);
+    assert_eq!(
+        (gc.collections[0].at, gc.collections[0].garbage.clone()),
+        (10, vec![43, 44])
+    );
+    assert_eq!(gc.live(), 1);
+    assert_eq!(view.graph().reachable(), vec![42]);
+}
