@@ -7,7 +7,7 @@
 //! reaches every analysis and sink, the sinks are finished (so the output
 //! keeps those records), and then the error is returned.
 
-use std::fmt::{self, Display};
+use std::fmt::Display;
 
 use serde::Serialize;
 
@@ -177,74 +177,206 @@ pub fn render<R: Serialize + Display + ?Sized>(report: &R, json: bool) -> String
     }
 }
 
-/// Several reports shown as one: their texts one after another, their JSON
-/// objects merged into one object (later keys win).
-pub struct Merged<'a>(pub Vec<&'a dyn erased::Report>);
+#[cfg(test)]
+mod tests {
+    use std::cell::RefCell;
+    use std::rc::Rc;
+    use std::sync::Arc;
 
-impl Display for Merged<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for r in &self.0 {
-            r.fmt_text(f)?;
-        }
-        Ok(())
+    use super::*;
+    use crate::{FieldDef, FieldType, Position, RecordBuf, RecordKind, Schema};
+
+    /// Yields records numbered 0.., a warning before record `warn_at`,
+    /// then fails at `fail_at` (or ends there).
+    struct Script {
+        schema: Arc<Schema>,
+        buf: RecordBuf,
+        next: u64,
+        warn_at: u64,
+        warned: bool,
+        fail_at: u64,
+        fail: bool,
     }
-}
 
-impl Serialize for Merged<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut map = serde_json::Map::new();
-        for r in &self.0 {
-            match r.to_json() {
-                serde_json::Value::Object(o) => map.extend(o),
-                other => {
-                    map.insert(r.key().to_string(), other);
-                }
+    impl Source for Script {
+        fn schema(&self) -> &Arc<Schema> {
+            &self.schema
+        }
+        fn next_record(&mut self) -> Result<Option<Record<'_>>, Error> {
+            unreachable!("drivers read items")
+        }
+        fn next_item(&mut self) -> Result<Option<Item<'_>>, Error> {
+            if self.next == self.warn_at && !self.warned {
+                self.warned = true;
+                return Ok(Some(Item::Warning(Warning {
+                    format: "test",
+                    offset: 7,
+                    message: "skipped".into(),
+                    skipped: 3,
+                })));
             }
+            if self.next == self.fail_at {
+                return if self.fail {
+                    Err(Error::decode("test", self.position(), "damaged"))
+                } else {
+                    Ok(None)
+                };
+            }
+            self.buf.reset(&self.schema.types[0]);
+            self.buf.set_u64(0, self.next);
+            self.next += 1;
+            Ok(Some(Item::Record(
+                self.buf.as_record(&self.schema.types[0]),
+            )))
         }
-        map.serialize(s)
-    }
-}
-
-/// Reports behind `dyn`, for commands that choose an analysis at run time.
-pub mod erased {
-    use std::fmt;
-
-    use serde::Serialize;
-
-    /// A finished report of any type.
-    pub trait Report {
-        /// Its text form.
-        fn fmt_text(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result;
-        /// Its JSON form.
-        fn to_json(&self) -> serde_json::Value;
-        /// The key its JSON takes when merged with others and it is not an
-        /// object.
-        fn key(&self) -> &'static str {
-            "report"
+        fn position(&self) -> Position {
+            Position::new(self.next * 8, self.next)
         }
     }
 
-    impl<R: Serialize + fmt::Display> Report for R {
-        fn fmt_text(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            fmt::Display::fmt(self, f)
-        }
-        fn to_json(&self) -> serde_json::Value {
-            serde_json::to_value(self).expect("reports serialize")
+    fn script(warn_at: u64, fail_at: u64, fail: bool) -> Script {
+        let mut s = Schema::new("test");
+        s.add_type(
+            "n",
+            RecordKind::Other,
+            vec![FieldDef::new("n", FieldType::U64, None)],
+        );
+        Script {
+            schema: s.shared(),
+            buf: RecordBuf::new(),
+            next: 0,
+            warn_at,
+            warned: false,
+            fail_at,
+            fail,
         }
     }
 
-    /// A boxed report, printable as text or JSON.
-    pub struct Boxed(pub Box<dyn Report + Send>);
+    /// Sums the records it sees; refuses record `refuse`.
+    #[derive(Default)]
+    struct Sum {
+        seen: Vec<u64>,
+        warnings: u64,
+        refuse: Option<u64>,
+    }
 
-    impl fmt::Display for Boxed {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            self.0.fmt_text(f)
+    impl Analysis for Sum {
+        type Report = u64;
+        fn observe(&mut self, rec: &Record<'_>) -> Result<(), Error> {
+            let n = rec.get(0).and_then(|v| v.as_u64()).unwrap();
+            if Some(n) == self.refuse {
+                return Err(Error::Usage(format!("refused {n}")));
+            }
+            self.seen.push(n);
+            Ok(())
+        }
+        fn warning(&mut self, _: &Warning) {
+            self.warnings += 1;
+        }
+        fn finish(self) -> u64 {
+            self.seen.iter().sum()
         }
     }
 
-    impl Serialize for Boxed {
-        fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-            self.0.to_json().serialize(s)
+    /// A sink that keeps what it is given and says when it is finished.
+    #[derive(Clone, Default)]
+    struct Keep {
+        got: Rc<RefCell<Vec<u64>>>,
+        finished: Rc<RefCell<bool>>,
+        refuse: Option<u64>,
+    }
+
+    impl Sink for Keep {
+        fn write_record(&mut self, rec: &Record<'_>) -> Result<(), Error> {
+            let n = rec.get(0).and_then(|v| v.as_u64()).unwrap();
+            if Some(n) == self.refuse {
+                return Err(Error::encode("test", n, "cannot"));
+            }
+            self.got.borrow_mut().push(n);
+            Ok(())
         }
+        fn finish(self: Box<Self>) -> Result<(), Error> {
+            *self.finished.borrow_mut() = true;
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn every_record_before_damage_reaches_analyses_and_sinks_then_the_error() {
+        let mut src = script(3, 5, true);
+        let (mut a, mut b) = (Sum::default(), Sum::default());
+        let sink = Keep::default();
+        let run = drive(
+            &mut src,
+            &mut [&mut a, &mut b],
+            vec![Box::new(sink.clone())],
+            &mut Progress::hidden(),
+        );
+        assert_eq!(run.records, 5);
+        assert_eq!(a.seen, vec![0, 1, 2, 3, 4]);
+        assert_eq!(b.seen, a.seen);
+        assert_eq!((a.warnings, run.warning_count), (1, 1));
+        assert_eq!(
+            run.warnings[0].to_string(),
+            "byte offset 7: skipped (3 bytes skipped)"
+        );
+        assert_eq!(*sink.got.borrow(), vec![0, 1, 2, 3, 4]);
+        assert!(
+            *sink.finished.borrow(),
+            "the output keeps the records before the damage"
+        );
+        let stop = run.stop.expect("damage stops the run");
+        assert!(matches!(stop, Stop::Read(_)));
+        assert_eq!(stop.error().position().map(|p| p.record), Some(5));
+        assert_eq!(Analysis::finish(a), 10);
+    }
+
+    #[test]
+    fn a_clean_run_ends_without_a_stop() {
+        let mut src = script(99, 4, false);
+        let mut a = Sum::default();
+        let run = drive(&mut src, &mut [&mut a], Vec::new(), &mut Progress::hidden());
+        assert_eq!(run.result().unwrap(), 4);
+        assert_eq!(a.warnings, 0);
+    }
+
+    #[test]
+    fn an_analysis_or_sink_that_refuses_stops_the_run_after_the_records_before() {
+        let mut src = script(99, 10, false);
+        let mut a = Sum {
+            refuse: Some(6),
+            ..Sum::default()
+        };
+        let sink = Keep::default();
+        let run = drive(
+            &mut src,
+            &mut [&mut a],
+            vec![Box::new(sink.clone())],
+            &mut Progress::hidden(),
+        );
+        assert!(matches!(run.stop, Some(Stop::Analysis(_))));
+        assert_eq!(run.records, 6);
+        assert_eq!(*sink.got.borrow(), vec![0, 1, 2, 3, 4, 5]);
+        assert!(*sink.finished.borrow());
+
+        let mut src = script(99, 10, false);
+        let sink = Keep {
+            refuse: Some(2),
+            ..Keep::default()
+        };
+        let run = drive(
+            &mut src,
+            &mut [],
+            vec![Box::new(sink.clone())],
+            &mut Progress::hidden(),
+        );
+        assert!(matches!(run.stop, Some(Stop::Write(_))));
+        assert_eq!(*sink.got.borrow(), vec![0, 1]);
+    }
+
+    #[test]
+    fn reports_render_as_text_or_json() {
+        assert_eq!(render(&42u64, false), "42");
+        assert_eq!(render(&42u64, true), "42\n");
     }
 }
