@@ -19,6 +19,17 @@ pub enum Sniff {
     Yes,
 }
 
+impl Sniff {
+    /// `Yes` when `head` starts with one of `magics`, else `No`.
+    pub fn magic(head: &[u8], magics: &[&[u8]]) -> Sniff {
+        if magics.iter().any(|m| head.starts_with(m)) {
+            Sniff::Yes
+        } else {
+            Sniff::No
+        }
+    }
+}
+
 /// What a format's records are about, which decides the statistics and
 /// views that make sense for it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

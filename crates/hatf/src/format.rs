@@ -31,13 +31,7 @@ pub static HATF_TEXT: FormatDesc = FormatDesc {
     family: "hatf",
     about: "HATF text form, one record per line (extension .hatf.txt or .txt)",
     extensions: &[".hatf.txt", ".txt"],
-    sniff: |head| {
-        if head.starts_with(crate::text::HEADER.as_bytes()) {
-            Sniff::Yes
-        } else {
-            Sniff::No
-        }
-    },
+    sniff: |head| Sniff::magic(head, &[crate::text::HEADER.as_bytes()]),
     domain: Domain::Heap,
     text_form: Some("hatf-text"),
     open: |input, _| Ok(Box::new(HatfTextSource::new(input)) as Box<dyn Source>),

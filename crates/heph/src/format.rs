@@ -12,13 +12,10 @@ pub static HEPH: FormatDesc = FormatDesc {
     about: "Heph actor-runtime trace: metadata and event packets with typed attributes (extension .heph or .bin.log)",
     extensions: &[".heph", ".bin.log"],
     sniff: |head| {
-        if head.starts_with(&METADATA_MAGIC.to_be_bytes())
-            || head.starts_with(&EVENT_MAGIC.to_be_bytes())
-        {
-            Sniff::Yes
-        } else {
-            Sniff::No
-        }
+        Sniff::magic(
+            head,
+            &[&METADATA_MAGIC.to_be_bytes(), &EVENT_MAGIC.to_be_bytes()],
+        )
     },
     domain: Domain::Spans,
     text_form: None,

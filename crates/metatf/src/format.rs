@@ -12,13 +12,7 @@ pub static METATF: FormatDesc = FormatDesc {
     family: "metatf",
     about: "Meta-TF trace of any DTD, \\x7fMTF header, DTD embedded (extension .mtf)",
     extensions: &[".mtf"],
-    sniff: |head| {
-        if head.starts_with(&MAGIC) {
-            Sniff::Yes
-        } else {
-            Sniff::No
-        }
-    },
+    sniff: |head| Sniff::magic(head, &[&MAGIC]),
     domain: Domain::Heap,
     text_form: Some("metatf-text"),
     open: |input, opts| Ok(Box::new(MetaSource::open(input, opts.dtd.as_deref())?)),
@@ -37,13 +31,7 @@ pub static METATF_TEXT: FormatDesc = FormatDesc {
     family: "metatf",
     about: "Meta-TF text form: the DTD, then one record per line (extension .mtf.txt)",
     extensions: &[".mtf.txt"],
-    sniff: |head| {
-        if head.starts_with(HEADER.as_bytes()) {
-            Sniff::Yes
-        } else {
-            Sniff::No
-        }
-    },
+    sniff: |head| Sniff::magic(head, &[HEADER.as_bytes()]),
     domain: Domain::Heap,
     text_form: Some("metatf-text"),
     open: |input, opts| Ok(Box::new(MetaTextSource::open(input, opts.dtd.as_deref())?)),

@@ -10,13 +10,7 @@ pub static PTF: FormatDesc = FormatDesc {
     family: "ptf",
     about: "PTF persistent-object-store trace, binary: `PTF 1.0` header, LEB128 events (extension .ptf)",
     extensions: &[".ptf"],
-    sniff: |head| {
-        if head.starts_with(crate::binary::VERSION_PREFIX.as_bytes()) {
-            Sniff::Yes
-        } else {
-            Sniff::No
-        }
-    },
+    sniff: |head| Sniff::magic(head, &[crate::binary::VERSION_PREFIX.as_bytes()]),
     domain: Domain::Objects,
     text_form: Some("ptf-text"),
     open: |input, _| Ok(Box::new(PtfSource::open(input)?)),
@@ -29,13 +23,7 @@ pub static PTF_TEXT: FormatDesc = FormatDesc {
     family: "ptf",
     about: "PTF ASCII form: notes, `Trace begin`, one event per line, `Trace end` (extension .ptf.txt)",
     extensions: &[".ptf.txt"],
-    sniff: |head| {
-        if head.starts_with(crate::ascii::BEGIN.as_bytes()) {
-            Sniff::Yes
-        } else {
-            Sniff::No
-        }
-    },
+    sniff: |head| Sniff::magic(head, &[crate::ascii::BEGIN.as_bytes()]),
     domain: Domain::Objects,
     text_form: Some("ptf-text"),
     open: |input, _| Ok(Box::new(PtfSource::open(input)?)),
