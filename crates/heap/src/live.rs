@@ -98,9 +98,6 @@ impl<T> LiveObjects<T> {
         extra: T,
     ) -> (u64, Vec<Object<T>>) {
         let mut evicted = Vec::new();
-        if let Some(old) = self.remove(address) {
-            evicted.push(old);
-        }
         let obj = Object {
             id: self.next_id,
             address,
@@ -109,11 +106,12 @@ impl<T> LiveObjects<T> {
             birth,
             extra,
         };
-        if let Some(iv) = &mut self.intervals {
-            let end = obj.end();
+        let end = obj.end();
+        if let Some(iv) = &self.intervals {
             // Live intervals never overlap, so the objects a new one
             // overlaps are the last that starts before it (if it reaches
-            // in) and those that start inside it.
+            // in) and those that start inside it (one at the same start
+            // included).
             let mut hit: Vec<u64> = iv
                 .range(..address)
                 .next_back()
@@ -123,18 +121,21 @@ impl<T> LiveObjects<T> {
                 .collect();
             hit.extend(iv.range(address..end).map(|(s, _)| *s));
             for s in hit {
-                if let Some(o) = self.remove(s) {
-                    evicted.push(o);
-                }
-            }
-            if let Some(iv) = &mut self.intervals {
-                iv.insert(address, end);
+                evicted.extend(self.remove(s));
             }
         }
         self.next_id += 1;
         self.live_bytes += size;
         let id = obj.id;
-        self.by_start.insert(address, obj);
+        // One hash lookup: an object at the same start is displaced here
+        // (without the interval index; with it, it was evicted above).
+        if let Some(old) = self.by_start.insert(address, obj) {
+            self.live_bytes -= old.size;
+            evicted.push(old);
+        }
+        if let Some(iv) = &mut self.intervals {
+            iv.insert(address, end);
+        }
         (id, evicted)
     }
 
