@@ -13,8 +13,8 @@ use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use tramp_core::io::Input;
-use tramp_hatf::sample::Sample;
 use tramp_hatf::{Item, OwnedItem, Policy, Reader, Writer};
+use tramp_workloads::sample::Sample;
 
 const RECORDS: usize = 10_000_000;
 

@@ -9,7 +9,6 @@
 //! * [`text`]: the one-record-per-line text form, both ways.
 //! * [`records`]: HATF as a tramp schema, [`Source`](tramp_core::Source) and
 //!   [`Sink`](tramp_core::Sink).
-//! * [`sample`]: a built-in sample workload.
 
 pub mod error;
 pub mod format;
@@ -17,7 +16,6 @@ pub mod item;
 pub mod plan;
 pub mod reader;
 pub mod records;
-pub mod sample;
 pub mod spec;
 pub mod state;
 pub mod text;

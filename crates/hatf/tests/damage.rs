@@ -3,8 +3,8 @@
 
 mod common;
 use common::*;
-use tramp_hatf::sample::Sample;
 use tramp_hatf::{OwnedItem, Policy};
+use tramp_workloads::sample::Sample;
 
 fn sample_bytes() -> (Vec<u8>, Vec<OwnedItem>) {
     let items: Vec<OwnedItem> = Sample::new(400, 7).collect();

@@ -3,9 +3,9 @@
 
 mod common;
 use common::*;
-use tramp_hatf::sample::Sample;
 use tramp_hatf::text::TextReader;
 use tramp_hatf::{OwnedItem, Policy};
+use tramp_workloads::sample::Sample;
 
 #[test]
 fn sample_binary_text_binary_is_identical() {

@@ -5,6 +5,7 @@
 mod common;
 
 use std::collections::HashMap;
+use tramp_workloads::SplitMix64;
 
 use common::{Capture, flat_record, read_flat};
 
@@ -31,15 +32,12 @@ type Lists = HashMap<usize, Vec<(u64, Option<Vec<u8>>)>>;
 /// Generated values of the other fields: output field, number, bytes.
 type Scalars = Vec<(usize, u64, Option<Vec<u8>>)>;
 
-struct Rng(u64);
+/// The workloads' generator, with the value shapes this test needs.
+struct Rng(SplitMix64);
 
 impl Rng {
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
 
     /// A value that fits `n` bytes unsigned, often small.
@@ -198,7 +196,7 @@ fn round_trip(dtd: &str, seed: u64, n: usize, big: bool) {
         .copied()
         .filter(|r| r.section == section)
         .collect();
-    let mut rng = Rng(seed);
+    let mut rng = Rng(SplitMix64::new(seed));
     let mut prev = HashMap::new();
     let mut want = Vec::new();
     let mut buf = RecordBuf::new();

@@ -2,8 +2,7 @@
 //! stores — its events ([`event`]), its ASCII ([`ascii`]) and binary
 //! ([`binary`]) forms, a verifier of §3's rules with a simulation of
 //! persistence by reachability ([`verify`]), per-trace statistics
-//! ([`stats`]), an OO7 workload generator ([`oo7`]) and the tramp
-//! source/sink adapters ([`records`]). Layout decisions are in
+//! ([`stats`]) and the tramp source/sink adapters ([`records`]). Layout decisions are in
 //! `docs/formats/ptf.md`.
 
 pub mod ascii;
@@ -11,7 +10,6 @@ pub mod binary;
 pub mod error;
 pub mod event;
 pub mod format;
-pub mod oo7;
 mod out;
 pub mod records;
 pub mod stats;

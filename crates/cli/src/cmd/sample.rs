@@ -4,8 +4,8 @@ use anyhow::{Context, Result};
 use clap::Args;
 use tramp_core::io::Output;
 use tramp_core::{Header, Progress, drive};
-use tramp_hatf::sample::SampleSource;
 use tramp_heap::HeapStats;
+use tramp_workloads::sample::SampleSource;
 
 /// Write the built-in sample heap trace (HATF, naive policy) and optionally
 /// print its statistics.

@@ -39,7 +39,7 @@ pub struct WorkloadArgs {
 }
 
 pub fn run(a: WorkloadArgs) -> Result<()> {
-    use tramp_ptf::oo7::{Config, Op};
+    use tramp_workloads::oo7::{Config, Op};
     if a.workload != "oo7" {
         bail!("unknown workload `{}` (known: oo7)", a.workload);
     }
@@ -56,11 +56,11 @@ pub fn run(a: WorkloadArgs) -> Result<()> {
     let out = Output::create(&a.output, None).with_context(|| format!("creating {}", a.output))?;
     let header = tramp_core::Header {
         dtd: None,
-        notes: vec![tramp_ptf::oo7::note(&cfg, a.seed, &ops)],
+        notes: vec![tramp_workloads::oo7::note(&cfg, a.seed, &ops)],
     };
     let ascii = to == &tramp_ptf::format::PTF_TEXT;
     let mut sink = tramp_ptf::records::PtfSink::new(out, ascii, &header.notes)?;
-    let counts = tramp_ptf::oo7::generate(cfg, a.seed, &ops, &mut sink)
+    let counts = tramp_workloads::oo7::generate(cfg, a.seed, &ops, &mut sink)
         .with_context(|| format!("writing {}", a.output))?;
     Box::new(sink)
         .finish()

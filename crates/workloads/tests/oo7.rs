@@ -4,9 +4,9 @@
 
 use tramp_ptf::ascii::AsciiReader;
 use tramp_ptf::binary::{BinaryReader, BinaryWriter};
-use tramp_ptf::oo7::{self, Config, Op};
 use tramp_ptf::verify::{self, Options};
 use tramp_ptf::{Event, EventSink};
+use tramp_workloads::oo7::{self, Config, Op};
 
 fn generate(cfg: Config, seed: u64, ops: &[Op]) -> (Vec<u8>, oo7::Counts) {
     let mut w = BinaryWriter::new(Vec::new(), &["OO7".to_string()]).unwrap();

@@ -6,25 +6,10 @@
 
 use std::collections::HashMap;
 
-use crate::item::{OwnedEvent, OwnedItem};
-use crate::spec::EventKind;
+use tramp_hatf::item::{OwnedEvent, OwnedItem};
+use tramp_hatf::spec::EventKind;
 
-/// splitmix64: small, fast, and good enough for workload shapes.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-}
+use crate::rng::SplitMix64;
 
 /// A size-class allocator simulation: 16-byte classes below 64 KiB served
 /// from free lists and a bump pointer, larger blocks from their own region.
@@ -72,7 +57,7 @@ impl Heap {
 
 /// Generates the sample trace as a stream of items.
 pub struct Sample {
-    rng: Rng,
+    rng: SplitMix64,
     pending: std::collections::VecDeque<OwnedItem>,
     live: Vec<(u64, u64, u64)>, // (address, size, heap)
     heaps: Vec<Heap>,
@@ -90,7 +75,7 @@ impl Sample {
     /// About `events` data records from `seed`.
     pub fn new(events: usize, seed: u64) -> Self {
         Sample {
-            rng: Rng(seed),
+            rng: SplitMix64::new(seed),
             pending: Default::default(),
             live: Vec::new(),
             heaps: vec![Heap::new(0x7f3a_0000_0000), Heap::new(0x7f4a_0000_0000)],
@@ -303,17 +288,17 @@ impl SampleSource {
 
 impl tramp_core::Source for SampleSource {
     fn schema(&self) -> &std::sync::Arc<tramp_core::Schema> {
-        crate::records::schema()
+        tramp_hatf::records::schema()
     }
 
     fn next_record(&mut self) -> Result<Option<tramp_core::Record<'_>>, tramp_core::Error> {
         let Some(item) = self.sample.next() else {
             return Ok(None);
         };
-        crate::records::item_to_record(&item.as_item(), &mut self.buf);
+        tramp_hatf::records::item_to_record(&item.as_item(), &mut self.buf);
         self.records += 1;
         Ok(Some(self.buf.as_record(
-            &crate::records::schema().types[self.buf.type_index()],
+            &tramp_hatf::records::schema().types[self.buf.type_index()],
         )))
     }
 

@@ -8,8 +8,10 @@
 
 use std::collections::BTreeMap;
 
-use crate::event::{Event, FormatObject, NULL, Oid};
-use crate::{EventSink, PtfError};
+use tramp_ptf::event::{Event, FormatObject, NULL, Oid};
+use tramp_ptf::{EventSink, PtfError};
+
+use crate::rng::SplitMix64;
 
 /// The OO7 parameters this generator uses.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -142,23 +144,6 @@ impl Op {
             .iter()
             .find(|(o, _)| *o == self)
             .map_or("?", |(_, n)| n)
-    }
-}
-
-/// SplitMix64: small, fast, and the same stream on every platform.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
     }
 }
 
@@ -313,7 +298,7 @@ pub struct Counts {
 /// The generator: it writes events to a sink as it goes.
 pub struct Generator<'a> {
     cfg: Config,
-    rng: Rng,
+    rng: SplitMix64,
     out: &'a mut dyn EventSink,
     next_oid: Oid,
     set_formats: BTreeMap<u64, Oid>,
@@ -331,7 +316,7 @@ impl<'a> Generator<'a> {
     pub fn new(cfg: Config, seed: u64, out: &'a mut dyn EventSink) -> Self {
         Generator {
             cfg,
-            rng: Rng(seed),
+            rng: SplitMix64::new(seed),
             out,
             next_oid: SUPER_ROOT + 1,
             set_formats: BTreeMap::new(),
@@ -545,7 +530,7 @@ impl<'a> Generator<'a> {
             let to_set = self.co(to_fmt)?;
             self.ew(ATOMIC_PART, ap, E_AP_TO, to_set)?;
             let span = MAX_ATOMIC_DATE - MIN_ATOMIC_DATE + 1;
-            let build_date = MIN_ATOMIC_DATE + self.rng.next() % span;
+            let build_date = MIN_ATOMIC_DATE + self.rng.next_u64() % span;
             atoms.push(AtomicPart {
                 oid: ap,
                 to_set,
@@ -563,7 +548,7 @@ impl<'a> Generator<'a> {
                 let target = if k == 0 {
                     (j + 1) % n
                 } else {
-                    self.rng.below(n)
+                    self.rng.index(n)
                 };
                 let c = self.co(CONNECTION)?;
                 self.dw(CONNECTION, c, P_CONN_LENGTH)?;
@@ -689,7 +674,7 @@ impl<'a> Generator<'a> {
                     if base {
                         let mut picks = Vec::new();
                         for _ in 0..cfg.comp_per_assm {
-                            picks.push(comps[self.rng.below(comps.len())]);
+                            picks.push(comps[self.rng.index(comps.len())]);
                         }
                         let items: Vec<Oid> = picks.iter().map(|c| self.comps[*c].oid).collect();
                         let set = self.new_set(&items)?;
@@ -897,7 +882,7 @@ impl<'a> Generator<'a> {
                 // 10 random atomic parts looked up by id.
                 let atoms = self.live_atoms();
                 for _ in 0..10 {
-                    let (c, j) = atoms[self.rng.below(atoms.len())];
+                    let (c, j) = atoms[self.rng.index(atoms.len())];
                     let ap = self.comps[c].atoms[j].oid;
                     self.dr(ATOMIC_PART, ap, P_ID)?;
                 }
@@ -926,7 +911,7 @@ impl<'a> Generator<'a> {
                     .filter(|c| self.comps[*c].oid != NULL)
                     .collect();
                 for _ in 0..100 {
-                    let c = live[self.rng.below(live.len())];
+                    let c = live[self.rng.index(live.len())];
                     let (doc, cp, used_set, used) = {
                         let x = &self.comps[c];
                         (x.doc, x.oid, x.used_set, x.used_in.clone())
@@ -1009,7 +994,7 @@ impl<'a> Generator<'a> {
             self.inserted.push(c);
             let mut users = Vec::new();
             for _ in 0..2 {
-                let b = self.rng.below(self.bases.len());
+                let b = self.rng.index(self.bases.len());
                 let (ba, old, mut comps) = (
                     self.bases[b].oid,
                     self.bases[b].set,
