@@ -24,6 +24,7 @@ pub mod record;
 pub mod schema;
 pub mod stream;
 pub mod text;
+pub mod window;
 
 pub use analysis::{Analysis, Observe, Run, Stop, drive, render};
 pub use error::{Error, Position};

@@ -2,8 +2,9 @@
 //! decompressor, memory), interpretations applied, every record before
 //! damage delivered, then a precise error.
 
-use std::io::{self, Read};
+use std::io::Read;
 
+use tramp_core::window::{Slice, Storage, Stream, Window};
 use tramp_core::{Error, Position};
 
 use crate::error::HatfError;
@@ -29,14 +30,9 @@ pub(crate) const FORMAT: &str = "hatf";
 
 /// Reads HATF 1.0 records from any byte stream.
 pub struct Reader<B> {
-    /// Where the bytes live: our own buffer over a stream, or the caller's
+    /// The unread bytes: our own buffer over a stream, or the caller's
     /// bytes for in-memory input.
-    src: B,
-    pos: usize,
-    end: usize,
-    eof: bool,
-    /// Absolute offset of `buf[0]` in the stream.
-    base: u64,
+    win: Window<B>,
     /// Number of the next record (metadata and comments count).
     record: u64,
     state: State,
@@ -149,76 +145,18 @@ impl Shape {
     }
 }
 
-/// Storage behind a [`Reader`].
-pub trait Buffer {
-    /// The bytes held, from the storage's start.
-    fn data(&self) -> &[u8];
-    /// Makes `need` bytes available from `pos` if the input has them.
-    /// Returns the new `(pos, end, eof)`; bytes may move to the front, and
-    /// the caller adds the distance moved (`old pos - new pos`) to its base.
-    fn refill(&mut self, pos: usize, end: usize, need: usize) -> io::Result<(usize, usize, bool)>;
-}
-
-/// A reader's own fixed-size buffer over any `Read`.
-pub struct StreamBuffer<R> {
-    input: R,
-    buf: Box<[u8]>,
-    eof: bool,
-}
-
-impl<R: Read> Buffer for StreamBuffer<R> {
-    #[inline(always)]
-    fn data(&self) -> &[u8] {
-        &self.buf
-    }
-
-    fn refill(
-        &mut self,
-        mut pos: usize,
-        mut end: usize,
-        need: usize,
-    ) -> io::Result<(usize, usize, bool)> {
-        if pos + need > self.buf.len() {
-            self.buf.copy_within(pos..end, 0);
-            end -= pos;
-            pos = 0;
-        }
-        while end - pos < need && !self.eof {
-            match self.input.read(&mut self.buf[end..]) {
-                Ok(0) => self.eof = true,
-                Ok(n) => end += n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        }
-        Ok((pos, end, self.eof))
-    }
-}
-
-/// Bytes already in memory (a file read whole, a memory map).
-pub struct SliceBuffer<'a>(&'a [u8]);
-
-impl Buffer for SliceBuffer<'_> {
-    #[inline(always)]
-    fn data(&self) -> &[u8] {
-        self.0
-    }
-
-    fn refill(
-        &mut self,
-        pos: usize,
-        _end: usize,
-        _need: usize,
-    ) -> io::Result<(usize, usize, bool)> {
-        Ok((pos, self.0.len(), true))
-    }
-}
+/// Storage behind a [`Reader`] (the byte window's).
+pub use tramp_core::window::Storage as Buffer;
+/// A reader's own buffer over any `Read`.
+pub type StreamBuffer<R> = Stream<R>;
+/// Bytes already in memory.
+pub type SliceBuffer<'a> = Slice<'a>;
 
 impl<'a> Reader<SliceBuffer<'a>> {
     /// A reader over bytes already in memory: records borrow straight from
     /// `bytes`, nothing is copied.
     pub fn from_slice(bytes: &'a [u8]) -> Self {
-        Reader::with_buffer(SliceBuffer(bytes))
+        Reader::with_window(Window::slice(bytes))
     }
 }
 
@@ -226,22 +164,14 @@ impl<R: Read> Reader<StreamBuffer<R>> {
     /// A reader over any byte stream, in the default configuration, that
     /// yields data and comment records only.
     pub fn new(input: R) -> Self {
-        Reader::with_buffer(StreamBuffer {
-            input,
-            buf: vec![0u8; BUF_LEN].into_boxed_slice(),
-            eof: false,
-        })
+        Reader::with_window(Window::stream(input, BUF_LEN, 0))
     }
 }
 
-impl<B: Buffer> Reader<B> {
-    fn with_buffer(src: B) -> Self {
+impl<B: Storage> Reader<B> {
+    fn with_window(win: Window<B>) -> Self {
         Reader {
-            src,
-            pos: 0,
-            end: 0,
-            eof: false,
-            base: 0,
+            win,
             record: 0,
             plans: Plan::all(&State::new()),
             prev: [0; 8],
@@ -260,7 +190,7 @@ impl<B: Buffer> Reader<B> {
 
     /// Where the next record starts.
     pub fn position(&self) -> Position {
-        Position::new(self.base + self.pos as u64, self.record)
+        Position::new(self.win.offset(), self.record)
     }
 
     /// The encoding state in effect.
@@ -273,20 +203,6 @@ impl<B: Buffer> Reader<B> {
         Error::decode(FORMAT, self.position(), e)
     }
 
-    /// Makes at least `need` bytes available from `pos`, unless the input
-    /// ends first. Returns whether they are available.
-    fn fill(&mut self, need: usize) -> io::Result<bool> {
-        if self.end - self.pos >= need {
-            return Ok(true);
-        }
-        if !self.eof || self.end < self.src.data().len() {
-            let (pos, end, eof) = self.src.refill(self.pos, self.end, need)?;
-            self.base += (self.pos - pos) as u64;
-            (self.pos, self.end, self.eof) = (pos, end, eof);
-        }
-        Ok(self.end - self.pos >= need)
-    }
-
     /// Length of the next record, once all of it is in the buffer; `None`
     /// at a clean end of input.
     #[inline]
@@ -294,16 +210,16 @@ impl<B: Buffer> Reader<B> {
         if self.done {
             return Ok(None);
         }
-        if self.pos == self.end && !self.fill(1).inspect_err(|_| self.done = true)? {
+        if self.win.is_empty() && !self.win.fill(1).inspect_err(|_| self.done = true)? {
             self.done = true;
             return Ok(None);
         }
         loop {
-            match frame_len(&self.state, &self.src.data()[self.pos..self.end]) {
+            match frame_len(&self.state, self.win.buffered()) {
                 Ok(Ok(len)) => return Ok(Some(len)),
                 Ok(Err(need)) => {
-                    if !self.fill(need).inspect_err(|_| self.done = true)? {
-                        let available = self.end - self.pos;
+                    if !self.win.fill(need).inspect_err(|_| self.done = true)? {
+                        let available = self.win.len();
                         return Err(self.fail(HatfError::Truncated {
                             needed: need,
                             available,
@@ -373,10 +289,9 @@ impl<B: Buffer> Reader<B> {
     #[inline(always)]
     pub fn next_item(&mut self) -> Result<Option<Item<'_>>, Error> {
         // Fast path: an event whose fixed part is surely buffered.
-        let (start, end) = (self.pos, self.end);
-        if end - start >= FAST_MIN {
+        if self.win.len() >= FAST_MIN {
             let hit = {
-                let rec: &[u8] = &self.src.data()[start..end];
+                let rec: &[u8] = self.win.buffered();
                 let tag = rec[0];
                 match self.plans.get(tag as usize) {
                     Some(plan) => {
@@ -401,9 +316,8 @@ impl<B: Buffer> Reader<B> {
                 }
             };
             if let Some((tag, len, attrs_start, vals)) = hit {
-                self.pos = start + len;
                 self.record += 1;
-                let attributes = &self.src.data()[start + attrs_start..start + len];
+                let attributes = &self.win.consume(len)[attrs_start..];
                 return Ok(Some(Item::Event(Self::event(tag, &vals, attributes))));
             }
         }
@@ -417,8 +331,8 @@ impl<B: Buffer> Reader<B> {
     pub fn for_each_item(&mut self, mut f: impl FnMut(&Item<'_>)) -> Result<u64, Error> {
         let mut count = 0u64;
         loop {
-            let (mut pos, end) = (self.pos, self.end);
-            let data = self.src.data();
+            let data = self.win.buffered();
+            let (mut pos, end) = (0usize, data.len());
             let shape = self.shape;
             let mut n = 0u64;
             while end - pos >= FAST_MIN {
@@ -444,7 +358,7 @@ impl<B: Buffer> Reader<B> {
                 pos += len;
                 n += 1;
             }
-            self.pos = pos;
+            self.win.consume(pos);
             self.record += n;
             count += n;
             match self.next_item()? {
@@ -478,10 +392,10 @@ impl<B: Buffer> Reader<B> {
             let Some(len) = self.frame()? else {
                 return Ok(None);
             };
-            if self.src.data()[self.pos] != TAG_METADATA {
+            if self.win.buffered()[0] != TAG_METADATA {
                 break len;
             }
-            let r = &self.src.data()[self.pos..self.pos + len];
+            let r = &self.win.buffered()[..len];
             let meta = match decode_meta(r).and_then(|m| self.state.apply(&m).map(|_| m)) {
                 Ok(m) => m,
                 Err(e) => return Err(self.fail(e)),
@@ -491,33 +405,29 @@ impl<B: Buffer> Reader<B> {
             if let Meta::SetInterp(f, _) = meta {
                 self.prev[f as usize] = self.state.field(f).prev;
             }
-            self.pos += len;
+            self.win.consume(len);
             self.record += 1;
             if self.emit_meta {
                 return Ok(Some(Item::Meta(meta)));
             }
         };
-        let start = self.pos;
-        self.pos += len;
         self.record += 1;
-        let tag = self.src.data()[start];
+        let rec = self.win.consume(len);
+        let tag = rec[0];
         if tag == TAG_COMMENT {
-            return Ok(Some(Item::Comment(
-                &self.src.data()[start + 3..start + len],
-            )));
+            return Ok(Some(Item::Comment(&rec[3..])));
         }
         let plan = &self.plans[tag as usize];
         let fixed = plan.fixed as usize;
         let attrs_start = match plan.attrs {
-            Width::Fixed(n) => start + fixed - n as usize,
-            _ => start + fixed,
+            Width::Fixed(n) => fixed - n as usize,
+            _ => fixed,
         };
-        let rec = &self.src.data()[start..start + len];
         let vals = Self::decode_values(rec, plan, &mut self.prev);
         Ok(Some(Item::Event(Self::event(
             tag,
             &vals,
-            &rec[attrs_start - start..],
+            &rec[attrs_start..],
         ))))
     }
 }

@@ -7,6 +7,8 @@
 
 use std::io::Read;
 
+use tramp_core::window::{Stream, Window};
+
 use crate::packet::*;
 
 /// The largest packet accepted (sizes are 32-bit, but memory is bounded;
@@ -342,13 +344,7 @@ fn view<'a>(d: &'a [u8], layout: &Layout) -> PacketRef<'a> {
 
 /// Streams packets from any reader.
 pub struct Reader<R> {
-    input: R,
-    buf: Vec<u8>,
-    pos: usize,
-    end: usize,
-    eof: bool,
-    /// Offset of `buf[0]`.
-    base: u64,
+    win: Window<Stream<R>>,
     warnings: Vec<Warning>,
     packets: u64,
 }
@@ -356,12 +352,7 @@ pub struct Reader<R> {
 impl<R: Read> Reader<R> {
     pub fn new(input: R) -> Self {
         Reader {
-            input,
-            buf: vec![0; 1 << 16],
-            pos: 0,
-            end: 0,
-            eof: false,
-            base: 0,
+            win: Window::stream(input, 1 << 16, 0),
             warnings: Vec::new(),
             packets: 0,
         }
@@ -374,7 +365,7 @@ impl<R: Read> Reader<R> {
 
     /// Where the next packet starts.
     pub fn offset(&self) -> u64 {
-        self.base + self.pos as u64
+        self.win.offset()
     }
 
     /// Packets delivered so far.
@@ -382,29 +373,9 @@ impl<R: Read> Reader<R> {
         self.packets
     }
 
-    /// Reads until `need` bytes from `pos` are buffered or the input ends.
+    /// Reads until `need` bytes are buffered or the input ends.
     fn fill(&mut self, need: usize) -> Result<(), HephError> {
-        if self.end - self.pos >= need {
-            return Ok(());
-        }
-        if self.pos > 0 {
-            self.buf.copy_within(self.pos..self.end, 0);
-            self.base += self.pos as u64;
-            self.end -= self.pos;
-            self.pos = 0;
-        }
-        if self.buf.len() < need {
-            self.buf.resize(need.next_power_of_two(), 0);
-        }
-        while self.end < need && !self.eof {
-            match self.input.read(&mut self.buf[self.end..]) {
-                Ok(0) => self.eof = true,
-                Ok(k) => self.end += k,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(HephError::Io(e)),
-            }
-        }
-        Ok(())
+        self.win.fill(need).map(|_| ()).map_err(HephError::Io)
     }
 
     fn warn(&mut self, offset: u64, message: String, skipped: u64) {
@@ -423,31 +394,29 @@ impl<R: Read> Reader<R> {
     /// the end); returns the bytes skipped.
     fn resync(&mut self) -> Result<u64, HephError> {
         let mut skipped = 1u64;
-        self.pos += 1;
+        self.win.consume(1);
         loop {
             self.fill(8)?;
-            let d = &self.buf[self.pos..self.end];
+            let d = self.win.buffered();
             if d.len() < 8 {
                 // Too short for any packet: the rest is garbage.
-                skipped += d.len() as u64;
-                self.pos = self.end;
+                skipped += self.win.consume_all() as u64;
                 return Ok(skipped);
             }
             let found =
                 (0..=d.len() - 8).find(|&i| (d[i] == 0x75 || d[i] == 0xC1) && frame_ok(d, i));
             match found {
                 Some(i) => {
-                    self.pos += i;
+                    self.win.consume(i);
                     return Ok(skipped + i as u64);
                 }
                 None => {
                     // Keep the last 7 bytes: a magic may straddle reads.
                     let k = d.len() - 7;
-                    self.pos += k;
+                    self.win.consume(k);
                     skipped += k as u64;
-                    if self.eof && self.end - self.pos < 8 {
-                        skipped += (self.end - self.pos) as u64;
-                        self.pos = self.end;
+                    if self.win.at_eof() && self.win.len() < 8 {
+                        skipped += self.win.consume_all() as u64;
                         return Ok(skipped);
                     }
                 }
@@ -463,27 +432,27 @@ impl<R: Read> Reader<R> {
         let mut need = 8;
         let (layout, size) = loop {
             self.fill(need)?;
-            if self.pos == self.end {
+            if self.win.is_empty() {
                 return Ok(None);
             }
-            match check(&self.buf[self.pos..self.end]) {
+            match check(self.win.buffered()) {
                 Ok(found) => break found,
-                Err(Stop::More(n)) if self.end - self.pos < n && !self.eof => need = n,
+                Err(Stop::More(n)) if self.win.len() < n && !self.win.at_eof() => need = n,
                 Err(Stop::More(n)) => {
                     let at = self.offset();
-                    let have = self.end - self.pos;
-                    let message = if have >= 8 && frame_ok(&self.buf[self.pos..self.end], 0) {
+                    let have = self.win.len();
+                    let message = if have >= 8 && frame_ok(self.win.buffered(), 0) {
                         format!("the trace ends inside a packet ({have} of its {n} bytes)")
                     } else {
                         format!("{have} bytes at the end are not a packet")
                     };
-                    self.pos = self.end;
+                    self.win.consume_all();
                     self.warn(at, message, have as u64);
                     return Ok(None);
                 }
                 Err(Stop::Body(m, size)) => {
                     let at = self.offset();
-                    self.pos += size;
+                    self.win.consume(size);
                     self.warn(
                         at,
                         format!("malformed packet: {m}; skipped it"),
@@ -503,10 +472,8 @@ impl<R: Read> Reader<R> {
                 }
             }
         };
-        let at = self.pos;
-        self.pos += size;
         self.packets += 1;
-        Ok(Some(view(&self.buf[at..at + size], &layout)))
+        Ok(Some(view(self.win.consume(size), &layout)))
     }
 
     /// The next whole packet, owned (see [`Reader::next_ref`]).

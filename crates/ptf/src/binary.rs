@@ -6,6 +6,8 @@
 
 use std::io::{BufRead, Write};
 
+use tramp_core::window::{Stream, Window};
+
 use crate::event::{Event, EventType, FormatObject};
 use crate::out::Buffered;
 use crate::{EventSink, EventSource, PtfError};
@@ -156,13 +158,7 @@ fn signed_offset(ty: EventType) -> bool {
 
 /// Reads the binary form.
 pub struct BinaryReader<R> {
-    input: R,
-    buf: Vec<u8>,
-    pos: usize,
-    end: usize,
-    eof: bool,
-    /// Byte offset of `buf[0]` in the input.
-    base: u64,
+    win: Window<Stream<R>>,
     event: u64,
     /// Where the last event read starts.
     last: u64,
@@ -217,12 +213,7 @@ impl<R: BufRead> BinaryReader<R> {
         }
         let version = lines.remove(0);
         Ok(BinaryReader {
-            input,
-            buf: vec![0; 1 << 16],
-            pos: 0,
-            end: 0,
-            eof: false,
-            base: offset,
+            win: Window::stream(input, 1 << 16, offset),
             event: 0,
             last: offset,
             version,
@@ -236,36 +227,15 @@ impl<R: BufRead> BinaryReader<R> {
         &self.version
     }
 
+    /// Buffers at least one more byte unless the input has ended.
     fn fill(&mut self) -> Result<(), PtfError> {
-        if self.pos > 0 {
-            self.buf.copy_within(self.pos..self.end, 0);
-            self.base += self.pos as u64;
-            self.end -= self.pos;
-            self.pos = 0;
-        }
-        if self.end == self.buf.len() {
-            let grown = self.buf.len() * 2;
-            self.buf.resize(grown, 0);
-        }
-        loop {
-            match self.input.read(&mut self.buf[self.end..]) {
-                Ok(0) => {
-                    self.eof = true;
-                    return Ok(());
-                }
-                Ok(k) => {
-                    self.end += k;
-                    return Ok(());
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(PtfError::io(self.base + self.end as u64)(e)),
-            }
-        }
+        let at = self.win.offset() + self.win.len() as u64;
+        self.win.fill_more().map(|_| ()).map_err(PtfError::io(at))
     }
 
     fn err(&self, message: String) -> PtfError {
         PtfError::Binary {
-            offset: self.base + self.pos as u64,
+            offset: self.win.offset(),
             event: self.event,
             message,
         }
@@ -273,34 +243,34 @@ impl<R: BufRead> BinaryReader<R> {
 
     fn next_inner(&mut self) -> Result<Option<Event>, PtfError> {
         loop {
-            if self.pos == self.end {
-                if self.eof {
+            if self.win.is_empty() {
+                if self.win.at_eof() {
                     return Ok(None);
                 }
                 self.fill()?;
                 continue;
             }
-            match decode(&self.buf[self.pos..self.end]) {
+            match decode(self.win.buffered()) {
                 Ok((e, len)) => {
-                    self.last = self.base + self.pos as u64;
-                    self.pos += len;
+                    self.last = self.win.offset();
+                    self.win.consume(len);
                     self.event += 1;
                     return Ok(Some(e));
                 }
                 Err(Stop::Bad(m)) => {
-                    self.last = self.base + self.pos as u64;
+                    self.last = self.win.offset();
                     return Err(self.err(m));
                 }
                 Err(Stop::More) => {
-                    if self.eof {
-                        self.last = self.base + self.pos as u64;
-                        let have = self.end - self.pos;
+                    if self.win.at_eof() {
+                        self.last = self.win.offset();
+                        let have = self.win.len();
                         return Err(self.err(format!("event cut short after {have} bytes")));
                     }
                     // The longest event is bounded by the format object's
                     // limits; past that, more data cannot help.
                     let limit = (2 * MAX_MEMBERS as usize + 8) * 10 + MAX_NAME as usize;
-                    if self.end - self.pos > limit {
+                    if self.win.len() > limit {
                         return Err(self.err("an event longer than any valid one".into()));
                     }
                     self.fill()?;
