@@ -4,6 +4,7 @@
 
 use proptest::prelude::*;
 use tramp_core::{FieldDef, FieldType, RecordBuf, RecordKind, Role, Schema, Source};
+use tramp_graph::graph::ObjectGraph;
 use tramp_graph::{Collector, GraphEvent, GraphView};
 use tramp_ptf::Event;
 use tramp_ptf::records::{PtfSource, event_to_record, schema};
@@ -347,4 +348,96 @@ fn an_overwritten_edge_makes_its_target_garbage() {
     );
     assert_eq!(gc.live(), 1);
     assert_eq!(view.graph().reachable(), vec![42]);
+}
+
+/// Reachability by a plain breadth-first search over a map of edges, the
+/// oracle for [`ObjectGraph`] (which the PTF verifier's collector now runs
+/// on, so the verifier is no longer an independent check of it).
+fn naive_reachable(
+    objects: &std::collections::BTreeSet<u64>,
+    edges: &std::collections::BTreeMap<(u64, u64), u64>,
+    root: Option<u64>,
+) -> Vec<u64> {
+    let mut seen = std::collections::BTreeSet::new();
+    let mut queue: std::collections::VecDeque<u64> =
+        root.filter(|r| objects.contains(r)).into_iter().collect();
+    while let Some(o) = queue.pop_front() {
+        if !seen.insert(o) {
+            continue;
+        }
+        for (_, to) in edges.range((o, 0)..=(o, u64::MAX)) {
+            if objects.contains(to) && !seen.contains(to) {
+                queue.push_back(*to);
+            }
+        }
+    }
+    seen.into_iter().collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn graph_reachability_agrees_with_a_breadth_first_search(
+        ops in proptest::collection::vec((0u8..20, 1u64..24, 0u64..5, 0u64..24), 0..300)
+    ) {
+        use std::collections::{BTreeMap, BTreeSet};
+        let mut g: ObjectGraph<()> = ObjectGraph::new();
+        let mut objects = BTreeSet::new();
+        let mut edges: BTreeMap<(u64, u64), u64> = BTreeMap::new();
+        let mut root = None;
+        for (op, a, slot, b) in ops {
+            // Mostly creates and links, so that graphs grow deep and wide
+            // between the rarer deletes, root changes and collections.
+            match op {
+                0..=4 => {
+                    g.create(a, ());
+                    objects.insert(a);
+                    edges.retain(|(f, _), _| *f != a);
+                }
+                5..=12 => {
+                    let to = (b != 0).then_some(b);
+                    let old = g.link(a, slot, to);
+                    if objects.contains(&a) {
+                        let prev = match to {
+                            Some(t) => edges.insert((a, slot), t),
+                            None => edges.remove(&(a, slot)),
+                        };
+                        prop_assert_eq!(old, prev);
+                    } else {
+                        prop_assert_eq!(old, None);
+                    }
+                }
+                13 => {
+                    g.delete(a);
+                    objects.remove(&a);
+                    edges.retain(|(f, _), _| *f != a);
+                    if root == Some(a) {
+                        root = None;
+                    }
+                }
+                14 | 15 => {
+                    g.set_root(Some(a));
+                    root = Some(a);
+                }
+                16..=18 => {
+                    let expected = naive_reachable(&objects, &edges, root);
+                    prop_assert_eq!(g.reachable(), expected);
+                }
+                _ => {
+                    let expected = naive_reachable(&objects, &edges, root);
+                    let garbage = g.collect();
+                    if root.is_some() {
+                        let want: Vec<u64> =
+                            objects.iter().copied().filter(|o| !expected.contains(o)).collect();
+                        prop_assert_eq!(garbage, want);
+                        objects.retain(|o| expected.contains(o));
+                        edges.retain(|(f, _), _| objects.contains(f));
+                    } else {
+                        prop_assert!(garbage.is_empty());
+                    }
+                }
+            }
+        }
+    }
 }

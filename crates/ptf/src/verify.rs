@@ -8,6 +8,8 @@ use std::fmt;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
+use tramp_graph::graph::{MAX_SLOT, ObjectGraph};
+
 use crate::event::{self, Event, EventType, FormatObject, NULL, Oid};
 
 /// Which rule an event broke.
@@ -139,19 +141,19 @@ enum Gone {
     Collected(u64),
 }
 
+/// What the verifier knows of a live object; its edges and the super
+/// root live in the object graph.
 #[derive(Debug)]
 enum Obj {
     Plain {
         format: Oid,
-        /// Data members of the format (positions 1..=data).
+        /// Data members of the format (positions 1..=data). Its edges
+        /// (one graph slot per pointer of the format) are in the graph.
         data: u64,
-        edges: Vec<Oid>,
-        mark: u32,
     },
     Array {
         format: Oid,
         elements: u64,
-        mark: u32,
     },
 }
 
@@ -169,13 +171,12 @@ pub struct Verifier {
     opts: Options,
     formats: FxHashMap<Oid, Layout>,
     names: FxHashMap<Oid, String>,
-    objects: FxHashMap<Oid, Obj>,
+    /// Live objects, their edges and the super root.
+    objects: ObjectGraph<Obj>,
     gone: FxHashMap<Oid, Gone>,
-    root: Option<Oid>,
     depth: u64,
     open_at: Vec<At>,
     dirty: bool,
-    epoch: u32,
     violations: Vec<Violation>,
     total: u64,
     collections: Vec<Collection>,
@@ -190,13 +191,11 @@ impl Verifier {
             opts,
             formats: FxHashMap::default(),
             names: FxHashMap::default(),
-            objects: FxHashMap::default(),
+            objects: ObjectGraph::new(),
             gone: FxHashMap::default(),
-            root: None,
             depth: 0,
             open_at: Vec::new(),
             dirty: false,
-            epoch: 0,
             violations: Vec::new(),
             total: 0,
             collections: Vec::new(),
@@ -231,7 +230,7 @@ impl Verifier {
 
     /// Checks that `oid` names a live object; returns whether it does.
     fn live(&mut self, at: At, ty: EventType, oid: Oid) -> bool {
-        if self.objects.contains_key(&oid) {
+        if self.objects.contains(oid) {
             return true;
         }
         let msg = match self.gone.get(&oid) {
@@ -259,7 +258,7 @@ impl Verifier {
 
     /// Checks that the event's format is the object's.
     fn same_format(&mut self, at: At, ty: EventType, oid: Oid, format: Oid) {
-        let Some(o) = self.objects.get(&oid) else {
+        let Some(o) = self.objects.data(oid) else {
             return;
         };
         let have = o.format();
@@ -286,7 +285,7 @@ impl Verifier {
             );
             return false;
         }
-        if self.objects.contains_key(&oid)
+        if self.objects.contains(oid)
             || self.formats.contains_key(&oid)
             || self.gone.contains_key(&oid)
         {
@@ -372,7 +371,7 @@ impl Verifier {
             } => {
                 if let Some(Obj::Plain {
                     format: f, data, ..
-                }) = self.objects.get(oid)
+                }) = self.objects.data(*oid)
                     && f == format
                     && (1..=*data).contains(offset)
                 {
@@ -380,11 +379,10 @@ impl Verifier {
                 }
             }
             Event::EdgeRead { format, from, edge } => {
-                if let Some(Obj::Plain {
-                    format: f, edges, ..
-                }) = self.objects.get(from)
-                    && f == format
-                    && *edge < edges.len() as u64
+                if let Some(node) = self.objects.get(*from)
+                    && let Obj::Plain { format: f, .. } = node.data
+                    && f == *format
+                    && *edge < node.edges().len() as u64
                 {
                     return;
                 }
@@ -411,14 +409,14 @@ impl Verifier {
                 if self.fresh(at, ty, *oid) {
                     let pointers = layout.as_ref().map_or(0, |l| l.pointers);
                     let data = layout.map_or(0, |l| l.data.len() as u64);
-                    self.objects.insert(
+                    let pointers = pointers.min(MAX_SLOT);
+                    self.objects.create_with_slots(
                         *oid,
                         Obj::Plain {
                             format: *format,
                             data,
-                            edges: vec![NULL; pointers.min(1 << 24) as usize],
-                            mark: 0,
                         },
+                        pointers,
                     );
                     self.dirty |= self.depth == 0;
                 }
@@ -436,7 +434,7 @@ impl Verifier {
                         format!("`cao` of object {oid}: element format {format} is neither a primitive scalar (10–19) nor defined by an earlier `fo`"),
                     );
                 }
-                match self.objects.get(container) {
+                match self.objects.data(*container) {
                     Some(Obj::Plain { .. }) => {}
                     Some(Obj::Array { .. }) => self.report(
                         at,
@@ -457,19 +455,18 @@ impl Verifier {
                     }
                 }
                 if self.fresh(at, ty, *oid) {
-                    self.objects.insert(
+                    self.objects.create(
                         *oid,
                         Obj::Array {
                             format: *format,
                             elements: *elements,
-                            mark: 0,
                         },
                     );
                     self.dirty |= self.depth == 0;
                 }
             }
             Event::DeleteObject { format, oid } => {
-                if !self.objects.contains_key(oid) {
+                if !self.objects.contains(*oid) {
                     if !self.gone.contains_key(oid)
                         && *oid != NULL
                         && !self.formats.contains_key(oid)
@@ -485,24 +482,23 @@ impl Verifier {
                     return;
                 }
                 self.same_format(at, ty, *oid, *format);
-                self.objects.remove(oid);
+                // Deleting the super root leaves none.
+                self.objects.delete(*oid);
                 self.gone.insert(*oid, Gone::Deleted(at.event));
-                if self.root == Some(*oid) {
-                    self.root = None;
-                }
                 self.dirty = true;
             }
             Event::SetRoot { format, oid } => {
                 if self.live(at, ty, *oid) {
                     self.same_format(at, ty, *oid, *format);
-                    if self.root != Some(*oid) {
-                        self.dirty |= self.root.is_some();
-                        self.root = Some(*oid);
+                    let root = self.objects.root();
+                    if root != Some(*oid) {
+                        self.dirty |= root.is_some();
+                        self.objects.set_root(Some(*oid));
                     }
                 }
             }
             Event::GetRoot => {
-                if self.root.is_none() {
+                if self.objects.root().is_none() {
                     self.report(
                         at,
                         Rule::NoRoot,
@@ -524,7 +520,7 @@ impl Verifier {
                     return;
                 }
                 self.same_format(at, ty, *oid, *format);
-                let Some(Obj::Plain { format: f, .. }) = self.objects.get(oid) else {
+                let Some(Obj::Plain { format: f, .. }) = self.objects.data(*oid) else {
                     self.report(
                         at,
                         Rule::DataOffset,
@@ -579,13 +575,9 @@ impl Verifier {
                     }
                 }
                 if self.edge_check(at, ty, *format, *from, *edge) {
-                    let depth = self.depth;
-                    if let Some(Obj::Plain { edges, .. }) = self.objects.get_mut(from) {
-                        let slot = &mut edges[*edge as usize];
-                        if *slot != NULL && depth == 0 {
-                            self.dirty = true;
-                        }
-                        *slot = if target_ok { *to } else { NULL };
+                    let to = (target_ok && *to != NULL).then_some(*to);
+                    if self.objects.link(*from, *edge, to).is_some() && self.depth == 0 {
+                        self.dirty = true;
                     }
                 }
             }
@@ -616,9 +608,10 @@ impl Verifier {
             return false;
         }
         self.same_format(at, ty, from, format);
-        let Some(Obj::Plain {
-            edges, format: f, ..
-        }) = self.objects.get(&from)
+        let Some((&Obj::Plain { format: f, .. }, pointers)) = self
+            .objects
+            .get(from)
+            .map(|n| (&n.data, n.edges().len() as u64))
         else {
             self.report(
                 at,
@@ -627,7 +620,7 @@ impl Verifier {
             );
             return false;
         };
-        let (n, f) = (edges.len() as u64, *f);
+        let n = pointers;
         if edge >= n {
             let name = self.format_name(f);
             self.report(
@@ -654,7 +647,7 @@ impl Verifier {
         if !self.live(at, ty, oid) {
             return;
         }
-        let (elements, want_format, what) = match (offset, self.objects.get(&oid)) {
+        let (elements, want_format, what) = match (offset, self.objects.data(oid)) {
             (
                 -1,
                 Some(Obj::Array {
@@ -728,34 +721,11 @@ impl Verifier {
     /// persistent yet).
     fn collect(&mut self, at: At) {
         self.dirty = false;
-        let Some(root) = self.root else {
-            return;
-        };
-        self.epoch = self.epoch.wrapping_add(1).max(1);
-        let epoch = self.epoch;
-        let mut stack = vec![root];
-        while let Some(o) = stack.pop() {
-            match self.objects.get_mut(&o) {
-                Some(Obj::Plain { mark, edges, .. }) if *mark != epoch => {
-                    *mark = epoch;
-                    stack.extend(edges.iter().copied().filter(|e| *e != NULL));
-                }
-                Some(Obj::Array { mark, .. }) => *mark = epoch,
-                _ => {}
-            }
-        }
-        let mut garbage: Vec<Oid> = self
-            .objects
-            .iter()
-            .filter(|(_, o)| !matches!(o, Obj::Plain { mark, .. } | Obj::Array { mark, .. } if *mark == epoch))
-            .map(|(k, _)| *k)
-            .collect();
+        let garbage = self.objects.collect();
         if garbage.is_empty() {
             return;
         }
-        garbage.sort_unstable();
         for g in &garbage {
-            self.objects.remove(g);
             self.gone.insert(*g, Gone::Collected(at.event));
         }
         self.collected += garbage.len() as u64;
