@@ -14,7 +14,7 @@
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 use tramp_core::{ReallocOutcome, Record, RecordKind, Role};
-use tramp_heap::LiveObjects;
+use tramp_heap::{Identity, LiveObjects};
 
 use crate::graph::ObjectGraph;
 
@@ -51,7 +51,7 @@ pub enum GraphEvent {
 #[derive(Default)]
 pub struct GraphView {
     graph: ObjectGraph<()>,
-    live: Option<LiveObjects<()>>,
+    live: Option<LiveObjects<Identity>>,
     /// A moved realloc on a thread: (old address, new address), until the
     /// free of the old block.
     moving: FxHashMap<u64, (u64, u64)>,
@@ -115,9 +115,9 @@ impl GraphView {
                 let site = u(Role::Site).unwrap_or(0);
                 let birth = u(Role::Time).unwrap_or(self.records);
                 let live = self.live.get_or_insert_with(LiveObjects::with_intervals);
-                let (object, displaced) = live.insert(address, size, site, birth, ());
+                let (object, displaced) = live.insert_identified(address, size, site, birth);
                 for d in displaced {
-                    self.apply(GraphEvent::Delete { object: d.id }, emit);
+                    self.apply(GraphEvent::Delete { object: d.extra.id }, emit);
                 }
                 GraphEvent::Create { object, ty: site }
             }
@@ -133,10 +133,10 @@ impl GraphView {
                     && from == address
                 {
                     self.moving.remove(&thread);
-                    if let Some(new) = live.get(to).map(|o| o.id) {
+                    if let Some(new) = live.get(to).map(|o| o.extra.id) {
                         let edges: Vec<(u64, u64)> = self
                             .graph
-                            .get(old.id)
+                            .get(old.extra.id)
                             .map(|n| {
                                 n.edges()
                                     .iter()
@@ -158,7 +158,9 @@ impl GraphView {
                         }
                     }
                 }
-                GraphEvent::Delete { object: old.id }
+                GraphEvent::Delete {
+                    object: old.extra.id,
+                }
             }
             RecordKind::Realloc(outcome) => {
                 let (old, new) = (
@@ -182,8 +184,10 @@ impl GraphView {
                 let Some(live) = &self.live else { return };
                 let address = u(Role::Address).unwrap_or(0);
                 let Some(x) = live.find(address) else { return };
-                let (from, slot) = (x.id, address - x.address);
-                let to = u(Role::Value).and_then(|v| live.find(v)).map(|y| y.id);
+                let (from, slot) = (x.extra.id, address - x.address);
+                let to = u(Role::Value)
+                    .and_then(|v| live.find(v))
+                    .map(|y| y.extra.id);
                 if ty.kind == RecordKind::Load {
                     if to.is_none() {
                         return;

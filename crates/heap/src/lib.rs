@@ -2,8 +2,9 @@
 //!
 //! * [`view`]: turns records of any format into heap events, by record kind
 //!   and field roles, so analyses do not care where a trace came from.
-//! * [`live`]: the live-object map (address interval → object: id, site,
-//!   size, birth), shared by statistics, replay and the object-graph view.
+//! * [`live`]: the live-object map (address interval → object: size, and
+//!   per user an id, site and birth, or whatever else it keeps),
+//!   shared by statistics, replay and the object-graph view.
 //! * [`replay`]: allocator replay, trace side (heap events → operations).
 //! * [`stats`]: heap statistics (the HATF paper's Table 3 and more), as text
 //!   or JSON.
@@ -13,6 +14,6 @@ pub mod replay;
 pub mod stats;
 pub mod view;
 
-pub use live::{LiveObjects, Object};
+pub use live::{Identity, LiveObjects, Object};
 pub use stats::{HeapStats, Report};
 pub use view::{HeapEvent, HeapView, heap_event};

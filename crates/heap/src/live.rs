@@ -1,29 +1,28 @@
 //! The live-object map: which heap objects are alive, keyed by their start
-//! address, each with an id, size, allocation site and birth time; with an
-//! optional interval index that answers "which object contains this
+//! address, each with its size and what the map's user keeps for it; with
+//! an optional interval index that answers "which object contains this
 //! address?" (for loads and stores).
 //!
 //! Heap statistics, allocator replay and the object-graph view keep their
-//! live objects here. Without the interval index only exact start
-//! addresses are looked up, which is all the statistics need and keeps
-//! them fast.
+//! live objects here. What each keeps per object is its own choice, so
+//! that the common case stays small: statistics keep nothing (16 bytes
+//! per object, as a plain address → size table), replay a slot number,
+//! and views an [`Identity`] (id, allocation site, birth) given out by
+//! [`LiveObjects::insert_identified`]. Without the interval index only
+//! exact start addresses are looked up, which is all the statistics need
+//! and keeps them fast.
 
 use std::collections::BTreeMap;
 
 use rustc_hash::FxHashMap;
 
-/// One live object.
+/// One live object: where it starts, its size, and what the user keeps
+/// (owned when the map gives it up, borrowed on lookups).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Object<T = ()> {
-    /// Unique per map: objects are numbered from 1 in order of birth.
-    pub id: u64,
     /// Start address.
     pub address: u64,
     pub size: u64,
-    /// Allocation site (0 when the trace has none).
-    pub site: u64,
-    /// When it was allocated (the trace's time, or a record number).
-    pub birth: u64,
     /// What the map's user keeps per object.
     pub extra: T,
 }
@@ -32,14 +31,36 @@ impl<T> Object<T> {
     /// The first address past the object (a zero-sized object covers its
     /// start address, so that pointers to it resolve).
     pub fn end(&self) -> u64 {
-        self.address.saturating_add(self.size.max(1))
+        end(self.address, self.size)
     }
+}
+
+fn end(address: u64, size: u64) -> u64 {
+    address.saturating_add(size.max(1))
+}
+
+/// Who an object is, for views that follow objects: a unique id (numbered
+/// from 1 in order of birth, per map), the allocation site (0 when the
+/// trace has none) and the time of birth (the trace's time, or a record
+/// number).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Identity {
+    pub id: u64,
+    pub site: u64,
+    pub birth: u64,
+}
+
+/// What the map stores per start address.
+#[derive(Clone, Debug)]
+struct Slot<T> {
+    size: u64,
+    extra: T,
 }
 
 /// Live objects by address.
 #[derive(Clone, Debug)]
 pub struct LiveObjects<T = ()> {
-    by_start: FxHashMap<u64, Object<T>>,
+    by_start: FxHashMap<u64, Slot<T>>,
     /// Start → end of every live object, when containment is asked.
     intervals: Option<BTreeMap<u64, u64>>,
     next_id: u64,
@@ -86,27 +107,12 @@ impl<T> LiveObjects<T> {
         self.live_bytes
     }
 
-    /// Adds an object and returns its id, with the objects it displaced: one
-    /// at the same start address (the trace missed its free) and, with the
-    /// interval index, every object it overlaps.
-    pub fn insert(
-        &mut self,
-        address: u64,
-        size: u64,
-        site: u64,
-        birth: u64,
-        extra: T,
-    ) -> (u64, Vec<Object<T>>) {
+    /// Adds an object and returns the objects it displaced: one at the same
+    /// start address (the trace missed its free) and, with the interval
+    /// index, every object it overlaps.
+    pub fn insert(&mut self, address: u64, size: u64, extra: T) -> Vec<Object<T>> {
         let mut evicted = Vec::new();
-        let obj = Object {
-            id: self.next_id,
-            address,
-            size,
-            site,
-            birth,
-            extra,
-        };
-        let end = obj.end();
+        let end = end(address, size);
         if let Some(iv) = &self.intervals {
             // Live intervals never overlap, so the objects a new one
             // overlaps are the last that starts before it (if it reaches
@@ -124,35 +130,45 @@ impl<T> LiveObjects<T> {
                 evicted.extend(self.remove(s));
             }
         }
-        self.next_id += 1;
         self.live_bytes += size;
-        let id = obj.id;
         // One hash lookup: an object at the same start is displaced here
         // (without the interval index; with it, it was evicted above).
-        if let Some(old) = self.by_start.insert(address, obj) {
+        if let Some(old) = self.by_start.insert(address, Slot { size, extra }) {
             self.live_bytes -= old.size;
-            evicted.push(old);
+            evicted.push(Object {
+                address,
+                size: old.size,
+                extra: old.extra,
+            });
         }
         if let Some(iv) = &mut self.intervals {
             iv.insert(address, end);
         }
-        (id, evicted)
+        evicted
     }
 
     /// Removes the object that starts at `address`.
     pub fn remove(&mut self, address: u64) -> Option<Object<T>> {
-        let obj = self.by_start.remove(&address)?;
-        self.live_bytes -= obj.size;
+        let slot = self.by_start.remove(&address)?;
+        self.live_bytes -= slot.size;
         if let Some(iv) = &mut self.intervals {
             iv.remove(&address);
         }
-        Some(obj)
+        Some(Object {
+            address,
+            size: slot.size,
+            extra: slot.extra,
+        })
     }
 
     /// The object that starts at `address`.
     #[inline]
-    pub fn get(&self, address: u64) -> Option<&Object<T>> {
-        self.by_start.get(&address)
+    pub fn get(&self, address: u64) -> Option<Object<&T>> {
+        self.by_start.get(&address).map(|s| Object {
+            address,
+            size: s.size,
+            extra: &s.extra,
+        })
     }
 
     /// Whether an object starts at `address`.
@@ -169,32 +185,56 @@ impl<T> LiveObjects<T> {
     /// Changes the size of the object at `address` (an in-place realloc);
     /// returns its old size.
     pub fn resize(&mut self, address: u64, size: u64) -> Option<u64> {
-        let obj = self.by_start.get_mut(&address)?;
-        let old = obj.size;
-        obj.size = size;
+        let slot = self.by_start.get_mut(&address)?;
+        let old = slot.size;
+        slot.size = size;
         self.live_bytes = self.live_bytes - old + size;
-        let end = obj.end();
         if let Some(iv) = &mut self.intervals {
-            iv.insert(address, end);
+            iv.insert(address, end(address, size));
         }
         Some(old)
     }
 
     /// The object containing `address` (needs the interval index; without
     /// it only start addresses are found).
-    pub fn find(&self, address: u64) -> Option<&Object<T>> {
+    pub fn find(&self, address: u64) -> Option<Object<&T>> {
         match &self.intervals {
             Some(iv) => {
                 let (start, end) = iv.range(..=address).next_back()?;
-                (address < *end).then(|| &self.by_start[start])
+                if address < *end {
+                    self.get(*start)
+                } else {
+                    None
+                }
             }
             None => self.get(address),
         }
     }
 
     /// Every live object, in no particular order.
-    pub fn iter(&self) -> impl Iterator<Item = &Object<T>> {
-        self.by_start.values()
+    pub fn iter(&self) -> impl Iterator<Item = Object<&T>> {
+        self.by_start.iter().map(|(a, s)| Object {
+            address: *a,
+            size: s.size,
+            extra: &s.extra,
+        })
+    }
+}
+
+impl LiveObjects<Identity> {
+    /// Adds an object with the next id; returns the id and the objects it
+    /// displaced (see [`LiveObjects::insert`]).
+    pub fn insert_identified(
+        &mut self,
+        address: u64,
+        size: u64,
+        site: u64,
+        birth: u64,
+    ) -> (u64, Vec<Object<Identity>>) {
+        let id = self.next_id;
+        self.next_id += 1;
+        let evicted = self.insert(address, size, Identity { id, site, birth });
+        (id, evicted)
     }
 }
 
@@ -204,45 +244,55 @@ mod tests {
 
     #[test]
     fn exact_lookups_without_the_index() {
-        let mut m = LiveObjects::<()>::new();
-        let (a, ev) = m.insert(100, 16, 7, 1, ());
+        let mut m = LiveObjects::<Identity>::new();
+        let (a, ev) = m.insert_identified(100, 16, 7, 1);
         assert!(ev.is_empty());
-        assert_eq!(m.get(100).map(|o| (o.id, o.site, o.birth)), Some((a, 7, 1)));
+        assert_eq!(
+            m.get(100).map(|o| *o.extra),
+            Some(Identity {
+                id: a,
+                site: 7,
+                birth: 1
+            })
+        );
         assert_eq!(m.find(104), None, "containment needs the index");
         assert_eq!((m.len(), m.live_bytes()), (1, 16));
         // Same start again: the old object is displaced (its free was lost).
-        let (b, ev) = m.insert(100, 32, 0, 2, ());
-        assert_eq!(ev.iter().map(|o| o.id).collect::<Vec<_>>(), vec![a]);
+        let (b, ev) = m.insert_identified(100, 32, 0, 2);
+        assert_eq!(ev.iter().map(|o| o.extra.id).collect::<Vec<_>>(), vec![a]);
+        assert_eq!(ev[0].size, 16);
         assert_ne!(a, b);
         assert_eq!((m.len(), m.live_bytes()), (1, 32));
-        assert_eq!(m.remove(100).map(|o| o.id), Some(b));
+        assert_eq!(m.remove(100).map(|o| o.extra.id), Some(b));
         assert_eq!(m.remove(100), None, "a free of an unknown address");
         assert_eq!((m.len(), m.live_bytes()), (0, 0));
     }
 
     #[test]
     fn intervals_find_containing_objects_and_evict_overlaps() {
-        let mut m = LiveObjects::<()>::with_intervals();
-        let (a, _) = m.insert(0x1000, 0x100, 0, 0, ());
-        let (b, _) = m.insert(0x2000, 0x10, 0, 0, ());
-        let (z, _) = m.insert(0x3000, 0, 0, 0, ());
-        assert_eq!(m.find(0x1000).map(|o| o.id), Some(a));
-        assert_eq!(m.find(0x10ff).map(|o| o.id), Some(a));
+        let mut m = LiveObjects::<Identity>::with_intervals();
+        let (a, _) = m.insert_identified(0x1000, 0x100, 0, 0);
+        let (b, _) = m.insert_identified(0x2000, 0x10, 0, 0);
+        let (z, _) = m.insert_identified(0x3000, 0, 0, 0);
+        let id = |o: Option<Object<&Identity>>| o.map(|o| o.extra.id);
+        assert_eq!(id(m.find(0x1000)), Some(a));
+        assert_eq!(id(m.find(0x10ff)), Some(a));
+        assert_eq!(m.find(0x10ff).map(|o| o.address), Some(0x1000));
         assert_eq!(m.find(0x1100), None);
         assert_eq!(m.find(0x0fff), None);
-        assert_eq!(m.find(0x200f).map(|o| o.id), Some(b));
+        assert_eq!(id(m.find(0x200f)), Some(b));
         assert_eq!(
-            m.find(0x3000).map(|o| o.id),
+            id(m.find(0x3000)),
             Some(z),
             "zero-sized objects cover their start"
         );
         // An object across the end of `a` and the start of `b` evicts both.
-        let (c, ev) = m.insert(0x10f0, 0xf20, 0, 0, ());
-        let mut gone: Vec<u64> = ev.iter().map(|o| o.id).collect();
+        let (c, ev) = m.insert_identified(0x10f0, 0xf20, 0, 0);
+        let mut gone: Vec<u64> = ev.iter().map(|o| o.extra.id).collect();
         gone.sort();
         assert_eq!(gone, vec![a, b]);
         assert_eq!(m.find(0x1000), None);
-        assert_eq!(m.find(0x2000).map(|o| o.id), Some(c));
+        assert_eq!(id(m.find(0x2000)), Some(c));
         assert_eq!(m.len(), 2);
         assert_eq!(m.live_bytes(), 0xf20);
     }
@@ -250,18 +300,23 @@ mod tests {
     #[test]
     fn resize_moves_the_end() {
         let mut m = LiveObjects::<u32>::with_intervals();
-        let (a, _) = m.insert(0x1000, 8, 0, 0, 5);
+        assert!(m.insert(0x1000, 8, 5).is_empty());
         assert_eq!(m.find(0x1010), None);
         assert_eq!(m.resize(0x1000, 0x20), Some(8));
-        assert_eq!(m.find(0x1010).map(|o| o.id), Some(a));
+        assert_eq!(
+            m.find(0x1010).map(|o| (o.address, o.size)),
+            Some((0x1000, 0x20))
+        );
         assert_eq!(m.live_bytes(), 0x20);
         // A realloc that moved: the old block is freed, the new allocated.
         let old = m.remove(0x1000).unwrap();
-        let (b, _) = m.insert(0x5000, 0x40, old.site, 9, old.extra);
+        assert!(m.insert(0x5000, 0x40, old.extra).is_empty());
         assert_eq!(m.find(0x1010), None);
-        assert_eq!(m.find(0x5004).map(|o| (o.id, o.extra)), Some((b, 5)));
+        assert_eq!(m.find(0x5004).map(|o| *o.extra), Some(5));
         assert_eq!(m.resize(0x9999, 1), None);
         *m.extra_mut(0x5000).unwrap() = 6;
-        assert_eq!(m.get(0x5000).unwrap().extra, 6);
+        assert_eq!(m.get(0x5000).map(|o| *o.extra), Some(6));
+        let all: Vec<(u64, u64, u32)> = m.iter().map(|o| (o.address, o.size, *o.extra)).collect();
+        assert_eq!(all, vec![(0x5000, 0x40, 6)]);
     }
 }

@@ -87,7 +87,7 @@ impl<W: Write> OpWriter<W> {
     }
 
     fn bind(&mut self, address: u64, slot: u32) {
-        if !self.slots.insert(address, 0, 0, 0, slot).1.is_empty() {
+        if !self.slots.insert(address, 0, slot).is_empty() {
             self.counts.reused_live_addresses += 1;
         }
     }
@@ -148,7 +148,7 @@ impl<W: Write> OpWriter<W> {
                 cx,
             } => {
                 self.expect.remove(&cx.thread);
-                let known = self.slots.get(old).map(|o| o.extra);
+                let known = self.slots.get(old).map(|o| *o.extra);
                 match (outcome, known) {
                     (ReallocOutcome::FreeOnly, Some(slot)) => {
                         self.slots.remove(old);

@@ -172,7 +172,7 @@ impl HeapStats {
                 t.bytes_allocated += size;
                 h.allocs += 1;
                 h.bytes_allocated += size;
-                let (_, displaced) = self.live.insert(address, size, 0, cx.time, ());
+                let displaced = self.live.insert(address, size, ());
                 if !displaced.is_empty() {
                     self.live_reallocs += 1;
                 }
