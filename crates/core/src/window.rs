@@ -192,11 +192,13 @@ impl<S: Storage> Window<S> {
     /// Consumes the first `n` buffered bytes and returns them; they stay
     /// valid until the next fill.
     ///
-    /// # Panics
-    /// If fewer than `n` bytes are buffered (a reader's bug, not bad input).
+    /// `n` must not exceed [`Window::len`]: readers consume what they have
+    /// decoded from [`Window::buffered`]. That is checked in debug builds
+    /// only (this is the hottest call of every reader); in release builds
+    /// a reader that broke it would read stale bytes, never out of bounds.
     #[inline(always)]
     pub fn consume(&mut self, n: usize) -> &[u8] {
-        assert!(n <= self.end - self.pos, "consumed more than was buffered");
+        debug_assert!(n <= self.end - self.pos, "consumed more than was buffered");
         let at = self.pos;
         self.pos += n;
         &self.src.data()[at..at + n]
