@@ -68,8 +68,30 @@ fn main() -> ExitCode {
 
 /// `tramp dump big.hatf | head` closes the pipe early; that is not an error.
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| {
-        c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-            || matches!(c.downcast_ref::<tramp_core::Error>(), Some(tramp_core::Error::Io(io)) if io.kind() == std::io::ErrorKind::BrokenPipe)
-    })
+    // A closed pipe may sit under a format's own error, which tramp's
+    // errors carry as their cause (part of their text, not their source).
+    fn within(mut e: Option<&(dyn std::error::Error + 'static)>) -> bool {
+        while let Some(c) = e {
+            if c.downcast_ref::<std::io::Error>()
+                .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            {
+                return true;
+            }
+            if let Some(t) = c.downcast_ref::<tramp_core::Error>() {
+                if let tramp_core::Error::Io(io) = t
+                    && io.kind() == std::io::ErrorKind::BrokenPipe
+                {
+                    return true;
+                }
+                if let Some(cause) = t.cause()
+                    && within(Some(cause))
+                {
+                    return true;
+                }
+            }
+            e = c.source();
+        }
+        false
+    }
+    e.chain().any(|c| within(Some(c)))
 }

@@ -104,7 +104,9 @@ impl Run {
 /// Runs `source` through `analyses` and `sinks`: each record goes to every
 /// analysis, then to every sink; warnings go to every analysis. At the end,
 /// or at the first error, every sink is finished, so an output keeps every
-/// record before the damage; the error is in [`Run::stop`].
+/// record before the damage; the error is in [`Run::stop`]. The exception
+/// is a sink that fails to write a record: then no sink is finished (an
+/// output must not look complete without that record).
 pub fn drive(
     source: &mut dyn Source,
     analyses: &mut [&mut dyn Observe],
@@ -155,6 +157,12 @@ pub fn drive(
         }
     }
     progress.finish();
+    if matches!(run.stop, Some(Stop::Write(_))) {
+        // A sink that could not take a record would leave an output that
+        // silently lacks it: the outputs are dropped unfinished (an
+        // `Output` then removes its temporary file).
+        return run;
+    }
     for s in sinks {
         if let Err(e) = s.finish()
             && run.stop.is_none()
@@ -372,6 +380,10 @@ mod tests {
         );
         assert!(matches!(run.stop, Some(Stop::Write(_))));
         assert_eq!(*sink.got.borrow(), vec![0, 1]);
+        assert!(
+            !*sink.finished.borrow(),
+            "an output that could not take a record is not finished"
+        );
     }
 
     #[test]

@@ -1,6 +1,9 @@
 //! Inputs and outputs: a path or `-` (stdin/stdout), compressed input
 //! unwrapped by its magic bytes (zstd, gzip, xz), output compressed by file
-//! extension or by explicit choice.
+//! extension or by explicit choice. An output path is written through a
+//! temporary file in the same directory, renamed over the path only when
+//! [`Output::finish`] succeeds: a failed or interrupted run leaves no
+//! partial file behind (nor an old file half-overwritten).
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Cursor, Read, Write};
@@ -275,6 +278,9 @@ impl Input {
 /// the compressed stream's end.
 pub struct Output {
     inner: OutputInner,
+    /// The temporary file and the path it becomes on success (deleted if
+    /// the output is dropped unfinished).
+    commit: Option<(tempfile::TempPath, std::path::PathBuf)>,
 }
 
 enum OutputInner {
@@ -288,13 +294,29 @@ impl Output {
     /// Creates a path, or stdout for `-`. `compression` of `None` means:
     /// choose by the path's extension.
     pub fn create(name: &str, compression: Option<Compression>) -> io::Result<Output> {
-        let raw: Box<dyn Write + Send> = if name == "-" {
-            Box::new(io::stdout())
-        } else {
-            Box::new(File::create(name)?)
-        };
         let c = compression.unwrap_or_else(|| Compression::from_path(name));
-        Self::to_writer(raw, c)
+        if name == "-" {
+            return Self::to_writer(Box::new(io::stdout()), c);
+        }
+        let target = std::path::PathBuf::from(name);
+        if target.is_dir() {
+            return Err(io::Error::new(
+                io::ErrorKind::IsADirectory,
+                format!("{name} is a directory"),
+            ));
+        }
+        let dir = match target.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => std::path::PathBuf::from("."),
+        };
+        let tmp = tempfile::Builder::new()
+            .prefix(".tramp-")
+            .suffix(".part")
+            .tempfile_in(&dir)?;
+        let (file, path) = tmp.into_parts();
+        let mut out = Self::to_writer(Box::new(file), c)?;
+        out.commit = Some((path, target));
+        Ok(out)
     }
 
     /// Wraps any writer.
@@ -315,10 +337,14 @@ impl Output {
             )),
             Compression::Xz => OutputInner::Xz(liblzma::write::XzEncoder::new(w, 6)),
         };
-        Ok(Output { inner })
+        Ok(Output {
+            inner,
+            commit: None,
+        })
     }
 
-    /// Ends the compressed stream and flushes everything.
+    /// Ends the compressed stream, flushes everything, and renames the
+    /// temporary file over the output path.
     pub fn finish(self) -> io::Result<()> {
         let mut w = match self.inner {
             OutputInner::Plain(w) => w,
@@ -326,8 +352,28 @@ impl Output {
             OutputInner::Gzip(e) => e.finish()?,
             OutputInner::Xz(e) => e.finish()?,
         };
-        w.flush()
+        w.flush()?;
+        drop(w);
+        if let Some((tmp, target)) = self.commit {
+            // Temporary files are private (0600); the output gets the
+            // permissions a newly created file would have had.
+            set_created_permissions(&tmp)?;
+            tmp.persist(&target).map_err(|e| e.error)?;
+        }
+        Ok(())
     }
+}
+
+#[cfg(unix)]
+fn set_created_permissions(path: &Path) -> io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    // 0666 less the usual umask 022: what File::create gives by default.
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o644))
+}
+
+#[cfg(not(unix))]
+fn set_created_permissions(_: &Path) -> io::Result<()> {
+    Ok(())
 }
 
 /// A writer that has an explicit end (a compressed frame to close, a file
@@ -415,6 +461,63 @@ mod tests {
         ] {
             round_trip(c);
         }
+    }
+
+    /// Names in `dir`, sorted.
+    fn listing(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn an_output_appears_only_when_finished() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.hatf.zst");
+        let name = path.to_str().unwrap();
+        std::fs::write(&path, b"the old file").unwrap();
+        // Dropped unfinished (a failed conversion): the old file stays as
+        // it was and nothing else is left in the directory.
+        let mut out = Output::create(name, None).unwrap();
+        out.write_all(b"partial").unwrap();
+        assert_eq!(
+            listing(dir.path()).len(),
+            2,
+            "the temporary file exists meanwhile"
+        );
+        drop(out);
+        assert_eq!(listing(dir.path()), vec!["t.hatf.zst".to_string()]);
+        assert_eq!(std::fs::read(&path).unwrap(), b"the old file");
+        // Finished: the new content replaces it, readable by others.
+        let mut out = Output::create(name, None).unwrap();
+        out.write_all(b"complete").unwrap();
+        out.finish().unwrap();
+        assert_eq!(listing(dir.path()), vec!["t.hatf.zst".to_string()]);
+        let mut back = Vec::new();
+        Input::open(name)
+            .unwrap()
+            .reader
+            .read_to_end(&mut back)
+            .unwrap();
+        assert_eq!(back, b"complete");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o644);
+        }
+    }
+
+    #[test]
+    fn an_output_into_a_missing_directory_or_onto_a_directory_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("no/such/dir/t.hatf");
+        assert!(Output::create(missing.to_str().unwrap(), None).is_err());
+        assert!(Output::create(dir.path().to_str().unwrap(), None).is_err());
+        assert!(listing(dir.path()).is_empty());
     }
 
     #[test]

@@ -133,9 +133,11 @@ impl Plan {
                 plan.const_outs |= 1 << out;
                 continue;
             }
+            // A zero-width stride field reads nothing: mask it to nothing
+            // (a shift by 64 would overflow).
             plan.steps[plan.nsteps as usize] = Step {
                 k,
-                mask: u64::MAX,
+                mask: if n == 0 { 0 } else { u64::MAX },
                 smask: if matches!(mode, Mode::Base | Mode::Delta) {
                     u64::MAX
                 } else {
@@ -144,7 +146,7 @@ impl Plan {
                 field: f as u8,
                 out: out as u8,
                 n,
-                shift: 64 - 8 * n,
+                shift: if n == 0 { 0 } else { 64 - 8 * n },
                 mode,
             };
             plan.nsteps += 1;

@@ -150,3 +150,29 @@ fn large_trace_streams_through_a_small_pipe() {
     }
     assert_eq!(n, decode(&bytes, true).len());
 }
+
+/// Found by the hatf_reader fuzz target: metadata that makes a stride
+/// field zero bytes wide once overflowed a shift (a panic with overflow
+/// checks on). Both readers decode it alike, and the stride applies.
+#[test]
+fn a_zero_width_stride_field_reads_no_bytes() {
+    let data = include_bytes!("fixtures/zero-width-stride.hatf");
+    let mut slice = Vec::new();
+    let mut r = tramp_hatf::Reader::from_slice(data).with_metadata(true);
+    let slice_end = loop {
+        match r.next_item() {
+            Ok(Some(i)) => slice.push(i.to_owned()),
+            Ok(None) => break None,
+            Err(e) => break Some(e.to_string()),
+        }
+    };
+    let mut streamed = Vec::new();
+    let stream_end = tramp_hatf::Reader::new(&data[..])
+        .with_metadata(true)
+        .for_each_item(|i| streamed.push(i.to_owned()))
+        .err()
+        .map(|e| e.to_string());
+    assert_eq!(streamed, slice);
+    assert_eq!(stream_end, slice_end);
+    assert!(slice.len() >= 2, "the comment and the metadata decode");
+}

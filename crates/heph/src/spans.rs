@@ -167,14 +167,14 @@ fn union_len(iv: &[(u64, u64)]) -> u64 {
             Some((_, ce)) if s <= *ce => *ce = (*ce).max(e),
             _ => {
                 if let Some((cs, ce)) = cur {
-                    total += ce - cs;
+                    total = u64::saturating_add(total, ce - cs);
                 }
                 cur = Some((s, e));
             }
         }
     }
     if let Some((cs, ce)) = cur {
-        total += ce - cs;
+        total = u64::saturating_add(total, ce - cs);
     }
     total
 }
@@ -234,7 +234,7 @@ impl SpanStats {
                     Some((_, ce)) if s <= *ce => *ce = (*ce).max(en),
                     _ => {
                         if let Some((cs, ce)) = cur {
-                            covered += ce - cs;
+                            covered = covered.saturating_add(ce - cs);
                         }
                         cur = Some((s, en));
                     }
@@ -245,7 +245,7 @@ impl SpanStats {
             }
         }
         if let Some((cs, ce)) = cur {
-            covered += ce - cs;
+            covered = covered.saturating_add(ce - cs);
         }
         roots.truncate(w);
         // This span goes first among the kept ones (they start at or
@@ -265,9 +265,11 @@ impl SpanStats {
             .get_mut(description)
             .expect("inserted above");
         let dur = end - start;
+        // Saturating: a damaged or hostile trace may claim spans that add
+        // up past 2^64 ns.
         t.count += 1;
-        t.total += dur;
-        t.self_time += dur - covered.min(dur);
+        t.total = t.total.saturating_add(dur);
+        t.self_time = t.self_time.saturating_add(dur - covered.min(dur));
         t.durations.add(dur);
     }
 

@@ -37,7 +37,7 @@ pub fn scalar(id: Oid) -> Option<(&'static str, u64)> {
 
 /// The array primitive format `id` (30–39): its element's scalar format.
 pub fn array_element(id: Oid) -> Option<Oid> {
-    (30..=39).contains(&id).then_some(id - 20)
+    (30..=39).contains(&id).then(|| id - 20)
 }
 
 /// Whether `id` is reserved for primitive formats (10–40).

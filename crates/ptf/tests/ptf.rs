@@ -449,3 +449,22 @@ fn the_pipelined_verifier_reports_the_same() {
     );
     assert_eq!(one.total, 10_002);
 }
+
+/// Found by the ptf_binary fuzz target: an array object whose format is a
+/// number below 20 made the element-format lookup subtract past zero (a
+/// panic with overflow checks on). It is a verifier violation instead.
+#[test]
+fn an_array_format_below_20_is_a_violation_not_a_panic() {
+    assert_eq!(tramp_ptf::event::array_element(5), None);
+    assert_eq!(tramp_ptf::event::array_element(31), Some(11));
+    let data = include_bytes!("fixtures/array-format-below-20.ptf");
+    let mut r = BinaryReader::new(&data[..]).unwrap();
+    let report = verify::verify(
+        &mut r,
+        Options {
+            gc: true,
+            max_violations: 10,
+        },
+    );
+    assert!(report.events > 0);
+}
