@@ -36,10 +36,7 @@ pub fn run(a: ExportArgs) -> Result<()> {
     let out = Output::create(&a.chrome, None).with_context(|| format!("creating {}", a.chrome))?;
     let out = tramp_heph::chrome::export(&mut reader, out, &mut progress)
         .with_context(|| format!("exporting {} to {}", d.name, a.chrome))?;
-    for w in reader.take_warnings() {
-        eprintln!("tramp: warning: {}: {w}", d.name);
-    }
     out.finish()
         .with_context(|| format!("finishing {}", a.chrome))?;
-    Ok(())
+    super::heph_damage(&d.name, reader.take_warnings())
 }

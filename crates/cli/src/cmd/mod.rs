@@ -122,6 +122,16 @@ pub fn end_run(run: Run, o: &Opened, out: Option<&str>, covers: &str) -> Result<
         eprintln!("tramp: warning: {}: {w}", o.name);
     }
     let Some(stop) = run.stop else {
+        if run.warning_count > 0 {
+            let bytes = run.warnings.iter().map(|w| w.skipped).sum();
+            return Err(damaged(
+                &o.name,
+                &o.format.to_string(),
+                run.warning_count,
+                bytes,
+                covers,
+            ));
+        }
         return Ok(());
     };
     let reading = format!("reading {} ({}){covers}", o.name, o.format);
@@ -133,4 +143,27 @@ pub fn end_run(run: Run, o: &Opened, out: Option<&str>, covers: &str) -> Result<
         tramp_core::Stop::Write(e) => anyhow::Error::new(e).context(format!("writing {out}")),
         tramp_core::Stop::Finish(e) => anyhow::Error::new(e).context(format!("finishing {out}")),
     })
+}
+
+/// The error for a trace whose reader skipped damage (after everything
+/// around it was delivered): the run's output stands, the exit is not 0.
+pub fn damaged(name: &str, format: &str, places: u64, bytes: u64, covers: &str) -> anyhow::Error {
+    anyhow::anyhow!(
+        "reading {name} ({format}){covers}: the trace is damaged: {places} damaged place{} skipped ({bytes} bytes); every whole record around {} was kept",
+        if places == 1 { "" } else { "s" },
+        if places == 1 { "it" } else { "them" },
+    )
+}
+
+/// Prints the damage a Heph reader skipped and, if there was any, returns
+/// the error that makes the exit non-zero.
+pub fn heph_damage(name: &str, warnings: Vec<tramp_heph::reader::Warning>) -> Result<()> {
+    for w in &warnings {
+        eprintln!("tramp: warning: {name}: {w}");
+    }
+    if warnings.is_empty() {
+        return Ok(());
+    }
+    let bytes = warnings.iter().map(|w| w.skipped).sum();
+    Err(damaged(name, "heph", warnings.len() as u64, bytes, ""))
 }

@@ -70,8 +70,6 @@ pub fn summarize(d: Detected, opts: tramp_heph::summary::Options, json: bool) ->
     let mut reader = tramp_heph::Reader::new(d.input.reader);
     let summary = tramp_heph::summary::summarize(&mut reader, opts, &mut progress)
         .with_context(|| format!("reading {}", d.name))?;
-    for w in reader.take_warnings() {
-        eprintln!("tramp: warning: {}: {w}", d.name);
-    }
-    print_report(&summary, json)
+    print_report(&summary, json)?;
+    super::heph_damage(&d.name, reader.take_warnings())
 }
