@@ -658,7 +658,7 @@ fn heph_spans_stats_dump_and_convert() {
 }
 
 #[test]
-fn heph_damage_is_warned_about_and_skipped() {
+fn heph_damage_is_warned_about_skipped_and_fails() {
     let dir = tempfile::tempdir().unwrap();
     let mut bytes = std::fs::read(HEPH_EXAMPLE).unwrap();
     // Flip the magic of the second packet (the first event, at byte 23)
@@ -668,7 +668,9 @@ fn heph_damage_is_warned_about_and_skipped() {
     let bad = p(&dir, "bad.heph");
     std::fs::write(&bad, &bytes).unwrap();
     let out = tramp(&["spans", &bad]);
-    assert!(out.status.success());
+    // Damage is a non-zero exit after the output (issue 11; it was 0).
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!out.stdout.is_empty(), "the spans are printed");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("byte offset 23: bad magic 0x3efc1fb7; resynchronised at the next packet"),
@@ -676,7 +678,8 @@ fn heph_damage_is_warned_about_and_skipped() {
     );
     assert!(err.contains("the trace ends inside a packet"), "{err}");
     let json = p(&dir, "bad.json");
-    ok(&tramp(&["export", "--chrome", &json, &bad]));
+    let out = tramp(&["export", "--chrome", &json, &bad]);
+    assert_eq!(out.status.code(), Some(1), "damage is a non-zero exit");
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let complete = v["traceEvents"]

@@ -136,3 +136,54 @@ fn a_closed_pipe_ends_every_command_quietly() {
         assert_eq!(stderr(&out), "", "{args:?}");
     }
 }
+
+#[test]
+fn text_records_with_missing_fields_or_cut_short_are_errors_naming_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let dtd = fixture("fstrace.dtd");
+    let records = std::fs::read_to_string(fixture("fstrace-records.txt")).unwrap();
+    let out_path = dir.path().join("out.mtf");
+    let out_path = out_path.to_str().unwrap();
+    let cases = [
+        // A Meta-TF record without its `length`.
+        (
+            records.replacen(" length=4096", "", 1),
+            "line 2",
+            "`read` lacks field `length`",
+        ),
+        // Cut in the middle of the last line.
+        (
+            records[..records.len() - 3].to_string(),
+            "line 4",
+            "ends in the middle of this line",
+        ),
+    ];
+    for (text, line, msg) in cases {
+        let input = dir.path().join("in.mtf.txt");
+        std::fs::write(&input, &text).unwrap();
+        let out = tramp(&[
+            "convert",
+            "--dtd",
+            &dtd,
+            "--format",
+            "metatf-text",
+            input.to_str().unwrap(),
+            out_path,
+        ]);
+        assert_eq!(out.status.code(), Some(1));
+        let err = stderr(&out);
+        assert!(err.contains(line) && err.contains(msg), "{err}");
+    }
+    // HATF text: `alloc size=5` and `free` are not records of address 0.
+    for (text, msg) in [
+        ("alloc size=5\n", "alloc lacks `address=`"),
+        ("free\n", "free lacks `address=`"),
+    ] {
+        let input = dir.path().join("in.hatf.txt");
+        std::fs::write(&input, format!("# tramp hatf-text 1\n{text}")).unwrap();
+        let out = tramp(&["stats", input.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(1));
+        let err = stderr(&out);
+        assert!(err.contains("line 2") && err.contains(msg), "{err}");
+    }
+}

@@ -239,6 +239,9 @@ pub fn parse_record<'s>(
         s: rest.as_bytes(),
         at: 0,
     };
+    // Every field is required, once: a missing field would otherwise read
+    // as absent, and a writer downstream would make it a zero.
+    let mut seen = vec![false; ty.fields.len()];
     loop {
         while c.peek() == Some(b' ') {
             c.at += 1;
@@ -258,12 +261,33 @@ pub fn parse_record<'s>(
         let i = ty
             .field_index(key)
             .ok_or_else(|| format!("`{name}` has no field `{key}`"))?;
+        if std::mem::replace(&mut seen[i], true) {
+            return Err(format!("`{key}` appears twice"));
+        }
         let slot =
             parse_value(&mut c, &ty.fields[i].ty, buf, 0).map_err(|e| format!("{key}: {e}"))?;
         buf.set_slot(i, slot);
         if c.peek().is_some_and(|b| b != b' ') {
             return Err(format!("{key}: unexpected text after the value"));
         }
+    }
+    let missing: Vec<&str> = ty
+        .fields
+        .iter()
+        .zip(&seen)
+        .filter(|(_, s)| !**s)
+        .map(|(f, _)| f.name.as_str())
+        .collect();
+    if !missing.is_empty() {
+        return Err(format!(
+            "`{name}` lacks field{} {}",
+            if missing.len() == 1 { "" } else { "s" },
+            missing
+                .iter()
+                .map(|m| format!("`{m}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
     }
     Ok(ty)
 }

@@ -318,6 +318,32 @@ fn parse_into(line: &str, bytes: &mut Vec<u8>) -> Result<Parsed, String> {
                     _ => ev.time = n,
                 }
             }
+            // The fields that say which object and how big are required;
+            // thread, heap and time may be left out and are 0, as in a
+            // binary trace whose state gives them no bytes.
+            let layout = kind.layout();
+            let required: &[(u32, &str, bool)] = &[
+                (0, "size", layout.contains(&Field::Size)),
+                (1, "address", !realloc && layout.contains(&Field::Address)),
+                (2, "old", realloc),
+                (3, "new", realloc),
+            ];
+            let missing: Vec<&str> = required
+                .iter()
+                .filter(|(bit, _, needed)| *needed && seen & (1 << bit) == 0)
+                .map(|(_, name, _)| *name)
+                .collect();
+            if !missing.is_empty() {
+                return Err(format!(
+                    "{} lacks {}",
+                    kind.name(),
+                    missing
+                        .iter()
+                        .map(|m| format!("`{m}=`"))
+                        .collect::<Vec<_>>()
+                        .join(" and ")
+                ));
+            }
             Ok(Parsed::Event(ev))
         }
     }
@@ -447,6 +473,12 @@ impl<R: BufRead> TextReader<R> {
             self.line_no += 1;
             if self.line.len() > MAX_LINE {
                 return Err(self.fail(format!("line is longer than {MAX_LINE} bytes")));
+            }
+            if self.line.last() != Some(&b'\n') {
+                return Err(self.fail(
+                    "the text ends in the middle of this line (no newline): the file was cut"
+                        .into(),
+                ));
             }
             let text = match std::str::from_utf8(&self.line) {
                 Ok(t) => t.trim(),

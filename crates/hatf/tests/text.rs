@@ -59,7 +59,7 @@ fn parse_error(text: &str) -> String {
 fn parse_errors_name_the_line() {
     let cases = [
         (
-            "alloc size=1\nbogus 1\n",
+            "alloc size=1 address=0x10\nbogus 1\n",
             "line 2",
             "unknown record `bogus`",
         ),
@@ -78,12 +78,26 @@ fn parse_errors_name_the_line() {
             "line 3",
             "odd number of hex digits",
         ),
+        // Missing fields are errors, not zeros (issue 11).
+        ("alloc size=5\n", "line 1", "alloc lacks `address=`"),
+        ("free\n", "line 1", "free lacks `address=`"),
+        (
+            "realloc/alloc-free size=8 old=0x10\n",
+            "line 1",
+            "lacks `new=`",
+        ),
+        // A file cut in the middle of a line.
+        (
+            "alloc size=1 address=0x10\nalloc size=2 addr",
+            "line 2",
+            "ends in the middle of this line",
+        ),
     ];
     for (text, line, msg) in cases {
         let e = parse_error(text);
         assert!(e.contains(line) && e.contains(msg), "{text:?}: {e}");
     }
-    let bad_utf8 = b"alloc size=1\ncomment \"\xff\"\n";
+    let bad_utf8 = b"alloc size=1 address=0x10\ncomment \"\xff\"\n";
     let mut r = TextReader::new(&bad_utf8[..]);
     r.next_item().unwrap();
     let e = r.next_item().unwrap_err().to_string();

@@ -170,6 +170,18 @@ impl<R: BufRead> Source for MetaTextSource<R> {
             self.line_no += 1;
             let pos = Position::new(self.offset, self.record).with_line(self.line_no);
             self.offset += self.line.len() as u64;
+            if self.line.len() > MAX_LINE {
+                self.done = true;
+                return Err(syntax(pos, format!("line is longer than {MAX_LINE} bytes")));
+            }
+            if self.line.last() != Some(&b'\n') {
+                self.done = true;
+                return Err(syntax(
+                    pos,
+                    "the text ends in the middle of this line (no newline): the file was cut"
+                        .into(),
+                ));
+            }
             let Ok(text) = std::str::from_utf8(&self.line) else {
                 self.done = true;
                 return Err(syntax(pos, "invalid UTF-8".into()));
