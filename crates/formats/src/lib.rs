@@ -3,6 +3,8 @@
 //! detects a format from an input's first bytes or name, and opens sources
 //! and sinks by format, so that the CLI only wires them together.
 
+pub mod fidelity;
+
 use tramp_core::io::{Compression, Input, Output};
 use tramp_core::{CreateOptions, Error, FormatDesc, Header, OpenOptions, Sink, Sniff, Source};
 

@@ -177,8 +177,11 @@ pub fn record_to_item<'a>(rec: &Record<'a>) -> Result<Option<Item<'a>>, HatfErro
     let u = |role| rec.role_u64(role).unwrap_or(0);
     match ty.kind {
         RecordKind::Comment => {
+            // The text: the field with the Text role, else one named
+            // `data` (a Meta-TF comment: tag, length, data), else the first.
             let text = rec
                 .role(Role::Text)
+                .or_else(|| rec.field("data"))
                 .or_else(|| rec.get(0))
                 .and_then(|v| v.as_bytes())
                 .unwrap_or(&[]);

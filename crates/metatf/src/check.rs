@@ -72,10 +72,14 @@ pub struct RecordDef {
 }
 
 /// The kinds a DTD may give a record (`tag.kind = alloc;`).
-pub const KINDS: [&str; 9] = [
+pub const KINDS: [&str; 13] = [
     "alloc",
     "free",
     "realloc",
+    "reallocInPlace",
+    "reallocMoved",
+    "reallocAllocOnly",
+    "reallocFreeOnly",
     "createHeap",
     "destroyHeap",
     "createThread",

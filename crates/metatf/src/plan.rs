@@ -161,7 +161,12 @@ fn kind_of(name: &str) -> RecordKind {
     match name {
         "alloc" => RecordKind::Alloc,
         "free" => RecordKind::Free,
-        "realloc" => RecordKind::Realloc(tramp_core::ReallocOutcome::Moved),
+        // A plain `realloc` is taken as one that moved; the four outcomes
+        // have kinds of their own, for DTDs that keep them apart.
+        "realloc" | "reallocMoved" => RecordKind::Realloc(tramp_core::ReallocOutcome::Moved),
+        "reallocInPlace" => RecordKind::Realloc(tramp_core::ReallocOutcome::InPlace),
+        "reallocAllocOnly" => RecordKind::Realloc(tramp_core::ReallocOutcome::AllocOnly),
+        "reallocFreeOnly" => RecordKind::Realloc(tramp_core::ReallocOutcome::FreeOnly),
         "createHeap" => RecordKind::HeapCreate,
         "destroyHeap" => RecordKind::HeapDestroy,
         "createThread" => RecordKind::ThreadCreate,

@@ -4,6 +4,7 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use tramp_core::drive;
 use tramp_core::io::{Compression, Output};
+use tramp_formats::fidelity;
 
 use super::{InputArgs, end_run, read_dtd};
 
@@ -33,6 +34,11 @@ pub struct ConvertArgs {
     /// Output compression: none, zstd, gzip or xz (default: by extension).
     #[arg(long)]
     compress: Option<String>,
+    /// Write even if the target cannot hold every record exactly, and say
+    /// what was dropped or changed. Without it such a conversion is
+    /// refused and no output appears.
+    #[arg(long)]
+    lossy: bool,
 }
 
 pub fn run(a: ConvertArgs) -> Result<()> {
@@ -51,14 +57,45 @@ pub fn run(a: ConvertArgs) -> Result<()> {
     if a.output != "-" && a.output == a.input.input {
         bail!("input and output are the same file");
     }
-    let out =
-        Output::create(&a.output, compression).with_context(|| format!("creating {}", a.output))?;
     // The output's header: the input's, with the DTD given instead if any.
     let mut header = o.source.header().clone();
     if let Some(path) = &a.input.dtd {
         header.dtd = Some(read_dtd(path)?);
     }
+    let same_schema = o.format.family == to.family
+        && (to.family != "metatf" || header.dtd == o.source.header().dtd);
+    let plan = fidelity::plan(o.source.schema(), to, &header, same_schema)?;
+    let out =
+        Output::create(&a.output, compression).with_context(|| format!("creating {}", a.output))?;
     let sink = tramp_formats::create_sink(out, to, Some(o.format), a.policy.as_deref(), &header)?;
-    let run = drive(&mut *o.source, &mut [], vec![sink], &mut o.progress);
+    let (audited, ledger) = fidelity::Audited::new(sink, plan, a.lossy);
+    let run = drive(
+        &mut *o.source,
+        &mut [],
+        vec![Box::new(audited)],
+        &mut o.progress,
+    );
+    let ledger = ledger.lock().expect("the ledger is not poisoned").clone();
+    // Records read and written per type, for a run that got to the end
+    // (or was refused there).
+    if run.stop.is_none() || ledger.lost() {
+        eprint!("{ledger}");
+    }
+    if ledger.lost() {
+        let losses = ledger.losses().join("\n  ");
+        if !a.lossy {
+            bail!(
+                "refused to convert {} to {}: it would lose data, and nothing was written \
+                 (--lossy writes what {} can hold):\n  {losses}",
+                o.name,
+                to.name,
+                to.name
+            );
+        }
+        eprintln!(
+            "tramp: --lossy: what {} could not hold:\n  {losses}",
+            to.name
+        );
+    }
     end_run(run, &o, Some(&a.output), "")
 }

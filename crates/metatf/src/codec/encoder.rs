@@ -154,11 +154,22 @@ impl<W: Finish> MetaSink<W> {
         } else {
             // Records of another format: by name, else by kind (HATF's four
             // realloc records all map to a `realloc` record).
-            plan.records.iter().find(|r| r.name == ty.name).or_else(|| {
-                plan.records
-                    .iter()
-                    .find(|r| same_kind(plan.schema.types[r.schema_type].kind, ty.kind))
-            })
+            plan.records
+                .iter()
+                .find(|r| r.name == ty.name)
+                .or_else(|| {
+                    // The same kind exactly (a realloc of the same outcome)
+                    // before any realloc record.
+                    plan.records.iter().find(|r| {
+                        let k = plan.schema.types[r.schema_type].kind;
+                        k == ty.kind && k != tramp_core::RecordKind::Other
+                    })
+                })
+                .or_else(|| {
+                    plan.records
+                        .iter()
+                        .find(|r| same_kind(plan.schema.types[r.schema_type].kind, ty.kind))
+                })
         };
         let Some(rp) = rp else {
             // Nothing in this DTD for it: skipped, like other sinks do.
