@@ -187,3 +187,187 @@ fn text_records_with_missing_fields_or_cut_short_are_errors_naming_the_line() {
         assert!(err.contains("line 2") && err.contains(msg), "{err}");
     }
 }
+
+fn ext(format: &str) -> &'static str {
+    match format {
+        "hatf" => "hatf",
+        "hatf-text" => "hatf.txt",
+        "metatf" => "mtf",
+        "metatf-text" => "mtf.txt",
+        "ptf" => "ptf",
+        "ptf-text" => "ptf.txt",
+        _ => "heph",
+    }
+}
+
+/// The records of a trace as `tramp dump` prints them, less encoding
+/// metadata and comments lines (`set …`, `# …`), which a target re-encodes.
+fn records(path: &str) -> Vec<String> {
+    let out = tramp(&["dump", path]);
+    assert!(out.status.success(), "dump {path}: {}", stderr(&out));
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .filter(|l| {
+            !l.starts_with('#')
+                && !l.starts_with("set ")
+                && !l.starts_with("fieldSize")
+                && !l.starts_with("fieldInterpretation")
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+/// Every fixture of every format through every target format: each
+/// conversion is refused cleanly (exit 1, "refused", no output file) or is
+/// accepted, and then converting back gives the same records.
+#[test]
+fn every_conversion_is_lossless_or_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let at = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let split_dtd = fixture("hatf-splitaddr.dtd");
+    // The fixtures, one or more per format.
+    let hatf = at("sample.hatf");
+    assert!(
+        tramp(&["sample", "--events", "3000", "-o", &hatf])
+            .status
+            .success()
+    );
+    let mut fixtures: Vec<(String, &str)> = vec![(hatf.clone(), "hatf")];
+    let conv = |args: &[&str]| assert!(tramp(args).status.success(), "{args:?}");
+    let hatf_text = at("sample.hatf.txt");
+    conv(&["convert", &hatf, &hatf_text]);
+    fixtures.push((hatf_text, "hatf-text"));
+    let split = at("split.mtf");
+    conv(&[
+        "convert", "--dtd", &split_dtd, "--to", "metatf", &hatf, &split,
+    ]);
+    fixtures.push((split, "metatf"));
+    let fs = at("fs.mtf");
+    conv(&[
+        "convert",
+        "--dtd",
+        &fixture("fstrace.dtd"),
+        "--format",
+        "metatf-text",
+        &fixture("fstrace-records.txt"),
+        &fs,
+    ]);
+    fixtures.push((fs.clone(), "metatf"));
+    let fs_text = at("fs.mtf.txt");
+    conv(&["convert", &fs, &fs_text]);
+    fixtures.push((fs_text, "metatf-text"));
+    let fig3 = fixture("figure3.ptf.txt");
+    let fig3_bin = at("figure3.ptf");
+    conv(&["convert", &fig3, &fig3_bin]);
+    fixtures.push((fig3, "ptf-text"));
+    fixtures.push((fig3_bin, "ptf"));
+    fixtures.push((fixture("heph_tracing_example.bin.log"), "heph"));
+
+    let targets = [
+        "hatf",
+        "hatf-text",
+        "metatf",
+        "metatf-text",
+        "ptf",
+        "ptf-text",
+        "heph",
+    ];
+    let (mut accepted, mut refused) = (0, 0);
+    for (i, (src, from)) in fixtures.iter().enumerate() {
+        let embeds_dtd = from.starts_with("metatf");
+        for to in targets {
+            let out = at(&format!("{i}-to.{}", ext(to)));
+            let mut args = vec!["convert", "--to", to];
+            if to.starts_with("metatf") && !embeds_dtd {
+                args.extend(["--dtd", &split_dtd]);
+            }
+            args.extend([src.as_str(), out.as_str()]);
+            let r = tramp(&args);
+            if r.status.code() == Some(1) {
+                let err = stderr(&r);
+                assert!(err.contains("refused"), "{from} -> {to}: {err}");
+                assert!(
+                    !Path::new(&out).exists(),
+                    "{from} -> {to}: a refused conversion left {out}"
+                );
+                refused += 1;
+                continue;
+            }
+            assert!(r.status.success(), "{from} -> {to}: {}", stderr(&r));
+            accepted += 1;
+            // Back to the source's format: also accepted, same records.
+            let back = at(&format!("{i}-back.{}", ext(from)));
+            let mut args = vec!["convert", "--to", from];
+            if from.starts_with("metatf") && !to.starts_with("metatf") {
+                continue; // the DTD does not travel through other formats
+            }
+            args.extend([out.as_str(), back.as_str()]);
+            let r = tramp(&args);
+            assert!(
+                r.status.success(),
+                "{from} -> {to} -> {from}: {}",
+                stderr(&r)
+            );
+            assert_eq!(records(&back), records(src), "{from} -> {to} -> {from}");
+        }
+    }
+    // Both outcomes occur: same-family and SplitAddr conversions are
+    // accepted, PTF or Heph into HATF refused.
+    assert!(
+        accepted >= 12 && refused >= 12,
+        "accepted {accepted}, refused {refused}"
+    );
+}
+
+#[test]
+fn lossy_writes_what_the_target_holds_and_says_what_it_did_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let at = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let hatf = at("s.hatf");
+    assert!(
+        tramp(&["sample", "--events", "2000", "-o", &hatf])
+            .status
+            .success()
+    );
+    let dtd = fixture("alloclog.dtd");
+    let out = at("s.mtf");
+    // alloclog.dtd has get/put records only: reallocs and the rest have
+    // no place. Refused without --lossy, and nothing is written.
+    let r = tramp(&["convert", "--dtd", &dtd, "--to", "metatf", &hatf, &out]);
+    assert_eq!(r.status.code(), Some(1));
+    let err = stderr(&r);
+    assert!(
+        err.contains("refused") && err.contains("realloc/alloc-free:"),
+        "{err}"
+    );
+    assert!(!Path::new(&out).exists());
+    // With --lossy: written, and every loss is listed with its count.
+    let r = tramp(&[
+        "convert", "--lossy", "--dtd", &dtd, "--to", "metatf", &hatf, &out,
+    ]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let err = stderr(&r);
+    assert!(err.contains("--lossy: what metatf could not hold"), "{err}");
+    // The table's rows: read = written + dropped for every data record
+    // type; the written ones are the output's records; and the values came
+    // across by role (alloclog's `bytes`, `ptr`, `tid`), not as zeros.
+    let mut written = 0u64;
+    for line in err.lines().skip(1).take_while(|l| !l.starts_with("tramp:")) {
+        let cols: Vec<&str> = line.split_whitespace().collect();
+        let n: Vec<u64> = cols[1..].iter().map(|c| c.parse().unwrap()).collect();
+        let (read, w, dropped) = (n[0], n[1], n[2]);
+        if !cols[0].starts_with("field") {
+            assert_eq!(read, w + dropped, "{line}");
+        }
+        written += w;
+    }
+    let stats = |path: &str| -> serde_json::Value {
+        serde_json::from_slice(&tramp(&["stats", "--json", path]).stdout).unwrap()
+    };
+    let (a, b) = (stats(&hatf), stats(&out));
+    assert_eq!(b["records"].as_u64().unwrap(), written);
+    assert_eq!(a["total_allocs"], b["total_allocs"]);
+    assert_eq!(a["total_frees"], b["total_frees"]);
+    assert!(b["bytes_allocated"].as_u64().unwrap() > 0);
+}

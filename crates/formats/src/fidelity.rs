@@ -41,6 +41,8 @@ pub enum Fate {
 struct TypePlan {
     name: String,
     fate: Fate,
+    /// Why a record whose unplaced fields hold data is changed.
+    unplaced_why: String,
     /// Source fields the target has no place for: a record loses data if
     /// any of them holds some (non-zero, non-empty).
     unplaced: Vec<(usize, String)>,
@@ -102,9 +104,22 @@ pub fn plan(
                 return TypePlan {
                     name: ty.name.clone(),
                     fate: Fate::Exact,
+                    unplaced_why: String::new(),
                     unplaced: Vec::new(),
                 };
             };
+            if to.name == "metatf-text" {
+                // The text sink prints records as they are: only records of
+                // the DTD's own schema read back.
+                return TypePlan {
+                    name: ty.name.clone(),
+                    fate: Fate::Dropped(
+                        "the Meta-TF text form holds records of its DTD only (convert to metatf, which maps records by name and kind)".into(),
+                    ),
+                    unplaced_why: String::new(),
+                    unplaced: Vec::new(),
+                };
+            }
             foreign(ty, target, to)
         })
         .collect();
@@ -116,6 +131,7 @@ fn foreign(ty: &tramp_core::RecordType, target: &Schema, to: Format) -> TypePlan
     let mut p = TypePlan {
         name: ty.name.clone(),
         fate: Fate::Exact,
+        unplaced_why: String::new(),
         unplaced: Vec::new(),
     };
     if ty.kind == RecordKind::Metadata {
@@ -153,6 +169,8 @@ fn foreign(ty: &tramp_core::RecordType, target: &Schema, to: Format) -> TypePlan
                     || (ty.kind == RecordKind::Comment && f.name == "data")
             } else {
                 t.fields.iter().any(|g| g.name == f.name)
+                    || f.role
+                        .is_some_and(|r| t.fields.iter().any(|g| g.role == Some(r)))
                     || (text_like(f.role) && t.fields.iter().any(|g| g.name == "data"))
                     || (f.role == Some(Role::Address)
                         && t.fields.iter().any(|g| g.name == "address"))
@@ -170,6 +188,18 @@ fn foreign(ty: &tramp_core::RecordType, target: &Schema, to: Format) -> TypePlan
         }
         p.unplaced.push((i, f.name.clone()));
     }
+    if !p.unplaced.is_empty() {
+        p.unplaced_why = format!(
+            "{} not written: {} has no place for {}",
+            p.unplaced
+                .iter()
+                .map(|(_, n)| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            to.name,
+            if p.unplaced.len() == 1 { "it" } else { "them" }
+        );
+    }
     // Which target fields the source cannot fill (they would be 0).
     let needed = |r: Option<Role>| {
         matches!(
@@ -184,6 +214,8 @@ fn foreign(ty: &tramp_core::RecordType, target: &Schema, to: Format) -> TypePlan
         } else {
             g.name == "tag"
                 || ty.fields.iter().any(|f| f.name == g.name)
+                || g.role
+                    .is_some_and(|r| ty.fields.iter().any(|f| f.role == Some(r)))
                 || (matches!(g.name.as_str(), "data" | "length")
                     && ty.fields.iter().any(|f| text_like(f.role)))
                 || (g.name == "address" && ty.fields.iter().any(|f| f.role == Some(Role::Address)))
@@ -339,21 +371,12 @@ impl Sink for Audited {
             }
             Fate::Changed(why) => Some(why.clone()),
         };
-        let lost: Vec<&str> = tp
+        let lost = tp
             .unplaced
             .iter()
-            .filter(|(i, _)| rec.get(*i).is_some_and(|v| holds_data(&v)))
-            .map(|(_, n)| n.as_str())
-            .collect();
-        if !lost.is_empty() {
-            let why = format!(
-                "{} not written: the target has no place for {}",
-                lost.iter()
-                    .map(|n| format!("`{n}`"))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                if lost.len() == 1 { "it" } else { "them" }
-            );
+            .any(|(i, _)| rec.get(*i).is_some_and(|v| holds_data(&v)));
+        if lost {
+            let why = tp.unplaced_why.clone();
             changed = Some(match changed {
                 Some(c) => format!("{c}; {why}"),
                 None => why,

@@ -47,10 +47,18 @@ fn same_kind(a: tramp_core::RecordKind, b: tramp_core::RecordKind) -> bool {
     }
 }
 
-/// A field of a record of another format, by the DTD field's name; a
-/// vfield's `length`/`data` take a comment's or attributes' bytes.
-fn foreign_field<'a>(rec: &Record<'a>, name: &str) -> Option<Value<'a>> {
+/// A field of a record of another format: by the DTD field's name, else
+/// by its role (`bytes.role = size` takes the source's size); a vfield's
+/// `length`/`data` take a comment's or attributes' bytes.
+fn foreign_field<'a>(
+    rec: &Record<'a>,
+    name: &str,
+    role: Option<tramp_core::Role>,
+) -> Option<Value<'a>> {
     if let Some(v) = rec.field(name) {
+        return Some(v);
+    }
+    if let Some(v) = role.and_then(|r| rec.role(r)) {
         return Some(v);
     }
     let text = || {
@@ -148,7 +156,13 @@ impl<W: Finish> MetaSink<W> {
     fn encode(&mut self, rec: &Record<'_>) -> Result<(), MetaError> {
         let plan = self.plan.clone();
         let ty = rec.record_type();
-        let own = std::ptr::eq(ty, plan.schema.types.get(ty.index).unwrap_or(ty));
+        // Own only if this very type is in the plan's schema (an index past its
+        // end is another format's type, not ours).
+        let own = plan
+            .schema
+            .types
+            .get(ty.index)
+            .is_some_and(|t| std::ptr::eq(t, ty));
         let rp = if own {
             plan.by_schema_type(ty.index)
         } else {
@@ -230,10 +244,8 @@ impl<W: Finish> MetaSink<W> {
                     let field = if self.own {
                         rec.get(s.out)
                     } else {
-                        foreign_field(
-                            rec,
-                            &self.plan.schema.types[rp.schema_type].fields[s.out].name,
-                        )
+                        let def = &self.plan.schema.types[rp.schema_type].fields[s.out];
+                        foreign_field(rec, &def.name, def.role)
                     };
                     let value = match index {
                         None => field,
