@@ -11,11 +11,14 @@ use std::fmt::{self, Write as _};
 use crate::packet::Event;
 
 /// A log-linear histogram of durations: values are kept to within 1 %
-/// (7 mantissa bits) in constant memory.
+/// (7 bits below the leading one: a bucket spans less than 1/128 of its
+/// values) in constant memory, with the exact minimum and maximum.
 #[derive(Clone, Debug, Default)]
 pub struct Histogram {
     buckets: BTreeMap<u32, u64>,
     count: u64,
+    min: u64,
+    max: u64,
 }
 
 fn bucket(v: u64) -> u32 {
@@ -23,7 +26,8 @@ fn bucket(v: u64) -> u32 {
         return v as u32;
     }
     let bits = 64 - v.leading_zeros(); // >= 8
-    let mantissa = (v >> (bits - 7)) & 0x7f;
+    // The 7 bits after the leading one (which is implicit).
+    let mantissa = (v >> (bits - 8)) & 0x7f;
     ((bits - 7) << 7) | mantissa as u32
 }
 
@@ -38,11 +42,17 @@ fn bucket_low(b: u32) -> u64 {
 impl Histogram {
     pub fn add(&mut self, v: u64) {
         *self.buckets.entry(bucket(v)).or_default() += 1;
+        if self.count == 0 {
+            (self.min, self.max) = (v, v);
+        } else {
+            self.min = self.min.min(v);
+            self.max = self.max.max(v);
+        }
         self.count += 1;
     }
 
-    /// The value at quantile `q` (0–1), to within 1 % (the lower end of
-    /// its bucket).
+    /// The value at quantile `q` (0–1) by nearest rank, to within 1 % (the
+    /// lower end of its bucket), and never outside the values seen.
     pub fn quantile(&self, q: f64) -> u64 {
         if self.count == 0 {
             return 0;
@@ -52,7 +62,7 @@ impl Histogram {
         for (b, n) in &self.buckets {
             seen += n;
             if seen >= rank {
-                return bucket_low(*b);
+                return bucket_low(*b).clamp(self.min, self.max);
             }
         }
         0

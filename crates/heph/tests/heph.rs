@@ -482,3 +482,39 @@ fn span_totals_saturate_instead_of_overflowing() {
     }
     let _ = stats.totals_table();
 }
+
+proptest! {
+    /// p50 and p99 against exact nearest-rank percentiles of the same
+    /// spans, computed here by sorting: within 1 %, and inside [min, max].
+    #[test]
+    fn span_percentiles_are_within_one_percent_of_the_exact_ones(
+        durations in prop::collection::vec(
+            prop_oneof![0u64..200, 0u64..5_000_000, 0u64..u64::MAX / 4],
+            1..300,
+        )
+    ) {
+        let mut h = spans::Histogram::default();
+        for d in &durations {
+            h.add(*d);
+        }
+        let mut sorted = durations.clone();
+        sorted.sort_unstable();
+        for q in [0.5, 0.99] {
+            let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+            let exact = sorted[rank - 1];
+            let got = h.quantile(q);
+            prop_assert!(got >= sorted[0] && got <= *sorted.last().unwrap(), "q {q}: {got} outside the values");
+            let err = (got as f64 - exact as f64).abs();
+            prop_assert!(err <= exact as f64 * 0.01, "q {q}: {got} vs exact {exact}");
+        }
+    }
+}
+
+#[test]
+fn one_span_is_its_own_every_percentile() {
+    // The case from the issue: one span of 3,098,292 ns reported p50 3,637,248.
+    let mut h = spans::Histogram::default();
+    h.add(3_098_292);
+    assert_eq!(h.quantile(0.5), 3_098_292);
+    assert_eq!(h.quantile(0.99), 3_098_292);
+}
