@@ -427,8 +427,17 @@ fn replay_of_a_recorded_trace_performs_its_operations() {
         by_type("realloc/alloc") >= 2 && by_type("realloc/free") >= 1,
         "{stats}"
     );
-    let jemalloc = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2";
-    for allocator in [None, Some(jemalloc)] {
+    // A second allocator built here from source (no system package).
+    let seg = dir.path().join("libsegalloc.so");
+    let status = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
+        .args(["-O2", "-fno-builtin", "-shared", "-fPIC", "-pthread", "-o"])
+        .arg(&seg)
+        .arg(programs().join("segalloc.c"))
+        .status()
+        .expect("the C compiler runs");
+    assert!(status.success(), "building segalloc.c");
+    let seg = seg.to_str().unwrap();
+    for allocator in [None, Some(seg)] {
         let v = replay_json(&trace, allocator);
         let d = &v["driver"];
         assert_eq!(d["mallocs"], want_mallocs, "{v}");

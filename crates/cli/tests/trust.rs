@@ -371,3 +371,51 @@ fn lossy_writes_what_the_target_holds_and_says_what_it_did_not() {
     assert_eq!(a["total_frees"], b["total_frees"]);
     assert!(b["bytes_allocated"].as_u64().unwrap() > 0);
 }
+
+#[test]
+fn recording_leaves_no_temporary_files_and_prunes_old_cache_copies() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    // A copy an older build left in the cache two hours ago.
+    let old = cache
+        .path()
+        .join("tramp/libtramp_capture-00000000deadbeef.so");
+    std::fs::create_dir_all(old.parent().unwrap()).unwrap();
+    std::fs::write(&old, b"old").unwrap();
+    let two_hours_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(7200);
+    std::fs::File::options()
+        .write(true)
+        .open(&old)
+        .unwrap()
+        .set_modified(two_hours_ago)
+        .unwrap();
+    let out_dir = tempfile::tempdir().unwrap();
+    let trace = out_dir.path().join("t.hatf");
+    let run = |cmd: &str| {
+        Command::new(env!("CARGO_BIN_EXE_tramp"))
+            .args(["record", "-o", trace.to_str().unwrap(), "--", cmd])
+            .env("TMPDIR", tmp.path())
+            .env("XDG_CACHE_HOME", cache.path())
+            .output()
+            .unwrap()
+    };
+    // A command that cannot start: an error, and no temporary directory.
+    let out = run("/nonexistent/program");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("cannot run"), "{}", stderr(&out));
+    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
+    assert!(!trace.exists());
+    // A real one: the raw logs are gone afterwards too.
+    let out = run("true");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
+    assert!(trace.exists());
+    // The old copy was pruned; the current one is the only capture library.
+    let copies: Vec<String> = std::fs::read_dir(cache.path().join("tramp"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("libtramp_capture-"))
+        .collect();
+    assert_eq!(copies.len(), 1, "{copies:?}");
+    assert!(!old.exists());
+}

@@ -43,9 +43,14 @@ fn universal_text(bytes: &[u8]) -> Vec<String> {
 }
 
 /// Generates code for `dtd`, compiles it with `driver`, and returns the
-/// executable.
-fn build_driver(name: &str, dtd: &str, driver: &str) -> std::path::PathBuf {
-    let dir = tempfile_dir(name);
+/// executable with the temporary directory it lives in (removed when
+/// dropped: the tests leave nothing behind).
+fn build_driver(name: &str, dtd: &str, driver: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let tmp = tempfile::Builder::new()
+        .prefix(&format!("tramp-codegen-{name}-"))
+        .tempdir()
+        .unwrap();
+    let dir = tmp.path().to_path_buf();
     let code = tramp_metatf::codegen::rust(dtd, name).unwrap();
     std::fs::write(dir.join("generated.rs"), &code).unwrap();
     std::fs::write(dir.join("main.rs"), driver).unwrap();
@@ -61,7 +66,7 @@ fn build_driver(name: &str, dtd: &str, driver: &str) -> std::path::PathBuf {
         "generated code for {name} does not compile:\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    exe
+    (tmp, exe)
 }
 
 /// Runs a driver on `trace`; returns the records it printed and the
@@ -96,7 +101,7 @@ fn run_driver(
 }
 
 fn check(name: &str, dtd: &str, traces: &[Vec<u8>]) {
-    let exe = build_driver(name, dtd, DRIVER);
+    let (_dir, exe) = build_driver(name, dtd, DRIVER);
     for (i, trace) in traces.iter().enumerate() {
         let (generated, written) = run_driver(&exe, &i.to_string(), trace, &[]);
         assert_eq!(
@@ -109,12 +114,6 @@ fn check(name: &str, dtd: &str, traces: &[Vec<u8>]) {
             "{name} trace {i}: the generated writer wrote other bytes"
         );
     }
-}
-
-fn tempfile_dir(name: &str) -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("tramp-codegen-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
 }
 
 fn set(r: &mut RecordBuf, ty: &tramp_core::RecordType, f: &str, v: u64) {
@@ -403,7 +402,7 @@ fn generated_code_reads_and_writes_data_sections() {
         }
         v
     };
-    let exe = build_driver(name, dtd, DRIVER);
+    let (_dir, exe) = build_driver(name, dtd, DRIVER);
     let dir = exe.parent().unwrap().to_path_buf();
     for big in [false, true] {
         // Stored sections: the generated writer writes the same bytes.
@@ -524,7 +523,7 @@ fn a_section_offset_out_of_range_stops_both_readers_after_the_good_records() {
         "{err}"
     );
     // The generated reader: the same records, then the same complaint.
-    let exe = build_driver("offsets", OFFSETS_DTD, DRIVER);
+    let (_dir, exe) = build_driver("offsets", OFFSETS_DTD, DRIVER);
     let dir = exe.parent().unwrap();
     std::fs::write(dir.join("in.mtf"), &bytes).unwrap();
     let run = Command::new(&exe)

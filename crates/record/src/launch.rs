@@ -84,7 +84,31 @@ fn install(bytes: &[u8], stem: &str, ext: &str, executable: bool) -> Result<Path
     let mode = if executable { 0o755 } else { 0o644 };
     std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(mode))?;
     std::fs::rename(&tmp, &path)?;
+    prune(&base, stem, &path);
     Ok(path)
+}
+
+/// Removes the copies other tramp builds left in the cache (same stem,
+/// another content hash), once they have not been touched for an hour: a
+/// recording another build is starting right now keeps its copy.
+fn prune(base: &Path, stem: &str, keep: &Path) {
+    let Ok(entries) = std::fs::read_dir(base) else {
+        return;
+    };
+    let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    for e in entries.flatten() {
+        let path = e.path();
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        let ours = name.starts_with(&format!("{stem}-")) && path != keep;
+        let old = e
+            .metadata()
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| t < hour_ago);
+        if ours && old {
+            let _ = std::fs::remove_file(&path);
+        }
+    }
 }
 
 /// The output name for a process other than the one started.
@@ -106,7 +130,9 @@ pub fn record(lib: &Path, cmd: &[OsString], opts: &RecordOptions) -> Result<Reco
     let (program, args) = cmd
         .split_first()
         .ok_or_else(|| Error::Usage("no command to record".into()))?;
-    let logs = tempdir()?;
+    // Removed when dropped, also when the command cannot start.
+    let logs_dir = tempfile::Builder::new().prefix("tramp-record-").tempdir()?;
+    let logs = logs_dir.path().to_path_buf();
     let mut preload = OsString::from(lib.as_os_str());
     if let Some(old) = std::env::var_os("LD_PRELOAD").filter(|v| !v.is_empty()) {
         preload.push(":");
@@ -122,21 +148,11 @@ pub fn record(lib: &Path, cmd: &[OsString], opts: &RecordOptions) -> Result<Reco
     let root = child.id() as u64;
     let status = child.wait()?;
     let result = convert_all(&logs, root, opts);
-    let _ = std::fs::remove_dir_all(&logs);
+    drop(logs_dir);
     Ok(Recording {
         status,
         traces: result?,
     })
-}
-
-fn tempdir() -> Result<PathBuf, Error> {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    let dir = std::env::temp_dir().join(format!("tramp-record-{}-{nanos}", std::process::id()));
-    std::fs::create_dir(&dir)?;
-    Ok(dir)
 }
 
 /// Groups `trace.PID.NANOS.raw` logs by process and converts each group.
