@@ -419,3 +419,84 @@ fn recording_leaves_no_temporary_files_and_prunes_old_cache_copies() {
     assert_eq!(copies.len(), 1, "{copies:?}");
     assert!(!old.exists());
 }
+
+/// Decompresses `data` as far as it goes (a cut stream), with the
+/// compression libraries directly.
+fn decompressed_prefix(data: &[u8], ext: &str) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut r: Box<dyn Read> = match ext {
+        "gz" => Box::new(flate2::read::MultiGzDecoder::new(data)),
+        "xz" => Box::new(liblzma::read::XzDecoder::new(data)),
+        _ => Box::new(zstd::Decoder::new(data).unwrap()),
+    };
+    let mut buf = [0u8; 4096];
+    loop {
+        match r.read(&mut buf) {
+            Ok(0) | Err(_) => return out,
+            Ok(n) => out.extend_from_slice(&buf[..n]),
+        }
+    }
+}
+
+#[test]
+fn a_cut_compressed_input_delivers_every_record_of_its_decompressed_prefix() {
+    let dir = tempfile::tempdir().unwrap();
+    let at = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let plain = at("s.hatf");
+    assert!(
+        tramp(&["sample", "--events", "200000", "-o", &plain])
+            .status
+            .success()
+    );
+    let full: Vec<String> = String::from_utf8(tramp(&["dump", &plain]).stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    for ext in ["gz", "xz", "zst"] {
+        let packed = at(&format!("s.hatf.{ext}"));
+        assert!(tramp(&["convert", &plain, &packed]).status.success());
+        let bytes = std::fs::read(&packed).unwrap();
+        for frac in [0.35, 0.8] {
+            let cut_len = (bytes.len() as f64 * frac) as usize;
+            let cut = at(&format!("cut.hatf.{ext}"));
+            std::fs::write(&cut, &bytes[..cut_len]).unwrap();
+            // The records whole inside what the cut stream decompresses to,
+            // counted by the HATF reader on those bytes.
+            let prefix = decompressed_prefix(&bytes[..cut_len], ext);
+            let mut r = tramp_hatf::Reader::from_slice(&prefix).with_metadata(true);
+            let mut expected = 0usize;
+            while let Ok(Some(_)) = r.next_item() {
+                expected += 1;
+            }
+            let out = tramp(&["dump", &cut]);
+            assert_eq!(out.status.code(), Some(1), "{ext} {frac}");
+            let got: Vec<String> = String::from_utf8(out.stdout.clone())
+                .unwrap()
+                .lines()
+                .map(str::to_string)
+                .collect();
+            // The dump's header line, then one line per record.
+            assert_eq!(got.len() - 1, expected, "{ext} cut at {frac}");
+            assert_eq!(
+                got[..],
+                full[..got.len()],
+                "{ext} {frac}: a prefix of the trace"
+            );
+            let err = stderr(&out);
+            let name = if ext == "zst" {
+                "zstd"
+            } else if ext == "gz" {
+                "gzip"
+            } else {
+                "xz"
+            };
+            assert!(
+                err.contains(&format!(
+                    "{name} input damaged or cut short at compressed byte"
+                )) && err.contains(&format!("the last whole record read was record {expected}")),
+                "{ext} {frac}: {err}"
+            );
+        }
+    }
+}

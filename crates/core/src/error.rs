@@ -42,7 +42,8 @@ type Cause = Box<dyn std::error::Error + Send + Sync + 'static>;
 /// The error type of sources, sinks and I/O helpers.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    #[error("I/O error: {0}")]
+    /// The message is the I/O error's own (it says what failed).
+    #[error(transparent)]
     Io(#[from] std::io::Error),
     /// Input bytes that do not decode; `source` is the format's own typed error.
     #[error("{format} input invalid at {pos}: {cause}")]

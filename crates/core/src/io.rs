@@ -70,16 +70,75 @@ impl Compression {
 
 /// Reads until `buf` is full or the input ends; returns the count.
 fn read_up_to(r: &mut dyn Read, buf: &mut [u8]) -> io::Result<usize> {
+    match read_keeping(r, buf) {
+        (n, None) => Ok(n),
+        (_, Some(e)) => Err(e),
+    }
+}
+
+/// Like [`read_up_to`], but an error does not lose the bytes read before
+/// it: returns them with the error.
+fn read_keeping(r: &mut dyn Read, buf: &mut [u8]) -> (usize, Option<io::Error>) {
     let mut n = 0;
     while n < buf.len() {
         match r.read(&mut buf[n..]) {
             Ok(0) => break,
             Ok(k) => n += k,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
+            Err(e) => return (n, Some(e)),
         }
     }
-    Ok(n)
+    (n, None)
+}
+
+/// A reader that fails with a stored error (once), then ends: what is left
+/// of a stream after damage.
+struct Failing(Option<io::Error>);
+
+impl Read for Failing {
+    fn read(&mut self, _: &mut [u8]) -> io::Result<usize> {
+        match self.0.take() {
+            Some(e) => Err(e),
+            None => Ok(0),
+        }
+    }
+}
+
+/// A decompressor whose errors say which compression failed and how far
+/// into the compressed input: a cut or damaged `.gz` reads as
+/// "gzip input damaged or cut short at compressed byte 1234: …".
+struct Decompressing<R> {
+    inner: R,
+    compression: Compression,
+    raw_read: Arc<AtomicU64>,
+}
+
+impl<R: Read> Read for Decompressing<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.inner.read(buf).map_err(|e| {
+            if e.kind() == io::ErrorKind::Interrupted {
+                return e;
+            }
+            let name = match self.compression {
+                Compression::Zstd => "zstd",
+                Compression::Gzip => "gzip",
+                Compression::Xz => "xz",
+                Compression::None => "plain",
+            };
+            let at = self.raw_read.load(Ordering::Relaxed);
+            // zstd repeats itself ("incomplete frame: incomplete frame").
+            let mut why = e.to_string();
+            if let Some((a, b)) = why.split_once(": ")
+                && a == b
+            {
+                why = a.to_string();
+            }
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("{name} input damaged or cut short at compressed byte {at}: {why}"),
+            )
+        })
+    }
 }
 
 /// Counts the raw (compressed) bytes read, for progress reporting.
@@ -123,15 +182,21 @@ impl Pipelined {
             loop {
                 let mut buf = spare.try_recv().unwrap_or_default();
                 buf.resize(PIPE_CHUNK, 0);
-                match read_up_to(&mut source, &mut buf) {
-                    Ok(0) => return,
-                    Ok(n) => {
+                match read_keeping(&mut source, &mut buf) {
+                    (0, None) => return,
+                    (n, None) => {
                         buf.truncate(n);
                         if tx.send(Ok(buf)).is_err() {
                             return;
                         }
                     }
-                    Err(e) => {
+                    (n, Some(e)) => {
+                        // Every byte decompressed before the damage goes
+                        // first, then the error.
+                        buf.truncate(n);
+                        if n > 0 && tx.send(Ok(buf)).is_err() {
+                            return;
+                        }
                         let _ = tx.send(Err(e));
                         return;
                     }
@@ -236,7 +301,7 @@ impl Input {
         let n = read_up_to(&mut counted, &mut magic)?;
         let compression = Compression::from_magic(&magic[..n]);
         let rejoined = Cursor::new(magic[..n].to_vec()).chain(counted);
-        let mut inner: Box<dyn Read + Send> = match compression {
+        let decoder: Box<dyn Read + Send> = match compression {
             Compression::None => Box::new(rejoined),
             Compression::Zstd => Box::new(zstd::Decoder::new(rejoined)?),
             Compression::Gzip => {
@@ -246,9 +311,22 @@ impl Input {
                 BufReader::new(rejoined),
             )),
         };
+        let mut inner: Box<dyn Read + Send> = match compression {
+            Compression::None => decoder,
+            _ => Box::new(Decompressing {
+                inner: decoder,
+                compression,
+                raw_read: raw_read.clone(),
+            }),
+        };
         let mut head = vec![0u8; HEAD_LEN];
-        let k = read_up_to(&mut inner, &mut head)?;
+        let (k, damage) = read_keeping(&mut inner, &mut head);
         head.truncate(k);
+        if let Some(e) = damage {
+            // Damage within the first bytes: they are still delivered, then
+            // the error.
+            inner = Box::new(Failing(Some(e)));
+        }
         let reader: Box<dyn BufRead + Send> = match compression {
             Compression::None => Box::new(BufReader::with_capacity(
                 1 << 18,

@@ -18,8 +18,8 @@ pub const MAX_PACKET: usize = 64 << 20;
 /// What went wrong outside the trace's own bytes.
 #[derive(Debug, thiserror::Error)]
 pub enum HephError {
-    #[error("I/O error: {0}")]
-    Io(#[source] std::io::Error),
+    #[error(transparent)]
+    Io(std::io::Error),
     #[error("cannot encode: {0}")]
     Encode(String),
 }

@@ -29,7 +29,7 @@ pub const EV_PROCESS: u8 = 7;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RawError {
-    #[error("I/O error: {0}")]
+    #[error(transparent)]
     Io(#[from] io::Error),
     #[error("bad chunk magic at byte offset {offset}")]
     Magic { offset: u64 },

@@ -134,7 +134,14 @@ pub fn end_run(run: Run, o: &Opened, out: Option<&str>, covers: &str) -> Result<
         }
         return Ok(());
     };
-    let reading = format!("reading {} ({}){covers}", o.name, o.format);
+    let mut reading = format!("reading {} ({}){covers}", o.name, o.format);
+    if let tramp_core::Stop::Read(tramp_core::Error::Io(_)) = &stop {
+        // An I/O error has no position of its own: say where the trace stops.
+        reading = format!(
+            "reading {} ({}): the last whole record read was record {}{covers}",
+            o.name, o.format, run.records
+        );
+    }
     let out = out.unwrap_or("-");
     Err(match stop {
         tramp_core::Stop::Read(e) | tramp_core::Stop::Analysis(e) => {

@@ -66,11 +66,10 @@ fn read_n(r: &mut dyn Read, n: usize, what: &'static str) -> Result<Vec<u8>, Met
             }
             Ok(k) => got += k,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(_) => {
-                return Err(MetaError::Truncated {
-                    record: what.into(),
-                    needed: n,
-                    available: got,
+            Err(e) => {
+                return Err(MetaError::Unreadable {
+                    what: what.into(),
+                    why: e.to_string(),
                 });
             }
         }

@@ -29,6 +29,10 @@ pub const MAX_RECORD: usize = 16 << 20;
 pub enum MetaError {
     #[error("not a Meta-TF trace (magic {0:02x?}, expected 7f 4d 54 46)")]
     Magic(Vec<u8>),
+    /// The input failed while a part of the file was read (a damaged or
+    /// cut compressed stream, a read error).
+    #[error("the {what} cannot be read: {why}")]
+    Unreadable { what: String, why: String },
     #[error("header field {field} has an impossible value {value}")]
     Header { field: &'static str, value: u64 },
     #[error("the header's section index points past the end of the file ({0})")]
