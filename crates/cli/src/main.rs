@@ -10,7 +10,14 @@ use clap::{Parser, Subcommand};
 
 /// tramp: record, store, convert and analyse memory-behaviour traces.
 #[derive(Parser)]
-#[command(name = "tramp", version, about, long_about = None, propagate_version = true)]
+#[command(
+    name = "tramp",
+    version,
+    about,
+    long_about = None,
+    propagate_version = true,
+    disable_help_subcommand = true
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -32,6 +39,12 @@ enum Command {
     Export(cmd::export::ExportArgs),
     Spans(cmd::spans::SpansArgs),
     Workload(cmd::workload::WorkloadArgs),
+    /// Print the help of tramp, or of one command (`tramp help convert` is
+    /// `tramp convert --help`)
+    Help {
+        /// The command whose help to print
+        command: Option<String>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -48,6 +61,7 @@ fn main() -> ExitCode {
         Command::Export(a) => cmd::export::run(a),
         Command::Spans(a) => cmd::spans::run(a),
         Command::Workload(a) => cmd::workload::run(a),
+        Command::Help { command } => help(command.as_deref()),
         Command::Record(a) => match cmd::record::run(a) {
             // The recorded program's exit status is ours.
             Ok(code) => return ExitCode::from(code),
@@ -94,4 +108,19 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
         false
     }
     e.chain().any(|c| within(Some(c)))
+}
+
+/// `tramp help [COMMAND]`: the long help of tramp or of one command.
+fn help(command: Option<&str>) -> anyhow::Result<()> {
+    use clap::CommandFactory;
+    let mut cli = Cli::command();
+    let mut target = match command {
+        None => cli,
+        Some(name) => match cli.find_subcommand_mut(name) {
+            Some(c) => c.clone(),
+            None => anyhow::bail!("no command `{name}` (see `tramp help`)"),
+        },
+    };
+    target.print_long_help()?;
+    Ok(())
 }

@@ -500,3 +500,77 @@ fn a_cut_compressed_input_delivers_every_record_of_its_decompressed_prefix() {
         }
     }
 }
+
+#[test]
+fn small_things_a_new_user_meets() {
+    let dir = tempfile::tempdir().unwrap();
+    let at = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    // `record --stats` keeps the program's stdout its own.
+    let trace = at("echo.hatf");
+    let out = tramp(&["record", "--stats", "-o", &trace, "--", "echo", "hello"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(String::from_utf8(out.stdout.clone()).unwrap(), "hello\n");
+    assert!(stderr(&out).contains("total allocs"), "{}", stderr(&out));
+    let json = at("stats.json");
+    let out = tramp(&[
+        "record",
+        "--stats",
+        "--json",
+        "--stats-out",
+        &json,
+        "-o",
+        &trace,
+        "--",
+        "echo",
+        "hi",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(String::from_utf8(out.stdout.clone()).unwrap(), "hi\n");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert!(v["records"].as_u64().unwrap() > 0);
+    // `verify` of something that is not PTF says so.
+    let hatf = at("s.hatf");
+    assert!(
+        tramp(&["sample", "--events", "100", "-o", &hatf])
+            .status
+            .success()
+    );
+    let out = tramp(&["verify", &hatf]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("is not a PTF trace (it reads as hatf)"),
+        "{}",
+        stderr(&out)
+    );
+    // `help --help` works, and `help CMD` is that command's help.
+    let out = tramp(&["help", "--help"]);
+    assert!(out.status.success());
+    assert!(
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .contains("Usage: tramp help")
+    );
+    let out = tramp(&["help", "convert"]);
+    assert!(String::from_utf8(out.stdout).unwrap().contains("--lossy"));
+    // `convert --help` and `dump --help` name every format.
+    for cmd in ["convert", "dump"] {
+        let text = String::from_utf8(tramp(&[cmd, "--help"]).stdout).unwrap();
+        for f in ["HATF", "Meta-TF", "PTF", "Heph"] {
+            assert!(text.contains(f), "{cmd} --help lacks {f}");
+        }
+    }
+    let text = String::from_utf8(tramp(&["convert", "--help"]).stdout).unwrap();
+    assert!(text.contains("hatf, hatf-text, metatf, metatf-text, ptf, ptf-text or heph"));
+    // A PTF ASCII trace whose notes come before `Trace begin`, named .txt.
+    let notes = at("run.txt");
+    let fig3 = std::fs::read_to_string(fixture("figure3.ptf.txt")).unwrap();
+    std::fs::write(&notes, format!("OO7 run of Tuesday\nseed 7\n{fig3}")).unwrap();
+    let out = tramp(&["stats", &notes]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("objects created                    7"),
+        "{text}"
+    );
+}

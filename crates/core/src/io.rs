@@ -255,7 +255,7 @@ impl Read for Pipelined {
 
 /// How many leading bytes of the decompressed input are kept for format
 /// detection.
-pub const HEAD_LEN: usize = 64;
+pub const HEAD_LEN: usize = 4096;
 
 /// An opened input: decompressed bytes, the first bytes for format
 /// detection, and counters for progress.

@@ -23,7 +23,21 @@ pub static PTF_TEXT: FormatDesc = FormatDesc {
     family: "ptf",
     about: "PTF ASCII form: notes, `Trace begin`, one event per line, `Trace end` (extension .ptf.txt)",
     extensions: &[".ptf.txt"],
-    sniff: |head| Sniff::magic(head, &[crate::ascii::BEGIN.as_bytes()]),
+    // `Trace begin` starts the trace, or a line of it after the notes.
+    sniff: |head| {
+        let begin = crate::ascii::BEGIN.as_bytes();
+        let line_starts = std::iter::once(0).chain(
+            head.iter()
+                .enumerate()
+                .filter(|(_, b)| **b == b'\n')
+                .map(|(i, _)| i + 1),
+        );
+        let found = line_starts.into_iter().any(|i| {
+            head[i..].starts_with(begin)
+                && matches!(head.get(i + begin.len()), None | Some(b'\n' | b'\r'))
+        });
+        if found { Sniff::Yes } else { Sniff::No }
+    },
     domain: Domain::Objects,
     text_form: Some("ptf-text"),
     open: |input, _| Ok(Box::new(PtfSource::open(input)?)),

@@ -114,6 +114,17 @@ pub fn print_report<R: serde::Serialize + std::fmt::Display + ?Sized>(
     print(&tramp_core::render(report, json))
 }
 
+/// Writes a report as text or JSON to `out` (stdout, stderr, a file).
+pub fn write_report<R: serde::Serialize + std::fmt::Display + ?Sized>(
+    out: &mut dyn std::io::Write,
+    report: &R,
+    json: bool,
+) -> Result<()> {
+    out.write_all(tramp_core::render(report, json).as_bytes())?;
+    out.flush()?;
+    Ok(())
+}
+
 /// Prints the warnings of a run on stderr, then turns the way it stopped
 /// into an error with context: `reading NAME (FORMAT)` for damage (plus
 /// `covers`, what the printed output covers), `writing OUT` for a sink.

@@ -26,9 +26,13 @@ pub struct RecordArgs {
     /// instead of only the caller's return address. Slower.
     #[arg(long, value_name = "N", default_value_t = 0)]
     stack: usize,
-    /// Print the trace's heap statistics on stdout after the program ends.
+    /// Print the trace's heap statistics after the program ends, on stderr
+    /// (stdout is the program's), or into --stats-out.
     #[arg(long)]
     stats: bool,
+    /// With --stats: write the statistics to this file instead of stderr.
+    #[arg(long, value_name = "FILE", requires = "stats")]
+    stats_out: Option<String>,
     /// With --stats: JSON.
     #[arg(long, requires = "stats")]
     json: bool,
@@ -79,7 +83,17 @@ pub fn run(a: RecordArgs) -> Result<u8> {
             format: Some("hatf".into()),
             dtd: None,
         };
-        super::stats::heap(super::open(&args, false)?, a.json, a.sites.then_some(a.top))?;
+        let o = super::open(&args, false)?;
+        let sites = a.sites.then_some(a.top);
+        match &a.stats_out {
+            None => super::stats::heap(o, a.json, sites, &mut std::io::stderr().lock())?,
+            Some(file) => {
+                let mut out = tramp_core::io::Output::create(file, None)
+                    .with_context(|| format!("creating {file}"))?;
+                super::stats::heap(o, a.json, sites, &mut out)?;
+                out.finish().with_context(|| format!("finishing {file}"))?;
+            }
+        }
     }
     let code = rec.exit_code();
     if let Some(sig) = rec.signal() {

@@ -71,14 +71,25 @@ pub fn run(a: StatsArgs) -> Result<()> {
                 "; statistics above cover the events before the error",
             )
         }
-        Domain::Heap => heap(d.open(&a.input, false)?, a.json, a.sites.then_some(a.top)),
+        Domain::Heap => heap(
+            d.open(&a.input, false)?,
+            a.json,
+            a.sites.then_some(a.top),
+            &mut std::io::stdout().lock(),
+        ),
     }
 }
 
 /// Heap statistics (and the site tables when `sites` gives their length)
 /// of an opened trace; what was read before damage is printed, then the
 /// error.
-pub fn heap(mut o: super::Opened, json: bool, sites: Option<usize>) -> Result<()> {
+/// Heap statistics (and sites) of `o`, written to `out`.
+pub fn heap(
+    mut o: super::Opened,
+    json: bool,
+    sites: Option<usize>,
+    out: &mut dyn std::io::Write,
+) -> Result<()> {
     let mut stats = HeapStats::new();
     let covers = "; statistics above cover the records before the error";
     match sites {
@@ -94,7 +105,7 @@ pub fn heap(mut o: super::Opened, json: bool, sites: Option<usize>) -> Result<()
                 heap: stats.report(),
                 sites: tramp_core::Analysis::finish(site),
             };
-            print_report(&report, json)?;
+            super::write_report(out, &report, json)?;
             end_run(run, &o, None, covers)
         }
         None => {
@@ -104,7 +115,7 @@ pub fn heap(mut o: super::Opened, json: bool, sites: Option<usize>) -> Result<()
                 Vec::new(),
                 &mut o.progress,
             );
-            print_report(&stats.report(), json)?;
+            super::write_report(out, &stats.report(), json)?;
             end_run(run, &o, None, covers)
         }
     }

@@ -42,6 +42,19 @@ pub struct VerifyArgs {
 
 pub fn run(a: VerifyArgs) -> Result<()> {
     let input = Input::open(&a.input).with_context(|| format!("opening {}", a.input))?;
+    // Only PTF has persistent objects to verify: say so for anything else.
+    match tramp_formats::detect(&input.head, &a.input) {
+        Some(f) if f.family == "ptf" => {}
+        Some(f) => bail!(
+            "{} is not a PTF trace (it reads as {}); `tramp verify` checks PTF traces",
+            a.input,
+            f.name
+        ),
+        None => bail!(
+            "{} is not a PTF trace (no `PTF 1.0` header, no `Trace begin` line)",
+            a.input
+        ),
+    }
     let mut progress = Progress::of(&input);
     let events = tramp_ptf::open(input.reader).with_context(|| format!("reading {}", a.input))?;
     let opts = tramp_ptf::verify::Options {
