@@ -427,6 +427,30 @@ fn replay_of_a_recorded_trace_performs_its_operations() {
         by_type("realloc/alloc") >= 2 && by_type("realloc/free") >= 1,
         "{stats}"
     );
+    // Calls as heaptrack and the HATF paper count them: the allocations
+    // and frees a realloc implied are not malloc or free calls.
+    assert_eq!(stats["malloc_calls"], want_mallocs, "{stats}");
+    assert_eq!(
+        stats["free_calls"].as_u64().unwrap(),
+        frees - by_type("realloc/alloc-free") - by_type("realloc/free")
+    );
+    assert_eq!(stats["realloc_calls"], stats["total_reallocs"]);
+    // Every row of the report agrees with the totals.
+    let rows = |key: &str| -> u64 {
+        stats["per_thread"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|a| a[key].as_u64().unwrap())
+            .sum()
+    };
+    assert_eq!(
+        rows("bytes_allocated"),
+        stats["bytes_allocated"].as_u64().unwrap()
+    );
+    assert_eq!(rows("allocs"), stats["total_allocs"].as_u64().unwrap());
+    assert_eq!(rows("frees"), stats["total_frees"].as_u64().unwrap());
+    assert_eq!(rows("reallocs"), stats["total_reallocs"].as_u64().unwrap());
     // A second allocator built here from source (no system package).
     let seg = dir.path().join("libsegalloc.so");
     let status = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))

@@ -45,9 +45,21 @@ pub struct Bucket {
 pub struct Report {
     pub records: u64,
     pub records_by_type: BTreeMap<String, u64>,
+    /// Objects allocated: malloc-family calls plus the blocks reallocs
+    /// allocated (a moved realloc, realloc(NULL, n)).
     pub total_allocs: u64,
+    /// realloc calls, every outcome.
     pub total_reallocs: u64,
+    /// Objects freed: free calls plus the blocks reallocs freed.
     pub total_frees: u64,
+    /// malloc-family calls (malloc, calloc, memalign, …): allocations that
+    /// no realloc implied. What heaptrack and the HATF paper count as
+    /// allocations, beside `realloc_calls`.
+    pub malloc_calls: u64,
+    /// realloc calls (the same as `total_reallocs`).
+    pub realloc_calls: u64,
+    /// free calls: frees that no realloc implied.
+    pub free_calls: u64,
     pub bytes_allocated: u64,
     pub max_live_objects: u64,
     pub max_live_bytes: u64,
@@ -109,6 +121,12 @@ pub struct HeapStats {
     allocs: u64,
     reallocs: u64,
     frees: u64,
+    /// Allocations and frees a realloc implied (its accompanying records).
+    implied_allocs: u64,
+    implied_frees: u64,
+    /// Per thread: the block a realloc just allocated and the one it just
+    /// freed, whose alloc and free records follow it.
+    expect: rustc_hash::FxHashMap<u64, (Option<u64>, Option<u64>)>,
     bytes: u64,
     live: LiveObjects,
     max_objects: u64,
@@ -157,6 +175,12 @@ impl HeapStats {
         match *ev {
             HeapEvent::Alloc { size, address, cx } => {
                 self.allocs += 1;
+                if let Some(e) = self.expect.get_mut(&cx.thread)
+                    && e.0 == Some(address)
+                {
+                    e.0 = None;
+                    self.implied_allocs += 1;
+                }
                 self.bytes += size;
                 let b = if size == 0 {
                     0
@@ -182,6 +206,12 @@ impl HeapStats {
             }
             HeapEvent::Free { address, cx } => {
                 self.frees += 1;
+                if let Some(e) = self.expect.get_mut(&cx.thread)
+                    && e.1 == Some(address)
+                {
+                    e.1 = None;
+                    self.implied_frees += 1;
+                }
                 let (t, h) = self.activity(&cx);
                 t.frees += 1;
                 h.frees += 1;
@@ -207,13 +237,27 @@ impl HeapStats {
                 let (t, h) = self.activity(&cx);
                 t.reallocs += 1;
                 h.reallocs += 1;
+                // The records that follow a realloc and are part of it.
+                let expect = match outcome {
+                    ReallocOutcome::Moved => (Some(new), Some(old)),
+                    ReallocOutcome::AllocOnly => (Some(new), None),
+                    ReallocOutcome::FreeOnly => (None, Some(old)),
+                    ReallocOutcome::InPlace => (None, None),
+                };
+                self.expect.insert(cx.thread, expect);
                 if outcome == ReallocOutcome::InPlace {
-                    // No accompanying records: the object changes size here.
+                    // No accompanying records: the object changes size here,
+                    // and growth counts as bytes allocated (in the totals and
+                    // in the thread's and heap's rows alike).
                     let key = if self.live.contains(new) { new } else { old };
                     if let Some(before) = self.live.resize(key, size) {
                         self.max_bytes = self.max_bytes.max(self.live.live_bytes());
                         if size > before {
-                            self.bytes += size - before;
+                            let growth = size - before;
+                            self.bytes += growth;
+                            let (t, h) = self.activity(&cx);
+                            t.bytes_allocated += growth;
+                            h.bytes_allocated += growth;
                         }
                     }
                 }
@@ -257,6 +301,9 @@ impl HeapStats {
             total_allocs: self.allocs,
             total_reallocs: self.reallocs,
             total_frees: self.frees,
+            malloc_calls: self.allocs - self.implied_allocs,
+            realloc_calls: self.reallocs,
+            free_calls: self.frees - self.implied_frees,
             bytes_allocated: self.bytes,
             max_live_objects: self.max_objects,
             max_live_bytes: self.max_bytes,
@@ -324,6 +371,9 @@ impl fmt::Display for Report {
             ("total allocs", human(self.total_allocs)),
             ("total reallocs", human(self.total_reallocs)),
             ("total frees", human(self.total_frees)),
+            ("malloc calls", human(self.malloc_calls)),
+            ("realloc calls", human(self.realloc_calls)),
+            ("free calls", human(self.free_calls)),
             ("total bytes allocated", human(self.bytes_allocated)),
             ("max live objects", human(self.max_live_objects)),
             ("max live bytes", human(self.max_live_bytes)),
@@ -405,6 +455,61 @@ mod tests {
 
     fn cx() -> Context {
         Context::default()
+    }
+
+    #[test]
+    fn realloc_implied_records_are_not_calls_and_rows_add_up() {
+        let mut s = HeapStats::new();
+        let t = |thread: u64| Context {
+            thread,
+            heap: 0,
+            time: 0,
+        };
+        s.event(&HeapEvent::Alloc {
+            size: 16,
+            address: 0x10,
+            cx: t(1),
+        });
+        // A moved realloc and its accompanying alloc and free.
+        s.event(&HeapEvent::Realloc {
+            outcome: ReallocOutcome::Moved,
+            size: 64,
+            old: 0x10,
+            new: 0x80,
+            cx: t(1),
+        });
+        s.event(&HeapEvent::Alloc {
+            size: 64,
+            address: 0x80,
+            cx: t(1),
+        });
+        s.event(&HeapEvent::Free {
+            address: 0x10,
+            cx: t(1),
+        });
+        // An in-place growth on another thread: 64 -> 100.
+        s.event(&HeapEvent::Realloc {
+            outcome: ReallocOutcome::InPlace,
+            size: 100,
+            old: 0x80,
+            new: 0x80,
+            cx: t(2),
+        });
+        s.event(&HeapEvent::Free {
+            address: 0x80,
+            cx: t(2),
+        });
+        let r = s.report();
+        assert_eq!((r.total_allocs, r.malloc_calls), (2, 1));
+        assert_eq!((r.total_frees, r.free_calls), (2, 1));
+        assert_eq!((r.total_reallocs, r.realloc_calls), (2, 2));
+        assert_eq!(r.bytes_allocated, 16 + 64 + 36);
+        let rows: u64 = r.per_thread.values().map(|a| a.bytes_allocated).sum();
+        assert_eq!(
+            rows, r.bytes_allocated,
+            "the thread rows add up to the total"
+        );
+        assert_eq!(r.per_thread[&2].bytes_allocated, 36);
     }
 
     #[test]
