@@ -574,3 +574,65 @@ fn small_things_a_new_user_meets() {
         "{text}"
     );
 }
+
+#[test]
+fn metatf_damage_names_its_offset_and_a_wrong_record_count_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let at = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let hatf = at("s.hatf");
+    assert!(
+        tramp(&["sample", "--events", "500", "-o", &hatf])
+            .status
+            .success()
+    );
+    let mtf = at("s.mtf");
+    let out = tramp(&[
+        "convert",
+        "--dtd",
+        &fixture("hatf-splitaddr.dtd"),
+        "--to",
+        "metatf",
+        &hatf,
+        &mtf,
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let bytes = std::fs::read(&mtf).unwrap();
+    // Class 2 (64-bit), little-endian: nsections, start, nrecords at 16.
+    assert_eq!(&bytes[..6], b"\x7fMTF\x02\x01");
+    let start = u64::from_le_bytes(bytes[24..32].try_into().unwrap()) as usize;
+    // A damaged data section (the zstd frame before the records): the
+    // error is at an offset inside the file, not at byte 0.
+    let frame = bytes
+        .windows(4)
+        .position(|w| w == [0x28, 0xB5, 0x2F, 0xFD])
+        .unwrap();
+    assert!(frame > 0 && frame < start);
+    let mut bad = bytes.clone();
+    for b in &mut bad[frame + 4..frame + 40] {
+        *b ^= 0x5a;
+    }
+    let damaged = at("damaged.mtf");
+    std::fs::write(&damaged, &bad).unwrap();
+    let out = tramp(&["stats", &damaged]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    let offset: u64 = err
+        .split("byte offset ")
+        .nth(1)
+        .and_then(|r| r.split(',').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(offset as usize > frame, "{err}");
+    // A header whose record count disagrees with the records.
+    let mut wrong = bytes.clone();
+    wrong[32..40].copy_from_slice(&12345u64.to_le_bytes());
+    let counted = at("counted.mtf");
+    std::fs::write(&counted, &wrong).unwrap();
+    let out = tramp(&["stats", &counted]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains("the header counts 12345 records, the trace has"),
+        "{err}"
+    );
+}

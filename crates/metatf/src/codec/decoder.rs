@@ -50,11 +50,24 @@ impl<R: Read> MetaSource<R> {
     pub fn open(mut input: R, dtd: Option<&str>) -> Result<Self, Error> {
         let at0 = || Position::new(0, 0);
         let mut data = HashMap::new();
-        let (header, embedded, start) = read_header_sections(&mut input, &mut |num, body| {
+        // Damage in the header or a section is reported where the reading
+        // had got to, not at byte 0.
+        let mut counted = Counted {
+            inner: &mut input,
+            n: 0,
+        };
+        let header = read_header_sections(&mut counted, &mut |num, body| {
             data.insert(num, DataSection::load(body)?);
             Ok(())
-        })
-        .map_err(|e| Error::decode(FORMAT, at0(), e))?;
+        });
+        let (header, embedded, start) = header.map_err(|e| {
+            // A part cut short is reported where it starts.
+            let at = match &e {
+                MetaError::Truncated { available, .. } => counted.n - *available as u64,
+                _ => counted.n,
+            };
+            Error::decode(FORMAT, Position::new(at, 0), e)
+        })?;
         let dtd_text = match (embedded, dtd) {
             (Some(text), _) => text,
             (None, Some(d)) => d.to_string(),
@@ -541,12 +554,17 @@ impl OpRun<'_> {
     }
 }
 
-impl<R: Read> Source for MetaSource<R> {
-    fn schema(&self) -> &Arc<Schema> {
-        &self.plan.schema
-    }
+/// Where the record just decoded is: a fast-path buffer (record plan,
+/// schema type) or the general buffer (schema type).
+#[derive(Clone, Copy)]
+enum Slot {
+    Fast(usize, usize),
+    Out(usize),
+}
 
-    fn next_record(&mut self) -> Result<Option<Record<'_>>, Error> {
+impl<R: Read> MetaSource<R> {
+    /// Decodes the next record into its buffer; `None` at the end.
+    fn advance(&mut self) -> Result<Option<Slot>, Error> {
         if self.done {
             return Ok(None);
         }
@@ -556,9 +574,7 @@ impl<R: Read> Source for MetaSource<R> {
         }
         if let Some(ri) = self.try_fast() {
             let st = self.plan.records[ri].schema_type;
-            return Ok(Some(
-                self.fast_bufs[ri].as_record(&self.plan.schema.types[st]),
-            ));
+            return Ok(Some(Slot::Fast(ri, st)));
         }
         let mut need = 64usize;
         let (ty, len) = loop {
@@ -595,7 +611,61 @@ impl<R: Read> Source for MetaSource<R> {
         };
         self.win.consume(len);
         self.record += 1;
-        Ok(Some(self.out.as_record(&self.plan.schema.types[ty])))
+        Ok(Some(Slot::Out(ty)))
+    }
+
+    /// The record `advance` left in `slot`.
+    fn lend(&self, slot: Slot) -> Record<'_> {
+        match slot {
+            Slot::Fast(ri, st) => self.fast_bufs[ri].as_record(&self.plan.schema.types[st]),
+            Slot::Out(st) => self.out.as_record(&self.plan.schema.types[st]),
+        }
+    }
+}
+
+/// Counts the bytes read through it.
+struct Counted<'a, R> {
+    inner: &'a mut R,
+    n: u64,
+}
+
+impl<R: Read> Read for Counted<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let k = self.inner.read(buf)?;
+        self.n += k as u64;
+        Ok(k)
+    }
+}
+
+impl<R: Read> Source for MetaSource<R> {
+    fn schema(&self) -> &Arc<Schema> {
+        &self.plan.schema
+    }
+
+    /// The records, then, if the header counted the records (`nrecords`
+    /// not 0) and the count is not what was found, a warning.
+    fn next_item(&mut self) -> Result<Option<tramp_core::Item<'_>>, Error> {
+        let was_done = self.done;
+        if let Some(slot) = self.advance()? {
+            return Ok(Some(tramp_core::Item::Record(self.lend(slot))));
+        }
+        let want = self.header.nrecords;
+        if !was_done && want != 0 && want != self.record {
+            return Ok(Some(tramp_core::Item::Warning(tramp_core::Warning {
+                format: FORMAT,
+                offset: self.win.offset(),
+                message: format!(
+                    "the header counts {want} records, the trace has {}",
+                    self.record
+                ),
+                skipped: 0,
+            })));
+        }
+        Ok(None)
+    }
+
+    fn next_record(&mut self) -> Result<Option<Record<'_>>, Error> {
+        Ok(self.advance()?.map(|slot| self.lend(slot)))
     }
 
     fn position(&self) -> Position {
