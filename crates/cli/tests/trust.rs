@@ -636,3 +636,76 @@ fn metatf_damage_names_its_offset_and_a_wrong_record_count_is_reported() {
         "{err}"
     );
 }
+
+#[test]
+fn dtds_read_like_inputs_and_long_tokens_are_cut_in_messages() {
+    let dir = tempfile::tempdir().unwrap();
+    let at = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    // A gzip-compressed DTD generates the same code as the plain one.
+    let dtd = fixture("hatf-splitaddr.dtd");
+    let gz = at("split.dtd.gz");
+    {
+        use std::io::Write;
+        let mut e = flate2::write::GzEncoder::new(
+            std::fs::File::create(&gz).unwrap(),
+            flate2::Compression::default(),
+        );
+        e.write_all(&std::fs::read(&dtd).unwrap()).unwrap();
+        e.finish().unwrap();
+    }
+    let plain = tramp(&["gen", "--rust", &dtd]);
+    let packed = tramp(&["gen", "--rust", &gz]);
+    assert!(
+        plain.status.success() && packed.status.success(),
+        "{}",
+        stderr(&packed)
+    );
+    let body = |o: &Output| {
+        String::from_utf8(o.stdout.clone())
+            .unwrap()
+            .lines()
+            .skip(1)
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(body(&plain), body(&packed));
+    // Not UTF-8: line and column.
+    let bad = at("bad.dtd");
+    std::fs::write(&bad, b"tag.width = 1;\n// caf\xe9\n").unwrap();
+    let out = tramp(&["gen", "--rust", &bad]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("is not UTF-8: line 2, column 7"),
+        "{}",
+        stderr(&out)
+    );
+    // A 500 KB token in a text trace: the message stays short.
+    for (name, text) in [
+        (
+            "t.hatf.txt",
+            format!(
+                "# tramp hatf-text 1\nalloc size={} address=1\n",
+                "9".repeat(500_000)
+            ),
+        ),
+        (
+            "t.ptf.txt",
+            format!("Trace begin\nco {} 1\nTrace end\n", "x".repeat(500_000)),
+        ),
+    ] {
+        let path = at(name);
+        std::fs::write(&path, text).unwrap();
+        let out = tramp(&["dump", &path]);
+        assert_eq!(out.status.code(), Some(1), "{name}");
+        assert!(
+            out.stderr.len() < 2000,
+            "{name}: {} bytes of stderr",
+            out.stderr.len()
+        );
+        assert!(
+            stderr(&out).contains("more bytes)"),
+            "{name}: {}",
+            stderr(&out)
+        );
+    }
+}

@@ -292,6 +292,23 @@ pub fn parse_record<'s>(
     Ok(ty)
 }
 
+/// Longest error message a text reader prints about one line: a message
+/// quoting a 5 MB token is cut, not printed whole.
+pub const MAX_MESSAGE: usize = 400;
+
+/// `msg` cut to [`MAX_MESSAGE`] bytes (at a character boundary), saying how
+/// much was left out.
+pub fn clip(msg: String) -> String {
+    if msg.len() <= MAX_MESSAGE {
+        return msg;
+    }
+    let mut end = MAX_MESSAGE;
+    while !msg.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… ({} more bytes)", &msg[..end], msg.len() - end)
+}
+
 /// Writes records of any schema in the generic text form, one per line
 /// (for formats without a text form of their own).
 pub struct TextSink<W: crate::io::Finish> {

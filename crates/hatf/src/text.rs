@@ -450,7 +450,7 @@ impl<R: BufRead> TextReader<R> {
         Error::decode(
             FORMAT,
             Position::new(self.offset, self.record).with_line(self.line_no),
-            HatfError::Syntax(msg),
+            HatfError::Syntax(tramp_core::text::clip(msg)),
         )
     }
 

@@ -76,7 +76,7 @@ fn syntax(pos: Position, msg: String) -> Error {
         crate::codec::MetaError::Encode {
             record: "line".into(),
             field: String::new(),
-            why: msg,
+            why: tramp_core::text::clip(msg),
         },
     )
 }

@@ -71,7 +71,7 @@ impl<R: BufRead> AsciiReader<R> {
         PtfError::Ascii {
             line: self.at.0,
             offset: self.at.1,
-            message: message.into(),
+            message: tramp_core::text::clip(message.into()),
         }
     }
 

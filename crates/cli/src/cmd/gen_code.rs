@@ -21,7 +21,7 @@ pub struct GenArgs {
 }
 
 pub fn run(a: GenArgs) -> Result<()> {
-    let text = std::fs::read_to_string(&a.dtd).with_context(|| format!("reading {}", a.dtd))?;
+    let text = super::read_dtd(&a.dtd)?;
     let name = std::path::Path::new(&a.dtd)
         .file_name()
         .map_or(a.dtd.clone(), |n| n.to_string_lossy().into_owned());

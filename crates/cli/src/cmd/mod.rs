@@ -38,8 +38,30 @@ pub struct InputArgs {
 }
 
 /// A DTD file's text (from disk only: DTDs are never fetched).
+/// Reads a DTD like any other input: a path or `-`, compressed or not;
+/// text that is not UTF-8 is an error naming the line and column.
 pub fn read_dtd(path: &str) -> Result<String> {
-    std::fs::read_to_string(path).with_context(|| format!("reading the DTD {path}"))
+    use std::io::Read;
+    let mut input = Input::open(path).with_context(|| format!("opening the DTD {path}"))?;
+    let mut bytes = Vec::new();
+    input
+        .reader
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("reading the DTD {path}"))?;
+    String::from_utf8(bytes).map_err(|e| {
+        let bytes = e.as_bytes();
+        let at = e.utf8_error().valid_up_to();
+        let line = bytes[..at].iter().filter(|b| **b == b'\n').count() + 1;
+        let column = at
+            - bytes[..at]
+                .iter()
+                .rposition(|b| *b == b'\n')
+                .map_or(0, |i| i + 1)
+            + 1;
+        anyhow::anyhow!(
+            "the DTD {path} is not UTF-8: line {line}, column {column} (byte offset {at})"
+        )
+    })
 }
 
 /// An input whose format is known, not yet decoded.
