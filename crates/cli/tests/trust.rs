@@ -709,3 +709,30 @@ fn dtds_read_like_inputs_and_long_tokens_are_cut_in_messages() {
         );
     }
 }
+
+#[test]
+fn replay_stops_clearly_at_its_memory_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("big.hatf.txt");
+    // One allocation of 3 GiB between two small ones.
+    std::fs::write(
+        &trace,
+        "# tramp hatf-text 1\nalloc size=1000 address=0x10\nalloc size=3221225472 address=0x100000\nfree address=0x100000\nfree address=0x10\n",
+    )
+    .unwrap();
+    let out = tramp(&["replay", "--memory-limit", "64M", trace.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains("would hold 3221226472 bytes live, over the memory limit of 67108864 bytes"),
+        "{err}"
+    );
+    // The replay of what came before is still reported.
+    assert!(
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .contains("replayed                  1 malloc")
+    );
+    let out = tramp(&["replay", "--memory-limit", "lots", trace.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "a usage error");
+}

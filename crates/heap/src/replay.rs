@@ -46,6 +46,13 @@ pub struct OpWriter<W: Write> {
     next: u32,
     /// After a realloc on a thread: the alloc and free records it implies.
     expect: FxHashMap<u64, (Option<u64>, Option<u64>)>,
+    /// Requested size of each slot's block, and their sum: what the driver
+    /// will hold at once, before any allocator overhead.
+    sizes: Vec<u64>,
+    live: u64,
+    /// Refuse to go past this many live bytes (the driver would allocate
+    /// them for real).
+    limit: u64,
     pub counts: OpCounts,
 }
 
@@ -57,11 +64,37 @@ impl<W: Write> OpWriter<W> {
             spare: Vec::new(),
             next: 0,
             expect: FxHashMap::default(),
+            sizes: Vec::new(),
+            live: 0,
+            limit: u64::MAX,
             counts: OpCounts::default(),
         }
     }
 
+    /// Stops with an error (kind `OutOfMemory`) before the live bytes the
+    /// driver would hold exceed `limit`.
+    pub fn with_limit(mut self, limit: u64) -> Self {
+        self.limit = limit;
+        self
+    }
+
     fn op(&mut self, op: u8, slot: u32, size: u64) -> io::Result<()> {
+        let i = slot as usize;
+        if self.sizes.len() <= i {
+            self.sizes.resize(i + 1, 0);
+        }
+        let after = self.live - self.sizes[i] + if op == OP_FREE { 0 } else { size };
+        if after > self.limit {
+            return Err(io::Error::new(
+                io::ErrorKind::OutOfMemory,
+                format!(
+                    "replaying this would hold {after} bytes live, over the memory limit of {} bytes (--memory-limit raises it)",
+                    self.limit
+                ),
+            ));
+        }
+        self.live = after;
+        self.sizes[i] = if op == OP_FREE { 0 } else { size };
         let mut b = [0u8; 13];
         b[0] = op;
         b[1..5].copy_from_slice(&slot.to_le_bytes());
@@ -211,9 +244,10 @@ pub struct ReplayFeed<W: Write> {
 }
 
 impl<W: Write> ReplayFeed<W> {
-    pub fn new(out: W) -> Self {
+    /// A feed whose driver may hold at most `limit` live bytes.
+    pub fn new(out: W, limit: u64) -> Self {
         ReplayFeed {
-            ops: OpWriter::new(out),
+            ops: OpWriter::new(out).with_limit(limit),
             view: crate::HeapView::new(),
             stats: crate::HeapStats::new(),
         }

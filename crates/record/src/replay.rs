@@ -17,6 +17,22 @@ pub struct ReplayOptions {
     pub allocator: Option<(String, std::path::PathBuf)>,
     /// Do not write to the allocated memory.
     pub no_touch: bool,
+    /// Most bytes the driver may hold live (requested sizes); the replay
+    /// stops with an error before that.
+    pub memory_limit: u64,
+}
+
+/// The default memory limit: half the machine's physical memory (from
+/// /proc/meminfo), or 4 GiB where that cannot be read.
+pub fn default_memory_limit() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| {
+            m.lines()
+                .find_map(|l| l.strip_prefix("MemTotal:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        })
+        .map_or(4 << 30, |kib| kib * 1024 / 2)
 }
 
 /// Feeds every record of `source` to the driver at `driver`, then collects
@@ -37,7 +53,10 @@ pub fn replay(
     }
     let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).spawn()?;
     let stdin = child.stdin.take().expect("piped");
-    let mut feed = ReplayFeed::new(std::io::BufWriter::with_capacity(1 << 20, stdin));
+    let mut feed = ReplayFeed::new(
+        std::io::BufWriter::with_capacity(1 << 20, stdin),
+        opts.memory_limit,
+    );
     let run = drive(source, &mut [&mut feed], Vec::new(), progress);
     let (trace, operations, mut out) = feed.into_parts();
     out.flush()?;

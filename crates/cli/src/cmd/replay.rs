@@ -28,9 +28,33 @@ pub struct ReplayArgs {
     /// RSS then shows only what the allocator itself touches).
     #[arg(long)]
     no_touch: bool,
+    /// Most bytes the replay may hold live at once (the sum of the
+    /// requested sizes; the allocator adds its overhead): a number with an
+    /// optional K, M, G or T suffix (powers of 1024). The replay stops with
+    /// an error before exceeding it. Default: half the physical memory.
+    #[arg(long, value_name = "BYTES", value_parser = parse_size)]
+    memory_limit: Option<u64>,
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
+}
+
+/// `512M`, `4G`, `1000000`.
+fn parse_size(s: &str) -> Result<u64, String> {
+    let (digits, shift) = match s.trim().to_ascii_uppercase().chars().last() {
+        Some('K') => (&s[..s.len() - 1], 10),
+        Some('M') => (&s[..s.len() - 1], 20),
+        Some('G') => (&s[..s.len() - 1], 30),
+        Some('T') => (&s[..s.len() - 1], 40),
+        _ => (s, 0),
+    };
+    let n: u64 = digits
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a size (e.g. 512M, 4G)"))?;
+    n.checked_shl(shift)
+        .filter(|v| v >> shift == n)
+        .ok_or_else(|| format!("`{s}` is too large"))
 }
 
 pub fn run(a: ReplayArgs) -> Result<()> {
@@ -47,6 +71,9 @@ pub fn run(a: ReplayArgs) -> Result<()> {
     let opts = tramp_record::replay::ReplayOptions {
         allocator,
         no_touch: a.no_touch,
+        memory_limit: a
+            .memory_limit
+            .unwrap_or_else(tramp_record::replay::default_memory_limit),
     };
     let (report, run) =
         tramp_record::replay::replay(&driver, &mut *o.source, &opts, &mut o.progress)
