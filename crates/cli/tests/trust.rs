@@ -736,3 +736,40 @@ fn replay_stops_clearly_at_its_memory_limit() {
     let out = tramp(&["replay", "--memory-limit", "lots", trace.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2), "a usage error");
 }
+
+#[test]
+fn replay_figures_say_what_they_measure_and_agree() {
+    let dir = tempfile::tempdir().unwrap();
+    let hatf = dir.path().join("s.hatf");
+    let hatf = hatf.to_str().unwrap();
+    assert!(
+        tramp(&["sample", "--events", "3000", "-o", hatf])
+            .status
+            .success()
+    );
+    let out = tramp(&["replay", "--json", hatf]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let d = &v["driver"];
+    let f = |k: &str| d[k].as_f64().unwrap();
+    // The per-operation times add up to the time in allocator calls, which
+    // is part of the driver's wall time.
+    let calls = f("ns_per_malloc") * f("mallocs")
+        + f("ns_per_free") * f("frees")
+        + f("ns_per_realloc") * f("reallocs");
+    assert!(
+        (calls / 1e9 - f("alloc_seconds")).abs() <= 1e-5 + 0.05 * f("alloc_seconds"),
+        "{v}"
+    );
+    assert!(f("alloc_seconds") <= f("seconds"), "{v}");
+    // Every page of every live block is touched: the footprint is at least
+    // about the live bytes, and not a multiple of them from the driver's
+    // own memory (the baseline is taken the same way as the peak).
+    let ratio = v["footprint_over_max_live_bytes"].as_f64().unwrap();
+    assert!((0.8..3.0).contains(&ratio), "{v}");
+    let text = String::from_utf8(tramp(&["replay", hatf]).stdout).unwrap();
+    assert!(
+        text.contains("s in allocator calls;") && text.contains("driver wall time"),
+        "{text}"
+    );
+}

@@ -229,9 +229,22 @@ pub struct DriverReport {
     pub ns_per_malloc: f64,
     pub ns_per_free: f64,
     pub ns_per_realloc: f64,
+    /// The driver's wall time: reading the operation stream from tramp,
+    /// touching pages, and the allocator's calls.
     pub seconds: f64,
+    /// Time inside the allocator's calls only (what the per-operation
+    /// times add up to).
+    #[serde(default)]
+    pub alloc_seconds: f64,
+    /// The driver's peak RSS (VmHWM, which starts afresh at exec) before
+    /// the first operation, its input buffer in use.
     pub rss_before_kib: i64,
+    /// The driver's peak RSS (VmHWM) at the end.
     pub peak_rss_kib: i64,
+    /// The driver's own slot table (one pointer per slot), not the
+    /// allocator's memory.
+    #[serde(default)]
+    pub slots_kib: i64,
     pub slots: u64,
 }
 
@@ -298,9 +311,11 @@ pub struct ReplayReport {
 }
 
 impl ReplayReport {
-    /// Peak RSS above the driver's RSS before the first operation.
+    /// What the allocator added to the driver's peak RSS: the peak at the
+    /// end less the peak before the first operation (both VmHWM) and
+    /// less the driver's own slot table.
     pub fn footprint_kib(&self) -> i64 {
-        (self.driver.peak_rss_kib - self.driver.rss_before_kib).max(0)
+        (self.driver.peak_rss_kib - self.driver.rss_before_kib - self.driver.slots_kib).max(0)
     }
 
     /// The footprint over the trace's maximum live bytes.
@@ -338,9 +353,10 @@ impl std::fmt::Display for ReplayReport {
             "allocator                 {}\n\
              trace                     {} allocs, {} frees, {} reallocs; max live {} objects, {} bytes\n\
              replayed                  {} malloc, {} free, {} realloc ({} unknown frees skipped, {} failed)\n\
-             time per operation        malloc {:.1} ns, free {:.1} ns, realloc {:.1} ns ({:.3} s in all)\n\
-             peak RSS                  {} KiB (driver alone: {} KiB)\n\
-             footprint                 {} KiB = {:.2} x the trace's max live bytes\n",
+             time per operation        malloc {:.1} ns, free {:.1} ns, realloc {:.1} ns\n\
+             time                      {:.3} s in allocator calls; {:.3} s driver wall time (with reading the operations and touching pages)\n\
+             peak RSS                  {} KiB (driver before the first operation: {} KiB; its slot table: {} KiB)\n\
+             footprint                 {} KiB = {:.2} x the trace's max live bytes (peak RSS less the driver's own)\n",
             self.allocator,
             t.total_allocs,
             t.total_frees,
@@ -355,9 +371,11 @@ impl std::fmt::Display for ReplayReport {
             d.ns_per_malloc,
             d.ns_per_free,
             d.ns_per_realloc,
+            d.alloc_seconds,
             d.seconds,
             d.peak_rss_kib,
             d.rss_before_kib,
+            d.slots_kib,
             self.footprint_kib(),
             self.footprint_ratio()
         )
