@@ -679,6 +679,24 @@ fn dtds_read_like_inputs_and_long_tokens_are_cut_in_messages() {
         "{}",
         stderr(&out)
     );
+    // A 5 MB token in a DTD: file:line:col and the message, no 5 MB excerpt.
+    let long = at("long.dtd");
+    std::fs::write(
+        &long,
+        format!(
+            "tag.width = 1;\nrec: (tag, {}) {{ tag.value = 4 }}\n",
+            "x".repeat(5_000_000)
+        ),
+    )
+    .unwrap();
+    let out = tramp(&["gen", "--rust", &long]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        out.stderr.len() < 2000,
+        "{} bytes of stderr",
+        out.stderr.len()
+    );
+    assert!(stderr(&out).contains("long.dtd:2:"), "{}", stderr(&out));
     // A 500 KB token in a text trace: the message stays short.
     for (name, text) in [
         (

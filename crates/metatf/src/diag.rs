@@ -57,12 +57,22 @@ impl std::fmt::Display for Diagnostic {
 
 /// Renders diagnostics for `file` (whose text is `src`) as plain text: a
 /// `file:line:col: error: message` line, then ariadne's source excerpt.
+/// Longest source line shown in an excerpt.
+const MAX_EXCERPT_LINE: usize = 1000;
+
 pub fn render(file: &str, src: &str, diags: &[Diagnostic]) -> String {
     use ariadne::{CharSet, Config, IndexType, Label, Report, ReportKind, Source};
     let mut out = Vec::new();
+    // A line too long to show (a 5 MB token): the diagnostics keep their
+    // file:line:col and message, without the excerpt.
+    let excerpts = src.lines().all(|l| l.len() <= MAX_EXCERPT_LINE);
     for d in diags {
         let (line, col) = d.line_col(src);
-        out.extend_from_slice(format!("{file}:{line}:{col}: error: {}\n", d.message).as_bytes());
+        let message = tramp_core::text::clip(d.message.clone());
+        out.extend_from_slice(format!("{file}:{line}:{col}: error: {message}\n").as_bytes());
+        if !excerpts {
+            continue;
+        }
         let clamp =
             |s: &Span| s.start.min(src.len())..s.end.min(src.len()).max(s.start.min(src.len()));
         let mut report = Report::build(ReportKind::Error, (file, clamp(&d.span)))
