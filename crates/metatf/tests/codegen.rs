@@ -85,6 +85,8 @@ fn run_driver(
         .arg(&input)
         .arg(&output)
         .args(extra)
+        .env("TRAMP_UNZSTD_EXE", std::env::current_exe().unwrap())
+        .env("TRAMP_UNZSTD_DIR", dir)
         .output()
         .unwrap();
     assert!(
@@ -349,20 +351,26 @@ fn generated_memtrace_codec_agrees() {
 /// The driver every generated module is compiled with: it prints each
 /// record the generated reader sees and writes it back with the generated
 /// writer (data sections stored). Given a third argument, it reads
-/// zstd-compressed data sections through the `zstd` program (the
-/// generated module is std-only and takes a decoder).
+/// zstd-compressed data sections through a decoder of its own (the
+/// generated module is std-only and takes one): this test binary, run as
+/// the `unzstd_helper` test, so the tests need no zstd program.
 const DRIVER: &str = r#"
 mod generated;
 fn unzstd(r: &mut dyn std::io::Read, w: &mut dyn std::io::Write) -> std::io::Result<()> {
-    use std::process::{Command, Stdio};
-    let mut child = Command::new("zstd").args(["-d", "-q", "-c"]).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn()?;
+    use std::process::Command;
+    let dir = std::path::PathBuf::from(std::env::var_os("TRAMP_UNZSTD_DIR").unwrap());
+    let (i, o) = (dir.join("section.zst"), dir.join("section.raw"));
     let mut input = Vec::new();
     r.read_to_end(&mut input)?;
-    let mut stdin = child.stdin.take().unwrap();
-    let feeder = std::thread::spawn(move || { let _ = std::io::Write::write_all(&mut stdin, &input); });
-    std::io::copy(child.stdout.as_mut().unwrap(), w)?;
-    feeder.join().unwrap();
-    assert!(child.wait()?.success());
+    std::fs::write(&i, &input)?;
+    let status = Command::new(std::env::var_os("TRAMP_UNZSTD_EXE").unwrap())
+        .args(["unzstd_helper", "--exact", "--quiet", "--test-threads=1"])
+        .env("TRAMP_UNZSTD_IN", &i)
+        .env("TRAMP_UNZSTD_OUT", &o)
+        .stdout(std::process::Stdio::null())
+        .status()?;
+    assert!(status.success());
+    w.write_all(&std::fs::read(&o)?)?;
     Ok(())
 }
 fn main() {
@@ -426,17 +434,15 @@ fn generated_code_reads_and_writes_data_sections() {
         assert_eq!(universal_text(&written), lines);
         // Compressed sections (the universal default), through a decoder.
         let zipped = universal_trace(dtd, big, &build);
-        let has_zstd = Command::new("zstd")
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success());
         let zin = dir.join(format!("z{big}.mtf"));
         std::fs::write(&zin, &zipped).unwrap();
-        if has_zstd {
+        {
             let run = Command::new(&exe)
                 .arg(&zin)
                 .arg(dir.join("zout.mtf"))
                 .arg("zstd")
+                .env("TRAMP_UNZSTD_EXE", std::env::current_exe().unwrap())
+                .env("TRAMP_UNZSTD_DIR", &dir)
                 .output()
                 .unwrap();
             assert!(
@@ -450,8 +456,6 @@ fn generated_code_reads_and_writes_data_sections() {
                 .map(str::to_string)
                 .collect();
             assert_eq!(zl, lines);
-        } else {
-            eprintln!("zstd is not installed: the compressed-section case is skipped");
         }
         // Without a decoder, a compressed section is a clear error.
         let run = Command::new(&exe)
@@ -542,4 +546,19 @@ fn a_section_offset_out_of_range_stops_both_readers_after_the_good_records() {
         String::from_utf8_lossy(&run.stderr)
             .contains("offset 9 is past the end of data section 1 (4 bytes)")
     );
+}
+
+/// Not a test of its own: the generated-code driver runs this test binary
+/// with `unzstd_helper` as its zstd decompressor (TRAMP_UNZSTD_IN and
+/// TRAMP_UNZSTD_OUT set), so that no test needs the zstd program.
+#[test]
+fn unzstd_helper() {
+    let (Some(i), Some(o)) = (
+        std::env::var_os("TRAMP_UNZSTD_IN"),
+        std::env::var_os("TRAMP_UNZSTD_OUT"),
+    ) else {
+        return;
+    };
+    let data = std::fs::read(i).unwrap();
+    std::fs::write(o, zstd::decode_all(&data[..]).unwrap()).unwrap();
 }
