@@ -317,10 +317,14 @@ impl fmt::Display for Ledger {
     }
 }
 
-/// A sink that audits another (see the module documentation).
+/// A sink that audits another (see the module documentation). Counts are
+/// kept per source type index, with no lock and no allocation per record,
+/// and handed to the shared ledger when the sink is finished or dropped.
 pub struct Audited {
-    inner: Box<dyn Sink>,
+    inner: Option<Box<dyn Sink>>,
     plan: Plan,
+    counts: Vec<TypeCount>,
+    lossy: bool,
     ledger: Arc<Mutex<Ledger>>,
     /// Losses are not allowed and one happened: nothing more is written.
     refused: bool,
@@ -334,15 +338,42 @@ impl Audited {
             types: BTreeMap::new(),
             lossy,
         }));
+        let counts = vec![TypeCount::default(); plan.types.len()];
         (
             Audited {
-                inner,
+                inner: Some(inner),
                 plan,
+                counts,
+                lossy,
                 ledger: ledger.clone(),
                 refused: false,
             },
             ledger,
         )
+    }
+
+    /// Hands the counts to the shared ledger (once).
+    fn flush(&mut self) {
+        let mut ledger = self.ledger.lock().unwrap_or_else(|p| p.into_inner());
+        for (tp, c) in self.plan.types.iter().zip(self.counts.iter_mut()) {
+            if c.read > 0 {
+                let e = ledger.types.entry(tp.name.clone()).or_default();
+                e.read += c.read;
+                e.written += c.written;
+                e.dropped += c.dropped;
+                e.changed += c.changed;
+                for w in c.why.drain(..) {
+                    note(&mut e.why, &w);
+                }
+                c.read = 0;
+            }
+        }
+    }
+}
+
+impl Drop for Audited {
+    fn drop(&mut self) {
+        self.flush();
     }
 }
 
@@ -356,56 +387,57 @@ impl Sink for Audited {
     fn write_record(&mut self, rec: &Record<'_>) -> Result<(), Error> {
         let index = rec.record_type().index;
         let tp = &self.plan.types[index];
-        let mut ledger = self.ledger.lock().expect("the ledger is not poisoned");
-        let lossy = ledger.lossy;
-        let count = ledger.types.entry(tp.name.clone()).or_default();
+        let count = &mut self.counts[index];
         count.read += 1;
-        let mut changed: Option<String> = match &tp.fate {
+        let mut changed: Option<&str> = match &tp.fate {
             Fate::Exact => None,
             Fate::Encoding => return Ok(()),
             Fate::Dropped(why) => {
                 count.dropped += 1;
                 note(&mut count.why, why);
-                self.refused |= !lossy;
+                self.refused |= !self.lossy;
                 return Ok(());
             }
-            Fate::Changed(why) => Some(why.clone()),
+            Fate::Changed(why) => Some(why),
         };
         let lost = tp
             .unplaced
             .iter()
             .any(|(i, _)| rec.get(*i).is_some_and(|v| holds_data(&v)));
         if lost {
-            let why = tp.unplaced_why.clone();
-            changed = Some(match changed {
-                Some(c) => format!("{c}; {why}"),
-                None => why,
-            });
+            match changed {
+                Some(c) => note(&mut count.why, c),
+                None => changed = Some(&tp.unplaced_why),
+            }
         }
         if let Some(why) = changed {
             count.changed += 1;
-            note(&mut count.why, &why);
-            if !lossy {
-                self.refused = true;
-            }
+            note(&mut count.why, if lost { &tp.unplaced_why } else { why });
+            self.refused |= !self.lossy;
         }
         if self.refused {
             return Ok(());
         }
         count.written += 1;
-        drop(ledger);
-        self.inner.write_record(rec)
+        match &mut self.inner {
+            Some(inner) => inner.write_record(rec),
+            None => Ok(()),
+        }
     }
 
-    fn finish(self: Box<Self>) -> Result<(), Error> {
+    fn finish(mut self: Box<Self>) -> Result<(), Error> {
+        self.flush();
         if self.refused {
             // The output is dropped unfinished: nothing appears.
-            let ledger = self.ledger.lock().expect("the ledger is not poisoned");
+            let ledger = self.ledger.lock().unwrap_or_else(|p| p.into_inner());
             return Err(Error::Usage(format!(
                 "refused: the conversion would lose data (--lossy allows it):\n  {}",
                 ledger.losses().join("\n  ")
             )));
         }
-        self.inner.finish()
+        match self.inner.take() {
+            Some(inner) => inner.finish(),
+            None => Ok(()),
+        }
     }
 }
