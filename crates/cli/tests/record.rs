@@ -79,7 +79,13 @@ fn c_patterns_are_recorded_exactly() {
     let dir = tempfile::tempdir().unwrap();
     let prog = build(dir.path(), "patterns.c");
     let out = record(dir.path(), "p.hatf.zst", &[prog.to_str().unwrap()]);
-    assert_eq!(out.status.code(), Some(42), "exit status passes through");
+    assert_eq!(
+        out.status.code(),
+        Some(42),
+        "exit status passes through; the program's stderr:\n{}\nstdout:\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+    );
     let stdout = String::from_utf8(out.stdout).unwrap();
     assert!(
         stdout.ends_with("done\n"),
