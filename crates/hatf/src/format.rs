@@ -42,8 +42,11 @@ pub static HATF_TEXT: FormatDesc = FormatDesc {
 /// (keeping their metadata) and `naive` for any other.
 fn policy(opts: &CreateOptions<'_>) -> Result<Policy, Error> {
     match opts.policy {
-        Some(p) => Policy::parse(p)
-            .ok_or_else(|| Error::Usage(format!("unknown policy `{p}` (naive or explicit)"))),
+        Some(p) => Policy::parse(p).ok_or_else(|| {
+            Error::Usage(format!(
+                "unknown policy `{p}` (naive, explicit, small-size)"
+            ))
+        }),
         None if opts.same_family => Ok(Policy::Explicit),
         None => Ok(Policy::Naive),
     }

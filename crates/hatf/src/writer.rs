@@ -33,13 +33,27 @@ pub enum Policy {
     /// The caller places every metadata record; a value the current
     /// encoding cannot represent is an error.
     Explicit,
+    /// The paper's "Small Size" (§3.3): the size field starts at the width
+    /// its first value needs (1 byte for most programs) and is widened by a
+    /// metadata record when a size needs more; once a run of records would
+    /// each save bytes at a narrower width, and the run has saved
+    /// [`CONTRACT_AFTER`] bytes (two metadata records' worth), it is
+    /// narrowed to the widest width the run needed. Other fields as naive.
+    /// Streaming, no look-ahead; docs/formats/hatf.md has the rule.
+    SmallSize,
 }
+
+/// Bytes a run of records must have saved at a narrower size width before
+/// the small-size policy narrows it: a narrowing and the widening that may
+/// follow cost one 4-byte metadata record each.
+pub const CONTRACT_AFTER: usize = 8;
 
 impl Policy {
     pub fn parse(s: &str) -> Option<Policy> {
         match s {
             "naive" => Some(Policy::Naive),
             "explicit" => Some(Policy::Explicit),
+            "small-size" => Some(Policy::SmallSize),
             _ => None,
         }
     }
@@ -59,6 +73,17 @@ pub struct Writer<W: Write> {
     records: u64,
     /// Items given by the caller (for error messages).
     items: u64,
+    /// The small-size policy's current run of narrower sizes.
+    size_run: SizeRun,
+}
+
+/// A run of records whose sizes fit a narrower width than the one in
+/// effect: how many, and the widest width they needed.
+#[derive(Clone, Copy, Debug, Default)]
+struct SizeRun {
+    started: bool,
+    len: usize,
+    widest: usize,
 }
 
 /// Why `value` cannot be stored in field `f` under `st`, or `None` if it can;
@@ -128,6 +153,7 @@ impl<W: Write> Writer<W> {
             policy,
             records: 0,
             items: 0,
+            size_run: SizeRun::default(),
         }
     }
 
@@ -162,7 +188,7 @@ impl<W: Write> Writer<W> {
             Item::Comment(c) => self.write_comment(c),
             Item::Meta(m) => match self.policy {
                 Policy::Explicit => self.write_meta(*m),
-                Policy::Naive => {
+                Policy::Naive | Policy::SmallSize => {
                     self.items += 1;
                     Ok(())
                 }
@@ -216,6 +242,46 @@ impl<W: Write> Writer<W> {
         self.records += 1;
         self.items += 1;
         self.spill()
+    }
+
+    /// The small-size policy's decision before `ev` (see [`Policy::SmallSize`]).
+    fn small_size(&mut self, ev: &Event<'_>) -> Result<(), Error> {
+        if !ev.kind.layout().contains(&Field::Size) {
+            return Ok(());
+        }
+        let st = self.state.field(Field::Size);
+        if st.interp != Interp::None {
+            return Ok(());
+        }
+        let need = min_width(ev.size).bytes();
+        let cur = st.width.bytes();
+        let run = &mut self.size_run;
+        if !run.started || need > cur {
+            *run = SizeRun {
+                started: true,
+                ..SizeRun::default()
+            };
+            if need != cur {
+                self.put_meta(Meta::SetWidth(Field::Size, Width::Fixed(need as u8)))?;
+            }
+        } else if need < cur {
+            run.len += 1;
+            run.widest = run.widest.max(need);
+            if run.len * (cur - run.widest) >= CONTRACT_AFTER {
+                let to = run.widest;
+                *run = SizeRun {
+                    started: true,
+                    ..SizeRun::default()
+                };
+                self.put_meta(Meta::SetWidth(Field::Size, Width::Fixed(to as u8)))?;
+            }
+        } else {
+            *run = SizeRun {
+                started: true,
+                ..SizeRun::default()
+            };
+        }
+        Ok(())
     }
 
     /// Under the naive policy, places the metadata `ev` needs.
@@ -368,10 +434,13 @@ impl<W: Write> Writer<W> {
 
     /// Writes a data record with absolute values.
     pub fn write_event(&mut self, ev: &Event<'_>) -> Result<(), Error> {
+        if self.policy == Policy::SmallSize {
+            self.small_size(ev)?;
+        }
         if self.try_write_plain(ev) {
             return self.spill();
         }
-        if self.policy == Policy::Naive {
+        if matches!(self.policy, Policy::Naive | Policy::SmallSize) {
             self.make_room(ev)?;
         }
         let mark = self.buf.len();
