@@ -44,7 +44,7 @@ fn policy(opts: &CreateOptions<'_>) -> Result<Policy, Error> {
     match opts.policy {
         Some(p) => Policy::parse(p).ok_or_else(|| {
             Error::Usage(format!(
-                "unknown policy `{p}` (naive, explicit, small-size)"
+                "unknown policy `{p}` (naive, explicit, small-size, same-size, combined-size)"
             ))
         }),
         None if opts.same_family => Ok(Policy::Explicit),

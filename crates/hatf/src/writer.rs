@@ -41,7 +41,21 @@ pub enum Policy {
     /// narrowed to the widest width the run needed. Other fields as naive.
     /// Streaming, no look-ahead; docs/formats/hatf.md has the rule.
     SmallSize,
+    /// The paper's "Same Size" (§3.3): a run of records of one size
+    /// switches the size field to `default SIZE` (no bytes per record) and
+    /// back to `none` when a different size comes. Streaming, so the switch
+    /// is decided as a ski-rental rule: once the run has cost at full width
+    /// what the two switching records cost ([`SWITCH_COST`] bytes), it
+    /// switches. Other fields as naive.
+    SameSize,
+    /// Small size and same size together ("Combined Size").
+    CombinedSize,
 }
+
+/// Bytes the same-size policy pays to switch a run: `set
+/// fieldInterpretation size default V` (12 bytes) and the `none` (4) that
+/// ends it.
+pub const SWITCH_COST: usize = 16;
 
 /// Bytes a run of records must have saved at a narrower size width before
 /// the small-size policy narrows it: a narrowing and the widening that may
@@ -54,6 +68,8 @@ impl Policy {
             "naive" => Some(Policy::Naive),
             "explicit" => Some(Policy::Explicit),
             "small-size" => Some(Policy::SmallSize),
+            "same-size" => Some(Policy::SameSize),
+            "combined-size" => Some(Policy::CombinedSize),
             _ => None,
         }
     }
@@ -75,6 +91,15 @@ pub struct Writer<W: Write> {
     items: u64,
     /// The small-size policy's current run of narrower sizes.
     size_run: SizeRun,
+    /// The same-size policy's current run of one size.
+    same_run: SameRun,
+}
+
+/// A run of records of one size.
+#[derive(Clone, Copy, Debug, Default)]
+struct SameRun {
+    value: u64,
+    len: usize,
 }
 
 /// A run of records whose sizes fit a narrower width than the one in
@@ -154,6 +179,7 @@ impl<W: Write> Writer<W> {
             records: 0,
             items: 0,
             size_run: SizeRun::default(),
+            same_run: SameRun::default(),
         }
     }
 
@@ -188,7 +214,7 @@ impl<W: Write> Writer<W> {
             Item::Comment(c) => self.write_comment(c),
             Item::Meta(m) => match self.policy {
                 Policy::Explicit => self.write_meta(*m),
-                Policy::Naive | Policy::SmallSize => {
+                Policy::Naive | Policy::SmallSize | Policy::SameSize | Policy::CombinedSize => {
                     self.items += 1;
                     Ok(())
                 }
@@ -282,6 +308,42 @@ impl<W: Write> Writer<W> {
             };
         }
         Ok(())
+    }
+
+    /// The same-size policy's decision before `ev` (see [`Policy::SameSize`]).
+    fn same_size(&mut self, ev: &Event<'_>) -> Result<(), Error> {
+        if !ev.kind.layout().contains(&Field::Size) {
+            return Ok(());
+        }
+        let st = self.state.field(Field::Size);
+        match st.interp {
+            Interp::Default(v) if v == ev.size => Ok(()),
+            Interp::Default(_) => {
+                // The run ends: back to `none` (the width comes back with it).
+                self.same_run = SameRun {
+                    value: ev.size,
+                    len: 1,
+                };
+                self.put_meta(Meta::SetInterp(Field::Size, Interp::None))
+            }
+            Interp::None => {
+                let run = &mut self.same_run;
+                if run.len > 0 && run.value == ev.size {
+                    run.len += 1;
+                } else {
+                    *run = SameRun {
+                        value: ev.size,
+                        len: 1,
+                    };
+                }
+                let width = st.width.bytes().max(1);
+                if (run.len - 1) * width >= SWITCH_COST {
+                    self.put_meta(Meta::SetInterp(Field::Size, Interp::Default(ev.size)))?;
+                }
+                Ok(())
+            }
+            _ => Ok(()),
+        }
     }
 
     /// Under the naive policy, places the metadata `ev` needs.
@@ -434,13 +496,16 @@ impl<W: Write> Writer<W> {
 
     /// Writes a data record with absolute values.
     pub fn write_event(&mut self, ev: &Event<'_>) -> Result<(), Error> {
-        if self.policy == Policy::SmallSize {
+        if matches!(self.policy, Policy::SmallSize | Policy::CombinedSize) {
             self.small_size(ev)?;
+        }
+        if matches!(self.policy, Policy::SameSize | Policy::CombinedSize) {
+            self.same_size(ev)?;
         }
         if self.try_write_plain(ev) {
             return self.spill();
         }
-        if matches!(self.policy, Policy::Naive | Policy::SmallSize) {
+        if self.policy != Policy::Explicit {
             self.make_room(ev)?;
         }
         let mark = self.buf.len();

@@ -195,6 +195,23 @@ proptest! {
     }
 
     #[test]
+    fn same_and_combined_size_policies_round_trip_any_events(
+        events in prop::collection::vec(event(), 0..120),
+        repeat in 1usize..12,
+    ) {
+        // Repeat each event's size a few times so that runs occur.
+        let items: Vec<OwnedItem> = events
+            .iter()
+            .flat_map(|e| std::iter::repeat_n(canonical(e), repeat))
+            .map(OwnedItem::Event)
+            .collect();
+        for policy in [Policy::SameSize, Policy::CombinedSize] {
+            let bytes = encode(&items, policy);
+            prop_assert_eq!(decode(&bytes, false), items.clone());
+        }
+    }
+
+    #[test]
     fn small_size_policy_round_trips_any_events(events in prop::collection::vec(event(), 0..120)) {
         let items: Vec<OwnedItem> = events.iter().map(|e| OwnedItem::Event(canonical(e))).collect();
         let bytes = encode(&items, Policy::SmallSize);
@@ -241,4 +258,49 @@ fn small_size_widens_at_once_and_narrows_after_a_paying_run() {
     // Other fields (address) get their naive metadata: compare sizes only.
     let got: Vec<String> = seq.into_iter().filter(|s| s != "meta").collect();
     assert_eq!(got, want);
+}
+
+/// The same-size rule: a run switches to `default SIZE` once it has paid
+/// 16 bytes at full width (four records at the default 4 bytes), and back
+/// to `none` when another size comes.
+#[test]
+fn same_size_switches_after_a_paying_run_and_back() {
+    use tramp_hatf::{EventKind, Item};
+    let alloc = |size: u64, address: u64| {
+        let mut e = OwnedEvent::new(EventKind::Alloc);
+        e.size = size;
+        e.address = address;
+        OwnedItem::Event(e)
+    };
+    let mut items: Vec<OwnedItem> = (0..7).map(|i| alloc(100, 0x100 + i)).collect();
+    items.push(alloc(7, 0x200));
+    let bytes = encode(&items, Policy::SameSize);
+    let mut r = tramp_hatf::Reader::from_slice(&bytes).with_metadata(true);
+    let mut seq = Vec::new();
+    while let Some(item) = r.next_item().unwrap() {
+        match item {
+            Item::Meta(Meta::SetInterp(Field::Size, Interp::Default(v))) => {
+                seq.push(format!("default:{v}"))
+            }
+            Item::Meta(Meta::SetInterp(Field::Size, Interp::None)) => seq.push("none".into()),
+            Item::Event(e) => seq.push(e.size.to_string()),
+            _ => {}
+        }
+    }
+    assert_eq!(
+        seq,
+        [
+            "100",
+            "100",
+            "100",
+            "100",
+            "default:100",
+            "100",
+            "100",
+            "100",
+            "none",
+            "7"
+        ]
+    );
+    assert_eq!(decode(&bytes, false), items);
 }
