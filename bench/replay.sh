@@ -4,7 +4,8 @@
 #
 #   bench/replay.sh
 #
-# Needs Debian's libjemalloc2 and libmimalloc2.0 (.ci/run installs them).
+# Needs Debian's libjemalloc2 and libmimalloc2.0 (apt install libjemalloc2 libmimalloc2.0;
+# the tests do not need them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release -q

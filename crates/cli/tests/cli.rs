@@ -3,12 +3,8 @@
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-fn tramp(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tramp"))
-        .args(args)
-        .output()
-        .expect("tramp runs")
-}
+mod common;
+use common::{path_in as p, tramp};
 
 fn tramp_stdin(args: &[&str], stdin: &[u8]) -> Output {
     use std::io::Write;
@@ -51,10 +47,6 @@ fn golden(name: &str, actual: &str) {
         actual, want,
         "golden {name} differs; UPDATE_GOLDEN=1 regenerates it"
     );
-}
-
-fn p(dir: &tempfile::TempDir, name: &str) -> String {
-    dir.path().join(name).to_str().unwrap().to_string()
 }
 
 #[test]

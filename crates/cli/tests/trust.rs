@@ -6,25 +6,8 @@ use std::io::Read;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-fn tramp(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tramp"))
-        .args(args)
-        .output()
-        .expect("tramp runs")
-}
-
-fn fixture(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name)
-        .to_str()
-        .unwrap()
-        .to_string()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
+mod common;
+use common::{fixture, path_in, stderr, tramp};
 
 /// Bytes that no reader takes for anything (a fixed pseudo-random stream).
 fn noise(n: usize) -> Vec<u8> {
@@ -224,7 +207,7 @@ fn records(path: &str) -> Vec<String> {
 #[test]
 fn every_conversion_is_lossless_or_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let at = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let at = |name: &str| path_in(&dir, name);
     let split_dtd = fixture("hatf-splitaddr.dtd");
     // The fixtures, one or more per format.
     let hatf = at("sample.hatf");
@@ -323,7 +306,7 @@ fn every_conversion_is_lossless_or_refused() {
 #[test]
 fn lossy_writes_what_the_target_holds_and_says_what_it_did_not() {
     let dir = tempfile::tempdir().unwrap();
-    let at = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let at = |name: &str| path_in(&dir, name);
     let hatf = at("s.hatf");
     assert!(
         tramp(&["sample", "--events", "2000", "-o", &hatf])
@@ -441,7 +424,7 @@ fn decompressed_prefix(data: &[u8], ext: &str) -> Vec<u8> {
 #[test]
 fn a_cut_compressed_input_delivers_every_record_of_its_decompressed_prefix() {
     let dir = tempfile::tempdir().unwrap();
-    let at = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let at = |name: &str| path_in(&dir, name);
     let plain = at("s.hatf");
     assert!(
         tramp(&["sample", "--events", "200000", "-o", &plain])
@@ -504,7 +487,7 @@ fn a_cut_compressed_input_delivers_every_record_of_its_decompressed_prefix() {
 #[test]
 fn small_things_a_new_user_meets() {
     let dir = tempfile::tempdir().unwrap();
-    let at = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let at = |name: &str| path_in(&dir, name);
     // `record --stats` keeps the program's stdout its own.
     let trace = at("echo.hatf");
     let out = tramp(&["record", "--stats", "-o", &trace, "--", "echo", "hello"]);
@@ -578,7 +561,7 @@ fn small_things_a_new_user_meets() {
 #[test]
 fn metatf_damage_names_its_offset_and_a_wrong_record_count_is_reported() {
     let dir = tempfile::tempdir().unwrap();
-    let at = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let at = |name: &str| path_in(&dir, name);
     let hatf = at("s.hatf");
     assert!(
         tramp(&["sample", "--events", "500", "-o", &hatf])
@@ -640,7 +623,7 @@ fn metatf_damage_names_its_offset_and_a_wrong_record_count_is_reported() {
 #[test]
 fn dtds_read_like_inputs_and_long_tokens_are_cut_in_messages() {
     let dir = tempfile::tempdir().unwrap();
-    let at = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let at = |name: &str| path_in(&dir, name);
     // A gzip-compressed DTD generates the same code as the plain one.
     let dtd = fixture("hatf-splitaddr.dtd");
     let gz = at("split.dtd.gz");

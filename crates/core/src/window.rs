@@ -38,11 +38,6 @@ impl<R: Read> Stream<R> {
             eof: false,
         }
     }
-
-    /// The input, for a reader that reads a header before the window.
-    pub fn input_mut(&mut self) -> &mut R {
-        &mut self.input
-    }
 }
 
 impl<R: Read> Storage for Stream<R> {

@@ -54,13 +54,6 @@ pub struct Plan {
     types: Vec<TypePlan>,
 }
 
-impl Plan {
-    /// The fate of source type `index`.
-    pub fn fate(&self, index: usize) -> &Fate {
-        &self.types[index].fate
-    }
-}
-
 fn holds_data(v: &Value<'_>) -> bool {
     match v {
         Value::U64(n) => *n != 0,
@@ -73,15 +66,19 @@ fn holds_data(v: &Value<'_>) -> bool {
     }
 }
 
-/// Plans converting records of `source` (read as `from`) to `to`, whose
-/// output header is `header`. `same_schema`: the target writes the very
-/// schema the source reads (the same family, and for Meta-TF the same DTD).
+/// Plans converting the records of `source` (of format `from`, with header
+/// `source_header`) to `to`, whose output header is `header`. The target
+/// writes the very schema the source reads when both are of one family
+/// and, for Meta-TF, of one DTD.
 pub fn plan(
     source: &Schema,
+    from: Format,
+    source_header: &Header,
     to: Format,
     header: &Header,
-    same_schema: bool,
 ) -> Result<Plan, Error> {
+    let same_schema =
+        from.family == to.family && (to.family != "metatf" || header.dtd == source_header.dtd);
     let target: Option<Arc<Schema>> = match to.family {
         _ if same_schema => None,
         "hatf" => Some(tramp_hatf::records::schema().clone()),

@@ -224,13 +224,7 @@ proptest! {
 /// widest width it needed once it has saved 8 bytes.
 #[test]
 fn small_size_widens_at_once_and_narrows_after_a_paying_run() {
-    use tramp_hatf::{EventKind, Item, Meta, Width};
-    let alloc = |size: u64, address: u64| {
-        let mut e = OwnedEvent::new(EventKind::Alloc);
-        e.size = size;
-        e.address = address;
-        OwnedItem::Event(e)
-    };
+    use tramp_hatf::{Item, Meta, Width};
     // 5: width 1 set first; 300: widened to 2; then eight sizes of 1 byte:
     // each saves 1 byte at width 1, so the 8th narrows (8 x 1 >= 8).
     let mut items = vec![alloc(5, 0x10), alloc(300, 0x20)];
@@ -265,13 +259,7 @@ fn small_size_widens_at_once_and_narrows_after_a_paying_run() {
 /// to `none` when another size comes.
 #[test]
 fn same_size_switches_after_a_paying_run_and_back() {
-    use tramp_hatf::{EventKind, Item};
-    let alloc = |size: u64, address: u64| {
-        let mut e = OwnedEvent::new(EventKind::Alloc);
-        e.size = size;
-        e.address = address;
-        OwnedItem::Event(e)
-    };
+    use tramp_hatf::Item;
     let mut items: Vec<OwnedItem> = (0..7).map(|i| alloc(100, 0x100 + i)).collect();
     items.push(alloc(7, 0x200));
     let bytes = encode(&items, Policy::SameSize);
@@ -303,4 +291,12 @@ fn same_size_switches_after_a_paying_run_and_back() {
         ]
     );
     assert_eq!(decode(&bytes, false), items);
+}
+
+/// An alloc event of `size` bytes at `address`.
+fn alloc(size: u64, address: u64) -> OwnedItem {
+    let mut e = OwnedEvent::new(tramp_hatf::EventKind::Alloc);
+    e.size = size;
+    e.address = address;
+    OwnedItem::Event(e)
 }

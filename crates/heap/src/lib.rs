@@ -9,6 +9,7 @@
 //! * [`stats`]: heap statistics (the HATF paper's Table 3 and more), as text
 //!   or JSON.
 
+pub mod implied;
 pub mod live;
 pub mod replay;
 pub mod stats;

@@ -12,10 +12,10 @@
 
 use std::io::{self, Write};
 
-use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 use tramp_core::ReallocOutcome;
 
+use crate::implied::ImpliedRecords;
 use crate::live::LiveObjects;
 use crate::view::HeapEvent;
 
@@ -44,8 +44,8 @@ pub struct OpWriter<W: Write> {
     slots: LiveObjects<u32>,
     spare: Vec<u32>,
     next: u32,
-    /// After a realloc on a thread: the alloc and free records it implies.
-    expect: FxHashMap<u64, (Option<u64>, Option<u64>)>,
+    /// The alloc and free records the last realloc on each thread implies.
+    implied: ImpliedRecords,
     /// Requested size of each slot's block, and their sum: what the driver
     /// will hold at once, before any allocator overhead.
     sizes: Vec<u64>,
@@ -63,7 +63,7 @@ impl<W: Write> OpWriter<W> {
             slots: LiveObjects::new(),
             spare: Vec::new(),
             next: 0,
-            expect: FxHashMap::default(),
+            implied: ImpliedRecords::default(),
             sizes: Vec::new(),
             live: 0,
             limit: u64::MAX,
@@ -125,33 +125,10 @@ impl<W: Write> OpWriter<W> {
         }
     }
 
-    /// Whether this record is one that the last realloc on its thread
-    /// implied (and so already replayed).
-    fn implied(&mut self, thread: u64, alloc: Option<u64>, free: Option<u64>) -> bool {
-        let Some((a, f)) = self.expect.get_mut(&thread) else {
-            return false;
-        };
-        let hit = match (alloc, free) {
-            (Some(x), _) if *a == Some(x) => {
-                *a = None;
-                true
-            }
-            (_, Some(x)) if *f == Some(x) => {
-                *f = None;
-                true
-            }
-            _ => false,
-        };
-        if !hit || (a.is_none() && f.is_none()) {
-            self.expect.remove(&thread);
-        }
-        hit
-    }
-
     pub fn event(&mut self, ev: &HeapEvent) -> io::Result<()> {
         match *ev {
             HeapEvent::Alloc { size, address, cx } => {
-                if self.implied(cx.thread, Some(address), None) {
+                if self.implied.is_implied_alloc(cx.thread, address) {
                     return Ok(());
                 }
                 let slot = self.new_slot();
@@ -159,7 +136,7 @@ impl<W: Write> OpWriter<W> {
                 self.op(OP_MALLOC, slot, size)
             }
             HeapEvent::Free { address, cx } => {
-                if self.implied(cx.thread, None, Some(address)) {
+                if self.implied.is_implied_free(cx.thread, address) {
                     return Ok(());
                 }
                 match self.slots.remove(address).map(|o| o.extra) {
@@ -180,24 +157,24 @@ impl<W: Write> OpWriter<W> {
                 new,
                 cx,
             } => {
-                self.expect.remove(&cx.thread);
+                self.implied.forget(cx.thread);
                 let known = self.slots.get(old).map(|o| *o.extra);
                 match (outcome, known) {
                     (ReallocOutcome::FreeOnly, Some(slot)) => {
                         self.slots.remove(old);
                         self.spare.push(slot);
-                        self.expect.insert(cx.thread, (None, Some(old)));
+                        self.implied.after_realloc(cx.thread, None, Some(old));
                         self.op(OP_FREE, slot, 0)
                     }
                     (ReallocOutcome::FreeOnly, None) => {
-                        self.expect.insert(cx.thread, (None, Some(old)));
+                        self.implied.after_realloc(cx.thread, None, Some(old));
                         Ok(())
                     }
                     (ReallocOutcome::InPlace, Some(slot)) | (ReallocOutcome::Moved, Some(slot)) => {
                         if old != new {
                             self.slots.remove(old);
                             self.bind(new, slot);
-                            self.expect.insert(cx.thread, (Some(new), Some(old)));
+                            self.implied.after_realloc(cx.thread, Some(new), Some(old));
                         }
                         self.op(OP_REALLOC, slot, size)
                     }
@@ -205,7 +182,7 @@ impl<W: Write> OpWriter<W> {
                     _ => {
                         let slot = self.new_slot();
                         self.bind(new, slot);
-                        self.expect.insert(cx.thread, (Some(new), None));
+                        self.implied.after_realloc(cx.thread, Some(new), None);
                         self.op(OP_REALLOC, slot, size)
                     }
                 }

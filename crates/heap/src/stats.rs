@@ -12,6 +12,7 @@ use std::fmt::{self, Write as _};
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
+use crate::implied::ImpliedRecords;
 use crate::live::LiveObjects;
 use serde::Serialize;
 use tramp_core::{ReallocOutcome, Record};
@@ -124,9 +125,8 @@ pub struct HeapStats {
     /// Allocations and frees a realloc implied (its accompanying records).
     implied_allocs: u64,
     implied_frees: u64,
-    /// Per thread: the block a realloc just allocated and the one it just
-    /// freed, whose alloc and free records follow it.
-    expect: rustc_hash::FxHashMap<u64, (Option<u64>, Option<u64>)>,
+    /// The alloc and free records the last realloc on each thread implies.
+    implied: ImpliedRecords,
     bytes: u64,
     live: LiveObjects,
     max_objects: u64,
@@ -175,10 +175,7 @@ impl HeapStats {
         match *ev {
             HeapEvent::Alloc { size, address, cx } => {
                 self.allocs += 1;
-                if let Some(e) = self.expect.get_mut(&cx.thread)
-                    && e.0 == Some(address)
-                {
-                    e.0 = None;
+                if self.implied.is_implied_alloc(cx.thread, address) {
                     self.implied_allocs += 1;
                 }
                 self.bytes += size;
@@ -206,10 +203,7 @@ impl HeapStats {
             }
             HeapEvent::Free { address, cx } => {
                 self.frees += 1;
-                if let Some(e) = self.expect.get_mut(&cx.thread)
-                    && e.1 == Some(address)
-                {
-                    e.1 = None;
+                if self.implied.is_implied_free(cx.thread, address) {
                     self.implied_frees += 1;
                 }
                 let (t, h) = self.activity(&cx);
@@ -244,7 +238,7 @@ impl HeapStats {
                     ReallocOutcome::FreeOnly => (None, Some(old)),
                     ReallocOutcome::InPlace => (None, None),
                 };
-                self.expect.insert(cx.thread, expect);
+                self.implied.after_realloc(cx.thread, expect.0, expect.1);
                 if outcome == ReallocOutcome::InPlace {
                     // No accompanying records: the object changes size here,
                     // and growth counts as bytes allocated (in the totals and

@@ -46,14 +46,6 @@ fn hwm_kib() -> i64 {
         .unwrap_or_else(peak_rss_kib)
 }
 
-#[allow(dead_code)]
-fn current_rss_kib() -> i64 {
-    std::fs::read_to_string("/proc/self/statm")
-        .ok()
-        .and_then(|s| s.split_whitespace().nth(1)?.parse::<i64>().ok())
-        .map_or(0, |pages| pages * 4)
-}
-
 #[inline(always)]
 fn tsc() -> u64 {
     // SAFETY: rdtsc exists on every x86_64 CPU and has no preconditions.

@@ -62,9 +62,7 @@ pub fn run(a: ConvertArgs) -> Result<()> {
     if let Some(path) = &a.input.dtd {
         header.dtd = Some(read_dtd(path)?);
     }
-    let same_schema = o.format.family == to.family
-        && (to.family != "metatf" || header.dtd == o.source.header().dtd);
-    let plan = fidelity::plan(o.source.schema(), to, &header, same_schema)?;
+    let plan = fidelity::plan(o.source.schema(), o.format, o.source.header(), to, &header)?;
     let out =
         Output::create(&a.output, compression).with_context(|| format!("creating {}", a.output))?;
     let sink = tramp_formats::create_sink(out, to, Some(o.format), a.policy.as_deref(), &header)?;

@@ -17,6 +17,12 @@ static REPLAY_DRIVER: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/tramp-re
 /// page of each block written once, as the traced program used its memory.
 /// `--allocator` preloads another allocator into the driver (for example
 /// /usr/lib/x86_64-linux-gnu/libjemalloc.so.2 from Debian's libjemalloc2).
+///
+/// The report gives the time inside the allocator's calls (what the
+/// per-operation times add up to) beside the driver's wall time, which also
+/// reads the operation stream and touches pages; and the footprint: the
+/// driver's peak RSS less its own before the first operation (both VmHWM)
+/// and less its slot table.
 #[derive(Args)]
 pub struct ReplayArgs {
     #[command(flatten)]

@@ -1,0 +1,34 @@
+//! Helpers the end-to-end test files share: running the `tramp` binary and
+//! naming files in a test's temporary directory or its fixtures.
+#![allow(dead_code)]
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// Runs `tramp args` and collects its output.
+pub fn tramp(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tramp"))
+        .args(args)
+        .output()
+        .expect("tramp runs")
+}
+
+/// `name` inside a test's temporary directory, as a string argument.
+pub fn path_in(dir: &tempfile::TempDir, name: &str) -> String {
+    dir.path().join(name).to_str().unwrap().to_string()
+}
+
+/// A file of crates/cli/tests/fixtures.
+pub fn fixture(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+        .to_str()
+        .unwrap()
+        .to_string()
+}
+
+/// A command's stderr as text.
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
