@@ -42,11 +42,8 @@ pub static HATF_TEXT: FormatDesc = FormatDesc {
 /// (keeping their metadata) and `naive` for any other.
 fn policy(opts: &CreateOptions<'_>) -> Result<Policy, Error> {
     match opts.policy {
-        Some(p) => Policy::parse(p).ok_or_else(|| {
-            Error::Usage(format!(
-                "unknown policy `{p}` (naive, explicit, small-size, same-size, combined-size)"
-            ))
-        }),
+        Some(p) => Policy::parse(p)
+            .ok_or_else(|| Error::Usage(format!("unknown policy `{p}` ({})", Policy::names()))),
         None if opts.same_family => Ok(Policy::Explicit),
         None => Ok(Policy::Naive),
     }

@@ -5,15 +5,18 @@
 //! * [`spec`]: tags, fields, widths, interpretations and record layouts.
 //! * [`state`]: the per-field encoding state that metadata records change.
 //! * [`reader`] / [`writer`]: the streaming binary codec; the writer takes
-//!   an encoding [`Policy`].
+//!   an encoding [`Policy`] ([`policy`]: the rules that place metadata;
+//!   [`encoder`]: the encoding core the writer drives).
 //! * [`text`]: the one-record-per-line text form, both ways.
 //! * [`records`]: HATF as a tramp schema, [`Source`](tramp_core::Source) and
 //!   [`Sink`](tramp_core::Sink).
 
+pub mod encoder;
 pub mod error;
 pub mod format;
 pub mod item;
 pub mod plan;
+pub mod policy;
 pub mod reader;
 pub mod records;
 pub mod spec;

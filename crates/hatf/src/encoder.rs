@@ -1,0 +1,503 @@
+//! The HATF encoder: absolute records in, HATF bytes into a buffer, with
+//! the planners of an encoding [`Policy`] placing metadata records before
+//! them. It owns no output, so it can be cloned to try a policy on a window
+//! of records ([`crate::policy::best`]); [`crate::Writer`] drives it.
+
+use tramp_core::Error;
+
+use crate::error::HatfError;
+use crate::item::{Event, Item};
+use crate::plan::{Mode, Plan};
+use crate::policy::address::{AddressRuns, Look};
+use crate::policy::narrow::{Narrow, min_signed_width};
+use crate::policy::runs::Runs;
+use crate::policy::{Policy, Rules};
+use crate::reader::FORMAT;
+use crate::spec::{
+    Field, Interp, Meta, OP_SET_INTERP, OP_SET_SIZE, TAG_COMMENT, TAG_METADATA, Width,
+};
+use crate::state::{State, fits_signed, fits_unsigned, min_width};
+
+/// The planners of every rule, each with its own run state.
+#[derive(Clone, Copy, Debug)]
+struct Planners {
+    size: Narrow,
+    same_size: Runs,
+    address: AddressRuns,
+    time: Narrow,
+    thread: Runs,
+    heap: Runs,
+}
+
+impl Planners {
+    fn new(rules: Rules) -> Planners {
+        Planners {
+            size: Narrow::new(Field::Size),
+            same_size: Runs::new(Field::Size, false),
+            address: AddressRuns::new(rules.address),
+            time: Narrow::new(Field::Time),
+            thread: Runs::new(Field::Thread, true),
+            heap: Runs::new(Field::Heap, true),
+        }
+    }
+}
+
+/// Encodes HATF records into a byte buffer.
+#[derive(Clone, Debug)]
+pub struct Encoder {
+    pub(crate) buf: Vec<u8>,
+    state: State,
+    /// The encoding in effect, compiled per record type (shared with the reader).
+    plans: [Plan; 10],
+    policy: Policy,
+    rules: Rules,
+    planners: Planners,
+    /// Records written, metadata included.
+    records: u64,
+    /// Items given by the caller (for error messages).
+    items: u64,
+}
+
+/// Why `value` cannot be stored in field `f` under `st`, or `None` if it can;
+/// `stored` receives the bits to write.
+#[inline]
+fn encode_value(st: &crate::state::FieldState, value: u64, stored: &mut u64) -> Option<String> {
+    let n = st.width.bytes();
+    match st.interp {
+        Interp::None => {
+            if fits_unsigned(value, n) {
+                *stored = value;
+                return None;
+            }
+            Some(format!("it needs more than the {n}-byte width in effect"))
+        }
+        Interp::Default(d) => {
+            (value != d).then(|| format!("the interpretation in effect is default {d:#x}"))
+        }
+        Interp::BaseOffset(b) => {
+            let d = value.wrapping_sub(b) as i64;
+            if fits_signed(d, n) {
+                *stored = d as u64;
+                return None;
+            }
+            Some(format!(
+                "offset {d} from base {b:#x} does not fit {n} signed bytes"
+            ))
+        }
+        Interp::Delta(_) => {
+            let d = value.wrapping_sub(st.prev) as i64;
+            if fits_signed(d, n) {
+                *stored = d as u64;
+                return None;
+            }
+            Some(format!(
+                "delta {d} from {:#x} does not fit {n} signed bytes",
+                st.prev
+            ))
+        }
+        Interp::Stride { stride, .. } => {
+            let expect = st.prev.wrapping_add(stride);
+            (value != expect).then(|| format!("the stride in effect gives {expect:#x}"))
+        }
+    }
+}
+
+fn attrs_fit(width: Width, interp: Interp, len: usize) -> Option<String> {
+    match (interp, width) {
+        (Interp::Default(_), _) if len == 0 => None,
+        (Interp::Default(_), _) => Some("attributes are off (interpretation default)".into()),
+        (_, Width::Fixed(n)) if n as usize == len => None,
+        (_, Width::Fixed(n)) => Some(format!("the fixed attribute width in effect is {n} bytes")),
+        (_, Width::V1) if len <= 0xff => None,
+        (_, Width::V1) => Some("width v1 holds at most 255 bytes".into()),
+        (_, Width::V2) if len <= 0xffff => None,
+        (_, Width::V2) => Some("width v2 holds at most 65535 bytes".into()),
+    }
+}
+
+impl Encoder {
+    pub fn new(policy: Policy) -> Self {
+        let rules = policy.rules();
+        Encoder {
+            buf: Vec::new(),
+            state: State::new(),
+            plans: Plan::all(&State::new()),
+            policy,
+            rules,
+            planners: Planners::new(rules),
+            records: 0,
+            items: 0,
+        }
+    }
+
+    /// The encoding state in effect.
+    pub fn state(&self) -> &State {
+        &self.state
+    }
+
+    /// Records written so far, metadata included.
+    pub fn records_written(&self) -> u64 {
+        self.records
+    }
+
+    /// Bytes encoded and not yet taken.
+    pub fn pending(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// The rules in effect.
+    pub fn rules(&self) -> Rules {
+        self.rules
+    }
+
+    /// Changes the rules from the next record on (the planners keep their
+    /// run state; a rule switched off simply stops placing metadata).
+    pub fn set_rules(&mut self, rules: Rules) {
+        if rules.address != self.rules.address {
+            let raw = self.planners.address;
+            self.planners.address = AddressRuns::new(rules.address).carrying(&raw);
+        }
+        self.rules = rules;
+    }
+
+    fn err(&self, e: HatfError) -> Error {
+        Error::encode(FORMAT, self.items, e)
+    }
+
+    /// Encodes any item: events and comments always; metadata only under
+    /// the explicit policy (the others place their own).
+    pub fn write_item(&mut self, item: &Item<'_>, look: Look<'_>) -> Result<(), Error> {
+        match item {
+            Item::Event(e) => self.write_event(e, look),
+            Item::Comment(c) => self.write_comment(c),
+            Item::Meta(m) => {
+                if self.policy == Policy::Explicit {
+                    self.write_meta(*m)
+                } else {
+                    self.items += 1;
+                    Ok(())
+                }
+            }
+        }
+    }
+
+    /// Writes a metadata record and applies it.
+    pub fn write_meta(&mut self, m: Meta) -> Result<(), Error> {
+        self.put_meta(m)?;
+        self.items += 1;
+        Ok(())
+    }
+
+    fn put_meta(&mut self, m: Meta) -> Result<(), Error> {
+        self.state.apply(&m).map_err(|e| self.err(e))?;
+        self.plans = Plan::all(&self.state);
+        match m {
+            Meta::SetWidth(f, w) => {
+                self.buf
+                    .extend_from_slice(&[TAG_METADATA, OP_SET_SIZE, f.code(), w.code()])
+            }
+            Meta::SetInterp(f, i) => {
+                self.buf
+                    .extend_from_slice(&[TAG_METADATA, OP_SET_INTERP, f.code(), i.code()]);
+                match i {
+                    Interp::None => {}
+                    Interp::Default(a) | Interp::BaseOffset(a) | Interp::Delta(a) => {
+                        self.buf.extend_from_slice(&a.to_be_bytes())
+                    }
+                    Interp::Stride { initial, stride } => {
+                        self.buf.extend_from_slice(&initial.to_be_bytes());
+                        self.buf.extend_from_slice(&stride.to_be_bytes());
+                    }
+                }
+            }
+        }
+        self.records += 1;
+        Ok(())
+    }
+
+    fn put_metas(&mut self, ms: impl IntoIterator<Item = Option<Meta>>) -> Result<(), Error> {
+        for m in ms.into_iter().flatten() {
+            self.put_meta(m)?;
+        }
+        Ok(())
+    }
+
+    /// Writes a comment record.
+    pub fn write_comment(&mut self, text: &[u8]) -> Result<(), Error> {
+        if text.len() > 0xffff {
+            return Err(self.err(HatfError::CommentTooLong(text.len())));
+        }
+        self.buf.push(TAG_COMMENT);
+        self.buf
+            .extend_from_slice(&(text.len() as u16).to_be_bytes());
+        self.buf.extend_from_slice(text);
+        self.records += 1;
+        self.items += 1;
+        Ok(())
+    }
+
+    /// The metadata the policy's rules place before `ev`, each rule seeing
+    /// the state the ones before it left.
+    fn plan(&mut self, ev: &Event<'_>, look: Look<'_>) -> Result<(), Error> {
+        let r = self.rules;
+        let has = |f| ev.kind.layout().contains(&f);
+        if has(Field::Size) {
+            if r.small_size {
+                let m = self
+                    .planners
+                    .size
+                    .plan(self.state.field(Field::Size), ev.size);
+                self.put_metas([m])?;
+            }
+            if r.same_size {
+                let m = self
+                    .planners
+                    .same_size
+                    .plan(self.state.field(Field::Size), ev.size);
+                self.put_metas(m)?;
+            }
+        }
+        if r.address.any() {
+            let m = self
+                .planners
+                .address
+                .plan(self.state.field(Field::Address), ev, look);
+            self.put_metas(m)?;
+        }
+        if r.time_delta && has(Field::Time) {
+            if let Interp::Default(d) = self.state.field(Field::Time).interp
+                && d != ev.time
+            {
+                self.put_meta(Meta::SetInterp(Field::Time, Interp::Delta(ev.time)))?;
+            }
+            let m = self
+                .planners
+                .time
+                .plan(self.state.field(Field::Time), ev.time);
+            self.put_metas([m])?;
+        }
+        if r.thread_heap_runs {
+            if has(Field::Thread) {
+                let m = self
+                    .planners
+                    .thread
+                    .plan(self.state.field(Field::Thread), ev.thread);
+                self.put_metas(m)?;
+            }
+            if has(Field::Heap) {
+                let m = self
+                    .planners
+                    .heap
+                    .plan(self.state.field(Field::Heap), ev.heap);
+                self.put_metas(m)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Under the naive policy, places the metadata `ev` needs.
+    fn make_room(&mut self, ev: &Event<'_>) -> Result<(), Error> {
+        let mut largest = [0u64; 6];
+        let mut present = [false; 6];
+        let mut switched = [false; 6];
+        let mut offsets = [false; 6];
+        let mut raw = [false; 6];
+        let mut signed_need = [0usize; 6];
+        let mut sim_prev: [Option<u64>; 6] = [None; 6];
+        for (f, v) in ev.numeric_values() {
+            let i = f as usize;
+            largest[i] = largest[i].max(v);
+            present[i] = true;
+            // Previous values chain through the record (a realloc's two
+            // addresses).
+            let mut st = self.state.fields[i];
+            st.prev = sim_prev[i].unwrap_or(st.prev);
+            match st.interp {
+                // Offsets that outgrow their width get a wider width (widths
+                // only grow); the interpretation the caller chose stays.
+                Interp::Delta(_) | Interp::BaseOffset(_) => {
+                    let from = match st.interp {
+                        Interp::BaseOffset(b) => b,
+                        _ => st.prev,
+                    };
+                    sim_prev[i] = Some(v);
+                    let d = v.wrapping_sub(from) as i64;
+                    signed_need[i] = signed_need[i].max(min_signed_width(d));
+                    offsets[i] = true;
+                }
+                Interp::None => raw[i] = true,
+                _ => {
+                    sim_prev[i] = Some(v);
+                    if !switched[i] && encode_value(&st, v, &mut 0).is_some() {
+                        // Leave the default (or stride) interpretation for good.
+                        self.put_meta(Meta::SetInterp(f, Interp::None))?;
+                        switched[i] = true;
+                    }
+                }
+            }
+        }
+        for f in [
+            Field::Size,
+            Field::Address,
+            Field::Time,
+            Field::Thread,
+            Field::Heap,
+        ] {
+            let i = f as usize;
+            if offsets[i] {
+                if signed_need[i] > self.state.fields[i].width.bytes() {
+                    self.put_meta(Meta::SetWidth(f, Width::Fixed(signed_need[i] as u8)))?;
+                }
+                continue;
+            }
+            // A default or stride value that holds needs no width.
+            if !present[i] || !(raw[i] || switched[i]) {
+                continue;
+            }
+            let have = self.state.fields[i].width.bytes();
+            let need = min_width(largest[i]);
+            let resize = if switched[i] {
+                need.bytes() != have
+            } else {
+                !fits_unsigned(largest[i], have)
+            };
+            if resize {
+                self.put_meta(Meta::SetWidth(f, need))?;
+            }
+        }
+        let a = self.state.field(Field::Attributes);
+        let len = ev.attributes.len();
+        if attrs_fit(a.width, a.interp, len).is_some() {
+            if len > 0xffff {
+                return Err(self.err(HatfError::AttributesDoNotFit {
+                    len,
+                    why: "HATF attributes hold at most 65535 bytes".into(),
+                }));
+            }
+            if matches!(a.interp, Interp::Default(_)) {
+                self.put_meta(Meta::SetInterp(Field::Attributes, Interp::None))?;
+            }
+            let a = self.state.field(Field::Attributes);
+            if attrs_fit(a.width, a.interp, len).is_some() {
+                let w = if len <= 0xff && a.width != Width::V2 {
+                    Width::V1
+                } else {
+                    Width::V2
+                };
+                self.put_meta(Meta::SetWidth(Field::Attributes, w))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The common case: every field is stored as is or is a matching
+    /// constant, and the record fits without new metadata. Returns whether
+    /// the record was written. (Previous values matter only to delta and
+    /// stride, which this path never meets; they reset them when set.)
+    #[inline]
+    fn try_write_plain(&mut self, ev: &Event<'_>) -> bool {
+        let plan = &self.plans[ev.kind as usize];
+        let vals = [
+            ev.size,
+            ev.address,
+            ev.new_address,
+            ev.thread,
+            ev.heap,
+            ev.time,
+        ];
+        let mut ok = true;
+        for (out, v) in vals.iter().enumerate() {
+            if plan.const_outs >> out & 1 == 1 {
+                ok &= *v == plan.template[out];
+            }
+        }
+        let mut tmp = [0u8; 72];
+        tmp[0] = ev.kind.tag();
+        let mut p = 1usize;
+        for s in &plan.steps[..plan.nsteps as usize] {
+            if s.mode != Mode::Raw {
+                return false;
+            }
+            let v = vals[s.out as usize % 6];
+            ok &= s.n >= 8 || v >> (8 * s.n as u32) == 0;
+            let at = p & 63;
+            tmp[at..at + 8].copy_from_slice(&(v << (s.shift as u32 & 63)).to_be_bytes());
+            p += s.n as usize;
+        }
+        let len = ev.attributes.len();
+        let at = p & 63;
+        match plan.attrs {
+            Width::Fixed(n) => ok &= len == n as usize,
+            Width::V1 => {
+                ok &= len <= 0xff;
+                tmp[at] = len as u8;
+                p += 1;
+            }
+            Width::V2 => {
+                ok &= len <= 0xffff;
+                tmp[at..at + 2].copy_from_slice(&(len as u16).to_be_bytes());
+                p += 2;
+            }
+        }
+        if !ok {
+            return false;
+        }
+        self.buf.extend_from_slice(&tmp[..p]);
+        self.buf.extend_from_slice(ev.attributes);
+        self.records += 1;
+        self.items += 1;
+        true
+    }
+
+    /// Writes a data record with absolute values.
+    pub fn write_event(&mut self, ev: &Event<'_>, look: Look<'_>) -> Result<(), Error> {
+        if self.policy != Policy::Explicit {
+            self.plan(ev, look)?;
+        }
+        if self.try_write_plain(ev) {
+            return Ok(());
+        }
+        if self.policy != Policy::Explicit {
+            self.make_room(ev)?;
+        }
+        let mark = self.buf.len();
+        let saved: [u64; 6] = std::array::from_fn(|i| self.state.fields[i].prev);
+        self.buf.push(ev.kind.tag());
+        for (f, v) in ev.numeric_values() {
+            let st = &mut self.state.fields[f as usize];
+            let mut stored = 0;
+            if let Some(why) = encode_value(st, v, &mut stored) {
+                self.buf.truncate(mark);
+                for (i, p) in saved.iter().enumerate() {
+                    self.state.fields[i].prev = *p;
+                }
+                return Err(self.err(HatfError::DoesNotFit {
+                    field: f,
+                    value: v,
+                    why,
+                }));
+            }
+            st.prev = v;
+            let n = st.width.bytes();
+            self.buf.extend_from_slice(&stored.to_be_bytes()[8 - n..]);
+        }
+        let a = self.state.field(Field::Attributes);
+        let len = ev.attributes.len();
+        if let Some(why) = attrs_fit(a.width, a.interp, len) {
+            self.buf.truncate(mark);
+            for (i, p) in saved.iter().enumerate() {
+                self.state.fields[i].prev = *p;
+            }
+            return Err(self.err(HatfError::AttributesDoNotFit { len, why }));
+        }
+        match a.width {
+            Width::V1 => self.buf.push(len as u8),
+            Width::V2 => self.buf.extend_from_slice(&(len as u16).to_be_bytes()),
+            Width::Fixed(_) => {}
+        }
+        self.buf.extend_from_slice(ev.attributes);
+        self.records += 1;
+        self.items += 1;
+        Ok(())
+    }
+}
