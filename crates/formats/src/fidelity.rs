@@ -81,7 +81,8 @@ pub fn plan(
         from.family == to.family && (to.family != "metatf" || header.dtd == source_header.dtd);
     let target: Option<Arc<Schema>> = match to.family {
         _ if same_schema => None,
-        "hatf" => Some(tramp_hatf::records::schema().clone()),
+        // tpack holds HATF's records.
+        "hatf" | "tpack" => Some(tramp_hatf::records::schema().clone()),
         "metatf" => {
             let text = header
                 .dtd
@@ -135,7 +136,7 @@ fn foreign(ty: &tramp_core::RecordType, target: &Schema, to: Format) -> TypePlan
         p.fate = Fate::Encoding;
         return p;
     }
-    let by_role = to.family == "hatf";
+    let by_role = matches!(to.family, "hatf" | "tpack");
     // The target's record: HATF maps by kind (and a realloc by its
     // outcome); Meta-TF by name, else by kind.
     let found = target

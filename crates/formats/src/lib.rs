@@ -13,7 +13,7 @@ pub type Format = &'static FormatDesc;
 
 /// Every format tramp reads and writes, in the order `tramp formats` lists
 /// them.
-pub static ALL: [Format; 7] = [
+pub static ALL: [Format; 8] = [
     &tramp_hatf::format::HATF,
     &tramp_hatf::format::HATF_TEXT,
     &tramp_metatf::format::METATF,
@@ -21,6 +21,7 @@ pub static ALL: [Format; 7] = [
     &tramp_ptf::format::PTF,
     &tramp_ptf::format::PTF_TEXT,
     &tramp_heph::format::HEPH,
+    &tramp_tpack::format::TPACK,
 ];
 
 /// The names of every format, comma-separated (for messages and help).

@@ -1,0 +1,38 @@
+//! tramp-tpack: tpack, tramp's own lossless container for heap traces
+//! (extension `.tpack`). It keeps every HATF data record and comment and
+//! packs them by prediction: a model of the allocator guesses each
+//! allocation's address (a freed chunk of the same size class reused LIFO,
+//! bump-pointer continuation, a realloc's new block) and stores only the
+//! misses; frees are the age of the object they free; times are deltas;
+//! sizes, threads, heaps and sites come from recent-value tables. Each
+//! field goes to its own stream, and the streams of every block of records
+//! are compressed independently (zstd or xz), so a reader streams block by
+//! block and a damaged block loses only itself.
+//!
+//! * [`streams`]: the stream ids and their byte coding (LEB128, zigzag).
+//! * [`model`]: the predictor state both sides keep, reset every block.
+//! * [`writer`] / [`reader`]: the streaming codec over HATF items.
+//! * [`format`]: tpack in the format registry, as a Source and a Sink.
+//!
+//! The layout, byte for byte, is in docs/formats/tpack.md.
+
+pub mod error;
+pub mod format;
+pub mod model;
+pub mod reader;
+pub mod streams;
+pub mod writer;
+
+pub use error::TpackError;
+pub use reader::Reader;
+pub use writer::{Codec, Options, Writer};
+
+/// The file magic: `tpack`, a zero byte, format version 1, and a zero.
+pub const MAGIC: [u8; 8] = *b"tpack\x00\x01\x00";
+/// The magic that starts every block.
+pub const BLOCK_MAGIC: [u8; 4] = *b"TPKB";
+/// Bytes of a block header: magic, record count, body length, CRC-32.
+pub const BLOCK_HEADER: usize = 16;
+/// The largest block body a reader accepts (a damaged length is not
+/// allowed to ask for more memory).
+pub const MAX_BODY: u32 = 1 << 30;

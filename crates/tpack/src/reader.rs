@@ -1,0 +1,552 @@
+//! The tpack reader: blocks in, HATF items out, one at a time. A block
+//! whose checksum fails is skipped with a warning (blocks are independent,
+//! so every other block still decodes); a block header without its magic
+//! is skipped by scanning for the next block magic. Memory: one block.
+
+use std::io::{ErrorKind, Read};
+
+use tramp_core::{Error, Position, Warning};
+use tramp_hatf::spec::TAG_COMMENT;
+use tramp_hatf::{Event, EventKind, Item};
+
+use crate::error::TpackError;
+use crate::model::Model;
+use crate::streams::{Cursor, NAMES, STREAMS, Stream, TABLE, addr_code, unzigzag};
+use crate::writer::FORMAT;
+use crate::{BLOCK_HEADER, BLOCK_MAGIC, MAGIC, MAX_BODY};
+
+/// What [`Reader::next`] yields.
+pub enum Next<'a> {
+    Item(Item<'a>),
+    /// Damage skipped before the items that follow.
+    Warning(Warning),
+}
+
+/// Reads tpack from any `Read`.
+pub struct Reader<R: Read> {
+    input: R,
+    started: bool,
+    /// Decompressed bytes read so far (file offsets: tpack is not itself
+    /// wrapped in a stream compressor, though the file may be).
+    offset: u64,
+    block_start: u64,
+    streams: [Cursor; STREAMS],
+    model: Model,
+    /// Records left in the current block.
+    left: u32,
+    /// Records delivered in all.
+    record: u64,
+    /// Record index within the block.
+    in_block: u64,
+    attrs: Vec<u8>,
+    comment: Vec<u8>,
+    body: Vec<u8>,
+    /// A header read while resynchronising, to use next.
+    pending_header: Option<[u8; BLOCK_HEADER]>,
+    done: bool,
+    last_kind: u8,
+    last_event: Event<'static>,
+    /// A stream the last block did not use up (reported before the next block).
+    trailing: Option<usize>,
+}
+
+impl<R: Read> Reader<R> {
+    pub fn new(input: R) -> Self {
+        Reader {
+            input,
+            started: false,
+            offset: 0,
+            block_start: 0,
+            streams: Default::default(),
+            model: Model::new(),
+            left: 0,
+            record: 0,
+            in_block: 0,
+            attrs: Vec::new(),
+            comment: Vec::new(),
+            body: Vec::new(),
+            pending_header: None,
+            done: false,
+            last_kind: 0,
+            last_event: Event::new(EventKind::Alloc),
+            trailing: None,
+        }
+    }
+
+    /// Where the next record starts: the offset of its block, and its number.
+    pub fn position(&self) -> Position {
+        Position::new(self.block_start, self.record)
+    }
+
+    fn err(&self, e: TpackError) -> Error {
+        Error::decode(FORMAT, self.position(), e)
+    }
+
+    /// Reads up to `buf.len()` bytes; returns how many (fewer only at the end).
+    fn fill(&mut self, buf: &mut [u8]) -> Result<usize, Error> {
+        let mut n = 0;
+        while n < buf.len() {
+            match self.input.read(&mut buf[n..]) {
+                Ok(0) => break,
+                Ok(k) => n += k,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        self.offset += n as u64;
+        Ok(n)
+    }
+
+    /// Decodes the next record (`Ok(Some(None))`), or returns a warning
+    /// about skipped damage (`Ok(Some(Some(w)))`), or `Ok(None)` at the end.
+    fn advance(&mut self) -> Result<Option<Option<Warning>>, Error> {
+        if !self.started {
+            self.started = true;
+            let mut m = [0u8; 8];
+            let n = self.fill(&mut m)?;
+            if n < 8 || m[..6] != MAGIC[..6] {
+                self.done = true;
+                self.left = 0;
+                return Err(self.err(TpackError::BadMagic));
+            }
+            if m[6] != MAGIC[6] {
+                self.done = true;
+                return Err(self.err(TpackError::Version(m[6])));
+            }
+        }
+        while self.left == 0 {
+            if let Some(i) = self.trailing.take() {
+                self.done = true;
+                return Err(self.bad(format!(
+                    "the block's records end before its {} stream",
+                    NAMES[i]
+                )));
+            }
+            if self.done {
+                return Ok(None);
+            }
+            if let Some(w) = self.next_block()? {
+                return Ok(Some(Some(w)));
+            }
+        }
+        if let Err(e) = self.decode_record() {
+            self.done = true;
+            self.left = 0;
+            return Err(e);
+        }
+        Ok(Some(None))
+    }
+
+    /// The next item or warning, `Ok(None)` at the end.
+    pub fn next(&mut self) -> Result<Option<Next<'_>>, Error> {
+        Ok(match self.advance()? {
+            None => None,
+            Some(Some(w)) => Some(Next::Warning(w)),
+            Some(None) => Some(Next::Item(self.last_item())),
+        })
+    }
+
+    /// The next item; skipped damage is an error here (use [`Reader::next`]
+    /// to read past it).
+    pub fn next_item(&mut self) -> Result<Option<Item<'_>>, Error> {
+        match self.advance()? {
+            None => Ok(None),
+            Some(None) => Ok(Some(self.last_item())),
+            Some(Some(w)) => Err(Error::decode(
+                FORMAT,
+                Position::new(w.offset, self.record),
+                TpackError::Stream {
+                    stream: "block",
+                    why: w.message,
+                },
+            )),
+        }
+    }
+
+    /// Reads the next block; `Ok(Some(w))` when damage was skipped to find it.
+    fn next_block(&mut self) -> Result<Option<Warning>, Error> {
+        let start = self.offset;
+        let header = match self.pending_header.take() {
+            Some(h) => h,
+            None => {
+                let mut h = [0u8; BLOCK_HEADER];
+                let n = self.fill(&mut h)?;
+                if n == 0 {
+                    self.done = true;
+                    return Ok(None);
+                }
+                if n < BLOCK_HEADER {
+                    self.done = true;
+                    self.block_start = start;
+                    return Err(self.err(TpackError::Truncated("in a block header")));
+                }
+                h
+            }
+        };
+        let start = if self.pending_header.is_none() && self.offset >= BLOCK_HEADER as u64 {
+            self.offset - BLOCK_HEADER as u64
+        } else {
+            start
+        };
+        self.block_start = start;
+        if header[..4] != BLOCK_MAGIC {
+            return self.resync(header, start, "block header damaged (no block magic)");
+        }
+        let records = u32::from_le_bytes(header[4..8].try_into().unwrap());
+        let len = u32::from_le_bytes(header[8..12].try_into().unwrap());
+        let crc = u32::from_le_bytes(header[12..16].try_into().unwrap());
+        if len > MAX_BODY {
+            return self.resync(header, start, &TpackError::BodyTooLarge(len).to_string());
+        }
+        let mut body = std::mem::take(&mut self.body);
+        body.resize(len as usize, 0);
+        let n = self.fill(&mut body)?;
+        if n < len as usize {
+            self.done = true;
+            self.body = body;
+            return Err(self.err(TpackError::Truncated("in a block body")));
+        }
+        let computed = crc32fast::hash(&body);
+        if computed != crc {
+            self.body = body;
+            let w = Warning {
+                format: FORMAT,
+                offset: start,
+                message: format!(
+                    "block of {records} records skipped: {}",
+                    TpackError::Checksum {
+                        stored: crc,
+                        computed
+                    }
+                ),
+                skipped: BLOCK_HEADER as u64 + len as u64,
+            };
+            return Ok(Some(w));
+        }
+        let r = self.unpack(&body);
+        self.body = body;
+        r?;
+        self.left = records;
+        self.in_block = 0;
+        self.model.reset();
+        Ok(None)
+    }
+
+    /// Scans from a damaged header for the next block magic. The bytes
+    /// skipped are reported; the header found is read next.
+    fn resync(
+        &mut self,
+        header: [u8; BLOCK_HEADER],
+        start: u64,
+        why: &str,
+    ) -> Result<Option<Warning>, Error> {
+        let mut window: Vec<u8> = header[1..].to_vec();
+        let mut skipped = 1u64;
+        loop {
+            if let Some(p) = window.windows(4).position(|w| w == BLOCK_MAGIC) {
+                skipped += p as u64;
+                window.drain(..p);
+                while window.len() < BLOCK_HEADER {
+                    let mut b = [0u8; 1];
+                    if self.fill(&mut b)? == 0 {
+                        self.done = true;
+                        break;
+                    }
+                    window.push(b[0]);
+                }
+                if window.len() == BLOCK_HEADER {
+                    self.pending_header = Some(window[..].try_into().unwrap());
+                } else {
+                    skipped += window.len() as u64;
+                }
+                break;
+            }
+            let keep = window.len().saturating_sub(3);
+            skipped += keep as u64;
+            window.drain(..keep);
+            let mut b = [0u8; 4096];
+            let n = self.fill(&mut b)?;
+            if n == 0 {
+                skipped += window.len() as u64;
+                self.done = true;
+                break;
+            }
+            window.extend_from_slice(&b[..n]);
+        }
+        Ok(Some(Warning {
+            format: FORMAT,
+            offset: start,
+            message: why.to_string(),
+            skipped,
+        }))
+    }
+
+    /// Splits a block body into its decompressed streams.
+    fn unpack(&mut self, body: &[u8]) -> Result<(), Error> {
+        let mut table = Cursor {
+            data: body.to_vec(),
+            pos: 0,
+        };
+        let mut entries = [(0u8, 0usize, 0usize); STREAMS];
+        for (i, e) in entries.iter_mut().enumerate() {
+            let bad = |why: &str| TpackError::Stream {
+                stream: NAMES[i],
+                why: why.to_string(),
+            };
+            let codec = table.byte().ok_or_else(|| self.err(bad("table cut short")))?;
+            let raw = table.varint().ok_or_else(|| self.err(bad("table cut short")))?;
+            let stored = table.varint().ok_or_else(|| self.err(bad("table cut short")))?;
+            if raw > MAX_BODY as u64 * 16 || stored > body.len() as u64 {
+                return Err(self.err(bad("length out of range")));
+            }
+            *e = (codec, raw as usize, stored as usize);
+        }
+        let mut at = table.pos;
+        for (i, (codec, raw, stored)) in entries.into_iter().enumerate() {
+            let bad = |why: String| TpackError::Stream {
+                stream: NAMES[i],
+                why,
+            };
+            let end = at
+                .checked_add(stored)
+                .filter(|e| *e <= body.len())
+                .ok_or_else(|| self.err(bad("data cut short".into())))?;
+            let data = &body[at..end];
+            at = end;
+            let mut out = std::mem::take(&mut self.streams[i].data);
+            out.clear();
+            let r = match codec {
+                0 => {
+                    out.extend_from_slice(data);
+                    Ok(())
+                }
+                1 => zstd::bulk::decompress(data, raw)
+                    .map(|d| out = d)
+                    .map_err(|e| format!("zstd: {e}")),
+                2 => liblzma::read::XzDecoder::new(data)
+                    .take(raw as u64 + 1)
+                    .read_to_end(&mut out)
+                    .map(|_| ())
+                    .map_err(|e| format!("xz: {e}")),
+                c => Err(format!("unknown codec {c}")),
+            };
+            self.streams[i].data = out;
+            self.streams[i].pos = 0;
+            r.map_err(|e| self.err(bad(e)))?;
+            if self.streams[i].data.len() != raw {
+                return Err(self.err(bad(format!(
+                    "{} bytes decompressed, the table says {raw}",
+                    self.streams[i].data.len()
+                ))));
+            }
+        }
+        if at != body.len() {
+            return Err(self.err(TpackError::Stream {
+                stream: "block",
+                why: format!("{} bytes after the last stream", body.len() - at),
+            }));
+        }
+        Ok(())
+    }
+
+    fn bad(&self, why: impl Into<String>) -> Error {
+        Error::decode(
+            FORMAT,
+            Position::new(self.block_start, self.record),
+            TpackError::Record {
+                record: self.in_block,
+                why: why.into(),
+            },
+        )
+    }
+
+    #[inline]
+    fn get(&mut self, s: Stream) -> Result<u8, Error> {
+        match self.streams[s as usize].byte() {
+            Some(b) => Ok(b),
+            None => Err(self.bad(format!("stream {} ends early", NAMES[s as usize]))),
+        }
+    }
+
+    #[inline]
+    fn var(&mut self, s: Stream) -> Result<u64, Error> {
+        match self.streams[s as usize].varint() {
+            Some(v) => Ok(v),
+            None => Err(self.bad(format!(
+                "stream {} ends early or holds a bad varint",
+                NAMES[s as usize]
+            ))),
+        }
+    }
+
+    /// The event decoded last (valid until the next call).
+    fn last_item(&self) -> Item<'_> {
+        if self.last_kind == TAG_COMMENT {
+            Item::Comment(&self.comment)
+        } else {
+            Item::Event(Event {
+                attributes: &self.attrs,
+                ..self.last_event
+            })
+        }
+    }
+
+    /// Decodes one record from the block's streams into `last_*`.
+    fn decode_record(&mut self) -> Result<(), Error> {
+        let tag = self.get(Stream::Kind)?;
+        self.last_kind = tag;
+        if tag == TAG_COMMENT {
+            let n = self.var(Stream::Comment)?;
+            let c = &mut self.streams[Stream::Comment as usize];
+            match c.bytes(usize::try_from(n).unwrap_or(usize::MAX)) {
+                Some(b) => {
+                    self.comment.clear();
+                    self.comment.extend_from_slice(b);
+                }
+                None => return Err(self.bad("comment cut short")),
+            }
+            return Ok(self.end_record());
+        }
+        let Some(kind) = EventKind::from_tag(tag) else {
+            return Err(self.bad(format!("unknown record kind {tag}")));
+        };
+        let mut ev = Event::new(kind);
+        match kind {
+            EventKind::Alloc => {
+                ev.size = self.size()?;
+                ev.address = self.predicted_address(ev.size, None)?;
+                self.model.reuse_if_top(ev.address, ev.size);
+                self.model.allocated(ev.address, ev.size);
+                self.heap_thread(&mut ev, true)?;
+            }
+            EventKind::Free => {
+                ev.address = self.freed_address(true)?;
+                self.heap_thread(&mut ev, true)?;
+            }
+            EventKind::ReallocNoAlloc
+            | EventKind::ReallocAllocFree
+            | EventKind::ReallocAlloc
+            | EventKind::ReallocFree => {
+                ev.size = self.size()?;
+                ev.address = self.freed_address(false)?;
+                ev.new_address = self.predicted_address(ev.size, Some(ev.address))?;
+                self.model.last_realloc_new = ev.new_address;
+                self.heap_thread(&mut ev, true)?;
+            }
+            EventKind::CreateHeap | EventKind::DestroyHeap => self.heap_thread(&mut ev, true)?,
+            EventKind::CreateThread | EventKind::DestroyThread => {
+                self.heap_thread(&mut ev, false)?
+            }
+        }
+        let dt = unzigzag(self.var(Stream::Time)?);
+        self.model.time = self.model.time.wrapping_add(dt as u64);
+        ev.time = self.model.time;
+        self.attributes()?;
+        self.last_event = ev;
+        Ok(self.end_record())
+    }
+
+    fn end_record(&mut self) {
+        self.left -= 1;
+        self.record += 1;
+        self.in_block += 1;
+        if self.left == 0 {
+            // Every stream must be used up exactly.
+            if let Some(i) = self.streams.iter().position(|s| !s.done()) {
+                self.trailing = Some(i);
+            }
+        }
+    }
+
+    #[inline]
+    fn size(&mut self) -> Result<u64, Error> {
+        let c = self.get(Stream::SizeCode)? as usize;
+        if c < TABLE {
+            Ok(self.model.size_at(c))
+        } else if c == TABLE {
+            let v = self.var(Stream::SizeRaw)?;
+            self.model.size_index(v);
+            Ok(v)
+        } else {
+            Err(self.bad(format!("size code {c}")))
+        }
+    }
+
+    #[inline]
+    fn predicted_address(&mut self, size: u64, old: Option<u64>) -> Result<u64, Error> {
+        let c = self.get(Stream::AddrCode)?;
+        match c {
+            addr_code::FREED | addr_code::BUMP | addr_code::REALLOC_NEW => {
+                match self.model.predictions(size)[c as usize] {
+                    Some(a) => Ok(a),
+                    None => Err(self.bad("a free-list prediction with the free list empty")),
+                }
+            }
+            addr_code::MISS => {
+                let d = unzigzag(self.var(Stream::AddrRaw)?);
+                Ok(self.model.last_alloc.wrapping_add(d as u64))
+            }
+            addr_code::SAME_AS_OLD if old.is_some() => Ok(old.unwrap_or(0)),
+            c => Err(self.bad(format!("address code {c}"))),
+        }
+    }
+
+    #[inline]
+    fn freed_address(&mut self, free: bool) -> Result<u64, Error> {
+        let age = self.var(Stream::FreeAge)?;
+        if age == 0 {
+            let d = unzigzag(self.var(Stream::FreeRaw)?);
+            return Ok(self.model.last_alloc.wrapping_add(d as u64));
+        }
+        let n = self.model.objects.len() as u64;
+        if age > n {
+            return Err(self.bad(format!(
+                "frees an object of age {age} with {n} allocated in the block"
+            )));
+        }
+        let i = (n - age) as usize;
+        if free {
+            self.model.freed(i);
+        }
+        Ok(self.model.objects[i].0)
+    }
+
+    #[inline]
+    fn heap_thread(&mut self, ev: &mut Event<'_>, heap: bool) -> Result<(), Error> {
+        if self.get(Stream::ThreadCode)? != 0 {
+            self.model.thread = self.var(Stream::ThreadRaw)?;
+        }
+        ev.thread = self.model.thread;
+        if heap {
+            if self.get(Stream::HeapCode)? != 0 {
+                self.model.heap = self.var(Stream::HeapRaw)?;
+            }
+            ev.heap = self.model.heap;
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn attributes(&mut self) -> Result<(), Error> {
+        let c = self.get(Stream::AttrCode)? as usize;
+        self.attrs.clear();
+        match c {
+            0 => {}
+            c if c <= TABLE => match self.model.attr_at(c - 1) {
+                Some(a) => self.attrs.extend_from_slice(a),
+                None => return Err(self.bad(format!("attributes code {c} past the table"))),
+            },
+            c if c == TABLE + 1 => {
+                let n = self.var(Stream::AttrRaw)?;
+                let r = &mut self.streams[Stream::AttrRaw as usize];
+                match r.bytes(usize::try_from(n).unwrap_or(usize::MAX)) {
+                    Some(b) => self.attrs.extend_from_slice(b),
+                    None => return Err(self.bad("attributes cut short")),
+                }
+                self.model.attr_insert(self.attrs.clone());
+            }
+            c => return Err(self.bad(format!("attributes code {c}"))),
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,175 @@
+//! The per-field streams of a block and their byte coding: unsigned LEB128
+//! varints, zigzag for signed differences.
+
+/// The streams of a block, in the order their table lists them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Stream {
+    /// One byte per record: the HATF tag (0–9 events, 10 comment).
+    Kind = 0,
+    /// Per size: 0–15 index in the recent-size table, 16 = a new size.
+    SizeCode,
+    /// New sizes, varint.
+    SizeRaw,
+    /// Per allocated address: which prediction hit (see [`addr_code`]).
+    AddrCode,
+    /// Missed allocated addresses: zigzag delta from the last allocation.
+    AddrRaw,
+    /// Per freed address: the age of the object freed, 0 = not known.
+    FreeAge,
+    /// Unknown freed addresses: zigzag delta from the last allocation.
+    FreeRaw,
+    /// Per event: zigzag delta of the time from the previous event's, varint.
+    Time,
+    /// Per thread field: 0 = the previous record's thread, 1 = new.
+    ThreadCode,
+    /// New threads, varint.
+    ThreadRaw,
+    /// Per heap field: 0 = the previous record's heap, 1 = new.
+    HeapCode,
+    /// New heaps, varint.
+    HeapRaw,
+    /// Per record: 0 no attributes, 1–16 index in the recent-attributes
+    /// table plus one, 17 = new attributes.
+    AttrCode,
+    /// New attributes: varint length, then the bytes.
+    AttrRaw,
+    /// Comments: varint length, then the bytes.
+    Comment,
+}
+
+pub const STREAMS: usize = 15;
+
+pub const NAMES: [&str; STREAMS] = [
+    "kind",
+    "size-code",
+    "size-raw",
+    "addr-code",
+    "addr-raw",
+    "free-age",
+    "free-raw",
+    "time",
+    "thread-code",
+    "thread-raw",
+    "heap-code",
+    "heap-raw",
+    "attr-code",
+    "attr-raw",
+    "comment",
+];
+
+/// Codes of the [`Stream::AddrCode`] stream.
+pub mod addr_code {
+    /// The top of the free list of the size class (LIFO reuse).
+    pub const FREED: u8 = 0;
+    /// Bump-pointer continuation: the last allocation's address plus its
+    /// chunk size.
+    pub const BUMP: u8 = 1;
+    /// The new address of the last realloc (its implied alloc record).
+    pub const REALLOC_NEW: u8 = 2;
+    /// Not predicted: a zigzag delta in [`super::Stream::AddrRaw`].
+    pub const MISS: u8 = 3;
+    /// A realloc's new address equal to its old one.
+    pub const SAME_AS_OLD: u8 = 4;
+}
+
+/// Entries of the recent-size and recent-attributes tables.
+pub const TABLE: usize = 16;
+
+#[inline]
+pub fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+#[inline]
+pub fn zigzag(d: i64) -> u64 {
+    ((d << 1) ^ (d >> 63)) as u64
+}
+
+#[inline]
+pub fn unzigzag(v: u64) -> i64 {
+    (v >> 1) as i64 ^ -((v & 1) as i64)
+}
+
+/// A cursor over one decoded stream.
+#[derive(Default)]
+pub struct Cursor {
+    pub data: Vec<u8>,
+    pub pos: usize,
+}
+
+impl Cursor {
+    #[inline]
+    pub fn byte(&mut self) -> Option<u8> {
+        let b = *self.data.get(self.pos)?;
+        self.pos += 1;
+        Some(b)
+    }
+
+    #[inline]
+    pub fn varint(&mut self) -> Option<u64> {
+        let mut v = 0u64;
+        let mut shift = 0u32;
+        loop {
+            let b = *self.data.get(self.pos)?;
+            self.pos += 1;
+            if shift == 63 && b > 1 {
+                return None;
+            }
+            v |= ((b & 0x7f) as u64) << shift;
+            if b < 0x80 {
+                return Some(v);
+            }
+            shift += 7;
+            if shift > 63 {
+                return None;
+            }
+        }
+    }
+
+    #[inline]
+    pub fn bytes(&mut self, n: usize) -> Option<&[u8]> {
+        let end = self.pos.checked_add(n)?;
+        let s = self.data.get(self.pos..end)?;
+        self.pos = end;
+        Some(s)
+    }
+
+    pub fn done(&self) -> bool {
+        self.pos == self.data.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn varints_and_zigzag() {
+        for v in [0u64, 1, 127, 128, 300, u64::MAX] {
+            let mut b = Vec::new();
+            put_varint(&mut b, v);
+            let mut c = Cursor { data: b, pos: 0 };
+            assert_eq!(c.varint(), Some(v));
+            assert!(c.done());
+        }
+        let mut b = Vec::new();
+        put_varint(&mut b, 300);
+        assert_eq!(b, [0xac, 0x02]);
+        for d in [0i64, -1, 1, i64::MIN, i64::MAX] {
+            assert_eq!(unzigzag(zigzag(d)), d);
+        }
+        assert_eq!(zigzag(-1), 1);
+        assert_eq!(zigzag(1), 2);
+        // Eleven continuation bytes overflow.
+        let mut c = Cursor {
+            data: vec![0xff; 11],
+            pos: 0,
+        };
+        assert_eq!(c.varint(), None);
+    }
+}

@@ -1,0 +1,375 @@
+//! The tpack writer: HATF items in, blocks of predicted, split and
+//! compressed streams out. Memory is bounded by one block.
+
+use std::io::Write;
+
+use rustc_hash::FxHashMap;
+use tramp_core::Error;
+use tramp_hatf::spec::TAG_COMMENT;
+use tramp_hatf::{Event, EventKind, Item};
+
+use crate::error::TpackError;
+use crate::model::Model;
+use crate::streams::{STREAMS, Stream, addr_code, put_varint, zigzag};
+use crate::{BLOCK_MAGIC, MAGIC};
+
+pub const FORMAT: &str = "tpack";
+
+/// How each stream of a block is compressed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Codec {
+    /// Stored as is.
+    Raw,
+    /// zstd at this level (1–22).
+    Zstd(i32),
+    /// xz (LZMA2) at this preset (0–9).
+    Xz(u32),
+}
+
+impl Codec {
+    pub fn id(self) -> u8 {
+        match self {
+            Codec::Raw => 0,
+            Codec::Zstd(_) => 1,
+            Codec::Xz(_) => 2,
+        }
+    }
+
+    /// `raw`, `zstd`, `zstd-N`, `xz`, `xz-N`.
+    pub fn parse(s: &str) -> Option<Codec> {
+        let (name, level) = match s.split_once('-') {
+            Some((n, l)) => (n, Some(l.parse::<i32>().ok()?)),
+            None => (s, None),
+        };
+        match name {
+            "raw" if level.is_none() => Some(Codec::Raw),
+            "zstd" => {
+                let l = level.unwrap_or(DEFAULT_ZSTD);
+                (1..=22).contains(&l).then_some(Codec::Zstd(l))
+            }
+            "xz" => {
+                let l = level.unwrap_or(9);
+                (0..=9).contains(&l).then_some(Codec::Xz(l as u32))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The zstd level tpack uses unless told otherwise: the streams are
+/// already predicted, so higher levels gain little and cost much time.
+pub const DEFAULT_ZSTD: i32 = 9;
+
+/// Writer settings.
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    pub codec: Codec,
+    /// Records per block (the unit of independence and of memory).
+    pub block_records: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            codec: Codec::Zstd(DEFAULT_ZSTD),
+            block_records: 1 << 20,
+        }
+    }
+}
+
+/// Stream bytes after which a block is closed early (so that no stream,
+/// even of long comments or attributes, grows without bound).
+const BLOCK_BYTES: usize = 64 << 20;
+
+/// Writes tpack to any `Write`.
+pub struct Writer<W: Write> {
+    out: W,
+    opts: Options,
+    streams: [Vec<u8>; STREAMS],
+    model: Model,
+    /// Live objects of the block: address → index in `model.objects`.
+    live: FxHashMap<u64, u32>,
+    records: u32,
+    items: u64,
+    bytes: usize,
+    scratch: Vec<u8>,
+    totals: [StreamTotal; STREAMS],
+}
+
+/// Bytes of one stream over all blocks written: before and after
+/// compression.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StreamTotal {
+    pub raw: u64,
+    pub stored: u64,
+}
+
+impl<W: Write> Writer<W> {
+    pub fn new(mut out: W, opts: Options) -> Result<Self, Error> {
+        out.write_all(&MAGIC)?;
+        Ok(Writer {
+            out,
+            opts,
+            streams: Default::default(),
+            model: Model::new(),
+            live: FxHashMap::default(),
+            records: 0,
+            items: 0,
+            bytes: 0,
+            scratch: Vec::new(),
+            totals: Default::default(),
+        })
+    }
+
+    #[inline]
+    fn s(&mut self, s: Stream) -> &mut Vec<u8> {
+        &mut self.streams[s as usize]
+    }
+
+    /// Writes any item: events and comments (HATF metadata records are
+    /// encoding, not data: tpack has its own encoding and drops them).
+    pub fn write_item(&mut self, item: &Item<'_>) -> Result<(), Error> {
+        self.items += 1;
+        match item {
+            Item::Event(e) => self.write_event(e),
+            Item::Comment(c) => self.write_comment(c),
+            Item::Meta(_) => Ok(()),
+        }
+    }
+
+    pub fn write_comment(&mut self, text: &[u8]) -> Result<(), Error> {
+        self.s(Stream::Kind).push(TAG_COMMENT);
+        let c = self.s(Stream::Comment);
+        put_varint(c, text.len() as u64);
+        c.extend_from_slice(text);
+        self.bytes += text.len();
+        self.end_record()
+    }
+
+    pub fn write_event(&mut self, ev: &Event<'_>) -> Result<(), Error> {
+        self.s(Stream::Kind).push(ev.kind.tag());
+        match ev.kind {
+            EventKind::Alloc => {
+                self.size(ev.size);
+                self.alloc_address(ev.address, ev.size);
+                self.heap_thread(ev, true);
+            }
+            EventKind::Free => {
+                self.freed_address(ev.address, true);
+                self.heap_thread(ev, true);
+            }
+            EventKind::ReallocNoAlloc
+            | EventKind::ReallocAllocFree
+            | EventKind::ReallocAlloc
+            | EventKind::ReallocFree => {
+                self.size(ev.size);
+                self.freed_address(ev.address, false);
+                if ev.new_address == ev.address {
+                    self.s(Stream::AddrCode).push(addr_code::SAME_AS_OLD);
+                } else {
+                    self.predicted_address(ev.new_address, ev.size);
+                }
+                self.model.last_realloc_new = ev.new_address;
+                self.heap_thread(ev, true);
+            }
+            EventKind::CreateHeap | EventKind::DestroyHeap => self.heap_thread(ev, true),
+            EventKind::CreateThread | EventKind::DestroyThread => self.heap_thread(ev, false),
+        }
+        let dt = ev.time.wrapping_sub(self.model.time) as i64;
+        self.model.time = ev.time;
+        put_varint(&mut self.streams[Stream::Time as usize], zigzag(dt));
+        self.attributes(ev.attributes);
+        self.end_record()
+    }
+
+    #[inline]
+    fn size(&mut self, size: u64) {
+        match self.model.size_index(size) {
+            Some(i) => self.s(Stream::SizeCode).push(i as u8),
+            None => {
+                self.s(Stream::SizeCode).push(crate::streams::TABLE as u8);
+                put_varint(self.s(Stream::SizeRaw), size);
+            }
+        }
+    }
+
+    /// Codes an address against the allocation predictions (no side effects
+    /// on the model).
+    #[inline]
+    fn predicted_address(&mut self, addr: u64, size: u64) {
+        let p = self.model.predictions(size);
+        let code = p.iter().position(|x| *x == Some(addr));
+        match code {
+            Some(c) => self.s(Stream::AddrCode).push(c as u8),
+            None => {
+                self.s(Stream::AddrCode).push(addr_code::MISS);
+                let d = addr.wrapping_sub(self.model.last_alloc) as i64;
+                put_varint(&mut self.streams[Stream::AddrRaw as usize], zigzag(d));
+            }
+        }
+    }
+
+    #[inline]
+    fn alloc_address(&mut self, addr: u64, size: u64) {
+        self.predicted_address(addr, size);
+        self.model.reuse_if_top(addr, size);
+        let i = self.model.allocated(addr, size);
+        self.live.insert(addr, i as u32);
+    }
+
+    #[inline]
+    fn freed_address(&mut self, addr: u64, free: bool) {
+        let found = if free {
+            self.live.remove(&addr)
+        } else {
+            self.live.get(&addr).copied()
+        };
+        match found {
+            Some(i) => {
+                let age = self.model.objects.len() - i as usize;
+                put_varint(&mut self.streams[Stream::FreeAge as usize], age as u64);
+                if free {
+                    self.model.freed(i as usize);
+                }
+            }
+            None => {
+                self.s(Stream::FreeAge).push(0);
+                let d = addr.wrapping_sub(self.model.last_alloc) as i64;
+                put_varint(&mut self.streams[Stream::FreeRaw as usize], zigzag(d));
+            }
+        }
+    }
+
+    #[inline]
+    fn heap_thread(&mut self, ev: &Event<'_>, heap: bool) {
+        let (t, prev) = (ev.thread, self.model.thread);
+        repeat_or_raw(&mut self.streams, Stream::ThreadCode, t, prev);
+        self.model.thread = t;
+        if heap {
+            let (h, prev) = (ev.heap, self.model.heap);
+            repeat_or_raw(&mut self.streams, Stream::HeapCode, h, prev);
+            self.model.heap = h;
+        }
+    }
+
+    #[inline]
+    fn attributes(&mut self, a: &[u8]) {
+        if a.is_empty() {
+            self.s(Stream::AttrCode).push(0);
+            return;
+        }
+        match self.model.attr_index(a) {
+            Some(i) => self.s(Stream::AttrCode).push(i as u8 + 1),
+            None => {
+                self.s(Stream::AttrCode).push(crate::streams::TABLE as u8 + 1);
+                let r = self.s(Stream::AttrRaw);
+                put_varint(r, a.len() as u64);
+                r.extend_from_slice(a);
+                self.bytes += a.len();
+            }
+        }
+    }
+
+    #[inline]
+    fn end_record(&mut self) -> Result<(), Error> {
+        self.records += 1;
+        if self.records as usize >= self.opts.block_records || self.bytes >= BLOCK_BYTES {
+            self.flush_block()?;
+        }
+        Ok(())
+    }
+
+    /// Compresses the block's streams and writes the block.
+    fn flush_block(&mut self) -> Result<(), Error> {
+        if self.records == 0 {
+            return Ok(());
+        }
+        let mut table = Vec::with_capacity(STREAMS * 8);
+        let mut data = Vec::new();
+        for (s, total) in self.streams.iter().zip(&mut self.totals) {
+            let packed = compress(self.opts.codec, s)
+                .map_err(|e| Error::encode(FORMAT, self.items, TpackError::Encode(e)))?;
+            let (codec, stored): (u8, &[u8]) = match &packed {
+                Some(p) if p.len() < s.len() => (self.opts.codec.id(), p),
+                _ => (0, s),
+            };
+            total.raw += s.len() as u64;
+            total.stored += stored.len() as u64;
+            table.push(codec);
+            put_varint(&mut table, s.len() as u64);
+            put_varint(&mut table, stored.len() as u64);
+            data.extend_from_slice(stored);
+        }
+        self.scratch.clear();
+        self.scratch.extend_from_slice(&table);
+        self.scratch.extend_from_slice(&data);
+        let body = &self.scratch;
+        let mut header = [0u8; crate::BLOCK_HEADER];
+        header[..4].copy_from_slice(&BLOCK_MAGIC);
+        header[4..8].copy_from_slice(&self.records.to_le_bytes());
+        header[8..12].copy_from_slice(&(body.len() as u32).to_le_bytes());
+        header[12..16].copy_from_slice(&crc32fast::hash(body).to_le_bytes());
+        self.out.write_all(&header)?;
+        self.out.write_all(body)?;
+        for s in &mut self.streams {
+            s.clear();
+        }
+        self.model.reset();
+        self.live.clear();
+        self.records = 0;
+        self.bytes = 0;
+        Ok(())
+    }
+
+    /// Bytes per stream over the blocks written so far (in
+    /// [`crate::streams::NAMES`] order).
+    pub fn stream_totals(&self) -> [StreamTotal; STREAMS] {
+        self.totals
+    }
+
+    /// Writes the last block and returns the stream totals with the
+    /// underlying writer.
+    pub fn finish(mut self) -> Result<(W, [StreamTotal; STREAMS]), Error> {
+        self.flush_block()?;
+        self.out.flush()?;
+        Ok((self.out, self.totals))
+    }
+
+    /// Writes the last block, flushes, and returns the underlying writer.
+    pub fn into_inner(mut self) -> Result<W, Error> {
+        self.flush_block()?;
+        self.out.flush()?;
+        Ok(self.out)
+    }
+}
+
+/// Code 0 for the previous value, else 1 and the value in the raw stream
+/// after `code`.
+#[inline]
+fn repeat_or_raw(streams: &mut [Vec<u8>; STREAMS], code: Stream, v: u64, prev: u64) {
+    if v == prev {
+        streams[code as usize].push(0);
+    } else {
+        streams[code as usize].push(1);
+        put_varint(&mut streams[code as usize + 1], v);
+    }
+}
+
+fn compress(codec: Codec, s: &[u8]) -> Result<Option<Vec<u8>>, String> {
+    if s.is_empty() {
+        return Ok(None);
+    }
+    match codec {
+        Codec::Raw => Ok(None),
+        Codec::Zstd(level) => zstd::bulk::compress(s, level)
+            .map(Some)
+            .map_err(|e| e.to_string()),
+        Codec::Xz(preset) => {
+            let mut out = Vec::new();
+            let mut enc = liblzma::write::XzEncoder::new(&mut out, preset);
+            enc.write_all(s).map_err(|e| e.to_string())?;
+            enc.finish().map_err(|e| e.to_string())?;
+            Ok(Some(out))
+        }
+    }
+}
