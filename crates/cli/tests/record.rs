@@ -269,9 +269,10 @@ fn every_way_out_keeps_the_events() {
 fn cxx_new_and_delete_reach_malloc() {
     let dir = tempfile::tempdir().unwrap();
     let prog = build(dir.path(), "cxx.c");
-    let out = record(dir.path(), "c.hatf", &[prog.to_str().unwrap()]);
+    // Recorded straight into tpack.
+    let out = record(dir.path(), "c.tpack", &[prog.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0));
-    let lines = dump(&dir.path().join("c.hatf"));
+    let lines = dump(&dir.path().join("c.tpack"));
     let blobs = allocs_of(&lines, 5555);
     assert_eq!(blobs.len(), 100);
     let addrs: std::collections::HashSet<&str> =
@@ -516,4 +517,26 @@ fn modules_loaded_at_run_time_are_in_the_module_map() {
         "the loaded library is mapped"
     );
     assert_eq!(allocs_of(&lines, 4040).len(), 50000);
+}
+
+/// With no `-o`, the trace is PROGRAM.tpack in the working directory, and
+/// `--stats` reads it back.
+#[test]
+fn the_default_output_is_tpack() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = build(dir.path(), "cxx.c");
+    let out = Command::new(env!("CARGO_BIN_EXE_tramp"))
+        .current_dir(dir.path())
+        .args(["record", "--stats", "--"])
+        .arg(&prog)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let name = prog.file_name().unwrap().to_str().unwrap();
+    let trace = dir.path().join(format!("{name}.tpack"));
+    let bytes = std::fs::read(&trace).unwrap();
+    assert!(bytes.starts_with(b"tpack\x00\x01"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("total allocs"), "{stderr}");
+    assert_eq!(allocs_of(&dump(&trace), 5555).len(), 100);
 }

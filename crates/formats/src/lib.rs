@@ -138,7 +138,9 @@ mod tests {
         for f in ALL {
             assert_eq!(parse(f.name).unwrap(), f);
             if let Some(t) = f.text_form {
-                assert_eq!(parse(t).unwrap().family, f.family, "{}", f.name);
+                // tpack holds HATF's records and prints them as HATF text.
+                let family = if f.family == "tpack" { "hatf" } else { f.family };
+                assert_eq!(parse(t).unwrap().family, family, "{}", f.name);
             }
             for e in f.extensions {
                 assert_eq!(from_path(&format!("x{e}")).unwrap().name, f.name);

@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 
 use rustc_hash::{FxHashMap, FxHashSet};
 use tramp_core::Error;
-use tramp_hatf::{Event, EventKind, Item, Writer};
+use tramp_hatf::{Event, EventKind, Item};
 
 use crate::raw::{self, ChunkRef, RawError, RawEvent};
 
@@ -163,9 +163,9 @@ struct Stream {
 
 /// Converts the raw logs of one process (in the order they were started:
 /// an exec continues the same process in a new log) into a HATF trace.
-pub fn convert_process<W: Write>(
+pub fn convert_process<O: TraceOut>(
     logs: &[PathBuf],
-    writer: &mut Writer<W>,
+    writer: &mut O,
 ) -> Result<ConvertStats, Error> {
     let mut stats = ConvertStats::default();
     let mut files = Vec::new();
@@ -268,9 +268,9 @@ struct State {
 }
 
 impl State {
-    fn comment<W: Write>(
+    fn comment<O: TraceOut>(
         &self,
-        w: &mut Writer<W>,
+        w: &mut O,
         a: &Annotation,
         stats: &mut ConvertStats,
     ) -> Result<(), Error> {
@@ -278,20 +278,16 @@ impl State {
         w.write_comment(a.to_comment().as_bytes())
     }
 
-    fn event<W: Write>(
-        w: &mut Writer<W>,
-        ev: Event<'_>,
-        stats: &mut ConvertStats,
-    ) -> Result<(), Error> {
+    fn event<O: TraceOut>(w: &mut O, ev: Event<'_>, stats: &mut ConvertStats) -> Result<(), Error> {
         stats.records += 1;
         w.write_item(&Item::Event(ev))
     }
 
-    fn thread_seen<W: Write>(
+    fn thread_seen<O: TraceOut>(
         &mut self,
         tid: u32,
         time: u64,
-        w: &mut Writer<W>,
+        w: &mut O,
         stats: &mut ConvertStats,
     ) -> Result<(), Error> {
         self.threads_seen.insert(tid);
@@ -317,13 +313,13 @@ impl State {
         }
     }
 
-    fn emit<W: Write>(
+    fn emit<O: TraceOut>(
         &mut self,
         ev: &RawEvent,
         file: usize,
         tid: u32,
         t0: u64,
-        w: &mut Writer<W>,
+        w: &mut O,
         stats: &mut ConvertStats,
     ) -> Result<(), Error> {
         let time = ev.time().saturating_sub(t0);
@@ -457,6 +453,27 @@ impl State {
             }
         }
         Ok(())
+    }
+}
+
+/// Where a recording's items go: a HATF writer or a tpack writer.
+pub trait TraceOut {
+    fn write_item(&mut self, item: &Item<'_>) -> Result<(), tramp_core::Error>;
+
+    fn write_comment(&mut self, text: &[u8]) -> Result<(), tramp_core::Error> {
+        self.write_item(&Item::Comment(text))
+    }
+}
+
+impl<W: Write> TraceOut for tramp_hatf::Writer<W> {
+    fn write_item(&mut self, item: &Item<'_>) -> Result<(), tramp_core::Error> {
+        tramp_hatf::Writer::write_item(self, item)
+    }
+}
+
+impl<W: Write> TraceOut for tramp_tpack::Writer<W> {
+    fn write_item(&mut self, item: &Item<'_>) -> Result<(), tramp_core::Error> {
+        tramp_tpack::Writer::write_item(self, item)
     }
 }
 

@@ -117,7 +117,7 @@ pub fn child_output(output: &Path, pid: u64) -> PathBuf {
         .file_name()
         .and_then(|n| n.to_str())
         .unwrap_or("trace.hatf");
-    let (stem, ext) = match name.find(".hatf") {
+    let (stem, ext) = match name.find(".hatf").or_else(|| name.find(".tpack")) {
         Some(i) => (&name[..i], &name[i..]),
         None => (name, ""),
     };
@@ -155,6 +155,12 @@ pub fn record(lib: &Path, cmd: &[OsString], opts: &RecordOptions) -> Result<Reco
     })
 }
 
+/// Whether an output name asks for tpack (`.tpack`, possibly with a
+/// compression extension after it); anything else is HATF.
+pub fn is_tpack(name: &str) -> bool {
+    tramp_core::io::Compression::strip_extension(name).ends_with(".tpack")
+}
+
 /// Groups `trace.PID.NANOS.raw` logs by process and converts each group.
 pub fn convert_all(
     dir: &Path,
@@ -183,14 +189,22 @@ pub fn convert_all(
         };
         let name = target.to_string_lossy().into_owned();
         let file = Output::create(&name, None)?;
-        let mut w = Writer::new(file, Policy::Naive);
-        // Times as deltas from the previous event: a third smaller after
-        // zstd than absolute nanoseconds (docs/formats/capture.md).
-        w.write_meta(Meta::SetInterp(Field::Time, Interp::Delta(0)))?;
-        w.write_meta(Meta::SetWidth(Field::Time, Width::Fixed(2)))?;
-        let mut stats = convert_process(&paths, &mut w)?;
+        let mut stats = if is_tpack(&name) {
+            let mut w = tramp_tpack::Writer::new(file, tramp_tpack::Options::default())?;
+            let stats = convert_process(&paths, &mut w)?;
+            w.into_inner()?.finish()?;
+            stats
+        } else {
+            let mut w = Writer::new(file, Policy::Naive);
+            // Times as deltas from the previous event: a third smaller after
+            // zstd than absolute nanoseconds (docs/formats/capture.md).
+            w.write_meta(Meta::SetInterp(Field::Time, Interp::Delta(0)))?;
+            w.write_meta(Meta::SetWidth(Field::Time, Width::Fixed(2)))?;
+            let stats = convert_process(&paths, &mut w)?;
+            w.into_inner()?.finish()?;
+            stats
+        };
         stats.pid = pid;
-        w.into_inner()?.finish()?;
         out.push((pid, target, stats));
     }
     // The started process first.
@@ -209,5 +223,9 @@ mod tests {
             Path::new("/x/ls.42.hatf.zst")
         );
         assert_eq!(child_output(Path::new("trace"), 7), Path::new("trace.7"));
+        assert_eq!(
+            child_output(Path::new("/x/ls.tpack"), 42),
+            Path::new("/x/ls.42.tpack")
+        );
     }
 }

@@ -21,8 +21,16 @@ fn main() {
     }
     let (_, totals) = w.finish().unwrap();
     let all: u64 = totals.iter().map(|t| t.stored).sum();
-    println!("{n} records, {all} bytes, {:.3} B/record", all as f64 / n as f64);
+    println!(
+        "{n} records, {all} bytes, {:.3} B/record",
+        all as f64 / n as f64
+    );
     for (name, t) in NAMES.iter().zip(totals) {
-        println!("{name:12} raw {:>10} stored {:>10} ({:.3} B/record)", t.raw, t.stored, t.stored as f64 / n as f64);
+        println!(
+            "{name:12} raw {:>10} stored {:>10} ({:.3} B/record)",
+            t.raw,
+            t.stored,
+            t.stored as f64 / n as f64
+        );
     }
 }

@@ -75,7 +75,7 @@ impl<R: Read> Source for TpackSource<R> {
     }
 
     fn next_item(&mut self) -> Result<Option<Item<'_>>, Error> {
-        match self.reader.next()? {
+        match self.reader.next_entry()? {
             None => Ok(None),
             Some(Next::Warning(w)) => Ok(Some(Item::Warning(w))),
             Some(Next::Item(item)) => {

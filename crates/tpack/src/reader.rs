@@ -15,7 +15,7 @@ use crate::streams::{Cursor, NAMES, STREAMS, Stream, TABLE, addr_code, unzigzag}
 use crate::writer::FORMAT;
 use crate::{BLOCK_HEADER, BLOCK_MAGIC, MAGIC, MAX_BODY};
 
-/// What [`Reader::next`] yields.
+/// What [`Reader::next_entry`] yields.
 pub enum Next<'a> {
     Item(Item<'a>),
     /// Damage skipped before the items that follow.
@@ -43,6 +43,8 @@ pub struct Reader<R: Read> {
     body: Vec<u8>,
     /// A header read while resynchronising, to use next.
     pending_header: Option<[u8; BLOCK_HEADER]>,
+    /// Bytes read past that header while resynchronising, read again first.
+    pushback: Vec<u8>,
     done: bool,
     last_kind: u8,
     last_event: Event<'static>,
@@ -66,6 +68,7 @@ impl<R: Read> Reader<R> {
             comment: Vec::new(),
             body: Vec::new(),
             pending_header: None,
+            pushback: Vec::new(),
             done: false,
             last_kind: 0,
             last_event: Event::new(EventKind::Alloc),
@@ -84,7 +87,9 @@ impl<R: Read> Reader<R> {
 
     /// Reads up to `buf.len()` bytes; returns how many (fewer only at the end).
     fn fill(&mut self, buf: &mut [u8]) -> Result<usize, Error> {
-        let mut n = 0;
+        let mut n = self.pushback.len().min(buf.len());
+        buf[..n].copy_from_slice(&self.pushback[..n]);
+        self.pushback.drain(..n);
         while n < buf.len() {
             match self.input.read(&mut buf[n..]) {
                 Ok(0) => break,
@@ -138,7 +143,7 @@ impl<R: Read> Reader<R> {
     }
 
     /// The next item or warning, `Ok(None)` at the end.
-    pub fn next(&mut self) -> Result<Option<Next<'_>>, Error> {
+    pub fn next_entry(&mut self) -> Result<Option<Next<'_>>, Error> {
         Ok(match self.advance()? {
             None => None,
             Some(Some(w)) => Some(Next::Warning(w)),
@@ -146,7 +151,7 @@ impl<R: Read> Reader<R> {
         })
     }
 
-    /// The next item; skipped damage is an error here (use [`Reader::next`]
+    /// The next item; skipped damage is an error here (use [`Reader::next_entry`]
     /// to read past it).
     pub fn next_item(&mut self) -> Result<Option<Item<'_>>, Error> {
         match self.advance()? {
@@ -254,8 +259,12 @@ impl<R: Read> Reader<R> {
                     }
                     window.push(b[0]);
                 }
-                if window.len() == BLOCK_HEADER {
-                    self.pending_header = Some(window[..].try_into().unwrap());
+                if window.len() >= BLOCK_HEADER {
+                    self.pending_header = Some(window[..BLOCK_HEADER].try_into().unwrap());
+                    let mut rest = window.split_off(BLOCK_HEADER);
+                    rest.append(&mut self.pushback);
+                    self.offset -= rest.len() as u64;
+                    self.pushback = rest;
                 } else {
                     skipped += window.len() as u64;
                 }
@@ -293,9 +302,15 @@ impl<R: Read> Reader<R> {
                 stream: NAMES[i],
                 why: why.to_string(),
             };
-            let codec = table.byte().ok_or_else(|| self.err(bad("table cut short")))?;
-            let raw = table.varint().ok_or_else(|| self.err(bad("table cut short")))?;
-            let stored = table.varint().ok_or_else(|| self.err(bad("table cut short")))?;
+            let codec = table
+                .byte()
+                .ok_or_else(|| self.err(bad("table cut short")))?;
+            let raw = table
+                .varint()
+                .ok_or_else(|| self.err(bad("table cut short")))?;
+            let stored = table
+                .varint()
+                .ok_or_else(|| self.err(bad("table cut short")))?;
             if raw > MAX_BODY as u64 * 16 || stored > body.len() as u64 {
                 return Err(self.err(bad("length out of range")));
             }
@@ -405,7 +420,8 @@ impl<R: Read> Reader<R> {
                 }
                 None => return Err(self.bad("comment cut short")),
             }
-            return Ok(self.end_record());
+            self.end_record();
+            return Ok(());
         }
         let Some(kind) = EventKind::from_tag(tag) else {
             return Err(self.bad(format!("unknown record kind {tag}")));
@@ -443,7 +459,8 @@ impl<R: Read> Reader<R> {
         ev.time = self.model.time;
         self.attributes()?;
         self.last_event = ev;
-        Ok(self.end_record())
+        self.end_record();
+        Ok(())
     }
 
     fn end_record(&mut self) {

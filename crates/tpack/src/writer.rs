@@ -261,7 +261,8 @@ impl<W: Write> Writer<W> {
         match self.model.attr_index(a) {
             Some(i) => self.s(Stream::AttrCode).push(i as u8 + 1),
             None => {
-                self.s(Stream::AttrCode).push(crate::streams::TABLE as u8 + 1);
+                self.s(Stream::AttrCode)
+                    .push(crate::streams::TABLE as u8 + 1);
                 let r = self.s(Stream::AttrRaw);
                 put_varint(r, a.len() as u64);
                 r.extend_from_slice(a);

@@ -15,11 +15,15 @@ static CAPTURE_LIBRARY: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/libtra
 /// The program runs with the capture library preloaded (it must be
 /// dynamically linked); its output and exit status pass through unchanged.
 /// Each process it forks gets its own trace, named with its pid
-/// (`out.PID.hatf.zst`). The trace is HATF, zstd-compressed by default;
-/// module maps and call stacks are comment records (docs/formats/capture.md).
+/// (`out.PID.tpack`). The trace is tpack by default (tramp's packed form,
+/// docs/formats/tpack.md: every event, address, time, thread and site,
+/// about 1 byte per event); an output named `*.hatf` (`.hatf.zst`,
+/// `.hatf.gz`, …) is HATF instead. Module maps and call stacks are comment
+/// records (docs/formats/capture.md).
 #[derive(Args)]
 pub struct RecordArgs {
-    /// Output trace (compressed by extension). Default: PROGRAM.hatf.zst.
+    /// Output trace: tpack, or HATF for a name with `.hatf` (compressed by
+    /// extension: `x.hatf.zst`). Default: PROGRAM.tpack.
     #[arg(short, long)]
     output: Option<String>,
     /// Record up to N frames of call stack per allocation (deduplicated)
@@ -58,7 +62,7 @@ pub fn run(a: RecordArgs) -> Result<u8> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "trace".into());
-    let output = a.output.unwrap_or_else(|| format!("{program}.hatf.zst"));
+    let output = a.output.unwrap_or_else(|| format!("{program}.tpack"));
     let lib = tramp_record::launch::install_library(CAPTURE_LIBRARY)
         .context("installing the capture library")?;
     let opts = tramp_record::RecordOptions {
@@ -80,7 +84,7 @@ pub fn run(a: RecordArgs) -> Result<u8> {
     {
         let args = InputArgs {
             input: path.to_string_lossy().into_owned(),
-            format: Some("hatf".into()),
+            format: None,
             dtd: None,
         };
         let o = super::open(&args, false)?;

@@ -1,0 +1,376 @@
+//! tpack round trips, damage and truncation.
+
+use proptest::prelude::*;
+use tramp_hatf::spec::EVENT_KINDS;
+use tramp_hatf::{EventKind, Field, OwnedEvent, OwnedItem};
+use tramp_tpack::reader::Next;
+use tramp_tpack::{Codec, Options, Reader, Writer};
+
+fn pack(items: &[OwnedItem], opts: Options) -> Vec<u8> {
+    let mut w = Writer::new(Vec::new(), opts).unwrap();
+    for i in items {
+        w.write_item(&i.as_item()).unwrap();
+    }
+    w.into_inner().unwrap()
+}
+
+/// Items, warnings and the error that ended reading, if any.
+fn unpack(bytes: &[u8]) -> (Vec<OwnedItem>, Vec<String>, Option<String>) {
+    let mut r = Reader::new(bytes);
+    let (mut items, mut warnings) = (Vec::new(), Vec::new());
+    loop {
+        match r.next_entry() {
+            Ok(None) => return (items, warnings, None),
+            Ok(Some(Next::Item(i))) => items.push(i.to_owned()),
+            Ok(Some(Next::Warning(w))) => warnings.push(w.to_string()),
+            Err(e) => return (items, warnings, Some(e.to_string())),
+        }
+    }
+}
+
+/// What a HATF reader gives back for an event: fields the kind lacks are 0.
+fn canonical(e: OwnedEvent) -> OwnedEvent {
+    let mut c = OwnedEvent::new(e.kind);
+    let layout = e.kind.layout();
+    if layout.contains(&Field::Size) {
+        c.size = e.size;
+    }
+    if layout.contains(&Field::Address) {
+        c.address = e.address;
+    }
+    if e.kind.is_realloc() {
+        c.new_address = e.new_address;
+    }
+    if layout.contains(&Field::Heap) {
+        c.heap = e.heap;
+    }
+    c.thread = e.thread;
+    c.time = e.time;
+    c.attributes = e.attributes;
+    c
+}
+
+fn value() -> impl Strategy<Value = u64> {
+    prop_oneof![
+        0u64..4,
+        0u64..300,
+        0x5500_0000_1000u64..0x5500_0000_2000,
+        any::<u64>()
+    ]
+}
+
+fn item() -> impl Strategy<Value = OwnedItem> {
+    let event = (
+        0usize..10,
+        (value(), value(), value(), value(), value(), value()),
+        prop_oneof![
+            Just(vec![]),
+            Just(vec![1, 2]),
+            prop::collection::vec(any::<u8>(), 0..5)
+        ],
+    )
+        .prop_map(
+            |(k, (size, address, new_address, thread, heap, time), attributes)| {
+                OwnedItem::Event(canonical(OwnedEvent {
+                    kind: EVENT_KINDS[k],
+                    size,
+                    address,
+                    new_address,
+                    thread,
+                    heap,
+                    time,
+                    attributes,
+                }))
+            },
+        );
+    prop_oneof![
+        9 => event,
+        1 => prop::collection::vec(any::<u8>(), 0..30).prop_map(OwnedItem::Comment),
+    ]
+}
+
+/// A heap-like trace: allocations that reuse freed chunks, frees of live
+/// objects, reallocs with their implied records.
+fn heap_trace(seed: u64, n: usize) -> Vec<OwnedItem> {
+    let mut x = seed | 1;
+    let mut rnd = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let mut live: Vec<(u64, u64)> = Vec::new();
+    let mut freed: Vec<u64> = Vec::new();
+    let mut top = 0x5555_0000_0000u64;
+    let mut time = 1_000u64;
+    let mut out = Vec::new();
+    for i in 0..n {
+        time += rnd() % 200;
+        let r = rnd() % 10;
+        let mut e;
+        if r < 5 || live.is_empty() {
+            let size = [16, 24, 32, 100, 4000][(rnd() % 5) as usize] + rnd() % 3;
+            let addr = if rnd() % 2 == 0 && !freed.is_empty() {
+                freed.pop().unwrap()
+            } else {
+                let a = top;
+                top += tramp_tpack::model::chunk(size);
+                a
+            };
+            live.push((addr, size));
+            e = OwnedEvent::new(EventKind::Alloc);
+            e.size = size;
+            e.address = addr;
+            if i % 7 == 0 {
+                e.attributes = vec![1, (rnd() % 5) as u8];
+            }
+        } else if r < 9 {
+            let k = (rnd() % live.len() as u64) as usize;
+            let (addr, _) = live.swap_remove(k);
+            freed.push(addr);
+            e = OwnedEvent::new(EventKind::Free);
+            e.address = addr;
+        } else {
+            let k = (rnd() % live.len() as u64) as usize;
+            let (old, _) = live[k];
+            let size = 5000 + rnd() % 100;
+            let new = top;
+            top += tramp_tpack::model::chunk(size);
+            live[k] = (new, size);
+            e = OwnedEvent::new(EventKind::ReallocAllocFree);
+            e.size = size;
+            e.address = old;
+            e.new_address = new;
+            e.time = time;
+            out.push(OwnedItem::Event(e));
+            let mut a = OwnedEvent::new(EventKind::Alloc);
+            a.size = size;
+            a.address = new;
+            a.time = time;
+            out.push(OwnedItem::Event(a));
+            e = OwnedEvent::new(EventKind::Free);
+            e.address = old;
+        }
+        e.time = time;
+        e.thread = 1 + (i / 1000) as u64 % 3;
+        out.push(OwnedItem::Event(e));
+    }
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    #[test]
+    fn any_items_round_trip(items in prop::collection::vec(item(), 0..200), block in 1usize..64, codec in 0u8..3) {
+        let codec = [Codec::Raw, Codec::Zstd(3), Codec::Xz(1)][codec as usize];
+        let bytes = pack(&items, Options { codec, block_records: block });
+        let (got, warnings, err) = unpack(&bytes);
+        prop_assert!(warnings.is_empty() && err.is_none(), "{:?} {:?}", warnings, err);
+        prop_assert_eq!(got, items);
+    }
+
+    #[test]
+    fn heap_traces_round_trip(seed in any::<u64>(), n in 0usize..3000, block in prop_oneof![Just(1usize << 20), 50usize..500]) {
+        let items = heap_trace(seed, n);
+        let bytes = pack(&items, Options { block_records: block, ..Options::default() });
+        let (got, _, err) = unpack(&bytes);
+        prop_assert!(err.is_none(), "{:?}", err);
+        prop_assert_eq!(got, items);
+    }
+}
+
+/// The model earns its keep on a heap-like trace: tpack (zstd at its
+/// default level 9) is smaller than zstd -19 of the naive HATF of the same
+/// records.
+#[test]
+fn a_heap_like_trace_packs_smaller_than_zstd_of_hatf() {
+    let items = heap_trace(7, 100_000);
+    let bytes = pack(&items, Options::default());
+    let mut w = tramp_hatf::Writer::new(Vec::new(), tramp_hatf::Policy::Naive);
+    for i in &items {
+        w.write_item(&i.as_item()).unwrap();
+    }
+    let hatf = w.into_inner().unwrap();
+    let z = zstd::bulk::compress(&hatf, 19).unwrap();
+    assert!(
+        bytes.len() < z.len(),
+        "tpack {} vs zstd -19 HATF {}",
+        bytes.len(),
+        z.len()
+    );
+}
+
+/// A real CPython recording (25,781 records) comes back record for record.
+#[test]
+fn a_recorded_trace_round_trips() {
+    let z = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../hatf/tests/fixtures/cpython-json.hatf.zst"
+    ))
+    .unwrap();
+    let hatf = zstd::decode_all(&z[..]).unwrap();
+    let mut r = tramp_hatf::Reader::new(&hatf[..]);
+    let mut items = Vec::new();
+    while let Some(i) = r.next_item().unwrap() {
+        items.push(i.to_owned());
+    }
+    for codec in [Codec::Zstd(9), Codec::Xz(9), Codec::Raw] {
+        let bytes = pack(
+            &items,
+            Options {
+                codec,
+                block_records: 10_000,
+            },
+        );
+        let (got, w, err) = unpack(&bytes);
+        assert!(w.is_empty() && err.is_none());
+        assert_eq!(got, items);
+        if codec == Codec::Xz(9) {
+            // Smaller than the zstd -19 HATF it came from.
+            assert!(bytes.len() < z.len(), "{} vs {}", bytes.len(), z.len());
+        }
+    }
+}
+
+/// Cut at every offset: every whole block before the cut is delivered, and
+/// the cut is an error (never a panic, never a silent end) unless it falls
+/// exactly between blocks.
+#[test]
+fn truncation_at_every_offset_keeps_every_whole_block_before_it() {
+    let items = heap_trace(3, 120);
+    let block = 25;
+    let bytes = pack(
+        &items,
+        Options {
+            codec: Codec::Zstd(3),
+            block_records: block,
+        },
+    );
+    // Block boundaries: walk the headers.
+    let mut ends = vec![8usize];
+    let mut at = 8;
+    while at < bytes.len() {
+        let len = u32::from_le_bytes(bytes[at + 8..at + 12].try_into().unwrap()) as usize;
+        at += 16 + len;
+        ends.push(at);
+    }
+    assert_eq!(at, bytes.len());
+    for cut in 0..=bytes.len() {
+        let (got, _, err) = unpack(&bytes[..cut]);
+        let whole = ends.iter().filter(|e| **e <= cut).count().saturating_sub(1);
+        let want = (whole * block).min(items.len());
+        assert_eq!(got.len(), want, "cut at {cut}");
+        assert_eq!(&got[..], &items[..want]);
+        assert_eq!(
+            err.is_none(),
+            ends.contains(&cut) && cut >= 8,
+            "cut at {cut}: {err:?}"
+        );
+    }
+}
+
+/// A damaged block loses only itself: a flipped byte in the second block's
+/// body fails its checksum, the block is skipped with a warning naming its
+/// offset, and the blocks after it decode.
+#[test]
+fn a_damaged_block_loses_only_itself() {
+    let items = heap_trace(5, 300);
+    let block = 100;
+    let mut bytes = pack(
+        &items,
+        Options {
+            codec: Codec::Zstd(3),
+            block_records: block,
+        },
+    );
+    let first_len = u32::from_le_bytes(bytes[16..20].try_into().unwrap()) as usize;
+    let second = 8 + 16 + first_len;
+    bytes[second + 16 + 5] ^= 0x40;
+    let (got, warnings, err) = unpack(&bytes);
+    assert!(err.is_none(), "{err:?}");
+    assert_eq!(warnings.len(), 1);
+    assert!(
+        warnings[0].contains(&format!("byte offset {second}")),
+        "{}",
+        warnings[0]
+    );
+    assert!(warnings[0].contains("checksum"), "{}", warnings[0]);
+    let n = items.len();
+    let mut want = items[..block].to_vec();
+    want.extend_from_slice(&items[2 * block..n]);
+    assert_eq!((got.len(), n), (want.len(), n));
+    assert!(got == want);
+    // A damaged block magic: the reader scans to the next block.
+    let mut bytes2 = pack(
+        &items,
+        Options {
+            codec: Codec::Zstd(3),
+            block_records: block,
+        },
+    );
+    bytes2[second] = b'X';
+    let (got, warnings, err) = unpack(&bytes2);
+    assert!(err.is_none(), "{err:?}");
+    assert_eq!(warnings.len(), 1);
+    assert!(got == want);
+}
+
+/// Not tpack, or the wrong version: a clear error, nothing delivered.
+#[test]
+fn other_files_are_refused() {
+    let (got, _, err) = unpack(b"\x00\x00\x00\x00");
+    assert!(got.is_empty());
+    assert!(err.unwrap().contains("not a tpack file"));
+    let (_, _, err) = unpack(b"tpack\x00\x09\x00");
+    assert!(err.unwrap().contains("version 9"));
+    // An empty trace is the magic alone.
+    let bytes = pack(&[], Options::default());
+    assert_eq!(bytes, b"tpack\x00\x01\x00");
+}
+
+fn block(md: &str, lang: &str) -> String {
+    let fence = format!("```{lang}\n");
+    md.split(&fence)
+        .nth(1)
+        .unwrap()
+        .split("```")
+        .next()
+        .unwrap()
+        .to_string()
+}
+
+/// The example of docs/formats/tpack.md is exact.
+#[test]
+fn docs_example_is_exact() {
+    let md = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/formats/tpack.md"
+    ))
+    .unwrap();
+    let text = block(&md, "tpack-records");
+    let mut r = tramp_hatf::text::TextReader::new(text.as_bytes());
+    let mut items = Vec::new();
+    while let Some(i) = r.next_item().unwrap() {
+        items.push(i.to_owned());
+    }
+    let hex: String = block(&md, "hex")
+        .chars()
+        .filter(|c| c.is_ascii_hexdigit())
+        .collect();
+    let want: Vec<u8> = (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+        .collect();
+    let bytes = pack(
+        &items,
+        Options {
+            codec: Codec::Raw,
+            ..Options::default()
+        },
+    );
+    assert_eq!(bytes, want);
+    let (got, _, err) = unpack(&want);
+    assert!(err.is_none());
+    assert_eq!(got, items);
+}
