@@ -139,7 +139,11 @@ mod tests {
             assert_eq!(parse(f.name).unwrap(), f);
             if let Some(t) = f.text_form {
                 // tpack holds HATF's records and prints them as HATF text.
-                let family = if f.family == "tpack" { "hatf" } else { f.family };
+                let family = if f.family == "tpack" {
+                    "hatf"
+                } else {
+                    f.family
+                };
                 assert_eq!(parse(t).unwrap().family, family, "{}", f.name);
             }
             for e in f.extensions {

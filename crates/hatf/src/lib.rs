@@ -20,6 +20,7 @@ pub mod policy;
 pub mod reader;
 pub mod records;
 pub mod spec;
+pub mod splitaddr;
 pub mod state;
 pub mod text;
 pub mod writer;

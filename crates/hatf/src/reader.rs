@@ -58,7 +58,7 @@ fn read_be(b: &[u8], n: usize) -> u64 {
 /// How long the record at the start of `a` is: `Ok(Ok(len))` when `a` holds
 /// all of it, `Ok(Err(n))` when at least `n` bytes are needed to know more.
 #[inline]
-fn frame_len(state: &State, a: &[u8]) -> Result<Result<usize, usize>, HatfError> {
+pub(crate) fn frame_len(state: &State, a: &[u8]) -> Result<Result<usize, usize>, HatfError> {
     let tag = a[0];
     let need = match tag {
         0..=9 => {
