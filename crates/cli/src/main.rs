@@ -29,6 +29,7 @@ enum Command {
     Stats(cmd::stats::StatsArgs),
     Dump(cmd::dump::DumpArgs),
     Convert(cmd::convert::ConvertArgs),
+    Sizes(cmd::sizes::SizesArgs),
     /// List the trace formats tramp reads and writes, with the file
     /// extensions that select them
     Formats,
@@ -54,6 +55,7 @@ fn main() -> ExitCode {
         Command::Stats(a) => cmd::stats::run(a),
         Command::Dump(a) => cmd::dump::run(a),
         Command::Convert(a) => cmd::convert::run(a),
+        Command::Sizes(a) => cmd::sizes::run(a),
         Command::Formats => cmd::formats::run(),
         Command::Replay(a) => cmd::replay::run(a),
         Command::Gen(a) => cmd::gen_code::run(a),

@@ -30,13 +30,13 @@ pub static TPACK: FormatDesc = FormatDesc {
 };
 
 /// `--policy` names the stream codec for tpack: `zstd`, `zstd-N`, `xz`,
-/// `xz-N` or `raw` (default zstd at level 9).
+/// `xz-N`, `gzip`, `gzip-N` or `raw` (default zstd at level 9).
 fn options(opts: &CreateOptions<'_>) -> Result<Options, Error> {
     let mut o = Options::default();
     if let Some(p) = opts.policy {
         o.codec = Codec::parse(p).ok_or_else(|| {
             Error::Usage(format!(
-                "unknown tpack codec `{p}` (zstd, zstd-1 … zstd-22, xz, xz-0 … xz-9, raw)"
+                "unknown tpack codec `{p}` (zstd, zstd-1 … zstd-22, xz, xz-0 … xz-9, gzip, gzip-0 … gzip-9, raw)"
             ))
         })?;
     }

@@ -343,6 +343,11 @@ impl<R: Read> Reader<R> {
                     .read_to_end(&mut out)
                     .map(|_| ())
                     .map_err(|e| format!("xz: {e}")),
+                3 => flate2::read::GzDecoder::new(data)
+                    .take(raw as u64 + 1)
+                    .read_to_end(&mut out)
+                    .map(|_| ())
+                    .map_err(|e| format!("gzip: {e}")),
                 c => Err(format!("unknown codec {c}")),
             };
             self.streams[i].data = out;

@@ -24,6 +24,8 @@ pub enum Codec {
     Zstd(i32),
     /// xz (LZMA2) at this preset (0–9).
     Xz(u32),
+    /// gzip (deflate) at this level (0–9): the HATF paper's compressor.
+    Gzip(u32),
 }
 
 impl Codec {
@@ -32,10 +34,11 @@ impl Codec {
             Codec::Raw => 0,
             Codec::Zstd(_) => 1,
             Codec::Xz(_) => 2,
+            Codec::Gzip(_) => 3,
         }
     }
 
-    /// `raw`, `zstd`, `zstd-N`, `xz`, `xz-N`.
+    /// `raw`, `zstd`, `zstd-N`, `xz`, `xz-N`, `gzip`, `gzip-N`.
     pub fn parse(s: &str) -> Option<Codec> {
         let (name, level) = match s.split_once('-') {
             Some((n, l)) => (n, Some(l.parse::<i32>().ok()?)),
@@ -50,6 +53,10 @@ impl Codec {
             "xz" => {
                 let l = level.unwrap_or(9);
                 (0..=9).contains(&l).then_some(Codec::Xz(l as u32))
+            }
+            "gzip" => {
+                let l = level.unwrap_or(6);
+                (0..=9).contains(&l).then_some(Codec::Gzip(l as u32))
             }
             _ => None,
         }
@@ -365,6 +372,12 @@ fn compress(codec: Codec, s: &[u8]) -> Result<Option<Vec<u8>>, String> {
         Codec::Zstd(level) => zstd::bulk::compress(s, level)
             .map(Some)
             .map_err(|e| e.to_string()),
+        Codec::Gzip(level) => {
+            let mut enc =
+                flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(level));
+            enc.write_all(s).map_err(|e| e.to_string())?;
+            enc.finish().map(Some).map_err(|e| e.to_string())
+        }
         Codec::Xz(preset) => {
             let mut out = Vec::new();
             let mut enc = liblzma::write::XzEncoder::new(&mut out, preset);

@@ -162,8 +162,8 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
 
     #[test]
-    fn any_items_round_trip(items in prop::collection::vec(item(), 0..200), block in 1usize..64, codec in 0u8..3) {
-        let codec = [Codec::Raw, Codec::Zstd(3), Codec::Xz(1)][codec as usize];
+    fn any_items_round_trip(items in prop::collection::vec(item(), 0..200), block in 1usize..64, codec in 0u8..4) {
+        let codec = [Codec::Raw, Codec::Zstd(3), Codec::Xz(1), Codec::Gzip(6)][codec as usize];
         let bytes = pack(&items, Options { codec, block_records: block });
         let (got, warnings, err) = unpack(&bytes);
         prop_assert!(warnings.is_empty() && err.is_none(), "{:?} {:?}", warnings, err);

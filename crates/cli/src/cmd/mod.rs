@@ -10,6 +10,7 @@ pub mod gen_code;
 pub mod record;
 pub mod replay;
 pub mod sample;
+pub mod sizes;
 pub mod spans;
 pub mod stats;
 pub mod verify;

@@ -1,0 +1,89 @@
+//! `tramp sizes`: the HATF paper's compaction study on a heap trace.
+
+use anyhow::{Result, bail};
+use clap::Args;
+use tramp_core::{Domain, drive};
+use tramp_study::{Compressor, Options, SizesAnalysis};
+
+use super::{InputArgs, end_run, print_report};
+
+/// Reproduce the HATF paper's size and time tables (§3) on any heap trace.
+///
+/// Table 4: bytes per data record of every form — Simple Binary (four
+/// word-sized fields; 8-byte words on 64-bit traces, so 32 bytes where the
+/// paper's 32-bit traces had 16), ASCII, HATF naive, HATF best, Split
+/// Stream, HATF SplitAddr and tramp's tpack — uncompressed and with each
+/// compressor, each stream compressed on its own. Table 7: HATF's size
+/// policies; Table 8: its address policies. These use the paper's content
+/// (record type, size and addresses of allocs, frees and reallocs); a
+/// last table gives HATF and tpack on every record (times, threads, heaps,
+/// sites, comments). Tables 5 and 6: µs per record to read and write each
+/// form, uncompressed and through gzip, on the first records of the trace
+/// held in memory, and the paper's ASCII/Perl column (needs `perl`).
+///
+/// One streaming pass over the trace (constant memory), the encoders spread
+/// over worker threads. Forms and decisions: docs/formats/study.md.
+#[derive(Args)]
+pub struct SizesArgs {
+    #[command(flatten)]
+    input: InputArgs,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+    /// Compressors to report: gzip (the paper's, level 6), zstd (level 3),
+    /// xz (preset 6), comma-separated.
+    #[arg(long, default_value = "gzip,zstd")]
+    compress: String,
+    /// Data records to time for Tables 5 and 6 (the first ones); 0 leaves
+    /// the timing tables out.
+    #[arg(long, default_value_t = 1_000_000)]
+    timing_records: usize,
+    /// Simple Binary and Split Stream word size: 8 (64-bit traces) or 4
+    /// (the paper's 32-bit form; a larger value is then an error).
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u8).range(4..=8))]
+    word: u8,
+    /// Worker threads (default: the machine's cores, at most 4).
+    #[arg(long)]
+    threads: Option<usize>,
+}
+
+pub fn run(a: SizesArgs) -> Result<()> {
+    if a.word != 4 && a.word != 8 {
+        bail!("--word is 4 or 8");
+    }
+    let d = super::detect(&a.input)?;
+    if d.format.domain != Domain::Heap {
+        bail!(
+            "{} is a {} trace; sizes studies heap traces (HATF, tpack, Meta-TF heap DTDs)",
+            d.name,
+            d.format.name
+        );
+    }
+    let mut opts = Options {
+        compressors: Compressor::parse_list(&a.compress).map_err(anyhow::Error::msg)?,
+        word: a.word as usize,
+        ..Options::default()
+    };
+    if let Some(t) = a.threads {
+        opts.threads = t;
+    }
+    let mut o = d.open(&a.input, false)?;
+    let mut study = SizesAnalysis::new(opts, a.timing_records)?;
+    let run = drive(
+        &mut *o.source,
+        &mut [&mut study],
+        Vec::new(),
+        &mut o.progress,
+    );
+    let report = tramp_core::Analysis::finish(study);
+    print_report(&report, a.json)?;
+    if let Some(e) = &report.failed {
+        bail!("sizes: {e}");
+    }
+    end_run(
+        run,
+        &o,
+        None,
+        "; the tables above cover the records before the error",
+    )
+}
