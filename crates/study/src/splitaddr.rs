@@ -60,10 +60,11 @@ fn find(dir: &Path, stem: &str) -> io::Result<Input> {
     ))
 }
 
+/// A decompressed input stream.
+type In = Box<dyn io::BufRead + Send>;
+
 /// The HATF bytes of a SplitAddr directory, joined back.
-pub fn open(
-    dir: &Path,
-) -> io::Result<Joiner<BufReader<Box<dyn io::BufRead + Send>>, Box<dyn io::BufRead + Send>>> {
+pub fn open(dir: &Path) -> io::Result<Joiner<BufReader<In>, In>> {
     let main = find(dir, "main.hatf")?;
     let addrs = find(dir, "addresses")?;
     Ok(Joiner::new(BufReader::new(main.reader), addrs.reader))
