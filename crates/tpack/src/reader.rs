@@ -261,9 +261,11 @@ impl<R: Read> Reader<R> {
                 }
                 if window.len() >= BLOCK_HEADER {
                     self.pending_header = Some(window[..BLOCK_HEADER].try_into().unwrap());
+                    // Bytes read past the header are read again; bytes
+                    // still pushed back were never counted as read.
                     let mut rest = window.split_off(BLOCK_HEADER);
-                    rest.append(&mut self.pushback);
                     self.offset -= rest.len() as u64;
+                    rest.append(&mut self.pushback);
                     self.pushback = rest;
                 } else {
                     skipped += window.len() as u64;
