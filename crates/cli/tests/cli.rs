@@ -682,3 +682,44 @@ fn heph_damage_is_warned_about_skipped_and_fails() {
         .count();
     assert_eq!(complete, 94, "96 events less the flipped and the cut one");
 }
+
+/// `tramp sizes` on the built-in sample: the size tables are golden (the
+/// timing tables are left out: times are not asserted), with all three
+/// compressors, and the JSON has the same rows.
+#[test]
+fn sizes_of_the_sample_are_golden() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = p(&dir, "s.hatf");
+    ok(&tramp(&[
+        "sample", "--events", "20000", "--seed", "5", "-o", &trace,
+    ]));
+    let out = ok(&tramp(&[
+        "sizes",
+        &trace,
+        "--timing-records",
+        "0",
+        "--compress",
+        "gzip,zstd,xz",
+    ]));
+    golden("sample20000-sizes.txt", &out);
+    let json = ok(&tramp(&[
+        "sizes",
+        &trace,
+        "--timing-records",
+        "0",
+        "--json",
+    ]));
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["rows"].as_array().unwrap().len(), 20);
+    assert_eq!(v["compressors"], serde_json::json!(["gzip", "zstd"]));
+    // Timing runs and prints its tables when asked.
+    let timed = ok(&tramp(&["sizes", &trace, "--timing-records", "2000"]));
+    assert!(timed.contains("Tables 5 and 6"), "{timed}");
+    assert!(timed.contains("HATF SplitAddr"));
+    // Not a heap trace: a clear error.
+    let ptf = p(&dir, "o.ptf");
+    ok(&tramp(&["workload", "oo7", "-o", &ptf]));
+    let e = tramp(&["sizes", &ptf]);
+    assert!(!e.status.success());
+    assert!(String::from_utf8_lossy(&e.stderr).contains("heap traces"));
+}
