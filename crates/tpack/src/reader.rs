@@ -13,7 +13,7 @@ use crate::error::TpackError;
 use crate::model::Model;
 use crate::streams::{Cursor, NAMES, STREAMS, Stream, TABLE, addr_code, unzigzag};
 use crate::writer::FORMAT;
-use crate::{BLOCK_HEADER, BLOCK_MAGIC, MAGIC, MAX_BODY};
+use crate::{BLOCK_HEADER, BLOCK_MAGIC, MAGIC, MAX_BODY, MAX_RAW};
 
 /// What [`Reader::next_entry`] yields.
 pub enum Next<'a> {
@@ -203,10 +203,20 @@ impl<R: Read> Reader<R> {
         if len > MAX_BODY {
             return self.resync(header, start, &TpackError::BodyTooLarge(len).to_string());
         }
+        // Read as the bytes come (a damaged length on a short file does not
+        // allocate what it claims).
         let mut body = std::mem::take(&mut self.body);
-        body.resize(len as usize, 0);
-        let n = self.fill(&mut body)?;
-        if n < len as usize {
+        body.clear();
+        let mut chunk = [0u8; 1 << 16];
+        while body.len() < len as usize {
+            let want = (len as usize - body.len()).min(chunk.len());
+            let n = self.fill(&mut chunk[..want])?;
+            if n == 0 {
+                break;
+            }
+            body.extend_from_slice(&chunk[..n]);
+        }
+        if body.len() < len as usize {
             self.done = true;
             self.body = body;
             return Err(self.err(TpackError::Truncated("in a block body")));
@@ -299,6 +309,7 @@ impl<R: Read> Reader<R> {
             pos: 0,
         };
         let mut entries = [(0u8, 0usize, 0usize); STREAMS];
+        let mut total_raw = 0u64;
         for (i, e) in entries.iter_mut().enumerate() {
             let bad = |why: &str| TpackError::Stream {
                 stream: NAMES[i],
@@ -313,7 +324,8 @@ impl<R: Read> Reader<R> {
             let stored = table
                 .varint()
                 .ok_or_else(|| self.err(bad("table cut short")))?;
-            if raw > MAX_BODY as u64 * 16 || stored > body.len() as u64 {
+            total_raw += raw;
+            if total_raw > MAX_RAW || stored > body.len() as u64 {
                 return Err(self.err(bad("length out of range")));
             }
             *e = (codec, raw as usize, stored as usize);
@@ -337,8 +349,9 @@ impl<R: Read> Reader<R> {
                     out.extend_from_slice(data);
                     Ok(())
                 }
-                1 => zstd::bulk::decompress(data, raw)
-                    .map(|d| out = d)
+                1 => zstd::stream::read::Decoder::new(data)
+                    .and_then(|d| d.take(raw as u64 + 1).read_to_end(&mut out))
+                    .map(|_| ())
                     .map_err(|e| format!("zstd: {e}")),
                 2 => liblzma::read::XzDecoder::new(data)
                     .take(raw as u64 + 1)

@@ -79,7 +79,7 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             codec: Codec::Zstd(DEFAULT_ZSTD),
-            block_records: 1 << 20,
+            block_records: crate::MAX_BLOCK_RECORDS,
         }
     }
 }
@@ -281,7 +281,8 @@ impl<W: Write> Writer<W> {
     #[inline]
     fn end_record(&mut self) -> Result<(), Error> {
         self.records += 1;
-        if self.records as usize >= self.opts.block_records || self.bytes >= BLOCK_BYTES {
+        let limit = self.opts.block_records.clamp(1, crate::MAX_BLOCK_RECORDS);
+        if self.records as usize >= limit || self.bytes >= BLOCK_BYTES {
             self.flush_block()?;
         }
         Ok(())
