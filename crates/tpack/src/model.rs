@@ -8,18 +8,117 @@ use rustc_hash::FxHashMap;
 
 use crate::streams::TABLE;
 
-/// Chunks remembered per size class.
+/// Chunks remembered per size class beyond the thread cache.
 pub const FREE_LIST_CAP: usize = 64;
+/// glibc's thread cache holds at most this many chunks per size class.
+pub const TCACHE: usize = 7;
+/// Recent frees remembered in order, for allocations of another class.
+pub const FREE_RING: usize = 4096;
 /// Size classes below this many 16-byte units are indexed directly.
 const DIRECT_CLASSES: usize = 4096;
 
 /// The chunk size a glibc-like allocator gives `size` bytes on a 64-bit
 /// machine: size plus an 8-byte header, rounded up to 16, at least 32.
-/// Frees go to, and allocations are predicted from, the free list of this
-/// class; the bump prediction adds it to the last allocation's address.
 #[inline]
 pub fn chunk(size: u64) -> u64 {
     (size.saturating_add(8 + 15) & !15).max(32)
+}
+
+/// The freed chunks of one size class, as glibc keeps them: a thread
+/// cache of up to [`TCACHE`] chunks (LIFO), and beyond it a LIFO list of
+/// up to [`FREE_LIST_CAP`] (glibc's fastbins and bins).
+#[derive(Clone, Debug, Default)]
+pub struct Bin {
+    tcache: Vec<u64>,
+    spill: Vec<u64>,
+}
+
+impl Bin {
+    fn push(&mut self, addr: u64) {
+        if self.tcache.len() < TCACHE {
+            self.tcache.push(addr);
+        } else {
+            if self.spill.len() == FREE_LIST_CAP {
+                self.spill.remove(0);
+            }
+            self.spill.push(addr);
+        }
+    }
+
+    /// The chunk at `depth` in reuse order: the thread cache from its top,
+    /// then the rest from its top.
+    #[inline]
+    pub fn at(&self, depth: usize) -> Option<u64> {
+        let t = self.tcache.len();
+        if depth < t {
+            Some(self.tcache[t - 1 - depth])
+        } else {
+            let d = depth - t;
+            let s = self.spill.len();
+            (d < s).then(|| self.spill[s - 1 - d])
+        }
+    }
+
+    /// The depth of `addr` in reuse order.
+    #[inline]
+    pub fn depth(&self, addr: u64) -> Option<usize> {
+        if let Some(p) = self.tcache.iter().rev().position(|a| *a == addr) {
+            return Some(p);
+        }
+        self.spill
+            .iter()
+            .rev()
+            .position(|a| *a == addr)
+            .map(|p| p + self.tcache.len())
+    }
+
+    /// Takes the chunk at `depth`; an emptied thread cache is refilled from
+    /// the rest, top first (glibc moves a bin's chunks into the cache).
+    fn take(&mut self, depth: usize) {
+        let t = self.tcache.len();
+        if depth < t {
+            self.tcache.remove(t - 1 - depth);
+        } else {
+            let s = self.spill.len();
+            self.spill.remove(s - 1 - (depth - t));
+        }
+        if self.tcache.is_empty() {
+            while self.tcache.len() < TCACHE
+                && let Some(a) = self.spill.pop()
+            {
+                self.tcache.push(a);
+            }
+        }
+    }
+
+    fn remove(&mut self, addr: u64) {
+        if let Some(d) = self.depth(addr) {
+            self.take(d);
+        }
+    }
+
+    fn clear(&mut self) {
+        self.tcache.clear();
+        self.spill.clear();
+    }
+}
+
+/// How an allocated address was predicted (the address codes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Guess {
+    /// A freed chunk of the size's class, at this depth in reuse order.
+    Freed(usize),
+    /// The last allocation's address plus its chunk size.
+    Bump,
+    /// The top pointer: where the last allocation not taken from a free
+    /// list ended.
+    Top,
+    /// The new address of the last realloc.
+    ReallocNew,
+    /// A chunk freed `age` frees ago, of another class.
+    Other(u64),
+    /// Not predicted.
+    Miss,
 }
 
 /// The predictor state.
@@ -32,10 +131,15 @@ pub struct Model {
     /// order of allocation (the age of an object is how many allocations
     /// came after it, plus one).
     pub objects: Vec<(u64, u64)>,
-    free_small: Vec<Vec<u64>>,
-    free_large: FxHashMap<u64, Vec<u64>>,
+    bins_small: Vec<Bin>,
+    bins_large: FxHashMap<u64, Bin>,
+    /// The last [`FREE_RING`] frees of known objects: address and class.
+    ring: Vec<(u64, u64)>,
+    /// Frees so far in the block.
+    pub frees: u64,
     pub last_alloc: u64,
     pub last_size: u64,
+    pub top: u64,
     pub last_realloc_new: u64,
     pub time: u64,
     pub thread: u64,
@@ -54,10 +158,13 @@ impl Model {
             sizes: [0; TABLE],
             attrs: Vec::with_capacity(TABLE),
             objects: Vec::new(),
-            free_small: Vec::new(),
-            free_large: FxHashMap::default(),
+            bins_small: Vec::new(),
+            bins_large: FxHashMap::default(),
+            ring: vec![(0, 0); FREE_RING],
+            frees: 0,
             last_alloc: 0,
             last_size: 0,
+            top: 0,
             last_realloc_new: 0,
             time: 0,
             thread: 0,
@@ -70,12 +177,15 @@ impl Model {
         self.sizes = [0; TABLE];
         self.attrs.clear();
         self.objects.clear();
-        for l in &mut self.free_small {
-            l.clear();
+        for b in &mut self.bins_small {
+            b.clear();
         }
-        self.free_large.clear();
+        self.bins_large.clear();
+        self.ring.fill((0, 0));
+        self.frees = 0;
         self.last_alloc = 0;
         self.last_size = 0;
+        self.top = 0;
         self.last_realloc_new = 0;
         self.time = 0;
         self.thread = 0;
@@ -133,66 +243,86 @@ impl Model {
         self.attrs.insert(0, a);
     }
 
-    fn free_list(&mut self, class: u64) -> &mut Vec<u64> {
+    fn bin_mut(&mut self, class: u64) -> &mut Bin {
         let i = (class / 16) as usize;
         if i < DIRECT_CLASSES {
-            if i >= self.free_small.len() {
-                self.free_small.resize_with(i + 1, Vec::new);
+            if i >= self.bins_small.len() {
+                self.bins_small.resize_with(i + 1, Bin::default);
             }
-            &mut self.free_small[i]
+            &mut self.bins_small[i]
         } else {
-            self.free_large.entry(class).or_default()
+            self.bins_large.entry(class).or_default()
         }
     }
 
-    /// The address predictions for an allocation of `size`, in code order:
-    /// the top of its class's free list, bump continuation, the last
-    /// realloc's new address.
+    /// The bin of a class, if it has one.
     #[inline]
-    pub fn predictions(&mut self, size: u64) -> [Option<u64>; 3] {
-        let freed = self.free_list(chunk(size)).last().copied();
-        [
-            freed,
-            Some(self.last_alloc.wrapping_add(chunk(self.last_size))),
-            Some(self.last_realloc_new),
-        ]
-    }
-
-    /// The chunk at the top of `size`'s free list is reused.
-    #[inline]
-    pub fn take_freed(&mut self, size: u64) {
-        self.free_list(chunk(size)).pop();
-    }
-
-    /// An allocation of `size` at `addr`: if `addr` is the top of its
-    /// class's free list, that chunk is reused and leaves the list (whatever
-    /// code the address had).
-    #[inline]
-    pub fn reuse_if_top(&mut self, addr: u64, size: u64) {
-        let l = self.free_list(chunk(size));
-        if l.last() == Some(&addr) {
-            l.pop();
+    pub fn bin(&self, class: u64) -> Option<&Bin> {
+        let i = (class / 16) as usize;
+        if i < DIRECT_CLASSES {
+            self.bins_small.get(i)
+        } else {
+            self.bins_large.get(&class)
         }
     }
 
-    /// An object of `size` is allocated at `addr`; returns its index.
+    /// Where the bump prediction points.
     #[inline]
-    pub fn allocated(&mut self, addr: u64, size: u64) -> usize {
+    pub fn bump(&self) -> u64 {
+        self.last_alloc.wrapping_add(chunk(self.last_size))
+    }
+
+    /// The address a guess stands for (`None`: the guess names no chunk).
+    #[inline]
+    pub fn resolve(&self, size: u64, g: Guess) -> Option<u64> {
+        match g {
+            Guess::Freed(d) => self.bin(chunk(size))?.at(d),
+            Guess::Bump => Some(self.bump()),
+            Guess::Top => Some(self.top),
+            Guess::ReallocNew => Some(self.last_realloc_new),
+            Guess::Other(age) => self.ring_at(age).map(|(a, _)| a),
+            Guess::Miss => None,
+        }
+    }
+
+    /// The free `age` frees ago (1 = the last), if remembered.
+    #[inline]
+    pub fn ring_at(&self, age: u64) -> Option<(u64, u64)> {
+        if age == 0 || age > FREE_RING as u64 || age > self.frees {
+            return None;
+        }
+        Some(self.ring[((self.frees - age) % FREE_RING as u64) as usize])
+    }
+
+    /// An object of `size` is allocated at `addr`, as guessed by `g`;
+    /// returns its index.
+    pub fn allocated(&mut self, addr: u64, size: u64, g: Guess) -> usize {
+        match g {
+            Guess::Freed(d) => self.bin_mut(chunk(size)).take(d),
+            Guess::Other(age) => {
+                if let Some((a, class)) = self.ring_at(age) {
+                    self.bin_mut(class).remove(a);
+                }
+            }
+            Guess::Bump | Guess::Top | Guess::Miss => self.top = addr.wrapping_add(chunk(size)),
+            Guess::ReallocNew => {}
+        }
         self.last_alloc = addr;
         self.last_size = size;
         self.objects.push((addr, size));
         self.objects.len() - 1
     }
 
-    /// The object of index `i` is freed: its chunk joins its class's list.
+    /// The object of index `i` is freed: its chunk joins its class's bin
+    /// and the ring of recent frees.
     #[inline]
     pub fn freed(&mut self, i: usize) {
         let (addr, size) = self.objects[i];
-        let l = self.free_list(chunk(size));
-        if l.len() == FREE_LIST_CAP {
-            l.remove(0);
-        }
-        l.push(addr);
+        let class = chunk(size);
+        self.bin_mut(class).push(addr);
+        let at = (self.frees % FREE_RING as u64) as usize;
+        self.ring[at] = (addr, class);
+        self.frees += 1;
     }
 }
 
@@ -224,15 +354,32 @@ mod tests {
     }
 
     #[test]
-    fn freed_chunks_are_predicted_lifo() {
+    fn freed_chunks_are_predicted_in_reuse_order() {
         let mut m = Model::new();
-        let a = m.allocated(0x1000, 24);
-        let b = m.allocated(0x1020, 20);
-        m.freed(a);
-        m.freed(b);
-        assert_eq!(m.predictions(30)[0], None);
-        assert_eq!(m.predictions(16)[0], Some(0x1020));
-        m.take_freed(16);
-        assert_eq!(m.predictions(16)[0], Some(0x1000));
+        let objs: Vec<usize> = (0..10)
+            .map(|i| m.allocated(0x1000 + 32 * i, 24, Guess::Miss))
+            .collect();
+        for i in &objs {
+            m.freed(*i);
+        }
+        // The cache holds the first seven frees, the rest lie beyond it.
+        let bin = m.bin(chunk(24)).unwrap();
+        assert_eq!(bin.at(0), Some(0x1000 + 32 * 6));
+        assert_eq!(bin.at(6), Some(0x1000));
+        assert_eq!(bin.at(7), Some(0x1000 + 32 * 9));
+        assert_eq!(bin.depth(0x1000 + 32 * 8), Some(8));
+        assert_eq!(m.resolve(24, Guess::Freed(0)), Some(0x1000 + 32 * 6));
+        // The last free, of another class's view: age 1.
+        assert_eq!(m.ring_at(1), Some((0x1000 + 32 * 9, 32)));
+        assert_eq!(m.resolve(100, Guess::Other(10)), Some(0x1000));
+        assert_eq!(m.resolve(100, Guess::Other(11)), None);
+        // Emptying the cache refills it from the rest, top first.
+        for _ in 0..7 {
+            m.allocated(0, 24, Guess::Freed(0));
+        }
+        let bin = m.bin(chunk(24)).unwrap();
+        assert_eq!(bin.at(0), Some(0x1000 + 32 * 7));
+        assert_eq!(bin.at(2), Some(0x1000 + 32 * 9));
+        assert_eq!(bin.at(3), None);
     }
 }

@@ -10,7 +10,7 @@ use tramp_hatf::spec::TAG_COMMENT;
 use tramp_hatf::{Event, EventKind, Item};
 
 use crate::error::TpackError;
-use crate::model::Model;
+use crate::model::{Guess, Model};
 use crate::streams::{Cursor, NAMES, STREAMS, Stream, TABLE, addr_code, unzigzag};
 use crate::writer::FORMAT;
 use crate::{BLOCK_HEADER, BLOCK_MAGIC, MAGIC, MAX_BODY, MAX_RAW};
@@ -450,9 +450,9 @@ impl<R: Read> Reader<R> {
         match kind {
             EventKind::Alloc => {
                 ev.size = self.size()?;
-                ev.address = self.predicted_address(ev.size, None)?;
-                self.model.reuse_if_top(ev.address, ev.size);
-                self.model.allocated(ev.address, ev.size);
+                let (a, g) = self.predicted_address(ev.size, None)?;
+                ev.address = a;
+                self.model.allocated(ev.address, ev.size, g);
                 self.heap_thread(&mut ev, true)?;
             }
             EventKind::Free => {
@@ -465,7 +465,7 @@ impl<R: Read> Reader<R> {
             | EventKind::ReallocFree => {
                 ev.size = self.size()?;
                 ev.address = self.freed_address(false)?;
-                ev.new_address = self.predicted_address(ev.size, Some(ev.address))?;
+                ev.new_address = self.predicted_address(ev.size, Some(ev.address))?.0;
                 self.model.last_realloc_new = ev.new_address;
                 self.heap_thread(&mut ev, true)?;
             }
@@ -474,7 +474,12 @@ impl<R: Read> Reader<R> {
                 self.heap_thread(&mut ev, false)?
             }
         }
-        let dt = unzigzag(self.var(Stream::Time)?);
+        let ts = if kind == EventKind::Alloc {
+            Stream::Time
+        } else {
+            Stream::TimeOther
+        };
+        let dt = unzigzag(self.var(ts)?);
         self.model.time = self.model.time.wrapping_add(dt as u64);
         ev.time = self.model.time;
         self.attributes()?;
@@ -509,22 +514,32 @@ impl<R: Read> Reader<R> {
         }
     }
 
+    /// Decodes an allocated address and the guess that gave it.
     #[inline]
-    fn predicted_address(&mut self, size: u64, old: Option<u64>) -> Result<u64, Error> {
+    fn predicted_address(&mut self, size: u64, old: Option<u64>) -> Result<(u64, Guess), Error> {
         let c = self.get(Stream::AddrCode)?;
-        match c {
-            addr_code::FREED | addr_code::BUMP | addr_code::REALLOC_NEW => {
-                match self.model.predictions(size)[c as usize] {
-                    Some(a) => Ok(a),
-                    None => Err(self.bad("a free-list prediction with the free list empty")),
-                }
+        let g = match c {
+            addr_code::FREED => Guess::Freed(0),
+            addr_code::FREED_DEEP => {
+                let d = self.var(Stream::AddrAux)?;
+                Guess::Freed(usize::try_from(d).unwrap_or(usize::MAX).saturating_add(1))
             }
+            addr_code::BUMP => Guess::Bump,
+            addr_code::TOP => Guess::Top,
+            addr_code::REALLOC_NEW => Guess::ReallocNew,
+            addr_code::OTHER => Guess::Other(self.var(Stream::AddrAux)?),
             addr_code::MISS => {
                 let d = unzigzag(self.var(Stream::AddrRaw)?);
-                Ok(self.model.last_alloc.wrapping_add(d as u64))
+                return Ok((self.model.last_alloc.wrapping_add(d as u64), Guess::Miss));
             }
-            addr_code::SAME_AS_OLD if old.is_some() => Ok(old.unwrap_or(0)),
-            c => Err(self.bad(format!("address code {c}"))),
+            addr_code::SAME_AS_OLD if old.is_some() => {
+                return Ok((old.unwrap_or(0), Guess::Miss));
+            }
+            c => return Err(self.bad(format!("address code {c}"))),
+        };
+        match self.model.resolve(size, g) {
+            Some(a) => Ok((a, g)),
+            None => Err(self.bad(format!("address code {c} names no chunk the model has"))),
         }
     }
 

@@ -15,12 +15,18 @@ pub enum Stream {
     AddrCode,
     /// Missed allocated addresses: zigzag delta from the last allocation.
     AddrRaw,
+    /// Varints of the deeper address codes: a freed chunk's depth less one
+    /// (code 5), the age of a free of another class (code 7).
+    AddrAux,
     /// Per freed address: the age of the object freed, 0 = not known.
     FreeAge,
     /// Unknown freed addresses: zigzag delta from the last allocation.
     FreeRaw,
-    /// Per event: zigzag delta of the time from the previous event's, varint.
+    /// Per alloc: zigzag delta of the time from the previous event's, varint.
     Time,
+    /// The same for every other event (frees, reallocs, heap and thread
+    /// life): their delays differ from an allocation's.
+    TimeOther,
     /// Per thread field: 0 = the previous record's thread, 1 = new.
     ThreadCode,
     /// New threads, varint.
@@ -38,7 +44,7 @@ pub enum Stream {
     Comment,
 }
 
-pub const STREAMS: usize = 15;
+pub const STREAMS: usize = 17;
 
 pub const NAMES: [&str; STREAMS] = [
     "kind",
@@ -46,9 +52,11 @@ pub const NAMES: [&str; STREAMS] = [
     "size-raw",
     "addr-code",
     "addr-raw",
+    "addr-aux",
     "free-age",
     "free-raw",
     "time",
+    "time-other",
     "thread-code",
     "thread-raw",
     "heap-code",
@@ -60,7 +68,7 @@ pub const NAMES: [&str; STREAMS] = [
 
 /// Codes of the [`Stream::AddrCode`] stream.
 pub mod addr_code {
-    /// The top of the free list of the size class (LIFO reuse).
+    /// The chunk on top of the size class's bin (LIFO reuse).
     pub const FREED: u8 = 0;
     /// Bump-pointer continuation: the last allocation's address plus its
     /// chunk size.
@@ -71,6 +79,12 @@ pub mod addr_code {
     pub const MISS: u8 = 3;
     /// A realloc's new address equal to its old one.
     pub const SAME_AS_OLD: u8 = 4;
+    /// A chunk deeper in the class's bin: depth − 1 in [`super::Stream::AddrAux`].
+    pub const FREED_DEEP: u8 = 5;
+    /// The top pointer (where the last allocation not taken from a bin ended).
+    pub const TOP: u8 = 6;
+    /// A chunk freed as another class: its free's age in [`super::Stream::AddrAux`].
+    pub const OTHER: u8 = 7;
 }
 
 /// Entries of the recent-size and recent-attributes tables.

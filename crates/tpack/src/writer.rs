@@ -9,7 +9,7 @@ use tramp_hatf::spec::TAG_COMMENT;
 use tramp_hatf::{Event, EventKind, Item};
 
 use crate::error::TpackError;
-use crate::model::Model;
+use crate::model::{FREE_RING, Guess, Model, chunk};
 use crate::streams::{STREAMS, Stream, addr_code, put_varint, zigzag};
 use crate::{BLOCK_MAGIC, MAGIC};
 
@@ -96,6 +96,8 @@ pub struct Writer<W: Write> {
     model: Model,
     /// Live objects of the block: address → index in `model.objects`.
     live: FxHashMap<u64, u32>,
+    /// Freed chunks of the block: address → the number of its free.
+    freed_at: FxHashMap<u64, u64>,
     records: u32,
     items: u64,
     bytes: usize,
@@ -120,6 +122,7 @@ impl<W: Write> Writer<W> {
             streams: Default::default(),
             model: Model::new(),
             live: FxHashMap::default(),
+            freed_at: FxHashMap::default(),
             records: 0,
             items: 0,
             bytes: 0,
@@ -184,7 +187,12 @@ impl<W: Write> Writer<W> {
         }
         let dt = ev.time.wrapping_sub(self.model.time) as i64;
         self.model.time = ev.time;
-        put_varint(&mut self.streams[Stream::Time as usize], zigzag(dt));
+        let ts = if ev.kind == EventKind::Alloc {
+            Stream::Time
+        } else {
+            Stream::TimeOther
+        };
+        put_varint(&mut self.streams[ts as usize], zigzag(dt));
         self.attributes(ev.attributes);
         self.end_record()
     }
@@ -200,27 +208,56 @@ impl<W: Write> Writer<W> {
         }
     }
 
-    /// Codes an address against the allocation predictions (no side effects
-    /// on the model).
+    /// The model's guess for an allocation of `size` at `addr`.
     #[inline]
-    fn predicted_address(&mut self, addr: u64, size: u64) {
-        let p = self.model.predictions(size);
-        let code = p.iter().position(|x| *x == Some(addr));
-        match code {
-            Some(c) => self.s(Stream::AddrCode).push(c as u8),
-            None => {
-                self.s(Stream::AddrCode).push(addr_code::MISS);
+    fn guess(&self, addr: u64, size: u64) -> Guess {
+        let m = &self.model;
+        if let Some(d) = m.bin(chunk(size)).and_then(|b| b.depth(addr)) {
+            return Guess::Freed(d);
+        }
+        if addr == m.bump() {
+            Guess::Bump
+        } else if addr == m.top {
+            Guess::Top
+        } else if addr == m.last_realloc_new {
+            Guess::ReallocNew
+        } else if let Some(seq) = self.freed_at.get(&addr)
+            && m.frees - seq <= FREE_RING as u64
+        {
+            Guess::Other(m.frees - seq)
+        } else {
+            Guess::Miss
+        }
+    }
+
+    /// Codes an allocated address; returns the guess.
+    #[inline]
+    fn predicted_address(&mut self, addr: u64, size: u64) -> Guess {
+        let g = self.guess(addr, size);
+        let (code, aux) = match g {
+            Guess::Freed(0) => (addr_code::FREED, None),
+            Guess::Freed(d) => (addr_code::FREED_DEEP, Some(d as u64 - 1)),
+            Guess::Bump => (addr_code::BUMP, None),
+            Guess::Top => (addr_code::TOP, None),
+            Guess::ReallocNew => (addr_code::REALLOC_NEW, None),
+            Guess::Other(age) => (addr_code::OTHER, Some(age)),
+            Guess::Miss => {
                 let d = addr.wrapping_sub(self.model.last_alloc) as i64;
                 put_varint(&mut self.streams[Stream::AddrRaw as usize], zigzag(d));
+                (addr_code::MISS, None)
             }
+        };
+        self.s(Stream::AddrCode).push(code);
+        if let Some(a) = aux {
+            put_varint(&mut self.streams[Stream::AddrAux as usize], a);
         }
+        g
     }
 
     #[inline]
     fn alloc_address(&mut self, addr: u64, size: u64) {
-        self.predicted_address(addr, size);
-        self.model.reuse_if_top(addr, size);
-        let i = self.model.allocated(addr, size);
+        let g = self.predicted_address(addr, size);
+        let i = self.model.allocated(addr, size, g);
         self.live.insert(addr, i as u32);
     }
 
@@ -236,6 +273,7 @@ impl<W: Write> Writer<W> {
                 let age = self.model.objects.len() - i as usize;
                 put_varint(&mut self.streams[Stream::FreeAge as usize], age as u64);
                 if free {
+                    self.freed_at.insert(addr, self.model.frees);
                     self.model.freed(i as usize);
                 }
             }
@@ -325,6 +363,7 @@ impl<W: Write> Writer<W> {
         }
         self.model.reset();
         self.live.clear();
+        self.freed_at.clear();
         self.records = 0;
         self.bytes = 0;
         Ok(())

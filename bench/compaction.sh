@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# tpack beside heaptrack, zstd -19 and xz -9 of HATF, and the HATF paper's
+# forms, on recorded real programs, in one run:
+#
+#   bench/compaction.sh [OUT_DIR]
+#
+# For each workload (CPython building dicts and lists, Perl building a word
+# index, gcc -O2 compiling a generated C file, the C malloc/free benchmark)
+# it records the program once with `tramp record` (tpack, the default) and
+# once with heaptrack, and reports bytes per event of:
+#   heaptrack's own file (zstd-compressed text; no addresses, no per-event
+#     times: a timestamp every 10 ms),
+#   tpack as recorded (zstd level 9), tpack with xz -9 streams,
+#   the same records as naive HATF, then zstd -19 and xz -9 of that file,
+#   and, from `tramp sizes`, the paper's content (type, size, address)
+#   as HATF SplitAddr + gzip (the paper's best) and as tpack (+ xz),
+# plus tpack's decode and encode rates and the `tramp sizes` wall time.
+# Events = allocs + frees + reallocs (realloc calls), as heaptrack counts
+# its allocations and frees.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --release -q
+tramp=$PWD/target/release/tramp
+w=$PWD/bench/workloads
+dir=${1:-$(mktemp -d)}
+mkdir -p "$dir"
+gcc -O2 -o "$dir/alloc_bench" "$w/alloc_bench.c"
+python=$(command -v pyenv >/dev/null 2>&1 && pyenv which python3 || command -v python3)
+python3 - "$dir/big.c" <<'PY'
+import sys
+with open(sys.argv[1], "w") as f:
+    for i in range(1500):
+        f.write(f"int f{i}(int x) {{ int a[16]; for (int j = 0; j < 16; j++) a[j] = x * {i} + j; "
+                f"int s = 0; for (int j = 0; j < 16; j++) s += a[j] ^ (s << 1); return s; }}\n")
+PY
+export PYTHONMALLOC=malloc
+size() { stat -c %s "$1"; }
+printf '%-8s %9s | %9s %9s %9s | %9s %9s %9s | %9s %9s %9s | %8s %8s %7s\n' \
+  workload events heaptrack tpack tpack-xz hatf hatf-zst19 hatf-xz9 paper-SA+gz paper-tpack paper-tp-xz dec-M/s enc-M/s sizes-s
+run() { # name command...
+  local name=$1; shift
+  rm -rf "$dir/$name".* "$dir/ht-$name".*
+  "$tramp" record -o "$dir/$name.tpack" -- "$@" >/dev/null 2>&1
+  heaptrack -o "$dir/ht-$name" "$@" >/dev/null 2>&1
+  local t=$dir/$name.tpack
+  # The started process only (children, if any, have their own files).
+  local events
+  events=$("$tramp" stats --json "$t" | python3 -c 'import json,sys; r=json.load(sys.stdin); print(r["malloc_calls"]+r["free_calls"]+r["total_reallocs"])')
+  "$tramp" convert --policy naive "$t" "$dir/$name.hatf" 2>/dev/null
+  "$tramp" convert --policy xz-9 "$t" "$dir/$name.xz.tpack" 2>/dev/null
+  zstd -q -19 -f "$dir/$name.hatf" -o "$dir/$name.hatf.zst"
+  xz -9 -k -f "$dir/$name.hatf"
+  local ht
+  ht=$(ls "$dir/ht-$name".* | head -1)
+  # tpack decode and encode rates (records per second, best of 3).
+  local rates
+  rates=$(python3 - "$tramp" "$t" "$dir/$name.hatf" "$dir/$name.re.tpack" <<'PY'
+import subprocess, sys, time, json
+tramp, t, h, out = sys.argv[1:]
+recs = json.loads(subprocess.run([tramp, "stats", "--json", t], capture_output=True).stdout)["records"]
+n = sum(recs.values()) if isinstance(recs, dict) else recs
+def best(cmd):
+    b = 1e9
+    for _ in range(3):
+        s = time.perf_counter(); subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True); b = min(b, time.perf_counter() - s)
+    return b
+# dump to /dev/null would time text formatting; `stats` decodes and counts.
+dec = best([tramp, "stats", t]); base = best([tramp, "stats", h])
+enc = best([tramp, "convert", h, out])
+print(f"{n/dec/1e6:.1f} {n/enc/1e6:.1f}")
+PY
+)
+  local s0 s1
+  s0=$(date +%s.%N)
+  "$tramp" sizes "$dir/$name.hatf" --json --timing-records 0 --compress gzip,xz > "$dir/$name.sizes.json"
+  s1=$(date +%s.%N)
+  python3 - "$name" "$events" "$(size "$ht")" "$(size "$t")" "$(size "$dir/$name.xz.tpack")" \
+    "$(size "$dir/$name.hatf")" "$(size "$dir/$name.hatf.zst")" "$(size "$dir/$name.hatf.xz")" \
+    "$dir/$name.sizes.json" "$rates" "$(python3 -c "print($s1-$s0)")" <<'PY'
+import json, sys
+name, ev, ht, tp, tpx, h, hz, hx, sj, rates, secs = sys.argv[1:]
+ev = int(ev)
+r = json.load(open(sj))
+rows = {(x["table"], x["name"]): x for x in r["rows"]}
+sa = rows[("forms", "HATF SplitAddr")]["compressed"][0] / ev
+tpp = rows[("forms", "tpack")]
+dec, enc = rates.split()
+b = lambda x: int(x) / ev
+print(f"{name:<8} {ev:9d} | {b(ht):9.3f} {b(tp):9.3f} {b(tpx):9.3f} | {b(h):9.3f} {b(hz):9.3f} {b(hx):9.3f} | "
+      f"{sa:9.3f} {tpp['compressed'][0]/ev:9.3f} {tpp['compressed'][1]/ev:9.3f} | {dec:>8} {enc:>8} {float(secs):7.1f}")
+PY
+}
+run python "$python" "$w/dict.py"
+run perl perl "$w/hash.pl"
+run gcc gcc -O2 -c -o "$dir/big.o" "$dir/big.c"
+run cbench "$dir/alloc_bench" 2000000
