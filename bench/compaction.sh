@@ -36,7 +36,7 @@ PY
 export PYTHONMALLOC=malloc
 size() { stat -c %s "$1"; }
 printf '%-8s %9s | %9s %9s %9s | %9s %9s %9s | %9s %9s %9s | %8s %8s %7s\n' \
-  workload events heaptrack tpack tpack-xz hatf hatf-zst19 hatf-xz9 paper-SA+gz paper-tpack paper-tp-xz dec-M/s enc-M/s sizes-s
+  workload events heaptrack tpack tpack-xz hatf hatf-zst19 hatf-xz9 paper-SA+gz paper-tp+gz paper-tp-xz dec-M/s enc-M/s sizes-s
 run() { # name command...
   local name=$1; shift
   rm -rf "$dir/$name".* "$dir/ht-$name".*
@@ -70,15 +70,20 @@ enc = best([tramp, "convert", h, out])
 print(f"{n/dec/1e6:.1f} {n/enc/1e6:.1f}")
 PY
 )
+  # The paper's content (type, size, addresses) alone, as tpack with xz -9
+  # streams: strip everything else through HATF text.
+  "$tramp" dump "$dir/$name.hatf" | awk '$1 ~ /^(alloc|free|realloc)/ {
+      out = $1; for (i = 2; i <= NF; i++) if ($i ~ /^(size|address|old|new)=/) out = out " " $i; print out }' \
+    | "$tramp" convert --to tpack --policy xz-9 - "$dir/$name.paper.tpack" 2>/dev/null
   local s0 s1
   s0=$(date +%s.%N)
-  "$tramp" sizes "$dir/$name.hatf" --json --timing-records 0 --compress gzip,xz > "$dir/$name.sizes.json"
+  "$tramp" sizes "$dir/$name.hatf" --json --timing-records 0 --compress gzip > "$dir/$name.sizes.json"
   s1=$(date +%s.%N)
   python3 - "$name" "$events" "$(size "$ht")" "$(size "$t")" "$(size "$dir/$name.xz.tpack")" \
     "$(size "$dir/$name.hatf")" "$(size "$dir/$name.hatf.zst")" "$(size "$dir/$name.hatf.xz")" \
-    "$dir/$name.sizes.json" "$rates" "$(python3 -c "print($s1-$s0)")" <<'PY'
+    "$dir/$name.sizes.json" "$rates" "$(python3 -c "print($s1-$s0)")" "$(size "$dir/$name.paper.tpack")" <<'PY'
 import json, sys
-name, ev, ht, tp, tpx, h, hz, hx, sj, rates, secs = sys.argv[1:]
+name, ev, ht, tp, tpx, h, hz, hx, sj, rates, secs, ptx = sys.argv[1:]
 ev = int(ev)
 r = json.load(open(sj))
 rows = {(x["table"], x["name"]): x for x in r["rows"]}
@@ -87,7 +92,7 @@ tpp = rows[("forms", "tpack")]
 dec, enc = rates.split()
 b = lambda x: int(x) / ev
 print(f"{name:<8} {ev:9d} | {b(ht):9.3f} {b(tp):9.3f} {b(tpx):9.3f} | {b(h):9.3f} {b(hz):9.3f} {b(hx):9.3f} | "
-      f"{sa:9.3f} {tpp['compressed'][0]/ev:9.3f} {tpp['compressed'][1]/ev:9.3f} | {dec:>8} {enc:>8} {float(secs):7.1f}")
+      f"{sa:9.3f} {tpp['compressed'][0]/ev:9.3f} {int(ptx)/ev:9.3f} | {dec:>8} {enc:>8} {float(secs):7.1f}")
 PY
 }
 run python "$python" "$w/dict.py"

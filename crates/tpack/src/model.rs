@@ -4,12 +4,16 @@
 //! bounded by the block: the objects allocated in it, and free lists
 //! capped at [`FREE_LIST_CAP`] chunks per size class.
 
+use std::collections::VecDeque;
+
 use rustc_hash::FxHashMap;
 
 use crate::streams::TABLE;
 
 /// Chunks remembered per size class beyond the thread cache.
-pub const FREE_LIST_CAP: usize = 64;
+pub const FREE_LIST_CAP: usize = 4096;
+/// Chunks freed as unknown objects that are remembered.
+pub const UNKNOWN_CAP: usize = 64;
 /// glibc's thread cache holds at most this many chunks per size class.
 pub const TCACHE: usize = 7;
 /// Recent frees remembered in order, for allocations of another class.
@@ -26,23 +30,30 @@ pub fn chunk(size: u64) -> u64 {
 
 /// The freed chunks of one size class, as glibc keeps them: a thread
 /// cache of up to [`TCACHE`] chunks (LIFO), and beyond it a LIFO list of
-/// up to [`FREE_LIST_CAP`] (glibc's fastbins and bins).
+/// up to [`FREE_LIST_CAP`] (glibc's fastbins and bins, which have no cap:
+/// a burst of frees is reused in reverse long after).
 #[derive(Clone, Debug, Default)]
 pub struct Bin {
     tcache: Vec<u64>,
-    spill: Vec<u64>,
+    spill: VecDeque<u64>,
+    /// The address of the class's last allocation (0: none yet).
+    pub last: u64,
 }
 
 impl Bin {
-    fn push(&mut self, addr: u64) {
+    /// Pushes a freed chunk; returns the chunk dropped off the end, if any.
+    fn push(&mut self, addr: u64) -> Option<u64> {
         if self.tcache.len() < TCACHE {
             self.tcache.push(addr);
-        } else {
-            if self.spill.len() == FREE_LIST_CAP {
-                self.spill.remove(0);
-            }
-            self.spill.push(addr);
+            return None;
         }
+        let dropped = if self.spill.len() == FREE_LIST_CAP {
+            self.spill.pop_front()
+        } else {
+            None
+        };
+        self.spill.push_back(addr);
+        dropped
     }
 
     /// The chunk at `depth` in reuse order: the thread cache from its top,
@@ -72,34 +83,34 @@ impl Bin {
             .map(|p| p + self.tcache.len())
     }
 
-    /// Takes the chunk at `depth`; an emptied thread cache is refilled from
-    /// the rest, top first (glibc moves a bin's chunks into the cache).
-    fn take(&mut self, depth: usize) {
+    /// Takes the chunk at `depth` (which must exist). A chunk taken from
+    /// beyond an empty thread cache refills the cache from the rest, top
+    /// first, as glibc's malloc moves a bin's chunks into the cache when it
+    /// finds the cache empty.
+    fn take(&mut self, depth: usize) -> u64 {
         let t = self.tcache.len();
         if depth < t {
-            self.tcache.remove(t - 1 - depth);
-        } else {
-            let s = self.spill.len();
-            self.spill.remove(s - 1 - (depth - t));
+            return self.tcache.remove(t - 1 - depth);
         }
-        if self.tcache.is_empty() {
+        let s = self.spill.len();
+        let a = self
+            .spill
+            .remove(s - 1 - (depth - t))
+            .expect("the depth was resolved");
+        if t == 0 {
             while self.tcache.len() < TCACHE
-                && let Some(a) = self.spill.pop()
+                && let Some(a) = self.spill.pop_back()
             {
                 self.tcache.push(a);
             }
         }
-    }
-
-    fn remove(&mut self, addr: u64) {
-        if let Some(d) = self.depth(addr) {
-            self.take(d);
-        }
+        a
     }
 
     fn clear(&mut self) {
         self.tcache.clear();
         self.spill.clear();
+        self.last = 0;
     }
 }
 
@@ -115,8 +126,15 @@ pub enum Guess {
     Top,
     /// The new address of the last realloc.
     ReallocNew,
+    /// The last allocation of the same class plus its chunk size (pools of
+    /// one class carved one after another while other classes interleave).
+    ClassBump,
     /// A chunk freed `age` frees ago, of another class.
     Other(u64),
+    /// A chunk whose free named no object of the block (allocated in an
+    /// earlier block, so its size is unknown), at this depth of the LIFO
+    /// list of such chunks.
+    Unknown(usize),
     /// Not predicted.
     Miss,
 }
@@ -133,10 +151,15 @@ pub struct Model {
     pub objects: Vec<(u64, u64)>,
     bins_small: Vec<Bin>,
     bins_large: FxHashMap<u64, Bin>,
+    /// For the writer: how many bins hold each address, so that a search
+    /// is made only for an address some bin holds.
+    index: Option<FxHashMap<u64, u32>>,
     /// The last [`FREE_RING`] frees of known objects: address and class.
     ring: Vec<(u64, u64)>,
     /// Frees so far in the block.
     pub frees: u64,
+    /// Chunks freed as unknown objects, most recent last.
+    unknown: Vec<u64>,
     pub last_alloc: u64,
     pub last_size: u64,
     pub top: u64,
@@ -160,8 +183,10 @@ impl Model {
             objects: Vec::new(),
             bins_small: Vec::new(),
             bins_large: FxHashMap::default(),
+            index: None,
             ring: vec![(0, 0); FREE_RING],
             frees: 0,
+            unknown: Vec::new(),
             last_alloc: 0,
             last_size: 0,
             top: 0,
@@ -169,6 +194,59 @@ impl Model {
             time: 0,
             thread: 0,
             heap: 0,
+        }
+    }
+
+    /// A model that also indexes the chunks in its bins (the writer's, to
+    /// find an address's depth without searching every bin).
+    pub fn with_index() -> Model {
+        Model {
+            index: Some(FxHashMap::default()),
+            ..Model::new()
+        }
+    }
+
+    /// Whether some bin may hold `addr` (always true without an index).
+    #[inline]
+    pub fn maybe_binned(&self, addr: u64) -> bool {
+        self.index.as_ref().is_none_or(|i| i.contains_key(&addr))
+    }
+
+    fn index_add(&mut self, addr: u64) {
+        if let Some(i) = &mut self.index {
+            *i.entry(addr).or_default() += 1;
+        }
+    }
+
+    fn index_sub(&mut self, addr: u64) {
+        if let Some(i) = &mut self.index
+            && let Some(n) = i.get_mut(&addr)
+        {
+            *n -= 1;
+            if *n == 0 {
+                i.remove(&addr);
+            }
+        }
+    }
+
+    fn push_chunk(&mut self, class: u64, addr: u64) {
+        self.index_add(addr);
+        if let Some(d) = self.bin_mut(class).push(addr) {
+            self.index_sub(d);
+        }
+    }
+
+    fn take_chunk(&mut self, class: u64, depth: usize) {
+        let a = self.bin_mut(class).take(depth);
+        self.index_sub(a);
+    }
+
+    fn remove_chunk(&mut self, class: u64, addr: u64) {
+        if !self.maybe_binned(addr) {
+            return;
+        }
+        if let Some(d) = self.bin(class).and_then(|b| b.depth(addr)) {
+            self.take_chunk(class, d);
         }
     }
 
@@ -181,8 +259,12 @@ impl Model {
             b.clear();
         }
         self.bins_large.clear();
+        if let Some(i) = &mut self.index {
+            i.clear();
+        }
         self.ring.fill((0, 0));
         self.frees = 0;
+        self.unknown.clear();
         self.last_alloc = 0;
         self.last_size = 0;
         self.top = 0;
@@ -198,7 +280,9 @@ impl Model {
     pub fn size_index(&mut self, size: u64) -> Option<usize> {
         let i = self.sizes.iter().position(|s| *s == size);
         let end = i.unwrap_or(TABLE - 1);
-        self.sizes.copy_within(0..end, 1);
+        for j in (1..=end).rev() {
+            self.sizes[j] = self.sizes[j - 1];
+        }
         self.sizes[0] = size;
         i
     }
@@ -207,7 +291,9 @@ impl Model {
     #[inline]
     pub fn size_at(&mut self, i: usize) -> u64 {
         let s = self.sizes[i];
-        self.sizes.copy_within(0..i, 1);
+        for j in (1..=i).rev() {
+            self.sizes[j] = self.sizes[j - 1];
+        }
         self.sizes[0] = s;
         s
     }
@@ -217,13 +303,18 @@ impl Model {
     pub fn attr_index(&mut self, a: &[u8]) -> Option<usize> {
         let i = self.attrs.iter().position(|x| x == a);
         match i {
-            Some(i) => {
-                let v = self.attrs.remove(i);
-                self.attrs.insert(0, v);
-            }
+            Some(i) => self.attr_front(i),
             None => self.attr_insert(a.to_vec()),
         }
         i
+    }
+
+    /// Moves entry `i` of the recent-attributes table to the front.
+    #[inline]
+    fn attr_front(&mut self, i: usize) {
+        for j in (1..=i).rev() {
+            self.attrs.swap(j, j - 1);
+        }
     }
 
     /// The attributes at `i`, moved to the front.
@@ -231,8 +322,7 @@ impl Model {
         if i >= self.attrs.len() {
             return None;
         }
-        let v = self.attrs.remove(i);
-        self.attrs.insert(0, v);
+        self.attr_front(i);
         Some(&self.attrs[0])
     }
 
@@ -266,6 +356,16 @@ impl Model {
         }
     }
 
+    /// What a missed address of `size` is coded against: the last
+    /// allocation of its class, else the last allocation.
+    #[inline]
+    pub fn miss_base(&self, size: u64) -> u64 {
+        match self.bin(chunk(size)) {
+            Some(b) if b.last != 0 => b.last,
+            _ => self.last_alloc,
+        }
+    }
+
     /// Where the bump prediction points.
     #[inline]
     pub fn bump(&self) -> u64 {
@@ -280,7 +380,15 @@ impl Model {
             Guess::Bump => Some(self.bump()),
             Guess::Top => Some(self.top),
             Guess::ReallocNew => Some(self.last_realloc_new),
+            Guess::ClassBump => self
+                .bin(chunk(size))
+                .filter(|b| b.last != 0)
+                .map(|b| b.last.wrapping_add(chunk(size))),
             Guess::Other(age) => self.ring_at(age).map(|(a, _)| a),
+            Guess::Unknown(d) => {
+                let n = self.unknown.len();
+                (d < n).then(|| self.unknown[n - 1 - d])
+            }
             Guess::Miss => None,
         }
     }
@@ -298,19 +406,63 @@ impl Model {
     /// returns its index.
     pub fn allocated(&mut self, addr: u64, size: u64, g: Guess) -> usize {
         match g {
-            Guess::Freed(d) => self.bin_mut(chunk(size)).take(d),
+            Guess::Freed(d) => self.take_chunk(chunk(size), d),
             Guess::Other(age) => {
                 if let Some((a, class)) = self.ring_at(age) {
-                    self.bin_mut(class).remove(a);
+                    self.remove_chunk(class, a);
                 }
             }
+            Guess::Unknown(d) => {
+                let n = self.unknown.len();
+                self.unknown.remove(n - 1 - d);
+            }
             Guess::Bump | Guess::Top | Guess::Miss => self.top = addr.wrapping_add(chunk(size)),
-            Guess::ReallocNew => {}
+            Guess::ReallocNew => self.top = self.top.max(addr.wrapping_add(chunk(size))),
+            Guess::ClassBump => {}
         }
+        self.bin_mut(chunk(size)).last = addr;
         self.last_alloc = addr;
         self.last_size = size;
         self.objects.push((addr, size));
         self.objects.len() - 1
+    }
+
+    /// A realloc resized object `i` in place to `size`. Its chunk class
+    /// follows; a shrink by at least a minimal chunk frees the remainder
+    /// after it, as glibc splits the chunk.
+    pub fn resized(&mut self, i: usize, size: u64) {
+        let (addr, old) = self.objects[i];
+        self.objects[i].1 = size;
+        let (co, cn) = (chunk(old), chunk(size));
+        if co >= cn + 32 {
+            self.push_chunk(co - cn, addr.wrapping_add(cn));
+        }
+    }
+
+    /// The depth of `addr` among the chunks freed as unknown objects.
+    #[inline]
+    pub fn unknown_depth(&self, addr: u64) -> Option<usize> {
+        self.unknown.iter().rev().position(|a| *a == addr)
+    }
+
+    /// A free of `addr`, no object of the block: its chunk joins the list
+    /// of unknown chunks (at most [`UNKNOWN_CAP`]; the oldest drops).
+    #[inline]
+    pub fn freed_unknown(&mut self, addr: u64) {
+        if self.unknown.len() == UNKNOWN_CAP {
+            self.unknown.remove(0);
+        }
+        self.unknown.push(addr);
+    }
+
+    /// A chunk of `class` at `addr` is freed: it joins its class's bin and
+    /// the ring of recent frees.
+    #[inline]
+    pub fn freed_chunk(&mut self, addr: u64, class: u64) {
+        self.push_chunk(class, addr);
+        let at = (self.frees % FREE_RING as u64) as usize;
+        self.ring[at] = (addr, class);
+        self.frees += 1;
     }
 
     /// The object of index `i` is freed: its chunk joins its class's bin
@@ -319,7 +471,7 @@ impl Model {
     pub fn freed(&mut self, i: usize) {
         let (addr, size) = self.objects[i];
         let class = chunk(size);
-        self.bin_mut(class).push(addr);
+        self.push_chunk(class, addr);
         let at = (self.frees % FREE_RING as u64) as usize;
         self.ring[at] = (addr, class);
         self.frees += 1;
@@ -373,13 +525,18 @@ mod tests {
         assert_eq!(m.ring_at(1), Some((0x1000 + 32 * 9, 32)));
         assert_eq!(m.resolve(100, Guess::Other(10)), Some(0x1000));
         assert_eq!(m.resolve(100, Guess::Other(11)), None);
-        // Emptying the cache refills it from the rest, top first.
+        // Emptying the cache leaves the rest where it is; taking from the
+        // rest with the cache empty moves the rest into the cache, top first.
         for _ in 0..7 {
             m.allocated(0, 24, Guess::Freed(0));
         }
         let bin = m.bin(chunk(24)).unwrap();
+        assert_eq!(bin.at(0), Some(0x1000 + 32 * 9));
+        assert_eq!(bin.at(2), Some(0x1000 + 32 * 7));
+        m.allocated(0, 24, Guess::Freed(0));
+        let bin = m.bin(chunk(24)).unwrap();
         assert_eq!(bin.at(0), Some(0x1000 + 32 * 7));
-        assert_eq!(bin.at(2), Some(0x1000 + 32 * 9));
-        assert_eq!(bin.at(3), None);
+        assert_eq!(bin.at(1), Some(0x1000 + 32 * 8));
+        assert_eq!(bin.at(2), None);
     }
 }

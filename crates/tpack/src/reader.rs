@@ -15,6 +15,12 @@ use crate::streams::{Cursor, NAMES, STREAMS, Stream, TABLE, addr_code, unzigzag}
 use crate::writer::FORMAT;
 use crate::{BLOCK_HEADER, BLOCK_MAGIC, MAGIC, MAX_BODY, MAX_RAW};
 
+/// Why a record does not decode (turned into the reader's error, with its
+/// position, only on that cold path).
+pub struct Bad(String);
+
+type Dec<T> = Result<T, Bad>;
+
 /// What [`Reader::next_entry`] yields.
 pub enum Next<'a> {
     Item(Item<'a>),
@@ -38,7 +44,8 @@ pub struct Reader<R: Read> {
     record: u64,
     /// Record index within the block.
     in_block: u64,
-    attrs: Vec<u8>,
+    /// Whether the last event has attributes (the recent table's front).
+    has_attrs: bool,
     comment: Vec<u8>,
     body: Vec<u8>,
     /// A header read while resynchronising, to use next.
@@ -64,7 +71,7 @@ impl<R: Read> Reader<R> {
             left: 0,
             record: 0,
             in_block: 0,
-            attrs: Vec::new(),
+            has_attrs: false,
             comment: Vec::new(),
             body: Vec::new(),
             pending_header: None,
@@ -122,10 +129,11 @@ impl<R: Read> Reader<R> {
         while self.left == 0 {
             if let Some(i) = self.trailing.take() {
                 self.done = true;
-                return Err(self.bad(format!(
+                let b = self.bad(format!(
                     "the block's records end before its {} stream",
                     NAMES[i]
-                )));
+                ));
+                return Err(self.record_error(b));
             }
             if self.done {
                 return Ok(None);
@@ -169,6 +177,9 @@ impl<R: Read> Reader<R> {
     }
 
     /// Reads the next block; `Ok(Some(w))` when damage was skipped to find it.
+    /// (Never inlined: it is rare and its buffers would weigh on every
+    /// record's stack frame.)
+    #[inline(never)]
     fn next_block(&mut self) -> Result<Option<Warning>, Error> {
         let start = self.offset;
         let header = match self.pending_header.take() {
@@ -207,14 +218,15 @@ impl<R: Read> Reader<R> {
         // allocate what it claims).
         let mut body = std::mem::take(&mut self.body);
         body.clear();
-        let mut chunk = [0u8; 1 << 16];
         while body.len() < len as usize {
-            let want = (len as usize - body.len()).min(chunk.len());
-            let n = self.fill(&mut chunk[..want])?;
+            let at = body.len();
+            let want = (len as usize - at).min(1 << 20);
+            body.resize(at + want, 0);
+            let n = self.fill(&mut body[at..])?;
+            body.truncate(at + n);
             if n == 0 {
                 break;
             }
-            body.extend_from_slice(&chunk[..n]);
         }
         if body.len() < len as usize {
             self.done = true;
@@ -249,6 +261,8 @@ impl<R: Read> Reader<R> {
 
     /// Scans from a damaged header for the next block magic. The bytes
     /// skipped are reported; the header found is read next.
+    #[cold]
+    #[inline(never)]
     fn resync(
         &mut self,
         header: [u8; BLOCK_HEADER],
@@ -285,7 +299,7 @@ impl<R: Read> Reader<R> {
             let keep = window.len().saturating_sub(3);
             skipped += keep as u64;
             window.drain(..keep);
-            let mut b = [0u8; 4096];
+            let mut b = vec![0u8; 4096];
             let n = self.fill(&mut b)?;
             if n == 0 {
                 skipped += window.len() as u64;
@@ -303,6 +317,7 @@ impl<R: Read> Reader<R> {
     }
 
     /// Splits a block body into its decompressed streams.
+    #[inline(never)]
     fn unpack(&mut self, body: &[u8]) -> Result<(), Error> {
         let mut table = Cursor {
             data: body.to_vec(),
@@ -384,19 +399,26 @@ impl<R: Read> Reader<R> {
         Ok(())
     }
 
-    fn bad(&self, why: impl Into<String>) -> Error {
+    #[cold]
+    fn bad(&self, why: impl Into<String>) -> Bad {
+        Bad(why.into())
+    }
+
+    /// A record that does not decode, as the reader's error.
+    #[cold]
+    fn record_error(&self, b: Bad) -> Error {
         Error::decode(
             FORMAT,
             Position::new(self.block_start, self.record),
             TpackError::Record {
                 record: self.in_block,
-                why: why.into(),
+                why: b.0,
             },
         )
     }
 
     #[inline]
-    fn get(&mut self, s: Stream) -> Result<u8, Error> {
+    fn get(&mut self, s: Stream) -> Dec<u8> {
         match self.streams[s as usize].byte() {
             Some(b) => Ok(b),
             None => Err(self.bad(format!("stream {} ends early", NAMES[s as usize]))),
@@ -404,7 +426,7 @@ impl<R: Read> Reader<R> {
     }
 
     #[inline]
-    fn var(&mut self, s: Stream) -> Result<u64, Error> {
+    fn var(&mut self, s: Stream) -> Dec<u64> {
         match self.streams[s as usize].varint() {
             Some(v) => Ok(v),
             None => Err(self.bad(format!(
@@ -419,8 +441,15 @@ impl<R: Read> Reader<R> {
         if self.last_kind == TAG_COMMENT {
             Item::Comment(&self.comment)
         } else {
+            // A record's attributes are always the front of the recent
+            // table (found entries move there, new ones are inserted there).
+            let attributes: &[u8] = if self.has_attrs {
+                &self.model.attrs[0]
+            } else {
+                &[]
+            };
             Item::Event(Event {
-                attributes: &self.attrs,
+                attributes,
                 ..self.last_event
             })
         }
@@ -428,6 +457,10 @@ impl<R: Read> Reader<R> {
 
     /// Decodes one record from the block's streams into `last_*`.
     fn decode_record(&mut self) -> Result<(), Error> {
+        self.decode_inner().map_err(|b| self.record_error(b))
+    }
+
+    fn decode_inner(&mut self) -> Dec<()> {
         let tag = self.get(Stream::Kind)?;
         self.last_kind = tag;
         if tag == TAG_COMMENT {
@@ -456,7 +489,7 @@ impl<R: Read> Reader<R> {
                 self.heap_thread(&mut ev, true)?;
             }
             EventKind::Free => {
-                ev.address = self.freed_address(true)?;
+                ev.address = self.freed_address(true)?.0;
                 self.heap_thread(&mut ev, true)?;
             }
             EventKind::ReallocNoAlloc
@@ -464,7 +497,13 @@ impl<R: Read> Reader<R> {
             | EventKind::ReallocAlloc
             | EventKind::ReallocFree => {
                 ev.size = self.size()?;
-                ev.address = self.freed_address(false)?;
+                let (old, found) = self.freed_address(false)?;
+                ev.address = old;
+                if kind == EventKind::ReallocNoAlloc
+                    && let Some(i) = found
+                {
+                    self.model.resized(i, ev.size);
+                }
                 ev.new_address = self.predicted_address(ev.size, Some(ev.address))?.0;
                 self.model.last_realloc_new = ev.new_address;
                 self.heap_thread(&mut ev, true)?;
@@ -501,7 +540,7 @@ impl<R: Read> Reader<R> {
     }
 
     #[inline]
-    fn size(&mut self) -> Result<u64, Error> {
+    fn size(&mut self) -> Dec<u64> {
         let c = self.get(Stream::SizeCode)? as usize;
         if c < TABLE {
             Ok(self.model.size_at(c))
@@ -516,7 +555,7 @@ impl<R: Read> Reader<R> {
 
     /// Decodes an allocated address and the guess that gave it.
     #[inline]
-    fn predicted_address(&mut self, size: u64, old: Option<u64>) -> Result<(u64, Guess), Error> {
+    fn predicted_address(&mut self, size: u64, old: Option<u64>) -> Dec<(u64, Guess)> {
         let c = self.get(Stream::AddrCode)?;
         let g = match c {
             addr_code::FREED => Guess::Freed(0),
@@ -527,10 +566,14 @@ impl<R: Read> Reader<R> {
             addr_code::BUMP => Guess::Bump,
             addr_code::TOP => Guess::Top,
             addr_code::REALLOC_NEW => Guess::ReallocNew,
+            addr_code::CLASS_BUMP => Guess::ClassBump,
             addr_code::OTHER => Guess::Other(self.var(Stream::AddrAux)?),
+            addr_code::UNKNOWN => {
+                Guess::Unknown(usize::try_from(self.var(Stream::AddrAux)?).unwrap_or(usize::MAX))
+            }
             addr_code::MISS => {
                 let d = unzigzag(self.var(Stream::AddrRaw)?);
-                return Ok((self.model.last_alloc.wrapping_add(d as u64), Guess::Miss));
+                return Ok((self.model.miss_base(size).wrapping_add(d as u64), Guess::Miss));
             }
             addr_code::SAME_AS_OLD if old.is_some() => {
                 return Ok((old.unwrap_or(0), Guess::Miss));
@@ -543,12 +586,18 @@ impl<R: Read> Reader<R> {
         }
     }
 
+    /// Decodes a freed (or a realloc's old) address, with the object's
+    /// index when it is one of the block's.
     #[inline]
-    fn freed_address(&mut self, free: bool) -> Result<u64, Error> {
+    fn freed_address(&mut self, free: bool) -> Dec<(u64, Option<usize>)> {
         let age = self.var(Stream::FreeAge)?;
         if age == 0 {
             let d = unzigzag(self.var(Stream::FreeRaw)?);
-            return Ok(self.model.last_alloc.wrapping_add(d as u64));
+            let addr = self.model.last_alloc.wrapping_add(d as u64);
+            if free {
+                self.model.freed_unknown(addr);
+            }
+            return Ok((addr, None));
         }
         let n = self.model.objects.len() as u64;
         if age > n {
@@ -560,11 +609,11 @@ impl<R: Read> Reader<R> {
         if free {
             self.model.freed(i);
         }
-        Ok(self.model.objects[i].0)
+        Ok((self.model.objects[i].0, Some(i)))
     }
 
     #[inline]
-    fn heap_thread(&mut self, ev: &mut Event<'_>, heap: bool) -> Result<(), Error> {
+    fn heap_thread(&mut self, ev: &mut Event<'_>, heap: bool) -> Dec<()> {
         if self.get(Stream::ThreadCode)? != 0 {
             self.model.thread = self.var(Stream::ThreadRaw)?;
         }
@@ -579,23 +628,26 @@ impl<R: Read> Reader<R> {
     }
 
     #[inline]
-    fn attributes(&mut self) -> Result<(), Error> {
+    fn attributes(&mut self) -> Dec<()> {
         let c = self.get(Stream::AttrCode)? as usize;
-        self.attrs.clear();
+        self.has_attrs = c != 0;
         match c {
             0 => {}
-            c if c <= TABLE => match self.model.attr_at(c - 1) {
-                Some(a) => self.attrs.extend_from_slice(a),
-                None => return Err(self.bad(format!("attributes code {c} past the table"))),
-            },
+            c if c <= TABLE => {
+                if self.model.attr_at(c - 1).is_none() {
+                    return Err(self.bad(format!("attributes code {c} past the table")));
+                }
+            }
             c if c == TABLE + 1 => {
                 let n = self.var(Stream::AttrRaw)?;
                 let r = &mut self.streams[Stream::AttrRaw as usize];
                 match r.bytes(usize::try_from(n).unwrap_or(usize::MAX)) {
-                    Some(b) => self.attrs.extend_from_slice(b),
+                    Some(b) => {
+                        let v = b.to_vec();
+                        self.model.attr_insert(v);
+                    }
                     None => return Err(self.bad("attributes cut short")),
                 }
-                self.model.attr_insert(self.attrs.clone());
             }
             c => return Err(self.bad(format!("attributes code {c}"))),
         }

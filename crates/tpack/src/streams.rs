@@ -13,10 +13,12 @@ pub enum Stream {
     SizeRaw,
     /// Per allocated address: which prediction hit (see [`addr_code`]).
     AddrCode,
-    /// Missed allocated addresses: zigzag delta from the last allocation.
+    /// Missed allocated addresses: zigzag delta from the last allocation of
+    /// the same class (else the last allocation).
     AddrRaw,
     /// Varints of the deeper address codes: a freed chunk's depth less one
-    /// (code 5), the age of a free of another class (code 7).
+    /// (code 5), the age of a free of another class (code 7), a depth among
+    /// chunks freed as unknown objects (code 8).
     AddrAux,
     /// Per freed address: the age of the object freed, 0 = not known.
     FreeAge,
@@ -85,6 +87,11 @@ pub mod addr_code {
     pub const TOP: u8 = 6;
     /// A chunk freed as another class: its free's age in [`super::Stream::AddrAux`].
     pub const OTHER: u8 = 7;
+    /// A chunk freed as an unknown object (of an earlier block): its depth
+    /// in the LIFO list of such chunks in [`super::Stream::AddrAux`].
+    pub const UNKNOWN: u8 = 8;
+    /// The last allocation of the same class plus its chunk size.
+    pub const CLASS_BUMP: u8 = 9;
 }
 
 /// Entries of the recent-size and recent-attributes tables.

@@ -120,7 +120,7 @@ impl<W: Write> Writer<W> {
             out,
             opts,
             streams: Default::default(),
-            model: Model::new(),
+            model: Model::with_index(),
             live: FxHashMap::default(),
             freed_at: FxHashMap::default(),
             records: 0,
@@ -173,7 +173,12 @@ impl<W: Write> Writer<W> {
             | EventKind::ReallocAlloc
             | EventKind::ReallocFree => {
                 self.size(ev.size);
-                self.freed_address(ev.address, false);
+                let found = self.freed_address(ev.address, false);
+                if ev.kind == EventKind::ReallocNoAlloc
+                    && let Some(i) = found
+                {
+                    self.model.resized(i, ev.size);
+                }
                 if ev.new_address == ev.address {
                     self.s(Stream::AddrCode).push(addr_code::SAME_AS_OLD);
                 } else {
@@ -212,7 +217,9 @@ impl<W: Write> Writer<W> {
     #[inline]
     fn guess(&self, addr: u64, size: u64) -> Guess {
         let m = &self.model;
-        if let Some(d) = m.bin(chunk(size)).and_then(|b| b.depth(addr)) {
+        if m.maybe_binned(addr)
+            && let Some(d) = m.bin(chunk(size)).and_then(|b| b.depth(addr))
+        {
             return Guess::Freed(d);
         }
         if addr == m.bump() {
@@ -221,10 +228,14 @@ impl<W: Write> Writer<W> {
             Guess::Top
         } else if addr == m.last_realloc_new {
             Guess::ReallocNew
+        } else if m.resolve(size, Guess::ClassBump) == Some(addr) {
+            Guess::ClassBump
         } else if let Some(seq) = self.freed_at.get(&addr)
             && m.frees - seq <= FREE_RING as u64
         {
             Guess::Other(m.frees - seq)
+        } else if let Some(d) = m.unknown_depth(addr) {
+            Guess::Unknown(d)
         } else {
             Guess::Miss
         }
@@ -240,9 +251,11 @@ impl<W: Write> Writer<W> {
             Guess::Bump => (addr_code::BUMP, None),
             Guess::Top => (addr_code::TOP, None),
             Guess::ReallocNew => (addr_code::REALLOC_NEW, None),
+            Guess::ClassBump => (addr_code::CLASS_BUMP, None),
             Guess::Other(age) => (addr_code::OTHER, Some(age)),
+            Guess::Unknown(d) => (addr_code::UNKNOWN, Some(d as u64)),
             Guess::Miss => {
-                let d = addr.wrapping_sub(self.model.last_alloc) as i64;
+                let d = addr.wrapping_sub(self.model.miss_base(size)) as i64;
                 put_varint(&mut self.streams[Stream::AddrRaw as usize], zigzag(d));
                 (addr_code::MISS, None)
             }
@@ -261,8 +274,10 @@ impl<W: Write> Writer<W> {
         self.live.insert(addr, i as u32);
     }
 
+    /// Codes a freed (or a realloc's old) address; returns the object's
+    /// index when it is one of the block's.
     #[inline]
-    fn freed_address(&mut self, addr: u64, free: bool) {
+    fn freed_address(&mut self, addr: u64, free: bool) -> Option<usize> {
         let found = if free {
             self.live.remove(&addr)
         } else {
@@ -276,11 +291,16 @@ impl<W: Write> Writer<W> {
                     self.freed_at.insert(addr, self.model.frees);
                     self.model.freed(i as usize);
                 }
+                Some(i as usize)
             }
             None => {
                 self.s(Stream::FreeAge).push(0);
                 let d = addr.wrapping_sub(self.model.last_alloc) as i64;
                 put_varint(&mut self.streams[Stream::FreeRaw as usize], zigzag(d));
+                if free {
+                    self.model.freed_unknown(addr);
+                }
+                None
             }
         }
     }
