@@ -72,7 +72,7 @@ PY
 )
   # The paper's content (type, size, addresses) alone, as tpack with xz -9
   # streams: strip everything else through HATF text.
-  "$tramp" dump "$dir/$name.hatf" | awk '$1 ~ /^(alloc|free|realloc)/ {
+  "$tramp" dump "$dir/$name.hatf" | awk 'NR == 1 { print; next } $1 ~ /^(alloc|free|realloc)/ {
       out = $1; for (i = 2; i <= NF; i++) if ($i ~ /^(size|address|old|new)=/) out = out " " $i; print out }' \
     | "$tramp" convert --to tpack --policy xz-9 - "$dir/$name.paper.tpack" 2>/dev/null
   local s0 s1
