@@ -90,7 +90,7 @@ impl Write for Counter {
 }
 
 enum Comp {
-    Gzip(flate2::write::GzEncoder<Counter>),
+    Gzip(Box<flate2::write::GzEncoder<Counter>>),
     Zstd(Box<zstd::stream::write::Encoder<'static, Counter>>),
     Xz(Box<liblzma::write::XzEncoder<Counter>>),
 }
@@ -107,10 +107,10 @@ impl Meter {
         let comps = compressors
             .iter()
             .map(|c| match c {
-                Compressor::Gzip => Comp::Gzip(flate2::write::GzEncoder::new(
+                Compressor::Gzip => Comp::Gzip(Box::new(flate2::write::GzEncoder::new(
                     Counter::default(),
                     flate2::Compression::new(6),
-                )),
+                ))),
                 Compressor::Zstd => Comp::Zstd(Box::new(
                     zstd::stream::write::Encoder::new(Counter::default(), 3).expect("zstd level 3"),
                 )),

@@ -22,5 +22,8 @@ fn main() {
         std::hint::black_box(sum);
         best = best.min(t.elapsed().as_secs_f64());
     }
-    println!("{n} records in {best:.3} s: {:.1} M records/s", n as f64 / best / 1e6);
+    println!(
+        "{n} records in {best:.3} s: {:.1} M records/s",
+        n as f64 / best / 1e6
+    );
 }

@@ -573,7 +573,10 @@ impl<R: Read> Reader<R> {
             }
             addr_code::MISS => {
                 let d = unzigzag(self.var(Stream::AddrRaw)?);
-                return Ok((self.model.miss_base(size).wrapping_add(d as u64), Guess::Miss));
+                return Ok((
+                    self.model.miss_base(size).wrapping_add(d as u64),
+                    Guess::Miss,
+                ));
             }
             addr_code::SAME_AS_OLD if old.is_some() => {
                 return Ok((old.unwrap_or(0), Guess::Miss));

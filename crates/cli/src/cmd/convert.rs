@@ -33,7 +33,7 @@ pub struct ConvertArgs {
     /// `naive` places metadata only where values do not fit; the paper's
     /// §3.3 `small-size`, `same-size`, `combined-size` (size field),
     /// `baseoffset-1`, `baseoffset-2`, `best-baseoffset`, `stride`
-    /// (addresses, 256-record look-ahead); `time-delta` and
+    /// (addresses, 64-record look-ahead); `time-delta` and
     /// `thread-heap-runs` (fields the paper's traces lacked); `best` (the
     /// smallest of eight rule combinations, chosen per 4,096-record window).
     #[arg(long)]

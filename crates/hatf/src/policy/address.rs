@@ -28,7 +28,7 @@ use crate::spec::{Field, Interp, Meta};
 use crate::state::{FieldState, fits_signed, fits_unsigned, min_width};
 
 /// Records of look-ahead the address planner reads (and the writer holds).
-pub const LOOKAHEAD: usize = 256;
+pub const LOOKAHEAD: usize = 64;
 
 /// The records after the one being encoded.
 #[derive(Clone, Copy)]
