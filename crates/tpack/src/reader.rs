@@ -479,40 +479,41 @@ impl<R: Read> Reader<R> {
         let Some(kind) = EventKind::from_tag(tag) else {
             return Err(self.bad(format!("unknown record kind {tag}")));
         };
-        let mut ev = Event::new(kind);
-        match kind {
+        // Scalars first, the event built once at the end (filling a stack
+        // event field by field and copying it stalled on store forwarding).
+        let (mut size, mut address, mut new_address) = (0, 0, 0);
+        let has_heap = match kind {
             EventKind::Alloc => {
-                ev.size = self.size()?;
-                let (a, g) = self.predicted_address(ev.size, None)?;
-                ev.address = a;
-                self.model.allocated(ev.address, ev.size, g);
-                self.heap_thread(&mut ev, true)?;
+                size = self.size()?;
+                let (a, g) = self.predicted_address(size, None)?;
+                address = a;
+                self.model.allocated(address, size, g);
+                true
             }
             EventKind::Free => {
-                ev.address = self.freed_address(true)?.0;
-                self.heap_thread(&mut ev, true)?;
+                address = self.freed_address(true)?.0;
+                true
             }
             EventKind::ReallocNoAlloc
             | EventKind::ReallocAllocFree
             | EventKind::ReallocAlloc
             | EventKind::ReallocFree => {
-                ev.size = self.size()?;
+                size = self.size()?;
                 let (old, found) = self.freed_address(false)?;
-                ev.address = old;
+                address = old;
                 if kind == EventKind::ReallocNoAlloc
                     && let Some(i) = found
                 {
-                    self.model.resized(i, ev.size);
+                    self.model.resized(i, size);
                 }
-                ev.new_address = self.predicted_address(ev.size, Some(ev.address))?.0;
-                self.model.last_realloc_new = ev.new_address;
-                self.heap_thread(&mut ev, true)?;
+                new_address = self.predicted_address(size, Some(address))?.0;
+                self.model.last_realloc_new = new_address;
+                true
             }
-            EventKind::CreateHeap | EventKind::DestroyHeap => self.heap_thread(&mut ev, true)?,
-            EventKind::CreateThread | EventKind::DestroyThread => {
-                self.heap_thread(&mut ev, false)?
-            }
-        }
+            EventKind::CreateHeap | EventKind::DestroyHeap => true,
+            EventKind::CreateThread | EventKind::DestroyThread => false,
+        };
+        let (thread, heap) = self.heap_thread(has_heap)?;
         let ts = if kind == EventKind::Alloc {
             Stream::Time
         } else {
@@ -520,9 +521,17 @@ impl<R: Read> Reader<R> {
         };
         let dt = unzigzag(self.var(ts)?);
         self.model.time = self.model.time.wrapping_add(dt as u64);
-        ev.time = self.model.time;
         self.attributes()?;
-        self.last_event = ev;
+        self.last_event = Event {
+            kind,
+            size,
+            address,
+            new_address,
+            thread,
+            heap,
+            time: self.model.time,
+            attributes: &[],
+        };
         self.end_record();
         Ok(())
     }
@@ -616,18 +625,18 @@ impl<R: Read> Reader<R> {
     }
 
     #[inline]
-    fn heap_thread(&mut self, ev: &mut Event<'_>, heap: bool) -> Dec<()> {
+    /// The thread, and the heap when the record has one (else 0).
+    fn heap_thread(&mut self, heap: bool) -> Dec<(u64, u64)> {
         if self.get(Stream::ThreadCode)? != 0 {
             self.model.thread = self.var(Stream::ThreadRaw)?;
         }
-        ev.thread = self.model.thread;
-        if heap {
-            if self.get(Stream::HeapCode)? != 0 {
-                self.model.heap = self.var(Stream::HeapRaw)?;
-            }
-            ev.heap = self.model.heap;
+        if !heap {
+            return Ok((self.model.thread, 0));
         }
-        Ok(())
+        if self.get(Stream::HeapCode)? != 0 {
+            self.model.heap = self.var(Stream::HeapRaw)?;
+        }
+        Ok((self.model.thread, self.model.heap))
     }
 
     #[inline]
