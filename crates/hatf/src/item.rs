@@ -105,6 +105,27 @@ impl OwnedEvent {
         }
     }
 
+    /// The event as a reader gives it back: fields its record type does not
+    /// have are zero.
+    pub fn canonical(&self) -> OwnedEvent {
+        let layout = self.kind.layout();
+        let has = |f: Field| layout.contains(&f);
+        OwnedEvent {
+            kind: self.kind,
+            size: if has(Field::Size) { self.size } else { 0 },
+            address: if has(Field::Address) { self.address } else { 0 },
+            new_address: if self.kind.is_realloc() {
+                self.new_address
+            } else {
+                0
+            },
+            thread: self.thread,
+            heap: if has(Field::Heap) { self.heap } else { 0 },
+            time: self.time,
+            attributes: self.attributes.clone(),
+        }
+    }
+
     pub fn as_event(&self) -> Event<'_> {
         Event {
             kind: self.kind,

@@ -128,24 +128,7 @@ fn write_ops(ops: &[Op]) -> (Vec<u8>, Vec<OwnedItem>) {
 
 /// The reader reports zero for fields a record type does not have.
 fn canonical(e: &OwnedEvent) -> OwnedEvent {
-    let mut c = OwnedEvent::new(e.kind);
-    c.attributes = e.attributes.clone();
-    let layout = e.kind.layout();
-    if layout.contains(&Field::Size) {
-        c.size = e.size;
-    }
-    if layout.contains(&Field::Address) {
-        c.address = e.address;
-    }
-    if e.kind.is_realloc() {
-        c.new_address = e.new_address;
-    }
-    c.thread = e.thread;
-    c.time = e.time;
-    if layout.contains(&Field::Heap) {
-        c.heap = e.heap;
-    }
-    c
+    e.canonical()
 }
 
 proptest! {

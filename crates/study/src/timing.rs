@@ -332,24 +332,23 @@ pub fn measure(events: &[Event<'static>]) -> Result<TimingReport, Error> {
         time_form(events, "HATF (naive)", enc_naive, dec_hatf)?,
         time_form(events, "HATF (best)", enc_best, dec_hatf)?,
     ];
-    let (r, w) = time_split(events, false)?;
-    let (rg, wg) = time_split(events, true)?;
-    rows.push(TimingRow {
-        name: "Split Stream".into(),
-        read: us(r),
-        write: us(w),
-        read_gzip: Some(us(rg)),
-        write_gzip: Some(us(wg)),
-    });
-    let (r, w) = time_splitaddr(events, false)?;
-    let (rg, wg) = time_splitaddr(events, true)?;
-    rows.push(TimingRow {
-        name: "HATF SplitAddr".into(),
-        read: us(r),
-        write: us(w),
-        read_gzip: Some(us(rg)),
-        write_gzip: Some(us(wg)),
-    });
+    // The multi-stream forms: (read, write) seconds without and with gzip.
+    type Timer = fn(&[Event<'static>], bool) -> Result<(f64, f64), Error>;
+    let multi: [(&str, Timer); 2] = [
+        ("Split Stream", time_split),
+        ("HATF SplitAddr", time_splitaddr),
+    ];
+    for (name, timer) in multi {
+        let (r, w) = timer(events, false)?;
+        let (rg, wg) = timer(events, true)?;
+        rows.push(TimingRow {
+            name: name.into(),
+            read: us(r),
+            write: us(w),
+            read_gzip: Some(us(rg)),
+            write_gzip: Some(us(wg)),
+        });
+    }
     // tpack: its raw codec, and its gzip codec (it compresses per stream).
     let mut t = time_form(
         events,

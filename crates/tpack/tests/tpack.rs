@@ -2,7 +2,7 @@
 
 use proptest::prelude::*;
 use tramp_hatf::spec::EVENT_KINDS;
-use tramp_hatf::{EventKind, Field, OwnedEvent, OwnedItem};
+use tramp_hatf::{EventKind, OwnedEvent, OwnedItem};
 use tramp_tpack::reader::Next;
 use tramp_tpack::{Codec, Options, Reader, Writer};
 
@@ -30,24 +30,7 @@ fn unpack(bytes: &[u8]) -> (Vec<OwnedItem>, Vec<String>, Option<String>) {
 
 /// What a HATF reader gives back for an event: fields the kind lacks are 0.
 fn canonical(e: OwnedEvent) -> OwnedEvent {
-    let mut c = OwnedEvent::new(e.kind);
-    let layout = e.kind.layout();
-    if layout.contains(&Field::Size) {
-        c.size = e.size;
-    }
-    if layout.contains(&Field::Address) {
-        c.address = e.address;
-    }
-    if e.kind.is_realloc() {
-        c.new_address = e.new_address;
-    }
-    if layout.contains(&Field::Heap) {
-        c.heap = e.heap;
-    }
-    c.thread = e.thread;
-    c.time = e.time;
-    c.attributes = e.attributes;
-    c
+    e.canonical()
 }
 
 fn value() -> impl Strategy<Value = u64> {
