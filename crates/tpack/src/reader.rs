@@ -21,6 +21,15 @@ pub struct Bad(String);
 
 type Dec<T> = Result<T, Bad>;
 
+/// What one step of the reader gives (the decoded event by value: kept in
+/// the reader and read back, it stalled on store forwarding).
+enum Step {
+    End,
+    Warning(Warning),
+    Comment,
+    Event(Event<'static>),
+}
+
 /// What [`Reader::next_entry`] yields.
 pub enum Next<'a> {
     Item(Item<'a>),
@@ -53,8 +62,6 @@ pub struct Reader<R: Read> {
     /// Bytes read past that header while resynchronising, read again first.
     pushback: Vec<u8>,
     done: bool,
-    last_kind: u8,
-    last_event: Event<'static>,
     /// A stream the last block did not use up (reported before the next block).
     trailing: Option<usize>,
 }
@@ -77,8 +84,6 @@ impl<R: Read> Reader<R> {
             pending_header: None,
             pushback: Vec::new(),
             done: false,
-            last_kind: 0,
-            last_event: Event::new(EventKind::Alloc),
             trailing: None,
         }
     }
@@ -109,9 +114,9 @@ impl<R: Read> Reader<R> {
         Ok(n)
     }
 
-    /// Decodes the next record (`Ok(Some(None))`), or returns a warning
-    /// about skipped damage (`Ok(Some(Some(w)))`), or `Ok(None)` at the end.
-    fn advance(&mut self) -> Result<Option<Option<Warning>>, Error> {
+    /// Decodes the next record, or returns a warning about skipped damage,
+    /// or the end.
+    fn advance(&mut self) -> Result<Step, Error> {
         if !self.started {
             self.started = true;
             let mut m = [0u8; 8];
@@ -136,26 +141,30 @@ impl<R: Read> Reader<R> {
                 return Err(self.record_error(b));
             }
             if self.done {
-                return Ok(None);
+                return Ok(Step::End);
             }
             if let Some(w) = self.next_block()? {
-                return Ok(Some(Some(w)));
+                return Ok(Step::Warning(w));
             }
         }
-        if let Err(e) = self.decode_record() {
-            self.done = true;
-            self.left = 0;
-            return Err(e);
+        match self.decode_record() {
+            Ok(Some(e)) => Ok(Step::Event(e)),
+            Ok(None) => Ok(Step::Comment),
+            Err(e) => {
+                self.done = true;
+                self.left = 0;
+                Err(e)
+            }
         }
-        Ok(Some(None))
     }
 
     /// The next item or warning, `Ok(None)` at the end.
     pub fn next_entry(&mut self) -> Result<Option<Next<'_>>, Error> {
         Ok(match self.advance()? {
-            None => None,
-            Some(Some(w)) => Some(Next::Warning(w)),
-            Some(None) => Some(Next::Item(self.last_item())),
+            Step::End => None,
+            Step::Warning(w) => Some(Next::Warning(w)),
+            Step::Comment => Some(Next::Item(Item::Comment(&self.comment))),
+            Step::Event(e) => Some(Next::Item(self.item(e))),
         })
     }
 
@@ -163,9 +172,10 @@ impl<R: Read> Reader<R> {
     /// to read past it).
     pub fn next_item(&mut self) -> Result<Option<Item<'_>>, Error> {
         match self.advance()? {
-            None => Ok(None),
-            Some(None) => Ok(Some(self.last_item())),
-            Some(Some(w)) => Err(Error::decode(
+            Step::End => Ok(None),
+            Step::Comment => Ok(Some(Item::Comment(&self.comment))),
+            Step::Event(e) => Ok(Some(self.item(e))),
+            Step::Warning(w) => Err(Error::decode(
                 FORMAT,
                 Position::new(w.offset, self.record),
                 TpackError::Stream {
@@ -436,33 +446,29 @@ impl<R: Read> Reader<R> {
         }
     }
 
-    /// The event decoded last (valid until the next call).
-    fn last_item(&self) -> Item<'_> {
-        if self.last_kind == TAG_COMMENT {
-            Item::Comment(&self.comment)
+    /// A decoded event with its attributes, lent from the reader.
+    #[inline]
+    fn item(&self, e: Event<'static>) -> Item<'_> {
+        // A record's attributes are always the front of the recent table
+        // (found entries move there, new ones are inserted there).
+        let attributes: &[u8] = if self.has_attrs {
+            &self.model.attrs[0]
         } else {
-            // A record's attributes are always the front of the recent
-            // table (found entries move there, new ones are inserted there).
-            let attributes: &[u8] = if self.has_attrs {
-                &self.model.attrs[0]
-            } else {
-                &[]
-            };
-            Item::Event(Event {
-                attributes,
-                ..self.last_event
-            })
-        }
+            &[]
+        };
+        Item::Event(Event { attributes, ..e })
     }
 
-    /// Decodes one record from the block's streams into `last_*`.
-    fn decode_record(&mut self) -> Result<(), Error> {
+    /// Decodes one record from the block's streams: the event, or `None`
+    /// for a comment (in `self.comment`).
+    #[inline]
+    fn decode_record(&mut self) -> Result<Option<Event<'static>>, Error> {
         self.decode_inner().map_err(|b| self.record_error(b))
     }
 
-    fn decode_inner(&mut self) -> Dec<()> {
+    #[inline]
+    fn decode_inner(&mut self) -> Dec<Option<Event<'static>>> {
         let tag = self.get(Stream::Kind)?;
-        self.last_kind = tag;
         if tag == TAG_COMMENT {
             let n = self.var(Stream::Comment)?;
             let c = &mut self.streams[Stream::Comment as usize];
@@ -474,7 +480,7 @@ impl<R: Read> Reader<R> {
                 None => return Err(self.bad("comment cut short")),
             }
             self.end_record();
-            return Ok(());
+            return Ok(None);
         }
         let Some(kind) = EventKind::from_tag(tag) else {
             return Err(self.bad(format!("unknown record kind {tag}")));
@@ -522,7 +528,8 @@ impl<R: Read> Reader<R> {
         let dt = unzigzag(self.var(ts)?);
         self.model.time = self.model.time.wrapping_add(dt as u64);
         self.attributes()?;
-        self.last_event = Event {
+        self.end_record();
+        Ok(Some(Event {
             kind,
             size,
             address,
@@ -531,9 +538,7 @@ impl<R: Read> Reader<R> {
             heap,
             time: self.model.time,
             attributes: &[],
-        };
-        self.end_record();
-        Ok(())
+        }))
     }
 
     fn end_record(&mut self) {
