@@ -162,6 +162,8 @@ pub struct Model {
     unknown: Vec<u64>,
     pub last_alloc: u64,
     pub last_size: u64,
+    /// The last address freed (or realloc'd) with age 0 (0: none yet).
+    pub last_unknown: u64,
     pub top: u64,
     pub last_realloc_new: u64,
     pub time: u64,
@@ -189,6 +191,7 @@ impl Model {
             unknown: Vec::new(),
             last_alloc: 0,
             last_size: 0,
+            last_unknown: 0,
             top: 0,
             last_realloc_new: 0,
             time: 0,
@@ -267,6 +270,7 @@ impl Model {
         self.unknown.clear();
         self.last_alloc = 0;
         self.last_size = 0;
+        self.last_unknown = 0;
         self.top = 0;
         self.last_realloc_new = 0;
         self.time = 0;
@@ -363,6 +367,17 @@ impl Model {
         match self.bin(chunk(size)) {
             Some(b) if b.last != 0 => b.last,
             _ => self.last_alloc,
+        }
+    }
+
+    /// What an address freed with age 0 is coded against: the last such
+    /// address, else the last allocation.
+    #[inline]
+    pub fn unknown_base(&self) -> u64 {
+        if self.last_unknown != 0 {
+            self.last_unknown
+        } else {
+            self.last_alloc
         }
     }
 

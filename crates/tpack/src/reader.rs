@@ -610,7 +610,8 @@ impl<R: Read> Reader<R> {
         let age = self.var(Stream::FreeAge)?;
         if age == 0 {
             let d = unzigzag(self.var(Stream::FreeRaw)?);
-            let addr = self.model.last_alloc.wrapping_add(d as u64);
+            let addr = self.model.unknown_base().wrapping_add(d as u64);
+            self.model.last_unknown = addr;
             if free {
                 self.model.freed_unknown(addr);
             }

@@ -22,7 +22,8 @@ pub enum Stream {
     AddrAux,
     /// Per freed address: the age of the object freed, 0 = not known.
     FreeAge,
-    /// Unknown freed addresses: zigzag delta from the last allocation.
+    /// Unknown freed addresses: zigzag delta from the last unknown one (else
+    /// the last allocation).
     FreeRaw,
     /// Per alloc: zigzag delta of the time from the previous event's, varint.
     Time,

@@ -295,8 +295,9 @@ impl<W: Write> Writer<W> {
             }
             None => {
                 self.s(Stream::FreeAge).push(0);
-                let d = addr.wrapping_sub(self.model.last_alloc) as i64;
+                let d = addr.wrapping_sub(self.model.unknown_base()) as i64;
                 put_varint(&mut self.streams[Stream::FreeRaw as usize], zigzag(d));
+                self.model.last_unknown = addr;
                 if free {
                     self.model.freed_unknown(addr);
                 }
