@@ -349,7 +349,7 @@ impl<R: Read> Reader<R> {
             let stored = table
                 .varint()
                 .ok_or_else(|| self.err(bad("table cut short")))?;
-            total_raw += raw;
+            total_raw = total_raw.saturating_add(raw);
             if total_raw > MAX_RAW || stored > body.len() as u64 {
                 return Err(self.err(bad("length out of range")));
             }

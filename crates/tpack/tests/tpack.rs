@@ -358,18 +358,9 @@ fn docs_example_is_exact() {
     assert_eq!(got, items);
 }
 
-/// Fuzz find: two damaged block headers in a row, the second found while
-/// bytes of the first resynchronisation were still pushed back, counted
-/// their bytes twice (an overflow panic). Now a clean run of warnings.
-#[test]
-fn resynchronising_twice_counts_offsets_once() {
-    let data = std::fs::read(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/resync-pushback.bin"
-    ))
-    .unwrap();
-    let mut data = data;
-    // The fuzz target fixes block checksums when the first byte is even.
+/// The fuzz target's checksum fix-up (when the first byte is even), so
+/// that a crash file reaches the same decoder path here.
+fn fix_checksums(mut data: Vec<u8>) -> Vec<u8> {
     if data.first().is_some_and(|b| b & 1 == 0) {
         let mut at = 8;
         while at + 16 <= data.len() && &data[at..at + 4] == b"TPKB" {
@@ -382,5 +373,30 @@ fn resynchronising_twice_counts_offsets_once() {
             at = end;
         }
     }
-    let _ = unpack(&data);
+    data
+}
+
+fn fixture(name: &str) -> Vec<u8> {
+    std::fs::read(format!(
+        "{}/tests/fixtures/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap()
+}
+
+/// Fuzz find: two damaged block headers in a row, the second found while
+/// bytes of the first resynchronisation were still pushed back, counted
+/// their bytes twice (an overflow panic). Now a clean run of warnings.
+#[test]
+fn resynchronising_twice_counts_offsets_once() {
+    let _ = unpack(&fix_checksums(fixture("resync-pushback.bin")));
+}
+
+/// Fuzz find: stream table lengths summed past 2^64 (an overflow panic);
+/// now a clear error naming the stream.
+#[test]
+fn huge_stream_lengths_are_an_error() {
+    let (_, _, err) = unpack(&fix_checksums(fixture("raw-length-overflow.bin")));
+    let err = err.expect("an error");
+    assert!(err.contains("length out of range"), "{err}");
 }
