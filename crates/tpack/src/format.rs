@@ -13,7 +13,7 @@ use tramp_core::{
 use tramp_hatf::records::{item_to_record, record_to_item, schema};
 
 use crate::reader::{Next, Reader};
-use crate::writer::{Codec, FORMAT, Options, Writer};
+use crate::writer::{FORMAT, Options, Writer};
 use crate::{MAGIC, TpackError};
 
 /// tpack: magic `tpack\0\x01\0`.
@@ -29,18 +29,18 @@ pub static TPACK: FormatDesc = FormatDesc {
     create: |out, opts| Ok(Box::new(TpackSink::new(out, options(opts)?)?)),
 };
 
-/// `--policy` names the stream codec for tpack: `zstd`, `zstd-N`, `xz`,
-/// `xz-N`, `gzip`, `gzip-N` or `raw` (default zstd at level 9).
+/// `--policy` names tpack's stream codec and, optionally, its block size:
+/// `zstd`, `zstd-N`, `xz`, `xz-N`, `gzip`, `gzip-N` or `raw` (default zstd
+/// at level 9), then `,block=N` (records per block, default 1M).
 fn options(opts: &CreateOptions<'_>) -> Result<Options, Error> {
-    let mut o = Options::default();
-    if let Some(p) = opts.policy {
-        o.codec = Codec::parse(p).ok_or_else(|| {
+    match opts.policy {
+        None => Ok(Options::default()),
+        Some(p) => Options::parse(p).ok_or_else(|| {
             Error::Usage(format!(
-                "unknown tpack codec `{p}` (zstd, zstd-1 … zstd-22, xz, xz-0 … xz-9, gzip, gzip-0 … gzip-9, raw)"
+                "unknown tpack policy `{p}`: a codec (zstd, zstd-1 … zstd-22, xz, xz-0 … xz-9, gzip, gzip-0 … gzip-9, raw), optionally followed by ,block=N (records per block, 1 … 16M)"
             ))
-        })?;
+        }),
     }
-    Ok(o)
 }
 
 /// tpack as a tramp source: HATF records, and a warning for every block

@@ -34,12 +34,11 @@ pub const BLOCK_MAGIC: [u8; 4] = *b"TPKB";
 /// Bytes of a block header: magic, record count, body length, CRC-32.
 pub const BLOCK_HEADER: usize = 16;
 /// The most records a block holds.
-pub const MAX_BLOCK_RECORDS: usize = 1 << 20;
+pub const MAX_BLOCK_RECORDS: usize = 1 << 24;
 /// The most bytes a block's streams hold decompressed, all together (the
-/// writer closes a block before: at most 1 Mi records of at most ten
-/// varint bytes per numeric stream, and 64 MiB of comments and
-/// attributes). A reader refuses more, so damaged or forged lengths cannot
-/// ask for unbounded memory.
+/// writer closes a block before: at 160 MiB of streams, checked every
+/// 4,096 records, or 64 MiB of comments and attributes). A reader refuses
+/// more, so damaged or forged lengths cannot ask for unbounded memory.
 pub const MAX_RAW: u64 = 256 << 20;
 /// The largest block body a reader accepts.
 pub const MAX_BODY: u32 = MAX_RAW as u32;

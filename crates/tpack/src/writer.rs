@@ -67,19 +67,50 @@ impl Codec {
 /// already predicted, so higher levels gain little and cost much time.
 pub const DEFAULT_ZSTD: i32 = 9;
 
+/// Records per block unless told otherwise.
+pub const DEFAULT_BLOCK_RECORDS: usize = 1 << 20;
+
 /// Writer settings.
 #[derive(Clone, Copy, Debug)]
 pub struct Options {
     pub codec: Codec,
-    /// Records per block (the unit of independence and of memory).
+    /// Records per block (the unit of independence and of memory): at most
+    /// [`crate::MAX_BLOCK_RECORDS`]; default 1 Mi.
     pub block_records: usize,
+}
+
+impl Options {
+    /// `CODEC[,block=N]`: a codec as [`Codec::parse`] takes it, optionally
+    /// followed by the records per block (`block=4M`, `block=65536`; K and
+    /// M are binary, at most [`crate::MAX_BLOCK_RECORDS`]).
+    pub fn parse(s: &str) -> Option<Options> {
+        let mut parts = s.split(',');
+        let mut o = Options {
+            codec: Codec::parse(parts.next()?)?,
+            ..Options::default()
+        };
+        for p in parts {
+            let n = p.strip_prefix("block=")?;
+            let (digits, mul) = match n.as_bytes().last()? {
+                b'K' | b'k' => (&n[..n.len() - 1], 1 << 10),
+                b'M' | b'm' => (&n[..n.len() - 1], 1 << 20),
+                _ => (n, 1),
+            };
+            let v = digits.parse::<usize>().ok()?.checked_mul(mul)?;
+            if v == 0 || v > crate::MAX_BLOCK_RECORDS {
+                return None;
+            }
+            o.block_records = v;
+        }
+        Some(o)
+    }
 }
 
 impl Default for Options {
     fn default() -> Self {
         Options {
             codec: Codec::Zstd(DEFAULT_ZSTD),
-            block_records: crate::MAX_BLOCK_RECORDS,
+            block_records: DEFAULT_BLOCK_RECORDS,
         }
     }
 }
@@ -87,6 +118,11 @@ impl Default for Options {
 /// Stream bytes after which a block is closed early (so that no stream,
 /// even of long comments or attributes, grows without bound).
 const BLOCK_BYTES: usize = 64 << 20;
+
+/// Stream bytes (all streams) after which a block is closed, well under
+/// the readers' [`crate::MAX_RAW`] with the 64 MiB of comments and
+/// attributes and one check interval on top.
+const STREAM_BYTES: usize = 160 << 20;
 
 /// Writes tpack to any `Write`.
 pub struct Writer<W: Write> {
@@ -341,7 +377,11 @@ impl<W: Write> Writer<W> {
     fn end_record(&mut self) -> Result<(), Error> {
         self.records += 1;
         let limit = self.opts.block_records.clamp(1, crate::MAX_BLOCK_RECORDS);
-        if self.records as usize >= limit || self.bytes >= BLOCK_BYTES {
+        // Every 4,096 records, the streams' total is checked against the
+        // readers' bound (a record adds at most ~100 bytes of numbers).
+        let full = self.records.is_multiple_of(4096)
+            && self.streams.iter().map(Vec::len).sum::<usize>() >= STREAM_BYTES;
+        if self.records as usize >= limit || self.bytes >= BLOCK_BYTES || full {
             self.flush_block()?;
         }
         Ok(())

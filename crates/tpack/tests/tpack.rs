@@ -400,3 +400,37 @@ fn huge_stream_lengths_are_an_error() {
     let err = err.expect("an error");
     assert!(err.contains("length out of range"), "{err}");
 }
+
+/// `--policy` for tpack: a codec, optionally a block size.
+#[test]
+fn policies_name_a_codec_and_a_block_size() {
+    let o = Options::parse("xz-3,block=4M").unwrap();
+    assert_eq!(o.codec, Codec::Xz(3));
+    assert_eq!(o.block_records, 4 << 20);
+    assert_eq!(Options::parse("zstd").unwrap().block_records, 1 << 20);
+    assert_eq!(Options::parse("raw,block=100").unwrap().block_records, 100);
+    for bad in [
+        "lz4",
+        "zstd-23",
+        "zstd,block=0",
+        "zstd,block=17M",
+        "zstd,blocks=4",
+        "zstd,block=x",
+    ] {
+        assert!(Options::parse(bad).is_none(), "{bad}");
+    }
+    // Bigger blocks keep more frees inside their block: smaller output.
+    let items = heap_trace(11, 20_000);
+    let small = pack(
+        &items,
+        Options {
+            block_records: 2_000,
+            ..Options::default()
+        },
+    );
+    let big = pack(&items, Options::parse("zstd,block=64K").unwrap());
+    assert!(big.len() < small.len(), "{} vs {}", big.len(), small.len());
+    let (got, _, err) = unpack(&big);
+    assert!(err.is_none());
+    assert_eq!(got, items);
+}

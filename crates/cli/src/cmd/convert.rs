@@ -36,6 +36,10 @@ pub struct ConvertArgs {
     /// (addresses, 64-record look-ahead); `time-delta` and
     /// `thread-heap-runs` (fields the paper's traces lacked); `best` (the
     /// smallest of eight rule combinations, chosen per 4,096-record window).
+    /// For tpack output: the stream codec, `zstd` (default, level 9),
+    /// `zstd-N`, `xz`, `xz-N`, `gzip`, `gzip-N` or `raw`, optionally
+    /// followed by `,block=N` (records per block, default 1M; bigger is
+    /// smaller and takes more memory).
     #[arg(long)]
     policy: Option<String>,
     /// Output compression: none, zstd, gzip or xz (default: by extension).
