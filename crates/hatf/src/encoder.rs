@@ -145,11 +145,6 @@ impl Encoder {
         self.buf.len()
     }
 
-    /// The rules in effect.
-    pub fn rules(&self) -> Rules {
-        self.rules
-    }
-
     /// Changes the rules from the next record on (the planners keep their
     /// run state; a rule switched off simply stops placing metadata).
     pub fn set_rules(&mut self, rules: Rules) {

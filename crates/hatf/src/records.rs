@@ -8,7 +8,7 @@ use std::sync::{Arc, OnceLock};
 use tramp_core::io::Finish;
 use tramp_core::{
     Error, FieldDef, FieldType, Position, ReallocOutcome, Record, RecordBuf, RecordKind, Role,
-    Schema, Sink, Source, Value,
+    Schema, Sink, Source, Value, Warning,
 };
 
 use crate::error::HatfError;
@@ -235,10 +235,25 @@ pub fn record_to_item<'a>(rec: &Record<'a>) -> Result<Option<Item<'a>>, HatfErro
     }
 }
 
-/// Anything that yields HATF items: the binary reader and the text reader.
+/// One step of a reader of HATF items: an item, or damage it skipped
+/// (readers that resynchronise, like tpack's).
+pub enum Entry<'a> {
+    Item(Item<'a>),
+    /// Damage skipped before the items that follow.
+    Warning(Warning),
+}
+
+/// Anything that yields HATF items: the binary reader, the text reader,
+/// and readers of other formats that hold HATF's records (tpack).
 pub trait ReadItems {
     fn next_item(&mut self) -> Result<Option<Item<'_>>, Error>;
     fn position(&self) -> Position;
+
+    /// The next item or skipped damage, `Ok(None)` at the end. Readers that
+    /// go on past damage override it; the others never skip.
+    fn next_entry(&mut self) -> Result<Option<Entry<'_>>, Error> {
+        Ok(self.next_item()?.map(Entry::Item))
+    }
 }
 
 impl<R: Read> ReadItems for Reader<crate::reader::StreamBuffer<R>> {
@@ -261,10 +276,19 @@ impl<R: BufRead> ReadItems for TextReader<R> {
     }
 }
 
-/// HATF (binary or text) as a tramp [`Source`].
+/// Any reader of HATF items as a tramp [`Source`].
 pub struct ItemSource<T> {
     reader: T,
     buf: RecordBuf,
+}
+
+impl<T: ReadItems> ItemSource<T> {
+    pub fn from_reader(reader: T) -> Self {
+        ItemSource {
+            reader,
+            buf: RecordBuf::new(),
+        }
+    }
 }
 
 /// HATF binary as a tramp source.
@@ -275,19 +299,13 @@ pub type HatfTextSource<R> = ItemSource<TextReader<R>>;
 impl<R: Read> HatfSource<R> {
     /// `metadata`: also yield metadata records.
     pub fn new(input: R, metadata: bool) -> Self {
-        ItemSource {
-            reader: Reader::new(input).with_metadata(metadata),
-            buf: RecordBuf::new(),
-        }
+        ItemSource::from_reader(Reader::new(input).with_metadata(metadata))
     }
 }
 
 impl<R: BufRead> HatfTextSource<R> {
     pub fn new(input: R) -> Self {
-        ItemSource {
-            reader: TextReader::new(input),
-            buf: RecordBuf::new(),
-        }
+        ItemSource::from_reader(TextReader::new(input))
     }
 }
 
@@ -306,12 +324,26 @@ impl<T: ReadItems> Source for ItemSource<T> {
         ))
     }
 
+    fn next_item(&mut self) -> Result<Option<tramp_core::Item<'_>>, Error> {
+        match self.reader.next_entry()? {
+            None => Ok(None),
+            Some(Entry::Warning(w)) => Ok(Some(tramp_core::Item::Warning(w))),
+            Some(Entry::Item(item)) => {
+                item_to_record(&item, &mut self.buf);
+                Ok(Some(tramp_core::Item::Record(
+                    self.buf.as_record(&schema().types[self.buf.type_index()]),
+                )))
+            }
+        }
+    }
+
     fn position(&self) -> Position {
         self.reader.position()
     }
 }
 
-/// Anything that takes HATF items: the binary writer and the text writer.
+/// Anything that takes HATF items: the binary writer, the text writer, and
+/// writers of other formats that hold HATF's records (tpack).
 pub trait WriteItems {
     const FORMAT: &'static str;
     fn write_item(&mut self, item: &Item<'_>) -> Result<(), Error>;
@@ -342,11 +374,17 @@ impl<W: Finish> WriteItems for TextWriter<W> {
     }
 }
 
-/// HATF (binary or text) as a tramp [`Sink`]: records of any schema are
+/// Any writer of HATF items as a tramp [`Sink`]: records of any schema are
 /// mapped by kind and role; those HATF has no place for are skipped.
 pub struct ItemSink<T> {
     writer: T,
     records: u64,
+}
+
+impl<T: WriteItems> ItemSink<T> {
+    pub fn from_writer(writer: T) -> Self {
+        ItemSink { writer, records: 0 }
+    }
 }
 
 /// HATF binary as a tramp sink.
@@ -356,19 +394,13 @@ pub type HatfTextSink<W> = ItemSink<TextWriter<W>>;
 
 impl<W: Finish> HatfSink<W> {
     pub fn new(out: W, policy: Policy) -> Self {
-        ItemSink {
-            writer: Writer::new(out, policy),
-            records: 0,
-        }
+        ItemSink::from_writer(Writer::new(out, policy))
     }
 }
 
 impl<W: Finish> HatfTextSink<W> {
     pub fn new(out: W) -> Self {
-        ItemSink {
-            writer: TextWriter::new(out),
-            records: 0,
-        }
+        ItemSink::from_writer(TextWriter::new(out))
     }
 }
 

@@ -361,13 +361,12 @@ impl Job {
                 }
                 vec![(Table::Forms, "Split Stream".into(), total)]
             }
-            Job::Tpack { table, full, ws } => {
+            Job::Tpack { table, ws, .. } => {
                 let mut it = ws.into_iter();
                 let raw = it.next().expect("the raw writer").into_inner()?.0;
                 let compressed = it
                     .map(|w| Ok(w.into_inner()?.0))
                     .collect::<Result<Vec<u64>, Error>>()?;
-                let _ = full;
                 vec![(table, "tpack".into(), Sizes { raw, compressed })]
             }
         })

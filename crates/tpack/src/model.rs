@@ -473,7 +473,7 @@ impl Model {
     /// A chunk of `class` at `addr` is freed: it joins its class's bin and
     /// the ring of recent frees.
     #[inline]
-    pub fn freed_chunk(&mut self, addr: u64, class: u64) {
+    fn freed_chunk(&mut self, addr: u64, class: u64) {
         self.push_chunk(class, addr);
         let at = (self.frees % FREE_RING as u64) as usize;
         self.ring[at] = (addr, class);
@@ -485,11 +485,7 @@ impl Model {
     #[inline]
     pub fn freed(&mut self, i: usize) {
         let (addr, size) = self.objects[i];
-        let class = chunk(size);
-        self.push_chunk(class, addr);
-        let at = (self.frees % FREE_RING as u64) as usize;
-        self.ring[at] = (addr, class);
-        self.frees += 1;
+        self.freed_chunk(addr, chunk(size));
     }
 }
 

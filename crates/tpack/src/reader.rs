@@ -11,7 +11,7 @@ use tramp_hatf::{Event, EventKind, Item};
 
 use crate::error::TpackError;
 use crate::model::{Guess, Model};
-use crate::streams::{Cursor, NAMES, STREAMS, Stream, TABLE, addr_code, unzigzag};
+use crate::streams::{Cursor, NAMES, STREAMS, Stream, TABLE, addr_code, get_varint, unzigzag};
 use crate::writer::FORMAT;
 use crate::{BLOCK_HEADER, BLOCK_MAGIC, MAGIC, MAX_BODY, MAX_RAW};
 
@@ -30,12 +30,8 @@ enum Step {
     Event(Event<'static>),
 }
 
-/// What [`Reader::next_entry`] yields.
-pub enum Next<'a> {
-    Item(Item<'a>),
-    /// Damage skipped before the items that follow.
-    Warning(Warning),
-}
+/// What [`Reader::next_entry`] yields: an item, or damage skipped.
+pub use tramp_hatf::records::Entry as Next;
 
 /// Reads tpack from any `Read`.
 pub struct Reader<R: Read> {
@@ -329,10 +325,7 @@ impl<R: Read> Reader<R> {
     /// Splits a block body into its decompressed streams.
     #[inline(never)]
     fn unpack(&mut self, body: &[u8]) -> Result<(), Error> {
-        let mut table = Cursor {
-            data: body.to_vec(),
-            pos: 0,
-        };
+        let mut pos = 0usize;
         let mut entries = [(0u8, 0usize, 0usize); STREAMS];
         let mut total_raw = 0u64;
         for (i, e) in entries.iter_mut().enumerate() {
@@ -340,22 +333,18 @@ impl<R: Read> Reader<R> {
                 stream: NAMES[i],
                 why: why.to_string(),
             };
-            let codec = table
-                .byte()
-                .ok_or_else(|| self.err(bad("table cut short")))?;
-            let raw = table
-                .varint()
-                .ok_or_else(|| self.err(bad("table cut short")))?;
-            let stored = table
-                .varint()
-                .ok_or_else(|| self.err(bad("table cut short")))?;
+            let cut = || self.err(bad("table cut short"));
+            let codec = *body.get(pos).ok_or_else(cut)?;
+            pos += 1;
+            let raw = get_varint(body, &mut pos).ok_or_else(cut)?;
+            let stored = get_varint(body, &mut pos).ok_or_else(cut)?;
             total_raw = total_raw.saturating_add(raw);
             if total_raw > MAX_RAW || stored > body.len() as u64 {
                 return Err(self.err(bad("length out of range")));
             }
             *e = (codec, raw as usize, stored as usize);
         }
-        let mut at = table.pos;
+        let mut at = pos;
         for (i, (codec, raw, stored)) in entries.into_iter().enumerate() {
             let bad = |why: String| TpackError::Stream {
                 stream: NAMES[i],

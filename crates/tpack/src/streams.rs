@@ -117,6 +117,29 @@ pub fn unzigzag(v: u64) -> i64 {
     (v >> 1) as i64 ^ -((v & 1) as i64)
 }
 
+/// The varint at `*pos` of `b`, moving `pos` past it; `None` when `b` ends
+/// first or the value needs more than 64 bits.
+#[inline]
+pub fn get_varint(b: &[u8], pos: &mut usize) -> Option<u64> {
+    let mut v = 0u64;
+    let mut shift = 0u32;
+    loop {
+        let byte = *b.get(*pos)?;
+        *pos += 1;
+        if shift == 63 && byte > 1 {
+            return None;
+        }
+        v |= ((byte & 0x7f) as u64) << shift;
+        if byte < 0x80 {
+            return Some(v);
+        }
+        shift += 7;
+        if shift > 63 {
+            return None;
+        }
+    }
+}
+
 /// A cursor over one decoded stream.
 #[derive(Default)]
 pub struct Cursor {
@@ -134,23 +157,7 @@ impl Cursor {
 
     #[inline]
     pub fn varint(&mut self) -> Option<u64> {
-        let mut v = 0u64;
-        let mut shift = 0u32;
-        loop {
-            let b = *self.data.get(self.pos)?;
-            self.pos += 1;
-            if shift == 63 && b > 1 {
-                return None;
-            }
-            v |= ((b & 0x7f) as u64) << shift;
-            if b < 0x80 {
-                return Some(v);
-            }
-            shift += 7;
-            if shift > 63 {
-                return None;
-            }
-        }
+        get_varint(&self.data, &mut self.pos)
     }
 
     #[inline]

@@ -392,33 +392,44 @@ impl<W: Write> Writer<W> {
         if self.records == 0 {
             return Ok(());
         }
-        let mut table = Vec::with_capacity(STREAMS * 8);
-        let mut data = Vec::new();
-        for (s, total) in self.streams.iter().zip(&mut self.totals) {
+        // Compress every stream, then write header, table and the stored
+        // streams straight out (the CRC runs over the same slices).
+        let mut stored: Vec<(u8, Option<Vec<u8>>)> = Vec::with_capacity(STREAMS);
+        for s in &self.streams {
             let packed = compress(self.opts.codec, s)
                 .map_err(|e| Error::encode(FORMAT, self.items, TpackError::Encode(e)))?;
-            let (codec, stored): (u8, &[u8]) = match &packed {
-                Some(p) if p.len() < s.len() => (self.opts.codec.id(), p),
-                _ => (0, s),
-            };
-            total.raw += s.len() as u64;
-            total.stored += stored.len() as u64;
-            table.push(codec);
-            put_varint(&mut table, s.len() as u64);
-            put_varint(&mut table, stored.len() as u64);
-            data.extend_from_slice(stored);
+            stored.push(match packed {
+                Some(p) if p.len() < s.len() => (self.opts.codec.id(), Some(p)),
+                _ => (0, None),
+            });
         }
+        let data = |i: usize| -> &[u8] { stored[i].1.as_deref().unwrap_or(&self.streams[i]) };
         self.scratch.clear();
-        self.scratch.extend_from_slice(&table);
-        self.scratch.extend_from_slice(&data);
-        let body = &self.scratch;
+        for (i, (s, total)) in self.streams.iter().zip(&mut self.totals).enumerate() {
+            let d = data(i);
+            total.raw += s.len() as u64;
+            total.stored += d.len() as u64;
+            self.scratch.push(stored[i].0);
+            put_varint(&mut self.scratch, s.len() as u64);
+            put_varint(&mut self.scratch, d.len() as u64);
+        }
+        let mut crc = crc32fast::Hasher::new();
+        crc.update(&self.scratch);
+        let mut len = self.scratch.len();
+        for i in 0..STREAMS {
+            crc.update(data(i));
+            len += data(i).len();
+        }
         let mut header = [0u8; crate::BLOCK_HEADER];
         header[..4].copy_from_slice(&BLOCK_MAGIC);
         header[4..8].copy_from_slice(&self.records.to_le_bytes());
-        header[8..12].copy_from_slice(&(body.len() as u32).to_le_bytes());
-        header[12..16].copy_from_slice(&crc32fast::hash(body).to_le_bytes());
+        header[8..12].copy_from_slice(&(len as u32).to_le_bytes());
+        header[12..16].copy_from_slice(&crc.finalize().to_le_bytes());
         self.out.write_all(&header)?;
-        self.out.write_all(body)?;
+        self.out.write_all(&self.scratch)?;
+        for i in 0..STREAMS {
+            self.out.write_all(data(i))?;
+        }
         for s in &mut self.streams {
             s.clear();
         }
@@ -428,12 +439,6 @@ impl<W: Write> Writer<W> {
         self.records = 0;
         self.bytes = 0;
         Ok(())
-    }
-
-    /// Bytes per stream over the blocks written so far (in
-    /// [`crate::streams::NAMES`] order).
-    pub fn stream_totals(&self) -> [StreamTotal; STREAMS] {
-        self.totals
     }
 
     /// Writes the last block and returns the stream totals with the
