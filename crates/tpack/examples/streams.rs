@@ -1,18 +1,16 @@
 //! Prints how many bytes each tpack stream takes for a HATF trace:
-//! `cargo run --release -p tramp-tpack --example streams TRACE.hatf [codec]`.
+//! `cargo run --release -p tramp-tpack --example streams TRACE.hatf [CODEC[,block=N]]`.
 
 use tramp_tpack::streams::NAMES;
-use tramp_tpack::{Codec, Options, Writer};
+use tramp_tpack::{Options, Writer};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let input = tramp_core::io::Input::open(&args[1]).expect("input");
     let mut r = tramp_hatf::Reader::new(input.reader);
-    let codec = args.get(2).map(|c| Codec::parse(c).expect("codec"));
-    let mut opts = Options::default();
-    if let Some(c) = codec {
-        opts.codec = c;
-    }
+    let opts = args.get(2).map_or_else(Options::default, |o| {
+        Options::parse(o).expect("CODEC[,block=N]")
+    });
     let mut w = Writer::new(std::io::sink(), opts).unwrap();
     let mut n = 0u64;
     while let Some(i) = r.next_item().unwrap() {

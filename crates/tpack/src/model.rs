@@ -143,8 +143,11 @@ pub enum Guess {
 pub struct Model {
     /// Recent sizes, most recent first.
     pub sizes: [u64; TABLE],
-    /// Recent attribute strings, most recent first.
-    pub attrs: Vec<Vec<u8>>,
+    /// Recent attribute strings, in slots that never move.
+    attrs: Vec<Vec<u8>>,
+    /// Slot numbers of `attrs`, most recent first (moving a byte is cheaper
+    /// than moving a vector).
+    attr_order: Vec<u8>,
     /// Address and size of every object allocated in the block, by the
     /// order of allocation (the age of an object is how many allocations
     /// came after it, plus one).
@@ -182,6 +185,7 @@ impl Model {
         Model {
             sizes: [0; TABLE],
             attrs: Vec::with_capacity(TABLE),
+            attr_order: Vec::with_capacity(TABLE),
             objects: Vec::new(),
             bins_small: Vec::new(),
             bins_large: FxHashMap::default(),
@@ -257,6 +261,7 @@ impl Model {
     pub fn reset(&mut self) {
         self.sizes = [0; TABLE];
         self.attrs.clear();
+        self.attr_order.clear();
         self.objects.clear();
         for b in &mut self.bins_small {
             b.clear();
@@ -305,7 +310,10 @@ impl Model {
     /// The index of `a` in the recent-attributes table, moved to the front;
     /// new attributes are inserted at the front and `None` returned.
     pub fn attr_index(&mut self, a: &[u8]) -> Option<usize> {
-        let i = self.attrs.iter().position(|x| x == a);
+        let i = self
+            .attr_order
+            .iter()
+            .position(|&slot| self.attrs[slot as usize] == a);
         match i {
             Some(i) => self.attr_front(i),
             None => self.attr_insert(a.to_vec()),
@@ -316,25 +324,37 @@ impl Model {
     /// Moves entry `i` of the recent-attributes table to the front.
     #[inline]
     fn attr_front(&mut self, i: usize) {
-        for j in (1..=i).rev() {
-            self.attrs.swap(j, j - 1);
-        }
+        self.attr_order[..=i].rotate_right(1);
     }
 
     /// The attributes at `i`, moved to the front.
     pub fn attr_at(&mut self, i: usize) -> Option<&[u8]> {
-        if i >= self.attrs.len() {
+        if i >= self.attr_order.len() {
             return None;
         }
         self.attr_front(i);
-        Some(&self.attrs[0])
+        Some(self.attr_front_value())
     }
 
+    /// The most recent attributes (empty when the table is).
+    #[inline]
+    pub fn attr_front_value(&self) -> &[u8] {
+        self.attr_order
+            .first()
+            .map_or(&[], |&slot| &self.attrs[slot as usize])
+    }
+
+    /// Inserts new attributes at the front, reusing the least recent slot
+    /// when the table is full.
     pub fn attr_insert(&mut self, a: Vec<u8>) {
-        if self.attrs.len() == TABLE {
-            self.attrs.pop();
+        if self.attr_order.len() == TABLE {
+            let slot = self.attr_order[TABLE - 1];
+            self.attrs[slot as usize] = a;
+            self.attr_order.rotate_right(1);
+        } else {
+            self.attrs.push(a);
+            self.attr_order.insert(0, (self.attrs.len() - 1) as u8);
         }
-        self.attrs.insert(0, a);
     }
 
     fn bin_mut(&mut self, class: u64) -> &mut Bin {

@@ -441,7 +441,7 @@ impl<R: Read> Reader<R> {
         // A record's attributes are always the front of the recent table
         // (found entries move there, new ones are inserted there).
         let attributes: &[u8] = if self.has_attrs {
-            &self.model.attrs[0]
+            self.model.attr_front_value()
         } else {
             &[]
         };
