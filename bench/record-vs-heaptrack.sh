@@ -52,14 +52,14 @@ run() { # name command...
   mkdir -p "$dir/raw"
   cap=$(best env TRAMP_CAPTURE_DIR="$dir/raw" LD_PRELOAD="$lib" "$@")
   rm -rf "$dir/raw" "$dir/$name".*
-  rec=$(best "$tramp" record -o "$dir/$name.hatf.zst" -- "$@")
+  rec=$(best "$tramp" record -o "$dir/$name.tpack" -- "$@")
   ht=$(best heaptrack -o "$dir/ht-$name" "$@")
   events=0
-  for f in "$dir/$name".*hatf.zst; do
+  for f in "$dir/$name".*tpack; do
     n=$($tramp stats --json "$f" | python3 -c 'import json,sys; r=json.load(sys.stdin); print(r["total_allocs"]+r["total_frees"]+r["total_reallocs"])')
     events=$((events + n))
   done
-  tb=$(cat "$dir/$name".*hatf.zst | wc -c)
+  tb=$(cat "$dir/$name".*tpack | wc -c)
   hb=$(cat "$dir/ht-$name"* | wc -c)
   python3 - "$name" "$plain" "$cap" "$rec" "$ht" "$events" "$tb" "$hb" <<'PY'
 import sys

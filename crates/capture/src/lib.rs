@@ -71,6 +71,7 @@ pub const EV_THREAD_END: u8 = 4;
 pub const EV_STACK: u8 = 5;
 pub const EV_MODULE: u8 = 6;
 pub const EV_PROCESS: u8 = 7;
+pub const EV_STALL: u8 = 8;
 
 /// Bytes of one thread buffer (one mmap).
 const BUF_BYTES: usize = 1 << 18;
@@ -78,6 +79,15 @@ const BUF_BYTES: usize = 1 << 18;
 const STACK_SLOTS: usize = 4096;
 /// Deepest call stack recorded.
 const MAX_FRAMES: usize = 64;
+/// A buffer whose chunk began this many TSC ticks ago is written after its
+/// next event even if not full (~10 ms at 3 GHz), so that `tramp record`
+/// can merge threads by time soon after the events happen.
+const STALE_TSC: u64 = 1 << 25;
+/// How long a thread waiting for `tramp record` sleeps between looks.
+const STALL_POLL_NS: i64 = 200_000;
+/// A thread stops waiting when the log has not shrunk for this long (the
+/// converter is gone): events are never dropped, only disk is spent.
+const STALL_GIVE_UP_NS: u64 = 5_000_000_000;
 /// Room an event may need (a stack definition is the largest).
 const MAX_EVENT: usize = 16 + (MAX_FRAMES + 2) * 10;
 
@@ -100,6 +110,9 @@ struct ThreadBuf {
     base_tsc: u64,
     /// TSC of the last event (events store deltas).
     last_tsc: u64,
+    /// Time the owner waited for the converter at its last flush (ns), to
+    /// be recorded as a stall event.
+    stalled_ns: u64,
     stack_hash: [u64; STACK_SLOTS],
     data: [u8; DATA_BYTES],
 }
@@ -124,6 +137,9 @@ static KEY: AtomicU32 = AtomicU32::new(0);
 static STACK_DEPTH: AtomicUsize = AtomicUsize::new(0);
 static REGISTRY: AtomicPtr<ThreadBuf> = AtomicPtr::new(null_mut());
 static MODULE_ADDS: AtomicU64 = AtomicU64::new(u64::MAX);
+/// Unread bytes the log may hold before a flushing thread waits for
+/// `tramp record` to read them (0: never wait; TRAMP_CAPTURE_BACKLOG).
+static BACKLOG: AtomicU64 = AtomicU64::new(0);
 static DROPPED: AtomicU64 = AtomicU64::new(0);
 /// Set when a thread wrote a chunk: the next event checks whether modules
 /// were loaded since (not inside a flush, which may run in odd places).
@@ -248,7 +264,7 @@ fn reopen_log() -> bool {
         } else {
             fd
         };
-        let (dev, ino) = identity(fd).unwrap_or((0, 0));
+        let (dev, ino, _) = identity(fd).unwrap_or((0, 0, 0));
         LOG_DEV.store(dev, Ordering::Relaxed);
         LOG_INO.store(ino, Ordering::Relaxed);
         FD.store(fd, Ordering::Release);
@@ -256,24 +272,65 @@ fn reopen_log() -> bool {
     }
 }
 
-/// Device and inode behind a descriptor.
-fn identity(fd: c_int) -> Option<(u64, u64)> {
+/// Device, inode and 512-byte blocks allocated behind a descriptor.
+fn identity(fd: c_int) -> Option<(u64, u64, u64)> {
     let mut st = [0u64; 18];
-    // SAFETY: fstat fills a `struct stat` (144 bytes on x86_64, st_dev and
-    // st_ino first); the buffer is that size.
-    (unsafe { sys::fstat(fd, &mut st) } == 0).then_some((st[0], st[1]))
+    // SAFETY: fstat fills a `struct stat` (144 bytes on x86_64: st_dev,
+    // st_ino first, st_blocks the ninth word); the buffer is that size.
+    (unsafe { sys::fstat(fd, &mut st) } == 0).then_some((st[0], st[1], st[8]))
 }
 
-/// Makes sure FD still is our log; reopens it otherwise.
-fn check_log() {
-    let ok = identity(FD.load(Ordering::Acquire)).is_some_and(|id| {
-        id == (
-            LOG_DEV.load(Ordering::Relaxed),
-            LOG_INO.load(Ordering::Relaxed),
-        )
-    });
-    if !ok {
-        reopen_log();
+/// Makes sure FD still is our log, reopening it otherwise; returns the
+/// bytes the log holds on disk (what `tramp record` has not read yet, as
+/// it punches out what it read).
+fn check_log() -> u64 {
+    match identity(FD.load(Ordering::Acquire)) {
+        Some((dev, ino, blocks))
+            if (dev, ino)
+                == (
+                    LOG_DEV.load(Ordering::Relaxed),
+                    LOG_INO.load(Ordering::Relaxed),
+                ) =>
+        {
+            blocks * 512
+        }
+        _ => {
+            reopen_log();
+            0
+        }
+    }
+}
+
+/// Waits while the log holds more than the backlog allows, until the
+/// converter has read half of it (or has not read anything for
+/// [`STALL_GIVE_UP_NS`]). Returns how long it waited (ns).
+fn wait_for_converter(on_disk: u64) -> u64 {
+    let limit = BACKLOG.load(Ordering::Relaxed);
+    if limit == 0 || on_disk <= limit {
+        return 0;
+    }
+    let start = now_ns();
+    let (mut low, mut since) = (on_disk, start);
+    loop {
+        let ts = sys::Timespec {
+            tv_sec: 0,
+            tv_nsec: STALL_POLL_NS,
+        };
+        // SAFETY: nanosleep reads the request; no remainder wanted.
+        unsafe { sys::nanosleep(&ts, null_mut()) };
+        let now = now_ns();
+        let Some((_, _, blocks)) = identity(FD.load(Ordering::Acquire)) else {
+            return now - start;
+        };
+        let bytes = blocks * 512;
+        if bytes <= limit / 2 {
+            return now - start;
+        }
+        if bytes < low {
+            (low, since) = (bytes, now);
+        } else if now - since > STALL_GIVE_UP_NS {
+            return now - start;
+        }
     }
 }
 
@@ -320,6 +377,19 @@ fn init() -> bool {
             .take_while(|c| c.is_ascii_digit())
             .fold(0usize, |a, c| a * 10 + (c - b'0') as usize);
         STACK_DEPTH.store(n.min(MAX_FRAMES), Ordering::Relaxed);
+    }
+    // SAFETY: getenv as above.
+    let backlog = unsafe { sys::getenv(c"TRAMP_CAPTURE_BACKLOG".as_ptr()) };
+    if !backlog.is_null() {
+        // SAFETY: NUL-terminated string from the environment.
+        let s = unsafe { core::slice::from_raw_parts(backlog as *const u8, sys::strlen(backlog)) };
+        let n = s
+            .iter()
+            .take_while(|c| c.is_ascii_digit())
+            .fold(0u64, |a, c| {
+                a.saturating_mul(10).saturating_add((c - b'0') as u64)
+            });
+        BACKLOG.store(n, Ordering::Relaxed);
     }
     if !open_log() {
         STATE.store(DISABLED, Ordering::Release);
@@ -525,20 +595,37 @@ fn flush(t: &mut ThreadBuf, foreign: bool) {
         hdr[20..28].copy_from_slice(&t.base_tsc.to_le_bytes());
         hdr[28..36].copy_from_slice(&end_ns.to_le_bytes());
         hdr[36..44].copy_from_slice(&end_tsc.to_le_bytes());
-        write_chunk(&hdr, &t.data[..len]);
+        let on_disk = write_chunk(&hdr, &t.data[..len]);
         if !foreign {
             CHECK_MODULES.store(true, Ordering::Relaxed);
+            // Only the owner waits (never a signal handler or an exiting
+            // process flushing other threads' buffers).
+            t.stalled_ns = wait_for_converter(on_disk);
         }
         t.base_ns = end_ns;
         t.base_tsc = end_tsc;
         t.last_tsc = end_tsc;
         t.len.store(0, Ordering::Release);
+        if t.stalled_ns > 0 {
+            // The new chunk starts with the wait (the event's time is when
+            // the wait ended).
+            let now = now_tsc();
+            let mut w = Writer { t: &mut *t, at: 0 };
+            w.byte(EV_STALL);
+            w.time(now);
+            let waited = w.t.stalled_ns;
+            w.varint(waited);
+            w.commit();
+            t.stalled_ns = 0;
+        }
     }
     t.lock.store(false, Ordering::Release);
 }
 
-fn write_chunk(hdr: &[u8], payload: &[u8]) {
-    check_log();
+/// Appends a chunk to the log; returns the bytes the log then holds on
+/// disk (before this chunk's).
+fn write_chunk(hdr: &[u8], payload: &[u8]) -> u64 {
+    let on_disk = check_log();
     let iov = [
         sys::Iovec {
             iov_base: hdr.as_ptr() as *const c_void,
@@ -553,7 +640,7 @@ fn write_chunk(hdr: &[u8], payload: &[u8]) {
         // SAFETY: both iovecs point at live slices of the given lengths.
         let n = unsafe { sys::writev(FD.load(Ordering::Acquire), iov.as_ptr(), 2) };
         if n >= 0 {
-            return;
+            return on_disk + n as u64;
         }
         match errno() {
             sys::EINTR => continue,
@@ -563,6 +650,7 @@ fn write_chunk(hdr: &[u8], payload: &[u8]) {
         }
     }
     DROPPED.fetch_add(1, Ordering::Relaxed);
+    on_disk
 }
 
 /// Flushes every thread's buffer (exit, exec, fatal signal). With
@@ -813,6 +901,14 @@ fn site(w: &mut Writer<'_>, ret: usize) -> u64 {
     slot as u64
 }
 
+/// Writes the buffer when its chunk began long ago (see [`STALE_TSC`]).
+#[inline(always)]
+fn flush_if_stale(t: &mut ThreadBuf, now: u64) {
+    if now.wrapping_sub(t.base_tsc) > STALE_TSC {
+        flush(t, false);
+    }
+}
+
 #[inline(always)]
 fn record_alloc(size: usize, p: *mut c_void, ret: usize) {
     if p.is_null() {
@@ -821,12 +917,14 @@ fn record_alloc(size: usize, p: *mut c_void, ret: usize) {
     with_buffer(|t| {
         let mut w = Writer::new(t);
         let s = site(&mut w, ret);
+        let now = now_tsc();
         w.byte(EV_ALLOC);
-        w.time(now_tsc());
+        w.time(now);
         w.varint(size as u64);
         w.varint(p as u64);
         w.varint(s);
         w.commit();
+        flush_if_stale(t, now);
     });
 }
 
@@ -837,11 +935,13 @@ fn record_free(p: *mut c_void, ret: usize) {
     }
     with_buffer(|t| {
         let mut w = Writer::new(t);
+        let now = now_tsc();
         w.byte(EV_FREE);
-        w.time(now_tsc());
+        w.time(now);
         w.varint(p as u64);
         w.varint(ret as u64);
         w.commit();
+        flush_if_stale(t, now);
     });
 }
 
@@ -850,13 +950,15 @@ fn record_realloc(old: *mut c_void, size: usize, new: *mut c_void, ret: usize) {
     with_buffer(|t| {
         let mut w = Writer::new(t);
         let s = site(&mut w, ret);
+        let now = now_tsc();
         w.byte(EV_REALLOC);
-        w.time(now_tsc());
+        w.time(now);
         w.varint(size as u64);
         w.varint(old as u64);
         w.varint(new as u64);
         w.varint(s);
         w.commit();
+        flush_if_stale(t, now);
     });
 }
 

@@ -79,6 +79,7 @@ unsafe extern "C" {
         off: i64,
     ) -> *mut c_void;
     pub fn clock_gettime(clock: c_int, ts: *mut Timespec) -> c_int;
+    pub fn nanosleep(req: *const Timespec, rem: *mut Timespec) -> c_int;
     pub fn getpid() -> c_int;
     pub fn getppid() -> c_int;
     pub fn gettid() -> c_int;

@@ -5,10 +5,7 @@ fn main() {
     let dir = std::path::PathBuf::from(args.next().expect("DIR"));
     let out = std::path::PathBuf::from(args.next().expect("OUT"));
     let t = std::time::Instant::now();
-    let opts = tramp_record::RecordOptions {
-        output: out,
-        stack: 0,
-    };
+    let opts = tramp_record::RecordOptions::new(out);
     let traces = tramp_record::launch::convert_all(&dir, 0, &opts).unwrap();
     for (pid, path, st) in traces {
         eprintln!("{pid}: {} records -> {}", st.records, path.display());

@@ -1,7 +1,6 @@
-//! One process's raw logs into HATF.
-//!
-//! Threads' events are merged by time (each thread's own order is kept), so
-//! memory holds one decoded chunk per thread. Mapping, documented in
+//! One process's raw events into trace records (HATF's record model, for
+//! HATF or tpack output). The merge of threads by time is `live`'s; this
+//! module maps each event. Mapping, documented in
 //! `docs/formats/capture.md`:
 //!
 //! * thread field: the OS thread id; heap: 0; time: nanoseconds since the
@@ -14,17 +13,13 @@
 //!   map, for symbolization) and `tramp:stack ID 0xPC …` (first use of a
 //!   call stack).
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
-use std::fs::File;
 use std::io::Write;
-use std::path::{Path, PathBuf};
 
 use rustc_hash::{FxHashMap, FxHashSet};
 use tramp_core::Error;
 use tramp_hatf::{Event, EventKind, Item};
 
-use crate::raw::{self, ChunkRef, RawError, RawEvent};
+use crate::raw::RawEvent;
 
 /// What a conversion did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -37,6 +32,14 @@ pub struct ConvertStats {
     pub threads: u64,
     /// The damage that ended a log early (a process killed mid-write).
     pub damage: Vec<String>,
+    /// Times a thread of the program waited for the conversion to catch
+    /// up (the capture's back-pressure), and how long in all.
+    pub stalls: u64,
+    pub stall_ns: u64,
+    /// Events that arrived after later events of other threads had been
+    /// written (a thread that held its buffer longer than the reorder
+    /// window): written in arrival order, with their own times.
+    pub late: u64,
 }
 
 impl std::fmt::Display for ConvertStats {
@@ -45,7 +48,19 @@ impl std::fmt::Display for ConvertStats {
             f,
             "{} records ({} allocs, {} frees, {} reallocs, {} threads)",
             self.records, self.allocs, self.frees, self.reallocs, self.threads
-        )
+        )?;
+        if self.stalls > 0 {
+            write!(
+                f,
+                "; the program waited {} times ({:.3} s) for the conversion",
+                self.stalls,
+                self.stall_ns as f64 / 1e9
+            )?;
+        }
+        if self.late > 0 {
+            write!(f, "; {} events written late", self.late)?;
+        }
+        Ok(())
     }
 }
 
@@ -64,6 +79,11 @@ pub enum Annotation {
     Stack {
         id: u64,
         frames: Vec<u64>,
+    },
+    /// A thread waited `waited_ns` for `tramp record` (back-pressure).
+    Stall {
+        thread: u64,
+        waited_ns: u64,
     },
 }
 
@@ -85,6 +105,9 @@ impl Annotation {
                     s.push_str(&format!(" {f:#x}"));
                 }
                 s
+            }
+            Annotation::Stall { thread, waited_ns } => {
+                format!("tramp:stall thread={thread} waited_ns={waited_ns}")
             }
         }
     }
@@ -120,6 +143,16 @@ impl Annotation {
                 let frames = it.map(hex).collect::<Option<Vec<_>>>()?;
                 Some(Annotation::Stack { id, frames })
             }
+            "stall" => {
+                let mut v = [0u64; 2];
+                for (i, kv) in args.split(' ').enumerate().take(2) {
+                    v[i] = kv.split_once('=')?.1.parse().ok()?;
+                }
+                Some(Annotation::Stall {
+                    thread: v[0],
+                    waited_ns: v[1],
+                })
+            }
             _ => None,
         }
     }
@@ -154,109 +187,9 @@ pub fn decode_site(attrs: &[u8]) -> Option<(u8, u64)> {
     None
 }
 
-struct Stream {
-    file: usize,
-    tid: u32,
-    chunks: VecDeque<ChunkRef>,
-    events: VecDeque<RawEvent>,
-}
-
-/// Converts the raw logs of one process (in the order they were started:
-/// an exec continues the same process in a new log) into a HATF trace.
-pub fn convert_process<O: TraceOut>(
-    logs: &[PathBuf],
-    writer: &mut O,
-) -> Result<ConvertStats, Error> {
-    let mut stats = ConvertStats::default();
-    let mut files = Vec::new();
-    let mut streams: Vec<Stream> = Vec::new();
-    for (fi, path) in logs.iter().enumerate() {
-        let idx = raw::index(path).map_err(|e| raw_error(path, e))?;
-        if let Some(d) = idx.truncated {
-            stats.damage.push(format!("{}: {d}", path.display()));
-        }
-        let mut by_tid: FxHashMap<u32, usize> = FxHashMap::default();
-        for c in idx.chunks {
-            let s = *by_tid.entry(c.tid).or_insert_with(|| {
-                streams.push(Stream {
-                    file: fi,
-                    tid: c.tid,
-                    chunks: VecDeque::new(),
-                    events: VecDeque::new(),
-                });
-                streams.len() - 1
-            });
-            streams[s].chunks.push_back(c);
-        }
-        files.push(File::open(path)?);
-    }
-    let t0 = streams
-        .iter()
-        .filter_map(|s| s.chunks.front().map(|c| c.base_ns))
-        .min()
-        .unwrap_or(0);
-    let mut payload = Vec::new();
-    let mut decoded = Vec::new();
-    let mut heap = BinaryHeap::new();
-    for (i, s) in streams.iter_mut().enumerate() {
-        if refill(s, &mut files, logs, &mut payload, &mut decoded, &mut stats)? {
-            heap.push(Reverse((s.events.front().map_or(0, |e| e.time()), i)));
-        }
-    }
-    let mut st = State::default();
-    while let Some(Reverse((_, i))) = heap.pop() {
-        let s = &mut streams[i];
-        let ev = s
-            .events
-            .pop_front()
-            .expect("streams in the heap have events");
-        st.emit(&ev, s.file, s.tid, t0, writer, &mut stats)?;
-        if s.events.is_empty()
-            && !refill(s, &mut files, logs, &mut payload, &mut decoded, &mut stats)?
-        {
-            continue;
-        }
-        heap.push(Reverse((s.events.front().map_or(0, |e| e.time()), i)));
-    }
-    stats.threads = st.threads_seen.len() as u64;
-    stats.pid = st.pid;
-    Ok(stats)
-}
-
-fn raw_error(path: &Path, e: RawError) -> Error {
-    Error::Usage(format!("{}: {e}", path.display()))
-}
-
-/// Loads the stream's next chunk; false when it has no events left. A
-/// malformed chunk ends that stream (and is reported); events before it stay.
-fn refill(
-    s: &mut Stream,
-    files: &mut [File],
-    logs: &[PathBuf],
-    payload: &mut Vec<u8>,
-    decoded: &mut Vec<RawEvent>,
-    stats: &mut ConvertStats,
-) -> Result<bool, Error> {
-    while s.events.is_empty() {
-        let Some(c) = s.chunks.pop_front() else {
-            return Ok(false);
-        };
-        raw::read_chunk(&mut files[s.file], &c, payload)
-            .map_err(|e| raw_error(&logs[s.file], e))?;
-        decoded.clear();
-        if let Err(e) = raw::decode_chunk(&c, payload, decoded) {
-            stats
-                .damage
-                .push(format!("{}: {e}", logs[s.file].display()));
-            s.chunks.clear();
-        }
-        s.events.extend(decoded.drain(..));
-    }
-    Ok(true)
-}
-
+/// What the conversion of one process remembers between events.
 #[derive(Default)]
-struct State {
+pub(crate) struct State {
     pid: u64,
     stack_depth: u64,
     threads_live: FxHashSet<u32>,
@@ -313,7 +246,13 @@ impl State {
         }
     }
 
-    fn emit<O: TraceOut>(
+    /// Fills in what the whole conversion learnt: pid and threads.
+    pub(crate) fn finish_stats(&self, stats: &mut ConvertStats) {
+        stats.threads = self.threads_seen.len() as u64;
+        stats.pid = self.pid;
+    }
+
+    pub(crate) fn emit<O: TraceOut>(
         &mut self,
         ev: &RawEvent,
         file: usize,
@@ -372,6 +311,15 @@ impl State {
                     }
                 };
                 self.slots.insert((file, tid, *slot), id);
+            }
+            RawEvent::Stall { waited_ns, .. } => {
+                stats.stalls += 1;
+                stats.stall_ns += waited_ns;
+                let a = Annotation::Stall {
+                    thread: tid as u64,
+                    waited_ns: *waited_ns,
+                };
+                self.comment(w, &a, stats)?;
             }
             RawEvent::ThreadStart { .. } => self.thread_seen(tid, time, w, stats)?,
             RawEvent::ThreadEnd { .. } => {
@@ -496,6 +444,10 @@ mod tests {
             Annotation::Stack {
                 id: 3,
                 frames: vec![0x401000, 0x7f00_0000_1234],
+            },
+            Annotation::Stall {
+                thread: 77,
+                waited_ns: 1_500_000,
             },
         ] {
             assert_eq!(Annotation::parse(a.to_comment().as_bytes()), Some(a));

@@ -6,10 +6,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus};
 
 use tramp_core::Error;
-use tramp_core::io::Output;
-use tramp_hatf::{Field, Interp, Meta, Policy, Width, Writer};
 
-use crate::convert::{ConvertStats, convert_process};
+use crate::convert::ConvertStats;
+use crate::live::{BACKLOG_PER_LOG, Session};
 
 /// How to record.
 #[derive(Clone, Debug)]
@@ -19,6 +18,36 @@ pub struct RecordOptions {
     pub output: PathBuf,
     /// Frames of call stack per allocation (0: the return address only).
     pub stack: usize,
+    /// How tpack output is packed ([`RecordOptions::RECORD_PACK`] unless
+    /// told otherwise).
+    pub pack: tramp_tpack::Options,
+}
+
+impl RecordOptions {
+    /// tpack's packing while recording: zstd level 3, which keeps up with
+    /// the program on one core (level 9 is a quarter of the conversion's
+    /// time for 3% less; `tramp convert --policy zstd-9` re-packs).
+    pub const RECORD_PACK: &str = "zstd-3";
+
+    /// Sets the tpack packing from `CODEC[,block=N]` (as `tramp convert
+    /// --policy` takes it).
+    pub fn set_pack(&mut self, spec: &str) -> Result<(), Error> {
+        self.pack = tramp_tpack::Options::parse(spec).ok_or_else(|| {
+            Error::Usage(format!(
+                "packing {spec:?}: expected CODEC[,block=N] (raw, zstd-N, xz-N, gzip-N)"
+            ))
+        })?;
+        Ok(())
+    }
+
+    /// Options for `output` with the recording defaults.
+    pub fn new(output: PathBuf) -> RecordOptions {
+        RecordOptions {
+            output,
+            stack: 0,
+            pack: tramp_tpack::Options::parse(Self::RECORD_PACK).expect("a valid codec"),
+        }
+    }
 }
 
 /// What a recording produced.
@@ -27,6 +56,13 @@ pub struct Recording {
     pub status: ExitStatus,
     /// One trace per process: (pid, path, what was converted).
     pub traces: Vec<(u64, PathBuf, ConvertStats)>,
+    /// The most temporary disk the raw logs held (bytes, sampled).
+    pub peak_disk: u64,
+    /// Whether the temporary disk was bounded (the file system gives back
+    /// punched holes).
+    pub bounded: bool,
+    /// Where the raw logs were.
+    pub temp_dir: PathBuf,
 }
 
 impl Recording {
@@ -38,6 +74,23 @@ impl Recording {
             (Some(c), _) => c as u8,
             (None, Some(sig)) => (128 + sig) as u8,
             _ => 1,
+        }
+    }
+
+    /// One line on the temporary disk the raw logs used.
+    pub fn disk_summary(&self) -> String {
+        let mb = self.peak_disk as f64 / (1 << 20) as f64;
+        if self.bounded {
+            format!(
+                "temporary logs in {} peaked at {mb:.1} MiB (bound {} MiB per process)",
+                self.temp_dir.display(),
+                crate::live::BACKLOG_PER_LOG >> 20
+            )
+        } else {
+            format!(
+                "temporary logs in {} peaked at {mb:.1} MiB, unbounded: its file system cannot punch holes (set TMPDIR to ext4, xfs, btrfs or tmpfs)",
+                self.temp_dir.display()
+            )
         }
     }
 
@@ -124,8 +177,9 @@ pub fn child_output(output: &Path, pid: u64) -> PathBuf {
     output.with_file_name(format!("{stem}.{pid}{ext}"))
 }
 
-/// Runs `cmd` under the capture library `lib` and writes one HATF trace per
-/// process. The command's stdin, stdout and stderr are the caller's.
+/// Runs `cmd` under the capture library `lib` and writes one trace per
+/// process, converting while the program runs. The command's stdin, stdout
+/// and stderr are the caller's.
 pub fn record(lib: &Path, cmd: &[OsString], opts: &RecordOptions) -> Result<Recording, Error> {
     let (program, args) = cmd
         .split_first()
@@ -138,20 +192,47 @@ pub fn record(lib: &Path, cmd: &[OsString], opts: &RecordOptions) -> Result<Reco
         preload.push(":");
         preload.push(old);
     }
-    let mut child = Command::new(program)
+    let mut command = Command::new(program);
+    command
         .args(args)
         .env("LD_PRELOAD", preload)
         .env("TRAMP_CAPTURE_DIR", &logs)
-        .env("TRAMP_CAPTURE_STACK", opts.stack.to_string())
+        .env("TRAMP_CAPTURE_STACK", opts.stack.to_string());
+    let probe = Session::new(&logs, 0, opts);
+    if probe.bounded() {
+        command.env("TRAMP_CAPTURE_BACKLOG", BACKLOG_PER_LOG.to_string());
+    }
+    let mut child = command
         .spawn()
         .map_err(|e| Error::Usage(format!("cannot run {}: {e}", program.to_string_lossy())))?;
     let root = child.id() as u64;
-    let status = child.wait()?;
-    let result = convert_all(&logs, root, opts);
+    let mut session = Session::new(&logs, root, opts);
+    let mut failed = None;
+    let status = loop {
+        if failed.is_none() {
+            match session.poll() {
+                Ok(true) => {}
+                Ok(false) => std::thread::sleep(std::time::Duration::from_millis(2)),
+                Err(e) => failed = Some(e),
+            }
+        } else {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        if let Some(status) = child.try_wait()? {
+            break status;
+        }
+    };
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    let done = session.finish()?;
     drop(logs_dir);
     Ok(Recording {
         status,
-        traces: result?,
+        traces: done.traces,
+        peak_disk: done.peak_disk,
+        bounded: done.bounded,
+        temp_dir: logs,
     })
 }
 
@@ -161,55 +242,14 @@ pub fn is_tpack(name: &str) -> bool {
     tramp_core::io::Compression::strip_extension(name).ends_with(".tpack")
 }
 
-/// Groups `trace.PID.NANOS.raw` logs by process and converts each group.
+/// Converts the `trace.PID.NANOS.raw` logs a finished recording left in
+/// `dir`, one trace per process (`root`'s is `opts.output`).
 pub fn convert_all(
     dir: &Path,
     root: u64,
     opts: &RecordOptions,
 ) -> Result<Vec<(u64, PathBuf, ConvertStats)>, Error> {
-    let mut by_pid: std::collections::BTreeMap<u64, Vec<(u64, PathBuf)>> = Default::default();
-    for entry in std::fs::read_dir(dir)? {
-        let path = entry?.path();
-        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        let parts: Vec<&str> = name.split('.').collect();
-        if let ["trace", pid, nanos, "raw"] = parts[..]
-            && let (Ok(pid), Ok(nanos)) = (pid.parse::<u64>(), nanos.parse::<u64>())
-        {
-            by_pid.entry(pid).or_default().push((nanos, path));
-        }
-    }
-    let mut out = Vec::new();
-    for (pid, mut logs) in by_pid {
-        logs.sort();
-        let paths: Vec<PathBuf> = logs.into_iter().map(|(_, p)| p).collect();
-        let target = if pid == root {
-            opts.output.clone()
-        } else {
-            child_output(&opts.output, pid)
-        };
-        let name = target.to_string_lossy().into_owned();
-        let file = Output::create(&name, None)?;
-        let mut stats = if is_tpack(&name) {
-            let mut w = tramp_tpack::Writer::new(file, tramp_tpack::Options::default())?;
-            let stats = convert_process(&paths, &mut w)?;
-            w.into_inner()?.finish()?;
-            stats
-        } else {
-            let mut w = Writer::new(file, Policy::Naive);
-            // Times as deltas from the previous event: a third smaller after
-            // zstd than absolute nanoseconds (docs/formats/capture.md).
-            w.write_meta(Meta::SetInterp(Field::Time, Interp::Delta(0)))?;
-            w.write_meta(Meta::SetWidth(Field::Time, Width::Fixed(2)))?;
-            let stats = convert_process(&paths, &mut w)?;
-            w.into_inner()?.finish()?;
-            stats
-        };
-        stats.pid = pid;
-        out.push((pid, target, stats));
-    }
-    // The started process first.
-    out.sort_by_key(|(pid, _, _)| (*pid != root, *pid));
-    Ok(out)
+    Ok(Session::new(dir, root, opts).finish()?.traces)
 }
 
 #[cfg(test)]

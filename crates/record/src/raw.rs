@@ -26,6 +26,7 @@ pub const EV_THREAD_END: u8 = 4;
 pub const EV_STACK: u8 = 5;
 pub const EV_MODULE: u8 = 6;
 pub const EV_PROCESS: u8 = 7;
+pub const EV_STALL: u8 = 8;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RawError {
@@ -95,42 +96,50 @@ pub fn index(path: &Path) -> Result<Index, RawError> {
         }
         f.seek(SeekFrom::Start(offset))?;
         f.read_exact(&mut hdr)?;
-        if hdr[..4] != CHUNK_MAGIC {
-            return Ok(Index {
-                chunks,
-                truncated: Some(RawError::Magic { offset }),
-            });
-        }
-        let tid = u32::from_le_bytes(hdr[4..8].try_into().expect("4 bytes"));
-        let len = u32::from_le_bytes(hdr[8..12].try_into().expect("4 bytes"));
-        let word = |i: usize| u64::from_le_bytes(hdr[i..i + 8].try_into().expect("8 bytes"));
-        let (base_ns, base_tsc, end_ns, end_tsc) = (word(12), word(20), word(28), word(36));
-        if len as usize > MAX_PAYLOAD {
-            return Ok(Index {
-                chunks,
-                truncated: Some(RawError::Length { offset, len }),
-            });
-        }
-        if offset + CHUNK_HEADER as u64 + len as u64 > size {
-            return Ok(Index {
-                chunks,
-                truncated: Some(RawError::Length { offset, len }),
-            });
-        }
-        chunks.push(ChunkRef {
-            offset,
-            tid,
-            len,
-            base_ns,
-            base_tsc,
-            end_ns,
-            end_tsc,
-        });
-        offset += CHUNK_HEADER as u64 + len as u64;
+        let c = match parse_header(&hdr, offset) {
+            Ok(c) if offset + CHUNK_HEADER as u64 + c.len as u64 <= size => c,
+            Ok(c) => {
+                return Ok(Index {
+                    chunks,
+                    truncated: Some(RawError::Length { offset, len: c.len }),
+                });
+            }
+            Err(e) => {
+                return Ok(Index {
+                    chunks,
+                    truncated: Some(e),
+                });
+            }
+        };
+        chunks.push(c);
+        offset += CHUNK_HEADER as u64 + c.len as u64;
     }
     Ok(Index {
         chunks,
         truncated: None,
+    })
+}
+
+/// Parses a chunk header found at byte `offset` of a log: a bad magic or a
+/// length no capture buffer can have is damage.
+pub fn parse_header(hdr: &[u8; CHUNK_HEADER], offset: u64) -> Result<ChunkRef, RawError> {
+    if hdr[..4] != CHUNK_MAGIC {
+        return Err(RawError::Magic { offset });
+    }
+    let tid = u32::from_le_bytes(hdr[4..8].try_into().expect("4 bytes"));
+    let len = u32::from_le_bytes(hdr[8..12].try_into().expect("4 bytes"));
+    let word = |i: usize| u64::from_le_bytes(hdr[i..i + 8].try_into().expect("8 bytes"));
+    if len as usize > MAX_PAYLOAD {
+        return Err(RawError::Length { offset, len });
+    }
+    Ok(ChunkRef {
+        offset,
+        tid,
+        len,
+        base_ns: word(12),
+        base_tsc: word(20),
+        end_ns: word(28),
+        end_tsc: word(36),
     })
 }
 
@@ -178,6 +187,12 @@ pub enum RawEvent {
         ppid: u64,
         stack_depth: u64,
     },
+    /// The thread waited this long for `tramp record` to catch up before it
+    /// could go on (the capture's back-pressure).
+    Stall {
+        time: u64,
+        waited_ns: u64,
+    },
 }
 
 impl RawEvent {
@@ -190,7 +205,8 @@ impl RawEvent {
             | RawEvent::ThreadEnd { time }
             | RawEvent::Stack { time, .. }
             | RawEvent::Module { time, .. }
-            | RawEvent::Process { time, .. } => *time,
+            | RawEvent::Process { time, .. }
+            | RawEvent::Stall { time, .. } => *time,
         }
     }
 }
@@ -229,7 +245,7 @@ pub fn decode_chunk(c: &ChunkRef, payload: &[u8], out: &mut Vec<RawEvent>) -> Re
         let kind = payload[at];
         at += 1;
         let ev = match kind {
-            EV_ALLOC | EV_FREE | EV_REALLOC | EV_THREAD_START | EV_THREAD_END => {
+            EV_ALLOC | EV_FREE | EV_REALLOC | EV_THREAD_START | EV_THREAD_END | EV_STALL => {
                 tsc = tsc.wrapping_add(varint(&mut at, kind)?);
                 time = c.ns(tsc);
                 match kind {
@@ -252,6 +268,10 @@ pub fn decode_chunk(c: &ChunkRef, payload: &[u8], out: &mut Vec<RawEvent>) -> Re
                         site: varint(&mut at, kind)?,
                     },
                     EV_THREAD_START => RawEvent::ThreadStart { time },
+                    EV_STALL => RawEvent::Stall {
+                        time,
+                        waited_ns: varint(&mut at, kind)?,
+                    },
                     _ => RawEvent::ThreadEnd { time },
                 }
             }

@@ -30,6 +30,11 @@ pub struct RecordArgs {
     /// instead of only the caller's return address. Slower.
     #[arg(long, value_name = "N", default_value_t = 0)]
     stack: usize,
+    /// How a tpack trace is packed: CODEC[,block=N] as `tramp convert
+    /// --policy` takes it (raw, zstd-N, xz-N, gzip-N). Default zstd-3, which
+    /// keeps up with the program; `tramp convert --policy zstd-9` re-packs.
+    #[arg(long, value_name = "CODEC")]
+    pack: Option<String>,
     /// Print the trace's heap statistics after the program ends, on stderr
     /// (stdout is the program's), or into --stats-out.
     #[arg(long)]
@@ -65,10 +70,11 @@ pub fn run(a: RecordArgs) -> Result<u8> {
     let output = a.output.unwrap_or_else(|| format!("{program}.tpack"));
     let lib = tramp_record::launch::install_library(CAPTURE_LIBRARY)
         .context("installing the capture library")?;
-    let opts = tramp_record::RecordOptions {
-        output: output.clone().into(),
-        stack: a.stack,
-    };
+    let mut opts = tramp_record::RecordOptions::new(output.clone().into());
+    opts.stack = a.stack;
+    if let Some(p) = &a.pack {
+        opts.set_pack(p).context("--pack")?;
+    }
     // Ctrl-C reaches the recorded program (same process group), which flushes
     // and ends; tramp stays to convert what it recorded.
     let _ = ctrlc::set_handler(|| {});
@@ -79,6 +85,7 @@ pub fn run(a: RecordArgs) -> Result<u8> {
             eprintln!("tramp: pid {pid}: log damaged, events after it lost: {d}");
         }
     }
+    eprintln!("tramp: {}", rec.disk_summary());
     if a.stats
         && let Some((_, path, _)) = rec.traces.first()
     {

@@ -1,0 +1,527 @@
+//! Converting the capture library's raw logs while the program that writes
+//! them runs.
+//!
+//! Every log in the capture directory is read as it grows, whole chunks
+//! only (a chunk is one `writev`, so a reader may see it half written and
+//! waits for the rest). The bytes read are given back to the file system
+//! at once by punching a hole over them, so the directory holds only what
+//! is not read yet; the capture library waits when that passes its bound
+//! (`TRAMP_CAPTURE_BACKLOG`), which is how a conversion that falls behind
+//! slows the program instead of losing events.
+//!
+//! Each process's threads are merged by time into its trace. An event is
+//! written once no thread can still deliver an earlier one: every thread
+//! that is alive and has nothing queued has flushed past it (its last
+//! chunk ends later), or it is older than [`LAG_NS`] (every thread that
+//! keeps allocating flushes its buffer at least every few milliseconds).
+//! The queued chunks are bounded ([`WINDOW_BYTES`]); when the window is
+//! full the oldest events are written anyway. An event that then arrives
+//! older than one already written (a thread that held a few events while
+//! it blocked) is written in arrival order with its own time and counted
+//! as late. The layout is in `docs/formats/capture.md`.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap, VecDeque};
+use std::ffi::OsString;
+use std::fs::File;
+use std::os::unix::fs::{FileExt, MetadataExt};
+use std::path::{Path, PathBuf};
+
+use rustc_hash::{FxHashMap, FxHashSet};
+use tramp_core::Error;
+use tramp_core::io::Output;
+use tramp_hatf::{Field, Interp, Item, Meta, Policy, Width};
+
+use crate::convert::{ConvertStats, State, TraceOut};
+use crate::launch::{RecordOptions, child_output, is_tpack};
+use crate::raw::{self, CHUNK_HEADER, ChunkRef, RawError, RawEvent};
+
+/// Raw chunk bytes queued per process before the oldest events are
+/// written regardless of threads that have not caught up.
+pub const WINDOW_BYTES: usize = 64 << 20;
+/// Events this much older than the clock are written even when a thread
+/// that has not flushed since could still hold an earlier one.
+pub const LAG_NS: u64 = 250_000_000;
+/// Bytes read from one log per poll (whole chunks, at least one).
+const READ_BYTES: usize = 8 << 20;
+/// Unread bytes one log may hold before the threads writing it wait for
+/// the conversion (`TRAMP_CAPTURE_BACKLOG`, given to the capture library
+/// when holes can be punched).
+pub const BACKLOG_PER_LOG: u64 = 16 << 20;
+
+/// The output of one process: tpack or HATF, by its name.
+enum Out {
+    Tpack(tramp_tpack::Writer<Output>),
+    Hatf(Box<tramp_hatf::Writer<Output>>),
+}
+
+impl Out {
+    fn create(target: &Path, pack: tramp_tpack::Options) -> Result<Out, Error> {
+        let name = target.to_string_lossy().into_owned();
+        let file = Output::create(&name, None)?;
+        Ok(if is_tpack(&name) {
+            Out::Tpack(tramp_tpack::Writer::new(file, pack)?)
+        } else {
+            let mut w = tramp_hatf::Writer::new(file, Policy::Naive);
+            // Times as deltas from the previous event: a third smaller after
+            // zstd than absolute nanoseconds (docs/formats/capture.md).
+            w.write_meta(Meta::SetInterp(Field::Time, Interp::Delta(0)))?;
+            w.write_meta(Meta::SetWidth(Field::Time, Width::Fixed(2)))?;
+            Out::Hatf(Box::new(w))
+        })
+    }
+
+    fn finish(self) -> Result<(), Error> {
+        match self {
+            Out::Tpack(w) => w.into_inner()?.finish()?,
+            Out::Hatf(w) => w.into_inner()?.finish()?,
+        }
+        Ok(())
+    }
+}
+
+impl TraceOut for Out {
+    fn write_item(&mut self, item: &Item<'_>) -> Result<(), Error> {
+        match self {
+            Out::Tpack(w) => w.write_item(item),
+            Out::Hatf(w) => w.write_item(item),
+        }
+    }
+}
+
+/// One raw log, read as it grows.
+struct Log {
+    path: PathBuf,
+    file: File,
+    /// Where the next unread chunk starts.
+    offset: u64,
+    /// Bytes before this offset are given back (hole punched).
+    punched: u64,
+    /// No more chunks will come (a newer log of the process exists and this
+    /// one was read to its end, or it is damaged).
+    finished: bool,
+}
+
+/// One thread of one log.
+struct Stream {
+    log: usize,
+    tid: u32,
+    /// Chunks read, not decoded yet.
+    chunks: VecDeque<(ChunkRef, Vec<u8>)>,
+    /// The decoded front chunk's remaining events.
+    events: VecDeque<RawEvent>,
+    /// Where the thread's last chunk ended (ns): its next events are later.
+    last_end: u64,
+    /// The thread's end was read (until a chunk of a new thread with the
+    /// same id comes).
+    ended: bool,
+    /// A chunk failed to decode: the rest of this thread's log is ignored.
+    broken: bool,
+    first_base: u64,
+}
+
+/// One process: its logs (an exec starts a new one), threads and trace.
+struct Proc {
+    target: PathBuf,
+    out: Out,
+    logs: Vec<Log>,
+    streams: Vec<Stream>,
+    by_key: FxHashMap<(usize, u32), usize>,
+    /// Streams with events, by the time of their first.
+    heap: BinaryHeap<Reverse<(u64, usize)>>,
+    /// Raw bytes queued in `chunks` of all streams.
+    queued: usize,
+    state: State,
+    stats: ConvertStats,
+    t0: Option<u64>,
+    /// The latest time written.
+    last: u64,
+}
+
+/// A recording's logs, converted while they are written.
+pub struct Session {
+    dir: PathBuf,
+    root: u64,
+    opts: RecordOptions,
+    procs: BTreeMap<u64, Proc>,
+    attached: FxHashSet<OsString>,
+    punch: bool,
+    peak_disk: u64,
+    buf: Vec<u8>,
+    decoded: Vec<RawEvent>,
+}
+
+/// What a finished session produced.
+pub struct Converted {
+    /// One trace per process, the started one first: (pid, path, stats).
+    pub traces: Vec<(u64, PathBuf, ConvertStats)>,
+    /// The most temporary disk the logs held at any poll (bytes allocated).
+    pub peak_disk: u64,
+    /// Whether holes could be punched in the directory's file system (if
+    /// not, the logs keep every byte until the end).
+    pub bounded: bool,
+}
+
+impl Session {
+    /// A session over the logs in `dir`; `root` is the pid of the started
+    /// process (its trace is `opts.output`, others get their pid in the
+    /// name).
+    pub fn new(dir: &Path, root: u64, opts: &RecordOptions) -> Session {
+        Session {
+            dir: dir.to_path_buf(),
+            root,
+            opts: opts.clone(),
+            procs: BTreeMap::new(),
+            attached: FxHashSet::default(),
+            punch: can_punch(dir),
+            peak_disk: 0,
+            buf: Vec::new(),
+            decoded: Vec::new(),
+        }
+    }
+
+    /// Whether read bytes are given back to the file system (so a bound
+    /// on temporary disk holds).
+    pub fn bounded(&self) -> bool {
+        self.punch
+    }
+
+    /// Reads what the logs gained since the last poll and writes every
+    /// event that is ready. Returns whether anything was read.
+    pub fn poll(&mut self) -> Result<bool, Error> {
+        self.attach_new()?;
+        let now = monotonic_ns();
+        let mut progress = false;
+        let mut disk = 0u64;
+        for p in self.procs.values_mut() {
+            progress |= p.read(self.punch, &mut self.buf, &mut self.decoded, false)?;
+            p.emit_ready(now, false)?;
+            for l in &p.logs {
+                disk += l.file.metadata().map_or(0, |m| m.blocks() * 512);
+            }
+        }
+        self.peak_disk = self.peak_disk.max(disk);
+        Ok(progress)
+    }
+
+    /// Reads the logs to their ends (the program has ended), writes every
+    /// event left and finishes every trace.
+    pub fn finish(mut self) -> Result<Converted, Error> {
+        self.attach_new()?;
+        let mut out = Vec::new();
+        for (pid, mut p) in std::mem::take(&mut self.procs) {
+            while p.read(self.punch, &mut self.buf, &mut self.decoded, true)? {}
+            p.emit_ready(u64::MAX, true)?;
+            p.state.finish_stats(&mut p.stats);
+            p.stats.pid = pid;
+            p.out.finish()?;
+            out.push((pid, p.target, p.stats));
+        }
+        let root = self.root;
+        out.sort_by_key(|(pid, _, _)| (*pid != root, *pid));
+        Ok(Converted {
+            traces: out,
+            peak_disk: self.peak_disk,
+            bounded: self.punch,
+        })
+    }
+
+    /// Attaches logs that appeared since the last look, oldest first.
+    fn attach_new(&mut self) -> Result<(), Error> {
+        let mut new = Vec::new();
+        for entry in std::fs::read_dir(&self.dir)? {
+            let entry = entry?;
+            let name = entry.file_name();
+            if self.attached.contains(&name) {
+                continue;
+            }
+            let s = name.to_string_lossy();
+            let parts: Vec<&str> = s.split('.').collect();
+            if let ["trace", pid, nanos, "raw"] = parts[..]
+                && let (Ok(pid), Ok(nanos)) = (pid.parse::<u64>(), nanos.parse::<u64>())
+            {
+                new.push((nanos, pid, entry.path(), name.clone()));
+            }
+        }
+        new.sort();
+        for (_, pid, path, name) in new {
+            // Writable: punching a hole needs it.
+            let file = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open(&path)?;
+            self.attached.insert(name);
+            let p = match self.procs.entry(pid) {
+                std::collections::btree_map::Entry::Occupied(o) => o.into_mut(),
+                std::collections::btree_map::Entry::Vacant(v) => {
+                    let target = if pid == self.root {
+                        self.opts.output.clone()
+                    } else {
+                        child_output(&self.opts.output, pid)
+                    };
+                    let out = Out::create(&target, self.opts.pack)?;
+                    v.insert(Proc::new(target, out))
+                }
+            };
+            p.logs.push(Log {
+                path,
+                file,
+                offset: 0,
+                punched: 0,
+                finished: false,
+            });
+        }
+        Ok(())
+    }
+}
+
+impl Proc {
+    fn new(target: PathBuf, out: Out) -> Proc {
+        Proc {
+            target,
+            out,
+            logs: Vec::new(),
+            streams: Vec::new(),
+            by_key: FxHashMap::default(),
+            heap: BinaryHeap::new(),
+            queued: 0,
+            state: State::default(),
+            stats: ConvertStats::default(),
+            t0: None,
+            last: 0,
+        }
+    }
+
+    /// Reads new whole chunks of every unfinished log into the streams'
+    /// queues. `end`: the writers are gone, so a chunk cut short is damage.
+    /// Returns whether anything was read.
+    fn read(
+        &mut self,
+        punch: bool,
+        buf: &mut Vec<u8>,
+        decoded: &mut Vec<RawEvent>,
+        end: bool,
+    ) -> Result<bool, Error> {
+        let mut progress = false;
+        let n = self.logs.len();
+        for li in 0..n {
+            if self.logs[li].finished {
+                continue;
+            }
+            let superseded = li + 1 < n;
+            let size = self.logs[li].file.metadata()?.len();
+            let log = &mut self.logs[li];
+            let avail = size.saturating_sub(log.offset);
+            let want = avail.min(READ_BYTES as u64) as usize;
+            buf.resize(want, 0);
+            log.file
+                .read_exact_at(buf, log.offset)
+                .map_err(|e| Error::Usage(format!("{}: {e}", log.path.display())))?;
+            let base = log.offset;
+            let mut at = 0usize;
+            let mut damage = None;
+            while buf.len() - at >= CHUNK_HEADER {
+                let hdr: &[u8; CHUNK_HEADER] = buf[at..at + CHUNK_HEADER]
+                    .try_into()
+                    .expect("a whole header");
+                let c = match raw::parse_header(hdr, base + at as u64) {
+                    Ok(c) => c,
+                    Err(e) => {
+                        damage = Some(e);
+                        break;
+                    }
+                };
+                let whole = CHUNK_HEADER + c.len as usize;
+                if buf.len() - at < whole {
+                    // Cut short in this read (still being written, or the
+                    // read stopped at READ_BYTES): read from here next time.
+                    break;
+                }
+                let payload = buf[at + CHUNK_HEADER..at + whole].to_vec();
+                at += whole;
+                self.queue_chunk(li, c, payload);
+                progress = true;
+            }
+            let log = &mut self.logs[li];
+            log.offset += at as u64;
+            let rest = size - log.offset;
+            if let Some(e) = damage {
+                self.stats
+                    .damage
+                    .push(format!("{}: {e}", log.path.display()));
+                log.finished = true;
+            } else if end && rest > 0 && at == 0 && want as u64 == avail {
+                // The writer is gone and what is left is not a whole chunk.
+                let e = if rest < CHUNK_HEADER as u64 {
+                    RawError::Event {
+                        offset: log.offset,
+                        kind: 255,
+                        at: 0,
+                    }
+                } else {
+                    let len = u32::from_le_bytes(buf[8..12].try_into().expect("4 bytes"));
+                    RawError::Length {
+                        offset: log.offset,
+                        len,
+                    }
+                };
+                self.stats
+                    .damage
+                    .push(format!("{}: {e}", log.path.display()));
+                log.finished = true;
+            } else if rest == 0 && (superseded || end) {
+                log.finished = true;
+            }
+            // Give what was read back to the file system (whole blocks).
+            let upto = log.offset & !4095;
+            if punch && upto > log.punched {
+                let _ = rustix::fs::fallocate(
+                    &log.file,
+                    rustix::fs::FallocateFlags::PUNCH_HOLE | rustix::fs::FallocateFlags::KEEP_SIZE,
+                    log.punched,
+                    upto - log.punched,
+                );
+                log.punched = upto;
+            }
+            if log.finished {
+                // Nothing more will be read: the file's bytes can go too.
+                let _ = std::fs::remove_file(&log.path);
+            }
+        }
+        // Decode the front chunk of streams that have none decoded.
+        for i in 0..self.streams.len() {
+            if self.streams[i].events.is_empty() && self.refill(i, decoded) {
+                let t = self.streams[i].events.front().map_or(0, RawEvent::time);
+                self.heap.push(Reverse((t, i)));
+            }
+        }
+        Ok(progress)
+    }
+
+    fn queue_chunk(&mut self, log: usize, c: ChunkRef, payload: Vec<u8>) {
+        let i = *self.by_key.entry((log, c.tid)).or_insert_with(|| {
+            self.streams.push(Stream {
+                log,
+                tid: c.tid,
+                chunks: VecDeque::new(),
+                events: VecDeque::new(),
+                last_end: c.base_ns,
+                ended: false,
+                broken: false,
+                first_base: c.base_ns,
+            });
+            self.streams.len() - 1
+        });
+        let s = &mut self.streams[i];
+        if s.broken {
+            return;
+        }
+        s.ended = false;
+        s.last_end = c.end_ns;
+        self.queued += payload.len();
+        s.chunks.push_back((c, payload));
+    }
+
+    /// Decodes the stream's next queued chunk; false when it has none.
+    fn refill(&mut self, i: usize, decoded: &mut Vec<RawEvent>) -> bool {
+        let s = &mut self.streams[i];
+        while s.events.is_empty() {
+            let Some((c, payload)) = s.chunks.pop_front() else {
+                return false;
+            };
+            self.queued -= payload.len();
+            decoded.clear();
+            if let Err(e) = raw::decode_chunk(&c, &payload, decoded) {
+                let path = &self.logs[s.log].path;
+                self.stats.damage.push(format!("{}: {e}", path.display()));
+                s.broken = true;
+                self.queued -= s.chunks.iter().map(|(_, p)| p.len()).sum::<usize>();
+                s.chunks.clear();
+            }
+            if decoded
+                .last()
+                .is_some_and(|e| matches!(e, RawEvent::ThreadEnd { .. }))
+                && s.chunks.is_empty()
+            {
+                s.ended = true;
+            }
+            s.events.extend(decoded.drain(..));
+        }
+        true
+    }
+
+    /// Whether a stream may still deliver events.
+    fn open(&self, s: &Stream) -> bool {
+        !s.ended && !s.broken && !self.logs[s.log].finished
+    }
+
+    /// Writes every event no thread can precede any more (see the module
+    /// doc); with `all`, every event.
+    fn emit_ready(&mut self, now: u64, all: bool) -> Result<(), Error> {
+        let mut decoded = Vec::new();
+        let mut wm = u64::MAX;
+        for s in &self.streams {
+            if s.events.is_empty() && self.open(s) {
+                wm = wm.min(s.last_end);
+            }
+        }
+        let lag = now.saturating_sub(LAG_NS);
+        while let Some(&Reverse((t, i))) = self.heap.peek() {
+            let forced = self.queued > WINDOW_BYTES;
+            if !(all || forced || t <= wm || t <= lag) {
+                break;
+            }
+            self.heap.pop();
+            let t0 = *self.t0.get_or_insert_with(|| {
+                self.streams.iter().map(|s| s.first_base).min().unwrap_or(0)
+            });
+            let ev = self.streams[i]
+                .events
+                .pop_front()
+                .expect("streams in the heap have events");
+            if ev.time() < self.last {
+                self.stats.late += 1;
+            } else {
+                self.last = ev.time();
+            }
+            let (log, tid) = (self.streams[i].log, self.streams[i].tid);
+            self.state
+                .emit(&ev, log, tid, t0, &mut self.out, &mut self.stats)?;
+            if self.streams[i].events.is_empty() && !self.refill(i, &mut decoded) {
+                if self.open(&self.streams[i]) {
+                    wm = wm.min(self.streams[i].last_end);
+                }
+                continue;
+            }
+            let t = self.streams[i].events.front().map_or(0, RawEvent::time);
+            self.heap.push(Reverse((t, i)));
+        }
+        Ok(())
+    }
+}
+
+/// CLOCK_MONOTONIC in ns, the clock of the chunk headers.
+fn monotonic_ns() -> u64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}
+
+/// Whether the file system of `dir` gives back the blocks of a punched
+/// hole (ext4, xfs, btrfs and tmpfs do).
+pub fn can_punch(dir: &Path) -> bool {
+    let Ok(f) = tempfile::tempfile_in(dir) else {
+        return false;
+    };
+    if f.write_all_at(&[1u8; 1 << 16], 0).is_err() || f.sync_all().is_err() {
+        return false;
+    }
+    let before = f.metadata().map_or(0, |m| m.blocks());
+    let punched = rustix::fs::fallocate(
+        &f,
+        rustix::fs::FallocateFlags::PUNCH_HOLE | rustix::fs::FallocateFlags::KEEP_SIZE,
+        0,
+        1 << 16,
+    )
+    .is_ok();
+    punched && f.metadata().map_or(0, |m| m.blocks()) < before
+}
