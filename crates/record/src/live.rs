@@ -51,7 +51,7 @@ pub const BACKLOG_PER_LOG: u64 = 16 << 20;
 
 /// The output of one process: tpack or HATF, by its name.
 enum Out {
-    Tpack(tramp_tpack::Writer<Output>),
+    Tpack(Box<tramp_tpack::Writer<Output>>),
     Hatf(Box<tramp_hatf::Writer<Output>>),
 }
 
@@ -60,7 +60,7 @@ impl Out {
         let name = target.to_string_lossy().into_owned();
         let file = Output::create(&name, None)?;
         Ok(if is_tpack(&name) {
-            Out::Tpack(tramp_tpack::Writer::new(file, pack)?)
+            Out::Tpack(Box::new(tramp_tpack::Writer::new(file, pack)?))
         } else {
             let mut w = tramp_hatf::Writer::new(file, Policy::Naive);
             // Times as deltas from the previous event: a third smaller after
