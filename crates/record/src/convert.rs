@@ -193,6 +193,8 @@ pub(crate) struct State {
     pid: u64,
     stack_depth: u64,
     threads_live: FxHashSet<u32>,
+    /// The thread of the last event, known live (most events repeat it).
+    last_live: Option<u32>,
     threads_seen: FxHashSet<u32>,
     modules: FxHashSet<(u64, Vec<u8>)>,
     stack_ids: FxHashMap<Vec<u64>, u64>,
@@ -223,7 +225,11 @@ impl State {
         w: &mut O,
         stats: &mut ConvertStats,
     ) -> Result<(), Error> {
+        if self.last_live == Some(tid) {
+            return Ok(());
+        }
         self.threads_seen.insert(tid);
+        self.last_live = Some(tid);
         if self.threads_live.insert(tid) {
             let mut e = Event::new(EventKind::CreateThread);
             e.thread = tid as u64;
@@ -325,6 +331,7 @@ impl State {
             RawEvent::ThreadEnd { .. } => {
                 self.thread_seen(tid, time, w, stats)?;
                 self.threads_live.remove(&tid);
+                self.last_live = None;
                 Self::event(w, base(EventKind::DestroyThread), stats)?;
             }
             RawEvent::Alloc {

@@ -466,35 +466,49 @@ impl Proc {
             }
         }
         let lag = now.saturating_sub(LAG_NS);
-        while let Some(&Reverse((t, i))) = self.heap.peek() {
-            let forced = self.queued > WINDOW_BYTES;
-            if !(all || forced || t <= wm || t <= lag) {
-                break;
-            }
-            self.heap.pop();
-            let t0 = *self.t0.get_or_insert_with(|| {
-                self.streams.iter().map(|s| s.first_base).min().unwrap_or(0)
-            });
-            let ev = self.streams[i]
-                .events
-                .pop_front()
-                .expect("streams in the heap have events");
-            if ev.time() < self.last {
-                self.stats.late += 1;
-            } else {
-                self.last = ev.time();
-            }
-            let (log, tid) = (self.streams[i].log, self.streams[i].tid);
-            self.state
-                .emit(&ev, log, tid, t0, &mut self.out, &mut self.stats)?;
-            if self.streams[i].events.is_empty() && !self.refill(i, &mut decoded) {
-                if self.open(&self.streams[i]) {
-                    wm = wm.min(self.streams[i].last_end);
+        while let Some(Reverse((_, first))) = self.heap.pop() {
+            // Events of stream `i` are written while they stay the oldest
+            // (no heap traffic for a thread's run of events).
+            let i = first;
+            let next_other = self.heap.peek().map_or(u64::MAX, |Reverse((t, _))| *t);
+            loop {
+                let t = self.streams[i].events.front().map_or(u64::MAX, RawEvent::time);
+                let forced = self.queued > WINDOW_BYTES;
+                if !(all || forced || t <= wm || t <= lag) {
+                    self.heap.push(Reverse((t, i)));
+                    return Ok(());
                 }
-                continue;
+                let t0 = *self.t0.get_or_insert_with(|| {
+                    self.streams
+                        .iter()
+                        .map(|s| s.first_base)
+                        .min()
+                        .unwrap_or(0)
+                });
+                let ev = self.streams[i]
+                    .events
+                    .pop_front()
+                    .expect("streams in the heap have events");
+                if ev.time() < self.last {
+                    self.stats.late += 1;
+                } else {
+                    self.last = ev.time();
+                }
+                let (log, tid) = (self.streams[i].log, self.streams[i].tid);
+                self.state
+                    .emit(&ev, log, tid, t0, &mut self.out, &mut self.stats)?;
+                if self.streams[i].events.is_empty() && !self.refill(i, &mut decoded) {
+                    if self.open(&self.streams[i]) {
+                        wm = wm.min(self.streams[i].last_end);
+                    }
+                    break;
+                }
+                let t = self.streams[i].events.front().map_or(0, RawEvent::time);
+                if t > next_other {
+                    self.heap.push(Reverse((t, i)));
+                    break;
+                }
             }
-            let t = self.streams[i].events.front().map_or(0, RawEvent::time);
-            self.heap.push(Reverse((t, i)));
         }
         Ok(())
     }
