@@ -540,3 +540,70 @@ fn the_default_output_is_tpack() {
     assert!(stderr.contains("total allocs"), "{stderr}");
     assert_eq!(allocs_of(&dump(&trace), 5555).len(), 100);
 }
+
+/// The conversion runs while the program does and the temporary log stays
+/// under --temp-limit however long the run: a program writing ~45 MB of
+/// raw log through a 1 MiB limit keeps every event, and the waits it
+/// had are in the trace.
+#[test]
+fn a_long_run_stays_within_the_temporary_disk_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = build(dir.path(), "churn.c");
+    let trace = dir.path().join("churn.tpack");
+    let (threads, pairs) = (3u64, 400_000u64);
+    let out = Command::new(env!("CARGO_BIN_EXE_tramp"))
+        .args(["record", "--temp-limit", "1", "-o"])
+        .arg(&trace)
+        .arg("--")
+        .arg(&prog)
+        .args([threads.to_string(), pairs.to_string()])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let peak: f64 = err
+        .split("peaked at ")
+        .nth(1)
+        .and_then(|s| s.split(' ').next())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no peak in {err}"));
+    if err.contains("unbounded") {
+        eprintln!("the temporary file system cannot punch holes: {err}");
+    } else {
+        // The limit, plus the chunk that crossed it (256 KiB per thread).
+        assert!(peak <= 1.0 + 0.25 * threads as f64 + 0.1, "{err}");
+    }
+    let lines = dump(&trace);
+    // Each worker: `pairs` mallocs and as many frees (the 64 slots' earlier
+    // blocks, then the 64 at the end); the main thread has only the C
+    // library's few.
+    let mut per_thread: HashMap<&str, (u64, u64)> = HashMap::new();
+    for l in &lines {
+        let e = per_thread
+            .entry(field(l, "thread").unwrap_or(""))
+            .or_default();
+        if l.starts_with("alloc ") {
+            e.0 += 1;
+        } else if l.starts_with("free ") {
+            e.1 += 1;
+        }
+    }
+    let workers = per_thread
+        .values()
+        .filter(|(a, f)| (*a, *f) == (pairs, pairs))
+        .count() as u64;
+    assert_eq!(workers, threads, "{per_thread:?}");
+    // Times never go backwards within a thread.
+    let mut last: HashMap<String, u64> = HashMap::new();
+    for l in &lines {
+        if let (Some(t), Some(time)) = (field(l, "thread"), field(l, "time")) {
+            let time: u64 = time.parse().unwrap();
+            let prev = last.insert(t.to_string(), time).unwrap_or(0);
+            assert!(time >= prev, "{l}");
+        }
+    }
+    let stalls = lines.iter().filter(|l| l.contains("tramp:stall")).count();
+    if stalls > 0 {
+        assert!(err.contains("the program waited"), "{err}");
+    }
+}

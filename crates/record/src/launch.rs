@@ -21,6 +21,9 @@ pub struct RecordOptions {
     /// How tpack output is packed ([`RecordOptions::RECORD_PACK`] unless
     /// told otherwise).
     pub pack: tramp_tpack::Options,
+    /// Unread raw log bytes a process may leave on disk before its threads
+    /// wait for the conversion ([`BACKLOG_PER_LOG`] unless told otherwise).
+    pub backlog: u64,
 }
 
 impl RecordOptions {
@@ -46,6 +49,7 @@ impl RecordOptions {
             output,
             stack: 0,
             pack: tramp_tpack::Options::parse(Self::RECORD_PACK).expect("a valid codec"),
+            backlog: BACKLOG_PER_LOG,
         }
     }
 }
@@ -58,6 +62,8 @@ pub struct Recording {
     pub traces: Vec<(u64, PathBuf, ConvertStats)>,
     /// The most temporary disk the raw logs held (bytes, sampled).
     pub peak_disk: u64,
+    /// The bound per process that was in force (bytes).
+    pub backlog: u64,
     /// Whether the temporary disk was bounded (the file system gives back
     /// punched holes).
     pub bounded: bool,
@@ -82,9 +88,9 @@ impl Recording {
         let mb = self.peak_disk as f64 / (1 << 20) as f64;
         if self.bounded {
             format!(
-                "temporary logs in {} peaked at {mb:.1} MiB (bound {} MiB per process)",
+                "temporary logs in {} peaked at {mb:.1} MiB (bound {:.1} MiB per process)",
                 self.temp_dir.display(),
-                crate::live::BACKLOG_PER_LOG >> 20
+                self.backlog as f64 / (1 << 20) as f64
             )
         } else {
             format!(
@@ -200,7 +206,7 @@ pub fn record(lib: &Path, cmd: &[OsString], opts: &RecordOptions) -> Result<Reco
         .env("TRAMP_CAPTURE_STACK", opts.stack.to_string());
     let probe = Session::new(&logs, 0, opts);
     if probe.bounded() {
-        command.env("TRAMP_CAPTURE_BACKLOG", BACKLOG_PER_LOG.to_string());
+        command.env("TRAMP_CAPTURE_BACKLOG", opts.backlog.max(1).to_string());
     }
     let mut child = command
         .spawn()
@@ -231,6 +237,7 @@ pub fn record(lib: &Path, cmd: &[OsString], opts: &RecordOptions) -> Result<Reco
         status,
         traces: done.traces,
         peak_disk: done.peak_disk,
+        backlog: opts.backlog,
         bounded: done.bounded,
         temp_dir: logs,
     })

@@ -47,7 +47,7 @@ const READ_BYTES: usize = 8 << 20;
 /// Unread bytes one log may hold before the threads writing it wait for
 /// the conversion (`TRAMP_CAPTURE_BACKLOG`, given to the capture library
 /// when holes can be punched).
-pub const BACKLOG_PER_LOG: u64 = 16 << 20;
+pub const BACKLOG_PER_LOG: u64 = 32 << 20;
 
 /// The output of one process: tpack or HATF, by its name.
 enum Out {
@@ -472,18 +472,17 @@ impl Proc {
             let i = first;
             let next_other = self.heap.peek().map_or(u64::MAX, |Reverse((t, _))| *t);
             loop {
-                let t = self.streams[i].events.front().map_or(u64::MAX, RawEvent::time);
+                let t = self.streams[i]
+                    .events
+                    .front()
+                    .map_or(u64::MAX, RawEvent::time);
                 let forced = self.queued > WINDOW_BYTES;
                 if !(all || forced || t <= wm || t <= lag) {
                     self.heap.push(Reverse((t, i)));
                     return Ok(());
                 }
                 let t0 = *self.t0.get_or_insert_with(|| {
-                    self.streams
-                        .iter()
-                        .map(|s| s.first_base)
-                        .min()
-                        .unwrap_or(0)
+                    self.streams.iter().map(|s| s.first_base).min().unwrap_or(0)
                 });
                 let ev = self.streams[i]
                     .events
@@ -515,7 +514,7 @@ impl Proc {
 }
 
 /// CLOCK_MONOTONIC in ns, the clock of the chunk headers.
-fn monotonic_ns() -> u64 {
+pub fn monotonic_ns() -> u64 {
     let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
     t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
 }

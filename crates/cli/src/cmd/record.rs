@@ -17,9 +17,27 @@ static CAPTURE_LIBRARY: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/libtra
 /// Each process it forks gets its own trace, named with its pid
 /// (`out.PID.tpack`). The trace is tpack by default (tramp's packed form,
 /// docs/formats/tpack.md: every event, address, time, thread and site,
-/// about 1 byte per event); an output named `*.hatf` (`.hatf.zst`,
-/// `.hatf.gz`, …) is HATF instead. Module maps and call stacks are comment
-/// records (docs/formats/capture.md).
+/// about 1 to 2 bytes per event); an output named `*.hatf` (`.hatf.zst`,
+/// `.hatf.gz`, …) is HATF instead. Module maps, call stacks and stalls are
+/// comment records (docs/formats/capture.md).
+///
+/// Temporary data: each thread of the program appends its events (about
+/// 17 bytes each) to a raw log per process in a fresh directory under
+/// $TMPDIR (else /tmp), named `tramp-record-XXXXXX` and removed at the end.
+/// tramp converts the logs while the program runs, on another core, and
+/// punches out what it has read, so the directory holds at most
+/// --temp-limit MiB per process (32 by default) plus one buffer per thread.
+/// When the conversion falls behind, the program's threads wait rather
+/// than drop events; the waits are reported at the end and kept in the
+/// trace. On a file system that cannot punch holes (tramp says so) the
+/// logs grow with the run: point TMPDIR at ext4, xfs, btrfs or tmpfs.
+///
+/// Measuring the program's own slowdown: compare the program's wall time
+/// alone with `tramp record` in all (`hyperfine 'PROG' 'tramp record -o
+/// /tmp/t.tpack -- PROG'`); for the capture library alone, run the program
+/// with `LD_PRELOAD=~/.cache/tramp/libtramp_capture-*.so
+/// TRAMP_CAPTURE_DIR=DIR` (it only forwards when TRAMP_CAPTURE_DIR is
+/// unset). bench/record-vs-heaptrack.sh does both beside heaptrack.
 #[derive(Args)]
 pub struct RecordArgs {
     /// Output trace: tpack, or HATF for a name with `.hatf` (compressed by
@@ -35,6 +53,11 @@ pub struct RecordArgs {
     /// keeps up with the program; `tramp convert --policy zstd-9` re-packs.
     #[arg(long, value_name = "CODEC")]
     pack: Option<String>,
+    /// Unread raw log a process may leave in the temporary directory before
+    /// its threads wait for the conversion (MiB; the waits are counted in
+    /// the trace as `tramp:stall` comments and reported at the end).
+    #[arg(long, value_name = "MIB", default_value_t = 32.0)]
+    temp_limit: f64,
     /// Print the trace's heap statistics after the program ends, on stderr
     /// (stdout is the program's), or into --stats-out.
     #[arg(long)]
@@ -72,6 +95,7 @@ pub fn run(a: RecordArgs) -> Result<u8> {
         .context("installing the capture library")?;
     let mut opts = tramp_record::RecordOptions::new(output.clone().into());
     opts.stack = a.stack;
+    opts.backlog = (a.temp_limit.max(0.0) * (1u64 << 20) as f64) as u64;
     if let Some(p) = &a.pack {
         opts.set_pack(p).context("--pack")?;
     }

@@ -1,0 +1,418 @@
+//! The live conversion on raw logs written by hand, chunk by chunk, as the
+//! capture library would (docs/formats/capture.md): the merge by time with
+//! its watermark, chunks seen half written, damage at the end, exec's
+//! second log, late threads, and the disk given back.
+
+use std::fs::OpenOptions;
+use std::io::Write;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use tramp_hatf::{EventKind, Item};
+use tramp_record::RecordOptions;
+use tramp_record::live::{Session, can_punch, monotonic_ns};
+
+/// An event of a hand-made chunk: kind and fields after the time delta.
+enum Ev {
+    Start,
+    Alloc { size: u64, addr: u64 },
+    Free { addr: u64 },
+}
+
+fn varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// A chunk of thread `tid` spanning [base, end] ns whose TSC ticks are ns
+/// (base TSC 0), with events at the given ns offsets from `base`.
+fn chunk(tid: u32, base: u64, end: u64, events: &[(u64, Ev)]) -> Vec<u8> {
+    let mut payload = Vec::new();
+    let mut prev = 0;
+    for (at, ev) in events {
+        let dt = at - prev;
+        prev = *at;
+        match ev {
+            Ev::Start => {
+                payload.push(3);
+                varint(&mut payload, dt);
+            }
+            Ev::Alloc { size, addr } => {
+                payload.push(0);
+                varint(&mut payload, dt);
+                varint(&mut payload, *size);
+                varint(&mut payload, *addr);
+                varint(&mut payload, 0x401000);
+            }
+            Ev::Free { addr } => {
+                payload.push(1);
+                varint(&mut payload, dt);
+                varint(&mut payload, *addr);
+                varint(&mut payload, 0x401000);
+            }
+        }
+    }
+    let mut c = b"TRC1".to_vec();
+    c.extend_from_slice(&tid.to_le_bytes());
+    c.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+    for w in [base, 0, end, end - base] {
+        c.extend_from_slice(&w.to_le_bytes());
+    }
+    c.extend_from_slice(&payload);
+    c
+}
+
+fn append(path: &Path, bytes: &[u8]) {
+    let mut f = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .unwrap();
+    f.write_all(bytes).unwrap();
+}
+
+/// (kind, address, thread, time) of every event of a HATF trace.
+fn events(path: &Path) -> Vec<(EventKind, u64, u64, u64)> {
+    let mut r = tramp_hatf::Reader::new(std::fs::File::open(path).unwrap());
+    let mut out = Vec::new();
+    while let Some(item) = r.next_item().unwrap() {
+        if let Item::Event(e) = item {
+            out.push((e.kind, e.address, e.thread, e.time));
+        }
+    }
+    out
+}
+
+fn session(dir: &Path, out: &Path) -> Session {
+    Session::new(dir, 100, &RecordOptions::new(out.to_path_buf()))
+}
+
+fn setup() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = dir.path().join("logs");
+    std::fs::create_dir(&logs).unwrap();
+    let out = dir.path().join("t.hatf");
+    (dir, logs, out)
+}
+
+const MS: u64 = 1_000_000;
+
+#[test]
+fn threads_merge_by_time_though_their_chunks_arrive_out_of_order() {
+    let (_d, logs, out) = setup();
+    let log = logs.join("trace.100.1.raw");
+    let t = monotonic_ns();
+    let mut s = session(&logs, &out);
+    // Both threads start; each has flushed up to 0.4 and 0.5 ms.
+    append(&log, &chunk(1, t, t + MS * 4 / 10, &[(50, Ev::Start)]));
+    append(&log, &chunk(2, t, t + MS / 2, &[(100, Ev::Start)]));
+    s.poll().unwrap();
+    // Thread 1 flushes allocations at 1 and 3 ms; thread 2 still holds one
+    // at 2 ms, so the 3 ms one must wait for it.
+    let a = chunk(
+        1,
+        t + MS * 4 / 10,
+        t + 4 * MS,
+        &[
+            (
+                MS * 6 / 10,
+                Ev::Alloc {
+                    size: 1,
+                    addr: 0x1000,
+                },
+            ),
+            (
+                MS * 26 / 10,
+                Ev::Alloc {
+                    size: 3,
+                    addr: 0x3000,
+                },
+            ),
+        ],
+    );
+    append(&log, &a);
+    s.poll().unwrap();
+    append(
+        &log,
+        &chunk(
+            2,
+            t + MS / 2,
+            t + MS * 25 / 10,
+            &[(
+                MS * 15 / 10,
+                Ev::Alloc {
+                    size: 2,
+                    addr: 0x2000,
+                },
+            )],
+        ),
+    );
+    s.poll().unwrap();
+    let done = s.finish().unwrap();
+    let (pid, path, stats) = &done.traces[0];
+    assert_eq!((*pid, path.as_path()), (100, out.as_path()));
+    assert_eq!(stats.late, 0);
+    assert_eq!(stats.allocs, 3);
+    let allocs: Vec<(u64, u64)> = events(&out)
+        .into_iter()
+        .filter(|e| e.0 == EventKind::Alloc)
+        .map(|e| (e.1, e.2))
+        .collect();
+    assert_eq!(allocs, [(0x1000, 1), (0x2000, 2), (0x3000, 1)]);
+    // Times are ns since the process's first chunk began.
+    let times: Vec<u64> = events(&out).iter().map(|e| e.3).collect();
+    assert_eq!(times, [50, 100, MS, 2 * MS, 3 * MS]);
+}
+
+#[test]
+fn a_chunk_seen_half_written_is_read_when_whole() {
+    let (_d, logs, out) = setup();
+    let log = logs.join("trace.100.1.raw");
+    let t = monotonic_ns();
+    let c = chunk(
+        7,
+        t,
+        t + MS,
+        &[
+            (1, Ev::Start),
+            (
+                2,
+                Ev::Alloc {
+                    size: 8,
+                    addr: 0x10,
+                },
+            ),
+            (3, Ev::Free { addr: 0x10 }),
+        ],
+    );
+    let mut s = session(&logs, &out);
+    for cut in [10, 44, c.len() - 1] {
+        let before = std::fs::metadata(&log).map_or(0, |m| m.len()) as usize;
+        append(&log, &c[before..cut]);
+        assert!(!s.poll().unwrap(), "nothing whole to read at {cut}");
+    }
+    append(&log, &c[c.len() - 1..]);
+    assert!(s.poll().unwrap());
+    let done = s.finish().unwrap();
+    assert!(done.traces[0].2.damage.is_empty());
+    let kinds: Vec<EventKind> = events(&out).iter().map(|e| e.0).collect();
+    assert_eq!(
+        kinds,
+        [EventKind::CreateThread, EventKind::Alloc, EventKind::Free]
+    );
+}
+
+#[test]
+fn a_log_cut_short_keeps_every_whole_chunk_and_reports_the_cut() {
+    let (_d, logs, out) = setup();
+    let log = logs.join("trace.100.1.raw");
+    let t = monotonic_ns();
+    append(
+        &log,
+        &chunk(
+            7,
+            t,
+            t + MS,
+            &[(
+                1,
+                Ev::Alloc {
+                    size: 8,
+                    addr: 0x10,
+                },
+            )],
+        ),
+    );
+    let second = chunk(7, t + MS, t + 2 * MS, &[(1, Ev::Free { addr: 0x10 })]);
+    append(&log, &second[..second.len() - 3]);
+    let done = session(&logs, &out).finish().unwrap();
+    let stats = &done.traces[0].2;
+    assert_eq!((stats.allocs, stats.frees), (1, 0));
+    assert_eq!(stats.damage.len(), 1, "{:?}", stats.damage);
+    assert!(
+        stats.damage[0].contains("byte offset"),
+        "{:?}",
+        stats.damage
+    );
+    assert_eq!(events(&out).len(), 2); // createThread, alloc
+}
+
+#[test]
+fn garbage_in_a_log_stops_it_and_is_reported() {
+    let (_d, logs, out) = setup();
+    let log = logs.join("trace.100.1.raw");
+    let t = monotonic_ns();
+    append(
+        &log,
+        &chunk(
+            7,
+            t,
+            t + MS,
+            &[(
+                1,
+                Ev::Alloc {
+                    size: 8,
+                    addr: 0x10,
+                },
+            )],
+        ),
+    );
+    append(&log, &[0x55; 100]);
+    let mut s = session(&logs, &out);
+    s.poll().unwrap();
+    let done = s.finish().unwrap();
+    let stats = &done.traces[0].2;
+    assert_eq!(stats.allocs, 1);
+    assert!(
+        stats
+            .damage
+            .iter()
+            .any(|d| d.contains("bad chunk magic at byte offset")),
+        "{:?}",
+        stats.damage
+    );
+}
+
+#[test]
+fn an_exec_continues_the_process_in_a_second_log() {
+    let (_d, logs, out) = setup();
+    let t = monotonic_ns();
+    let first = logs.join("trace.100.1.raw");
+    let second = logs.join("trace.100.2.raw");
+    let mut s = session(&logs, &out);
+    append(
+        &first,
+        &chunk(
+            7,
+            t,
+            t + MS,
+            &[(
+                1,
+                Ev::Alloc {
+                    size: 8,
+                    addr: 0x10,
+                },
+            )],
+        ),
+    );
+    s.poll().unwrap();
+    append(
+        &second,
+        &chunk(
+            7,
+            t + 2 * MS,
+            t + 3 * MS,
+            &[(
+                1,
+                Ev::Alloc {
+                    size: 9,
+                    addr: 0x20,
+                },
+            )],
+        ),
+    );
+    s.poll().unwrap();
+    // The first log is finished (a newer one exists and it was read to its
+    // end): it is removed at once.
+    assert!(!first.exists());
+    let done = s.finish().unwrap();
+    assert_eq!(done.traces.len(), 1);
+    let addrs: Vec<u64> = events(&out)
+        .iter()
+        .filter(|e| e.0 == EventKind::Alloc)
+        .map(|e| e.1)
+        .collect();
+    assert_eq!(addrs, [0x10, 0x20]);
+}
+
+#[test]
+fn a_thread_that_shows_up_after_the_lag_is_written_late_and_counted() {
+    let (_d, logs, out) = setup();
+    let log = logs.join("trace.100.1.raw");
+    // Events a second old: past the lag, written at the first poll.
+    let t = monotonic_ns() - 1_000 * MS;
+    let mut s = session(&logs, &out);
+    append(
+        &log,
+        &chunk(
+            1,
+            t,
+            t + 10 * MS,
+            &[(
+                5 * MS,
+                Ev::Alloc {
+                    size: 1,
+                    addr: 0x10,
+                },
+            )],
+        ),
+    );
+    s.poll().unwrap();
+    // A thread whose only chunk comes now, with an earlier event.
+    append(
+        &log,
+        &chunk(
+            2,
+            t,
+            t + 2 * MS,
+            &[(
+                MS,
+                Ev::Alloc {
+                    size: 2,
+                    addr: 0x20,
+                },
+            )],
+        ),
+    );
+    s.poll().unwrap();
+    let done = s.finish().unwrap();
+    assert_eq!(done.traces[0].2.late, 1, "thread 2's alloc");
+    let allocs: Vec<(u64, u64)> = events(&out)
+        .iter()
+        .filter(|e| e.0 == EventKind::Alloc)
+        .map(|e| (e.1, e.3))
+        .collect();
+    // Arrival order, each with its own time.
+    assert_eq!(allocs, [(0x10, 5 * MS), (0x20, MS)]);
+}
+
+#[test]
+fn read_bytes_are_given_back_to_the_file_system() {
+    let (_d, logs, out) = setup();
+    if !can_punch(&logs) {
+        eprintln!("skipped: the temporary file system cannot punch holes");
+        return;
+    }
+    let log = logs.join("trace.100.1.raw");
+    let t = monotonic_ns();
+    let mut s = session(&logs, &out);
+    let mut n = 0u64;
+    for k in 0..64u64 {
+        let evs: Vec<(u64, Ev)> = (0..2000u64)
+            .map(|i| {
+                n += 1;
+                (
+                    i + 1,
+                    Ev::Alloc {
+                        size: 16,
+                        addr: 0x10_0000 + 32 * (k * 2000 + i),
+                    },
+                )
+            })
+            .collect();
+        append(&log, &chunk(7, t + k * MS, t + (k + 1) * MS, &evs));
+    }
+    let written = std::fs::metadata(&log).unwrap().len();
+    assert!(written > 1 << 20);
+    s.poll().unwrap();
+    let on_disk = std::fs::metadata(&log).unwrap().blocks() * 512;
+    assert!(
+        on_disk < 64 << 10,
+        "{on_disk} bytes still allocated of {written} read"
+    );
+    let done = s.finish().unwrap();
+    assert_eq!(done.traces[0].2.allocs, n);
+    assert!(done.peak_disk <= written + 4096);
+}
