@@ -1125,6 +1125,59 @@ exec_hook!(execv, c"execv", (path: *const c_char, argv: *const *const c_char));
 exec_hook!(execvp, c"execvp", (file: *const c_char, argv: *const *const c_char));
 exec_hook!(execvpe, c"execvpe", (file: *const c_char, argv: *const *const c_char, envp: *const *const c_char));
 
+/// glibc's pthread_create, found once.
+static PTHREAD_CREATE: AtomicUsize = AtomicUsize::new(0);
+
+type PthreadCreate = unsafe extern "C" fn(
+    *mut c_void,
+    *const c_void,
+    extern "C" fn(*mut c_void) -> *mut c_void,
+    *mut c_void,
+) -> c_int;
+
+/// Writes the creating thread's buffer before the new thread starts: a
+/// thread that creates others and then blocks (in pthread_join, say) would
+/// otherwise hold its earlier events until it runs again, and `tramp
+/// record` could not place the new threads' events after them.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn pthread_create(
+    thread: *mut c_void,
+    attr: *const c_void,
+    start: extern "C" fn(*mut c_void) -> *mut c_void,
+    arg: *mut c_void,
+) -> c_int {
+    let mut f = PTHREAD_CREATE.load(Ordering::Acquire);
+    if f == 0 {
+        TLS.with(|t| {
+            let was = t.busy.replace(true);
+            // SAFETY: dlsym with a NUL-terminated name; it may allocate,
+            // which `busy` keeps out of the log.
+            f = unsafe { sys::dlsym(sys::RTLD_NEXT, c"pthread_create".as_ptr()) } as usize;
+            t.busy.set(was);
+        });
+        if f == 0 {
+            return 38; // ENOSYS
+        }
+        PTHREAD_CREATE.store(f, Ordering::Release);
+    }
+    if STATE.load(Ordering::Acquire) == READY {
+        TLS.with(|t| {
+            let b = t.buf.get();
+            if !b.is_null() && !t.busy.get() {
+                t.busy.set(true);
+                // SAFETY: this thread's own buffer.
+                flush(unsafe { &mut *b }, false);
+                t.busy.set(false);
+            }
+        });
+    }
+    // SAFETY: `f` is the next pthread_create, which has this signature.
+    unsafe {
+        let real: PthreadCreate = core::mem::transmute(f);
+        real(thread, attr, start, arg)
+    }
+}
+
 /// Flushes before a variadic exec (execl, execlp, execle) and returns the
 /// next definition of the function named `name`, or a stand-in that fails.
 extern "C" fn exec_prepare(name: *const c_char) -> usize {
