@@ -5,9 +5,12 @@
 #   bench/record-vs-heaptrack.sh
 #
 # For each workload: wall time untraced, under the capture library alone
-# (LD_PRELOAD, what the program feels), `tramp record` in all (including
-# the conversion to HATF + zstd), and heaptrack in all; events recorded;
-# trace bytes (all processes' traces) and bytes per event; ratios.
+# (LD_PRELOAD writing its raw log, nothing reading it), `tramp record` in
+# all (the conversion to tpack runs beside the program; the time ends when
+# the trace is finished), and heaptrack in all; events recorded; trace
+# bytes (all processes' traces) and bytes per event; ratios; the capture's
+# and heaptrack's cost per event in ns ((traced - plain) / events); and,
+# from one more `tramp record` run, the peak temporary disk and the waits.
 # Workloads: CPython (PYTHONMALLOC=malloc) running a dict/list script, Perl
 # building a hash index, gcc -O2 compiling a C file, and a C malloc/free
 # benchmark. Best of three runs each.
@@ -61,11 +64,16 @@ run() { # name command...
   done
   tb=$(cat "$dir/$name".*tpack | wc -c)
   hb=$(cat "$dir/ht-$name"* | wc -c)
-  python3 - "$name" "$plain" "$cap" "$rec" "$ht" "$events" "$tb" "$hb" <<'PY'
+  local note
+  note=$("$tramp" record -o "$dir/$name.tpack" -- "$@" 2>&1 >/dev/null \
+    | grep -o 'waited [0-9]* times ([0-9.]* s)\|peaked at [0-9.]* MiB' | paste -sd' ' -)
+  python3 - "$name" "$plain" "$cap" "$rec" "$ht" "$events" "$tb" "$hb" "$note" <<'PY'
 import sys
-n, p, c, r, h, e, tb, hb = sys.argv[1], *map(float, sys.argv[2:])
+n, note = sys.argv[1], sys.argv[9]
+p, c, r, h, e, tb, hb = map(float, sys.argv[2:9])
 print(f"{n:<10} {p:8.3f} {c:8.3f} {r:8.3f} {h:8.3f} {int(e):10d} {int(tb):12d} {tb/max(e,1):8.2f} {int(hb):12d} {hb/max(e,1):8.2f}")
 print(f"{'':<10} {'':8} {c/p:7.2f}x {r/p:7.2f}x {h/p:7.2f}x   (slowdown vs plain)")
+print(f"{'':<10} {'':8} {(c-p)/e*1e9:6.1f}ns {'':8} {(h-p)/e*1e9:6.1f}ns   (cost per event: capture, heaptrack)  {note or 'no waits; peak below sampling'}")
 PY
 }
 export PYTHONMALLOC=malloc

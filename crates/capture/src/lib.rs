@@ -612,9 +612,9 @@ fn flush(t: &mut ThreadBuf, foreign: bool) {
             let now = now_tsc();
             let mut w = Writer { t: &mut *t, at: 0 };
             w.byte(EV_STALL);
-            w.time(now);
             let waited = w.t.stalled_ns;
             w.varint(waited);
+            w.time(now);
             w.commit();
             t.stalled_ns = 0;
         }
@@ -919,10 +919,10 @@ fn record_alloc(size: usize, p: *mut c_void, ret: usize) {
         let s = site(&mut w, ret);
         let now = now_tsc();
         w.byte(EV_ALLOC);
-        w.time(now);
         w.varint(size as u64);
         w.varint(p as u64);
         w.varint(s);
+        w.time(now);
         w.commit();
         flush_if_stale(t, now);
     });
@@ -937,9 +937,9 @@ fn record_free(p: *mut c_void, ret: usize) {
         let mut w = Writer::new(t);
         let now = now_tsc();
         w.byte(EV_FREE);
-        w.time(now);
         w.varint(p as u64);
         w.varint(ret as u64);
+        w.time(now);
         w.commit();
         flush_if_stale(t, now);
     });
@@ -952,11 +952,11 @@ fn record_realloc(old: *mut c_void, size: usize, new: *mut c_void, ret: usize) {
         let s = site(&mut w, ret);
         let now = now_tsc();
         w.byte(EV_REALLOC);
-        w.time(now);
         w.varint(size as u64);
         w.varint(old as u64);
         w.varint(new as u64);
         w.varint(s);
+        w.time(now);
         w.commit();
         flush_if_stale(t, now);
     });

@@ -250,33 +250,44 @@ pub fn decode_chunk(c: &ChunkRef, payload: &[u8], out: &mut Vec<RawEvent>) -> Re
         let kind = payload[at];
         at += 1;
         let ev = match kind {
+            // The time delta comes last (the capture reads the clock first
+            // and uses it last, so its latency overlaps the other stores).
             EV_ALLOC | EV_FREE | EV_REALLOC | EV_THREAD_START | EV_THREAD_END | EV_STALL => {
+                let mut fields = [0u64; 4];
+                let n = match kind {
+                    EV_ALLOC => 3,
+                    EV_FREE => 2,
+                    EV_REALLOC => 4,
+                    EV_STALL => 1,
+                    _ => 0,
+                };
+                for f in &mut fields[..n] {
+                    *f = varint(&mut at, kind)?;
+                }
                 tsc = tsc.wrapping_add(varint(&mut at, kind)?);
                 time = c.ns(tsc);
+                let [a, b, c3, d] = fields;
                 match kind {
                     EV_ALLOC => RawEvent::Alloc {
                         time,
-                        size: varint(&mut at, kind)?,
-                        address: varint(&mut at, kind)?,
-                        site: varint(&mut at, kind)?,
+                        size: a,
+                        address: b,
+                        site: c3,
                     },
                     EV_FREE => RawEvent::Free {
                         time,
-                        address: varint(&mut at, kind)?,
-                        site: varint(&mut at, kind)?,
+                        address: a,
+                        site: b,
                     },
                     EV_REALLOC => RawEvent::Realloc {
                         time,
-                        size: varint(&mut at, kind)?,
-                        old: varint(&mut at, kind)?,
-                        new: varint(&mut at, kind)?,
-                        site: varint(&mut at, kind)?,
+                        size: a,
+                        old: b,
+                        new: c3,
+                        site: d,
                     },
                     EV_THREAD_START => RawEvent::ThreadStart { time },
-                    EV_STALL => RawEvent::Stall {
-                        time,
-                        waited_ns: varint(&mut at, kind)?,
-                    },
+                    EV_STALL => RawEvent::Stall { time, waited_ns: a },
                     _ => RawEvent::ThreadEnd { time },
                 }
             }

@@ -42,16 +42,16 @@ fn chunk(tid: u32, base: u64, end: u64, events: &[(u64, Ev)]) -> Vec<u8> {
             }
             Ev::Alloc { size, addr } => {
                 payload.push(0);
-                varint(&mut payload, dt);
                 varint(&mut payload, *size);
                 varint(&mut payload, *addr);
                 varint(&mut payload, 0x401000);
+                varint(&mut payload, dt);
             }
             Ev::Free { addr } => {
                 payload.push(1);
-                varint(&mut payload, dt);
                 varint(&mut payload, *addr);
                 varint(&mut payload, 0x401000);
+                varint(&mut payload, dt);
             }
         }
     }
