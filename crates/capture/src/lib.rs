@@ -172,13 +172,51 @@ static PATHS: PathCell = PathCell(core::cell::UnsafeCell::new(Paths {
 /// Per-thread state: the buffer, and whether the thread is inside the
 /// library already (allocations made by the library itself, or by code it
 /// calls, are not recorded). One TLS slot, one lookup per event.
+///
+/// The slot is static TLS reached the initial-exec way (the thread pointer
+/// plus an offset the loader writes into the GOT): two loads, where Rust's
+/// `thread_local!` in a shared library calls `__tls_get_addr` per event.
+/// A preloaded library's TLS is part of every thread's static block.
+#[repr(C)]
 struct Tls {
     buf: Cell<*mut ThreadBuf>,
     busy: Cell<bool>,
 }
 
-thread_local! {
-    static TLS: Tls = const { Tls { buf: Cell::new(null_mut()), busy: Cell::new(false) } };
+// 16 zero bytes of thread-local storage: zero is `Tls { buf: null, busy:
+// false }`, every thread's starting state.
+core::arch::global_asm!(
+    ".pushsection .tbss,\"awT\",@nobits",
+    ".p2align 3",
+    "tramp_capture_tls:",
+    ".zero 16",
+    ".popsection",
+);
+
+/// The calling thread's [`Tls`], as `TLS.with(|t| …)`.
+struct TlsKey;
+static TLS: TlsKey = TlsKey;
+
+impl TlsKey {
+    #[inline(always)]
+    fn with<R>(&self, f: impl FnOnce(&Tls) -> R) -> R {
+        let p: *const Tls;
+        // SAFETY: the initial-exec TLS sequence for x86_64 Linux: the GOT
+        // entry holds the slot's offset from the thread pointer (relocated
+        // by the loader), and fs:0 holds the thread pointer itself. It
+        // reads only memory that is constant for the thread.
+        unsafe {
+            core::arch::asm!(
+                "mov {p}, qword ptr [rip + tramp_capture_tls@GOTTPOFF]",
+                "add {p}, qword ptr fs:[0]",
+                p = out(reg) p,
+                options(nostack, pure, readonly),
+            );
+        }
+        // SAFETY: the slot is this thread's, 16 bytes, 8-aligned, zero at
+        // thread start, which is a valid `Tls`; only this thread uses it.
+        f(unsafe { &*p })
+    }
 }
 
 /// The time stamp counter: a few ns to read, against ~30 for
