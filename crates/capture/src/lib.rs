@@ -110,6 +110,10 @@ struct ThreadBuf {
     base_tsc: u64,
     /// TSC of the last event (events store deltas).
     last_tsc: u64,
+    /// The chunk's last address and site (events store differences from
+    /// them; 0 at the start of every chunk, so chunks decode alone).
+    prev_addr: u64,
+    prev_site: u64,
     /// Time the owner waited for the converter at its last flush (ns), to
     /// be recorded as a stall event.
     stalled_ns: u64,
@@ -551,6 +555,8 @@ fn this_buffer() -> *mut ThreadBuf {
         t.base_ns = now_ns;
         t.base_tsc = now;
         t.last_tsc = now;
+        t.prev_addr = 0;
+        t.prev_site = 0;
         t.stack_hash = [0; STACK_SLOTS];
         sys::pthread_setspecific(KEY.load(Ordering::Acquire), b as *const c_void);
     }
@@ -594,6 +600,22 @@ impl<'a> Writer<'a> {
         }
         self.t.data[self.at] = v as u8;
         self.at += 1;
+    }
+
+    /// An address as the zigzag difference from the chunk's last one.
+    #[inline]
+    fn addr(&mut self, a: u64) {
+        let d = a.wrapping_sub(self.t.prev_addr) as i64;
+        self.t.prev_addr = a;
+        self.varint(((d << 1) ^ (d >> 63)) as u64);
+    }
+
+    /// A site as the zigzag difference from the chunk's last one.
+    #[inline]
+    fn site(&mut self, s: u64) {
+        let d = s.wrapping_sub(self.t.prev_site) as i64;
+        self.t.prev_site = s;
+        self.varint(((d << 1) ^ (d >> 63)) as u64);
     }
 
     #[inline]
@@ -643,6 +665,8 @@ fn flush(t: &mut ThreadBuf, foreign: bool) {
         t.base_ns = end_ns;
         t.base_tsc = end_tsc;
         t.last_tsc = end_tsc;
+        t.prev_addr = 0;
+        t.prev_site = 0;
         t.len.store(0, Ordering::Release);
         if t.stalled_ns > 0 {
             // The new chunk starts with the wait (the event's time is when
@@ -958,8 +982,8 @@ fn record_alloc(size: usize, p: *mut c_void, ret: usize) {
         let now = now_tsc();
         w.byte(EV_ALLOC);
         w.varint(size as u64);
-        w.varint(p as u64);
-        w.varint(s);
+        w.addr(p as u64);
+        w.site(s);
         w.time(now);
         w.commit();
         flush_if_stale(t, now);
@@ -967,7 +991,7 @@ fn record_alloc(size: usize, p: *mut c_void, ret: usize) {
 }
 
 #[inline(always)]
-fn record_free(p: *mut c_void, ret: usize) {
+fn record_free(p: *mut c_void) {
     if p.is_null() {
         return;
     }
@@ -975,8 +999,7 @@ fn record_free(p: *mut c_void, ret: usize) {
         let mut w = Writer::new(t);
         let now = now_tsc();
         w.byte(EV_FREE);
-        w.varint(p as u64);
-        w.varint(ret as u64);
+        w.addr(p as u64);
         w.time(now);
         w.commit();
         flush_if_stale(t, now);
@@ -991,9 +1014,9 @@ fn record_realloc(old: *mut c_void, size: usize, new: *mut c_void, ret: usize) {
         let now = now_tsc();
         w.byte(EV_REALLOC);
         w.varint(size as u64);
-        w.varint(old as u64);
-        w.varint(new as u64);
-        w.varint(s);
+        w.addr(old as u64);
+        w.addr(new as u64);
+        w.site(s);
         w.time(now);
         w.commit();
         flush_if_stale(t, now);
@@ -1032,8 +1055,8 @@ extern "C" fn malloc_impl(size: usize, ret: usize) -> *mut c_void {
     p
 }
 
-extern "C" fn free_impl(p: *mut c_void, ret: usize) {
-    record_free(p, ret);
+extern "C" fn free_impl(p: *mut c_void, _ret: usize) {
+    record_free(p);
     // SAFETY: `p` is the caller's block (or NULL), from glibc's allocator.
     unsafe { sys::__libc_free(p) }
 }

@@ -160,7 +160,6 @@ pub enum RawEvent {
     Free {
         time: u64,
         address: u64,
-        site: u64,
     },
     Realloc {
         time: u64,
@@ -200,7 +199,28 @@ pub enum RawEvent {
     },
 }
 
+/// The value a zigzag varint holds.
+fn unzigzag(v: u64) -> u64 {
+    ((v >> 1) as i64 ^ -((v & 1) as i64)) as u64
+}
+
 impl RawEvent {
+    /// The event with its time set.
+    fn with_time(mut self, t: u64) -> RawEvent {
+        match &mut self {
+            RawEvent::Alloc { time, .. }
+            | RawEvent::Free { time, .. }
+            | RawEvent::Realloc { time, .. }
+            | RawEvent::ThreadStart { time }
+            | RawEvent::ThreadEnd { time }
+            | RawEvent::Stack { time, .. }
+            | RawEvent::Module { time, .. }
+            | RawEvent::Process { time, .. }
+            | RawEvent::Stall { time, .. } => *time = t,
+        }
+        self
+    }
+
     pub fn time(&self) -> u64 {
         match self {
             RawEvent::Alloc { time, .. }
@@ -229,6 +249,7 @@ pub fn decode_chunk(c: &ChunkRef, payload: &[u8], out: &mut Vec<RawEvent>) -> Re
     let mut at = 0usize;
     let mut tsc = c.base_tsc;
     let mut time = c.base_ns;
+    let (mut prev_addr, mut prev_site) = (0u64, 0u64);
     let bad = |kind, at| RawError::Event {
         offset: c.offset,
         kind,
@@ -251,45 +272,52 @@ pub fn decode_chunk(c: &ChunkRef, payload: &[u8], out: &mut Vec<RawEvent>) -> Re
         at += 1;
         let ev = match kind {
             // The time delta comes last (the capture reads the clock first
-            // and uses it last, so its latency overlaps the other stores).
+            // and uses it last, so its latency overlaps the other stores);
+            // addresses and sites are differences from the chunk's last.
             EV_ALLOC | EV_FREE | EV_REALLOC | EV_THREAD_START | EV_THREAD_END | EV_STALL => {
-                let mut fields = [0u64; 4];
-                let n = match kind {
-                    EV_ALLOC => 3,
-                    EV_FREE => 2,
-                    EV_REALLOC => 4,
-                    EV_STALL => 1,
-                    _ => 0,
+                let mut addr = |at: &mut usize| -> Result<u64, RawError> {
+                    prev_addr = prev_addr.wrapping_add(unzigzag(varint(at, kind)?));
+                    Ok(prev_addr)
                 };
-                for f in &mut fields[..n] {
-                    *f = varint(&mut at, kind)?;
-                }
+                let ev = match kind {
+                    EV_ALLOC => {
+                        let size = varint(&mut at, kind)?;
+                        let address = addr(&mut at)?;
+                        prev_site = prev_site.wrapping_add(unzigzag(varint(&mut at, kind)?));
+                        RawEvent::Alloc {
+                            time: 0,
+                            size,
+                            address,
+                            site: prev_site,
+                        }
+                    }
+                    EV_FREE => RawEvent::Free {
+                        time: 0,
+                        address: addr(&mut at)?,
+                    },
+                    EV_REALLOC => {
+                        let size = varint(&mut at, kind)?;
+                        let old = addr(&mut at)?;
+                        let new = addr(&mut at)?;
+                        prev_site = prev_site.wrapping_add(unzigzag(varint(&mut at, kind)?));
+                        RawEvent::Realloc {
+                            time: 0,
+                            size,
+                            old,
+                            new,
+                            site: prev_site,
+                        }
+                    }
+                    EV_THREAD_START => RawEvent::ThreadStart { time: 0 },
+                    EV_STALL => RawEvent::Stall {
+                        time: 0,
+                        waited_ns: varint(&mut at, kind)?,
+                    },
+                    _ => RawEvent::ThreadEnd { time: 0 },
+                };
                 tsc = tsc.wrapping_add(varint(&mut at, kind)?);
                 time = c.ns(tsc);
-                let [a, b, c3, d] = fields;
-                match kind {
-                    EV_ALLOC => RawEvent::Alloc {
-                        time,
-                        size: a,
-                        address: b,
-                        site: c3,
-                    },
-                    EV_FREE => RawEvent::Free {
-                        time,
-                        address: a,
-                        site: b,
-                    },
-                    EV_REALLOC => RawEvent::Realloc {
-                        time,
-                        size: a,
-                        old: b,
-                        new: c3,
-                        site: d,
-                    },
-                    EV_THREAD_START => RawEvent::ThreadStart { time },
-                    EV_STALL => RawEvent::Stall { time, waited_ns: a },
-                    _ => RawEvent::ThreadEnd { time },
-                }
+                ev.with_time(time)
             }
             EV_STACK => {
                 let slot = varint(&mut at, kind)?;

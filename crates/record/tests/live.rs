@@ -32,6 +32,13 @@ fn varint(out: &mut Vec<u8>, mut v: u64) {
 fn chunk(tid: u32, base: u64, end: u64, events: &[(u64, Ev)]) -> Vec<u8> {
     let mut payload = Vec::new();
     let mut prev = 0;
+    // Addresses and sites are zigzag differences from the chunk's last.
+    let (mut prev_addr, mut prev_site) = (0i64, 0i64);
+    let mut zz = |out: &mut Vec<u8>, v: u64, prev: &mut i64| {
+        let d = (v as i64).wrapping_sub(*prev);
+        *prev = v as i64;
+        varint(out, ((d << 1) ^ (d >> 63)) as u64);
+    };
     for (at, ev) in events {
         let dt = at - prev;
         prev = *at;
@@ -43,14 +50,13 @@ fn chunk(tid: u32, base: u64, end: u64, events: &[(u64, Ev)]) -> Vec<u8> {
             Ev::Alloc { size, addr } => {
                 payload.push(0);
                 varint(&mut payload, *size);
-                varint(&mut payload, *addr);
-                varint(&mut payload, 0x401000);
+                zz(&mut payload, *addr, &mut prev_addr);
+                zz(&mut payload, 0x401000, &mut prev_site);
                 varint(&mut payload, dt);
             }
             Ev::Free { addr } => {
                 payload.push(1);
-                varint(&mut payload, *addr);
-                varint(&mut payload, 0x401000);
+                zz(&mut payload, *addr, &mut prev_addr);
                 varint(&mut payload, dt);
             }
         }
@@ -389,7 +395,7 @@ fn read_bytes_are_given_back_to_the_file_system() {
     let t = monotonic_ns();
     let mut s = session(&logs, &out);
     let mut n = 0u64;
-    for k in 0..64u64 {
+    for k in 0..256u64 {
         let evs: Vec<(u64, Ev)> = (0..2000u64)
             .map(|i| {
                 n += 1;
