@@ -23,7 +23,12 @@ fuzz_target!(|data: &[u8]| {
         return;
     }
     use std::io::Write;
-    let mut f = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+    // A log found damaged is removed at once; the rest then makes a new one.
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .unwrap();
     f.write_all(&data[split..]).unwrap();
     drop(f);
     if s.poll().is_err() {
