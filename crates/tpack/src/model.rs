@@ -156,13 +156,16 @@ pub struct Model {
     bins_large: FxHashMap<u64, Bin>,
     /// For the writer: how many bins hold each address, so that a search
     /// is made only for an address some bin holds.
-    index: Option<FxHashMap<u64, u32>>,
+    index: Option<FxHashMap<(u64, u64), u32>>,
     /// The last [`FREE_RING`] frees of known objects: address and class.
     ring: Vec<(u64, u64)>,
     /// Frees so far in the block.
     pub frees: u64,
     /// Chunks freed as unknown objects, most recent last.
     unknown: Vec<u64>,
+    /// The writer's count of each address in `unknown` (so that most
+    /// allocations need not scan it).
+    unknown_index: Option<FxHashMap<u64, u32>>,
     pub last_alloc: u64,
     pub last_size: u64,
     /// The last address freed (or realloc'd) with age 0 (0: none yet).
@@ -193,6 +196,7 @@ impl Model {
             ring: vec![(0, 0); FREE_RING],
             frees: 0,
             unknown: Vec::new(),
+            unknown_index: None,
             last_alloc: 0,
             last_size: 0,
             last_unknown: 0,
@@ -209,47 +213,50 @@ impl Model {
     pub fn with_index() -> Model {
         Model {
             index: Some(FxHashMap::default()),
+            unknown_index: Some(FxHashMap::default()),
             ..Model::new()
         }
     }
 
     /// Whether some bin may hold `addr` (always true without an index).
     #[inline]
-    pub fn maybe_binned(&self, addr: u64) -> bool {
-        self.index.as_ref().is_none_or(|i| i.contains_key(&addr))
+    pub fn maybe_binned(&self, addr: u64, class: u64) -> bool {
+        self.index
+            .as_ref()
+            .is_none_or(|i| i.contains_key(&(addr, class)))
     }
 
-    fn index_add(&mut self, addr: u64) {
+    fn index_add(&mut self, addr: u64, class: u64) {
         if let Some(i) = &mut self.index {
-            *i.entry(addr).or_default() += 1;
+            *i.entry((addr, class)).or_default() += 1;
         }
     }
 
-    fn index_sub(&mut self, addr: u64) {
+    fn index_sub(&mut self, addr: u64, class: u64) {
         if let Some(i) = &mut self.index
-            && let Some(n) = i.get_mut(&addr)
+            && let Some(n) = i.get_mut(&(addr, class))
         {
             *n -= 1;
             if *n == 0 {
-                i.remove(&addr);
+                i.remove(&(addr, class));
             }
         }
     }
 
     fn push_chunk(&mut self, class: u64, addr: u64) {
-        self.index_add(addr);
+        self.index_add(addr, class);
         if let Some(d) = self.bin_mut(class).push(addr) {
-            self.index_sub(d);
+            self.index_sub(d, class);
         }
     }
 
     fn take_chunk(&mut self, class: u64, depth: usize) {
         let a = self.bin_mut(class).take(depth);
-        self.index_sub(a);
+        self.index_sub(a, class);
     }
 
     fn remove_chunk(&mut self, class: u64, addr: u64) {
-        if !self.maybe_binned(addr) {
+        if !self.maybe_binned(addr, class) {
             return;
         }
         if let Some(d) = self.bin(class).and_then(|b| b.depth(addr)) {
@@ -273,6 +280,9 @@ impl Model {
         self.ring.fill((0, 0));
         self.frees = 0;
         self.unknown.clear();
+        if let Some(i) = &mut self.unknown_index {
+            i.clear();
+        }
         self.last_alloc = 0;
         self.last_size = 0;
         self.last_unknown = 0;
@@ -449,7 +459,8 @@ impl Model {
             }
             Guess::Unknown(d) => {
                 let n = self.unknown.len();
-                self.unknown.remove(n - 1 - d);
+                let a = self.unknown.remove(n - 1 - d);
+                self.unknown_unindex(a);
             }
             Guess::Bump | Guess::Top | Guess::Miss => self.top = addr.wrapping_add(chunk(size)),
             Guess::ReallocNew => self.top = self.top.max(addr.wrapping_add(chunk(size))),
@@ -477,7 +488,25 @@ impl Model {
     /// The depth of `addr` among the chunks freed as unknown objects.
     #[inline]
     pub fn unknown_depth(&self, addr: u64) -> Option<usize> {
+        if self
+            .unknown_index
+            .as_ref()
+            .is_some_and(|i| !i.contains_key(&addr))
+        {
+            return None;
+        }
         self.unknown.iter().rev().position(|a| *a == addr)
+    }
+
+    fn unknown_unindex(&mut self, addr: u64) {
+        if let Some(i) = &mut self.unknown_index
+            && let Some(n) = i.get_mut(&addr)
+        {
+            *n -= 1;
+            if *n == 0 {
+                i.remove(&addr);
+            }
+        }
     }
 
     /// A free of `addr`, no object of the block: its chunk joins the list
@@ -485,9 +514,13 @@ impl Model {
     #[inline]
     pub fn freed_unknown(&mut self, addr: u64) {
         if self.unknown.len() == UNKNOWN_CAP {
-            self.unknown.remove(0);
+            let a = self.unknown.remove(0);
+            self.unknown_unindex(a);
         }
         self.unknown.push(addr);
+        if let Some(i) = &mut self.unknown_index {
+            *i.entry(addr).or_default() += 1;
+        }
     }
 
     /// A chunk of `class` at `addr` is freed: it joins its class's bin and

@@ -253,7 +253,7 @@ impl<W: Write> Writer<W> {
     #[inline]
     fn guess(&self, addr: u64, size: u64) -> Guess {
         let m = &self.model;
-        if m.maybe_binned(addr)
+        if m.maybe_binned(addr, chunk(size))
             && let Some(d) = m.bin(chunk(size)).and_then(|b| b.depth(addr))
         {
             return Guess::Freed(d);
