@@ -324,7 +324,14 @@ impl<W: Write> Writer<W> {
                 let age = self.model.objects.len() - i as usize;
                 put_varint(&mut self.streams[Stream::FreeAge as usize], age as u64);
                 if free {
-                    self.freed_at.insert(addr, self.model.frees);
+                    let seq = self.model.frees;
+                    self.freed_at.insert(addr, seq);
+                    // Only the last FREE_RING frees can be guessed: drop
+                    // older ones now and then, so the map stays small
+                    // (in cache) instead of growing with the block.
+                    if seq.is_multiple_of(FREE_RING as u64) && self.freed_at.len() > 2 * FREE_RING {
+                        self.freed_at.retain(|_, s| seq - *s <= FREE_RING as u64);
+                    }
                     self.model.freed(i as usize);
                 }
                 Some(i as usize)
