@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tramp record beside heaptrack and the untraced program, on real
-# allocation-heavy workloads, in one run:
+# allocation-heavy workloads, in one run (best of five interleaved rounds):
 #
 #   bench/record-vs-heaptrack.sh
 #
@@ -13,7 +13,7 @@
 # from one more `tramp record` run, the peak temporary disk and the waits.
 # Workloads: CPython (PYTHONMALLOC=malloc) running a dict/list script, Perl
 # building a hash index, gcc -O2 compiling a C file, and a C malloc/free
-# benchmark. Best of three runs each.
+# benchmark. Best of five interleaved rounds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release -q
@@ -35,15 +35,34 @@ PY
 $tramp record -o "$dir/warm.hatf" -- true >/dev/null 2>&1
 lib=$(ls -t "${XDG_CACHE_HOME:-$HOME/.cache}"/tramp/libtramp_capture-*.so | head -1)
 
-best() { # command... -> seconds (best of 3)
-  python3 - "$@" <<'PY'
-import subprocess, sys, time
-best = 1e9
-for _ in range(3):
-    t = time.perf_counter()
-    subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    best = min(best, time.perf_counter() - t)
-print(f"{best:.3f}")
+# Times the four ways of running one command, interleaved (plain, capture,
+# record, heaptrack, then again), five rounds, and prints the best of each:
+# this machine's speed drifts, and a drift must not favour one column.
+times() { # name command... -> "plain capture record heaptrack"
+  local name=$1; shift
+  python3 - "$dir" "$name" "$lib" "$tramp" "$@" <<'PY'
+import os, shutil, subprocess, sys, time
+d, name, lib, tramp, cmd = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:]
+raw = os.path.join(d, "raw")
+ways = [
+    ("plain", cmd, {}),
+    ("capture", cmd, {"TRAMP_CAPTURE_DIR": raw, "LD_PRELOAD": lib}),
+    ("record", [tramp, "record", "-o", os.path.join(d, name + ".tpack"), "--"] + cmd, {}),
+    ("heaptrack", ["heaptrack", "-o", os.path.join(d, "ht-" + name)] + cmd, {}),
+]
+best = {w: 1e9 for w, _, _ in ways}
+for _ in range(5):
+    for w, argv, env in ways:
+        shutil.rmtree(raw, ignore_errors=True)
+        os.makedirs(raw)
+        for f in os.listdir(d):
+            if f.startswith("ht-" + name):
+                os.remove(os.path.join(d, f))
+        t = time.perf_counter()
+        subprocess.run(argv, env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        best[w] = min(best[w], time.perf_counter() - t)
+shutil.rmtree(raw, ignore_errors=True)
+print(" ".join(f"{best[w]:.3f}" for w, _, _ in ways))
 PY
 }
 
@@ -51,12 +70,8 @@ printf '%-10s %8s %8s %8s %8s %10s %12s %8s %12s %8s\n' workload plain capture r
 run() { # name command...
   local name=$1; shift
   local plain cap rec ht events tb hb
-  plain=$(best "$@")
-  mkdir -p "$dir/raw"
-  cap=$(best env TRAMP_CAPTURE_DIR="$dir/raw" LD_PRELOAD="$lib" "$@")
-  rm -rf "$dir/raw" "$dir/$name".*
-  rec=$(best "$tramp" record -o "$dir/$name.tpack" -- "$@")
-  ht=$(best heaptrack -o "$dir/ht-$name" "$@")
+  rm -rf "$dir/$name".*
+  read -r plain cap rec ht < <(times "$name" "$@")
   events=0
   for f in "$dir/$name".*tpack; do
     n=$($tramp stats --json "$f" | python3 -c 'import json,sys; r=json.load(sys.stdin); print(r["total_allocs"]+r["total_frees"]+r["total_reallocs"])')

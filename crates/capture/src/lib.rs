@@ -86,7 +86,8 @@ const STALE_TSC: u64 = 1 << 25;
 /// How long a thread waiting for `tramp record` sleeps between looks.
 const STALL_POLL_NS: i64 = 200_000;
 /// A thread stops waiting when the log has not shrunk for this long (the
-/// converter is gone): events are never dropped, only disk is spent.
+/// converter is gone), and the process never waits again: events are
+/// never dropped, only disk is spent.
 const STALL_GIVE_UP_NS: u64 = 5_000_000_000;
 /// Room an event may need (a stack definition is the largest).
 const MAX_EVENT: usize = 16 + (MAX_FRAMES + 2) * 10;
@@ -371,6 +372,9 @@ fn wait_for_converter(on_disk: u64) -> u64 {
         if bytes < low {
             (low, since) = (bytes, now);
         } else if now - since > STALL_GIVE_UP_NS {
+            // Nobody reads this log any more (tramp record has ended while
+            // a child of the program runs on): stop waiting for good.
+            BACKLOG.store(0, Ordering::Relaxed);
             return now - start;
         }
     }
