@@ -72,6 +72,12 @@ run() { # name command...
   local plain cap rec ht events tb hb
   rm -rf "$dir/$name".*
   read -r plain cap rec ht < <(times "$name" "$@")
+  # One more recording for the sizes, events, peak disk and waits (the
+  # timed rounds left a trace per child pid each).
+  rm -rf "$dir/$name".*
+  local note
+  note=$("$tramp" record -o "$dir/$name.tpack" -- "$@" 2>&1 >/dev/null \
+    | grep -o 'waited [0-9]* times ([0-9.]* s)\|peaked at [0-9.]* MiB' | paste -sd' ' -)
   events=0
   for f in "$dir/$name".*tpack; do
     n=$($tramp stats --json "$f" | python3 -c 'import json,sys; r=json.load(sys.stdin); print(r["total_allocs"]+r["total_frees"]+r["total_reallocs"])')
@@ -79,9 +85,6 @@ run() { # name command...
   done
   tb=$(cat "$dir/$name".*tpack | wc -c)
   hb=$(cat "$dir/ht-$name"* | wc -c)
-  local note
-  note=$("$tramp" record -o "$dir/$name.tpack" -- "$@" 2>&1 >/dev/null \
-    | grep -o 'waited [0-9]* times ([0-9.]* s)\|peaked at [0-9.]* MiB' | paste -sd' ' -)
   python3 - "$name" "$plain" "$cap" "$rec" "$ht" "$events" "$tb" "$hb" "$note" <<'PY'
 import sys
 n, note = sys.argv[1], sys.argv[9]
