@@ -34,7 +34,7 @@ fn chunk(tid: u32, base: u64, end: u64, events: &[(u64, Ev)]) -> Vec<u8> {
     let mut prev = 0;
     // Addresses and sites are zigzag differences from the chunk's last.
     let (mut prev_addr, mut prev_site) = (0i64, 0i64);
-    let mut zz = |out: &mut Vec<u8>, v: u64, prev: &mut i64| {
+    let zz = |out: &mut Vec<u8>, v: u64, prev: &mut i64| {
         let d = (v as i64).wrapping_sub(*prev);
         *prev = v as i64;
         varint(out, ((d << 1) ^ (d >> 63)) as u64);
