@@ -195,6 +195,8 @@ pub(crate) struct State {
     threads_live: FxHashSet<u32>,
     /// The thread of the last event, known live (most events repeat it).
     last_live: Option<u32>,
+    /// The site `attrs` holds the encoding of.
+    last_site: Option<(usize, u32, u64)>,
     threads_seen: FxHashSet<u32>,
     modules: FxHashSet<(u64, Vec<u8>)>,
     stack_ids: FxHashMap<Vec<u64>, u64>,
@@ -240,6 +242,10 @@ impl State {
     }
 
     fn site(&mut self, file: usize, tid: u32, site: u64) {
+        if self.last_site == Some((file, tid, site)) && !self.attrs.is_empty() {
+            return; // the attributes already hold it
+        }
+        self.last_site = Some((file, tid, site));
         if self.stack_depth == 0 {
             encode_site(SITE_RETURN_ADDRESS, site, &mut self.attrs);
         } else {
@@ -317,6 +323,7 @@ impl State {
                     }
                 };
                 self.slots.insert((file, tid, *slot), id);
+                self.last_site = None;
             }
             RawEvent::Stall { waited_ns, .. } => {
                 stats.stalls += 1;

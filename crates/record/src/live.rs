@@ -148,7 +148,6 @@ pub struct Session {
     punch: bool,
     peak_disk: u64,
     buf: Vec<u8>,
-    decoded: Vec<RawEvent>,
 }
 
 /// What a finished session produced.
@@ -176,7 +175,6 @@ impl Session {
             punch: can_punch(dir),
             peak_disk: 0,
             buf: Vec::new(),
-            decoded: Vec::new(),
         }
     }
 
@@ -194,7 +192,7 @@ impl Session {
         let mut progress = false;
         let mut disk = 0u64;
         for p in self.procs.values_mut() {
-            progress |= p.read(self.punch, &mut self.buf, &mut self.decoded, false)?;
+            progress |= p.read(self.punch, &mut self.buf, false)?;
             p.emit_ready(now, false)?;
             for l in &p.logs {
                 disk += l.file.metadata().map_or(0, |m| m.blocks() * 512);
@@ -210,7 +208,7 @@ impl Session {
         self.attach_new()?;
         let mut out = Vec::new();
         for (pid, mut p) in std::mem::take(&mut self.procs) {
-            while p.read(self.punch, &mut self.buf, &mut self.decoded, true)? {}
+            while p.read(self.punch, &mut self.buf, true)? {}
             p.emit_ready(u64::MAX, true)?;
             p.state.finish_stats(&mut p.stats);
             p.stats.pid = pid;
@@ -295,13 +293,7 @@ impl Proc {
     /// Reads new whole chunks of every unfinished log into the streams'
     /// queues. `end`: the writers are gone, so a chunk cut short is damage.
     /// Returns whether anything was read.
-    fn read(
-        &mut self,
-        punch: bool,
-        buf: &mut Vec<u8>,
-        decoded: &mut Vec<RawEvent>,
-        end: bool,
-    ) -> Result<bool, Error> {
+    fn read(&mut self, punch: bool, buf: &mut Vec<u8>, end: bool) -> Result<bool, Error> {
         let mut progress = false;
         let n = self.logs.len();
         for li in 0..n {
@@ -390,7 +382,7 @@ impl Proc {
         }
         // Decode the front chunk of streams that have none decoded.
         for i in 0..self.streams.len() {
-            if self.streams[i].events.is_empty() && self.refill(i, decoded) {
+            if self.streams[i].events.is_empty() && self.refill(i) {
                 let t = self.streams[i].events.front().map_or(0, RawEvent::time);
                 self.heap.push(Reverse((t, i)));
             }
@@ -423,29 +415,28 @@ impl Proc {
     }
 
     /// Decodes the stream's next queued chunk; false when it has none.
-    fn refill(&mut self, i: usize, decoded: &mut Vec<RawEvent>) -> bool {
+    fn refill(&mut self, i: usize) -> bool {
         let s = &mut self.streams[i];
         while s.events.is_empty() {
             let Some((c, payload)) = s.chunks.pop_front() else {
                 return false;
             };
             self.queued -= payload.len();
-            decoded.clear();
-            if let Err(e) = raw::decode_chunk(&c, &payload, decoded) {
+            // Straight into the stream's queue (it is empty).
+            if let Err(e) = raw::decode_chunk(&c, &payload, &mut s.events) {
                 let path = &self.logs[s.log].path;
                 self.stats.damage.push(format!("{}: {e}", path.display()));
                 s.broken = true;
                 self.queued -= s.chunks.iter().map(|(_, p)| p.len()).sum::<usize>();
                 s.chunks.clear();
             }
-            if decoded
-                .last()
+            if s.events
+                .back()
                 .is_some_and(|e| matches!(e, RawEvent::ThreadEnd { .. }))
                 && s.chunks.is_empty()
             {
                 s.ended = true;
             }
-            s.events.extend(decoded.drain(..));
         }
         true
     }
@@ -458,7 +449,6 @@ impl Proc {
     /// Writes every event no thread can precede any more (see the module
     /// doc); with `all`, every event.
     fn emit_ready(&mut self, now: u64, all: bool) -> Result<(), Error> {
-        let mut decoded = Vec::new();
         let mut wm = u64::MAX;
         for s in &self.streams {
             if s.events.is_empty() && self.open(s) {
@@ -496,7 +486,7 @@ impl Proc {
                 let (log, tid) = (self.streams[i].log, self.streams[i].tid);
                 self.state
                     .emit(&ev, log, tid, t0, &mut self.out, &mut self.stats)?;
-                if self.streams[i].events.is_empty() && !self.refill(i, &mut decoded) {
+                if self.streams[i].events.is_empty() && !self.refill(i) {
                     if self.open(&self.streams[i]) {
                         wm = wm.min(self.streams[i].last_end);
                     }

@@ -245,7 +245,11 @@ pub fn read_chunk(f: &mut File, c: &ChunkRef, buf: &mut Vec<u8>) -> Result<(), R
 }
 
 /// Decodes a chunk's payload into events (appended to `out`).
-pub fn decode_chunk(c: &ChunkRef, payload: &[u8], out: &mut Vec<RawEvent>) -> Result<(), RawError> {
+pub fn decode_chunk(
+    c: &ChunkRef,
+    payload: &[u8],
+    out: &mut impl Extend<RawEvent>,
+) -> Result<(), RawError> {
     let mut at = 0usize;
     let mut tsc = c.base_tsc;
     let mut time = c.base_ns;
@@ -355,7 +359,7 @@ pub fn decode_chunk(c: &ChunkRef, payload: &[u8], out: &mut Vec<RawEvent>) -> Re
                 });
             }
         };
-        out.push(ev);
+        out.extend(Some(ev));
     }
     Ok(())
 }
