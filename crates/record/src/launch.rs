@@ -214,11 +214,17 @@ pub fn record(lib: &Path, cmd: &[OsString], opts: &RecordOptions) -> Result<Reco
     let root = child.id() as u64;
     let mut session = Session::new(&logs, root, opts);
     let mut failed = None;
+    // Idle polls back off from 1 to 16 ms (a quiet program costs ~60
+    // directory reads a second); anything read resets the wait.
+    let mut idle_ms = 1;
     let status = loop {
         if failed.is_none() {
             match session.poll() {
-                Ok(true) => {}
-                Ok(false) => std::thread::sleep(std::time::Duration::from_millis(2)),
+                Ok(true) => idle_ms = 1,
+                Ok(false) => {
+                    std::thread::sleep(std::time::Duration::from_millis(idle_ms));
+                    idle_ms = (idle_ms * 2).min(16);
+                }
                 Err(e) => failed = Some(e),
             }
         } else {
