@@ -380,6 +380,26 @@ fn wait_for_converter(on_disk: u64) -> u64 {
     }
 }
 
+/// The leading decimal digits of an environment variable (saturating), if
+/// it is set.
+fn env_number(name: &core::ffi::CStr) -> Option<u64> {
+    // SAFETY: getenv returns NULL or a NUL-terminated string that lives as
+    // long as the environment; we read it at once.
+    let v = unsafe { sys::getenv(name.as_ptr()) };
+    if v.is_null() {
+        return None;
+    }
+    // SAFETY: NUL-terminated string from the environment.
+    let s = unsafe { core::slice::from_raw_parts(v as *const u8, sys::strlen(v)) };
+    Some(
+        s.iter()
+            .take_while(|c| c.is_ascii_digit())
+            .fold(0u64, |a, c| {
+                a.saturating_mul(10).saturating_add((c - b'0') as u64)
+            }),
+    )
+}
+
 /// One-time setup: read the environment, open the log, install hooks.
 /// Returns whether recording is on.
 #[cold]
@@ -413,28 +433,10 @@ fn init() -> bool {
         };
         p.exe_len = k.max(0) as usize;
     }
-    // SAFETY: getenv as above.
-    let depth = unsafe { sys::getenv(c"TRAMP_CAPTURE_STACK".as_ptr()) };
-    if !depth.is_null() {
-        // SAFETY: NUL-terminated string from the environment.
-        let s = unsafe { core::slice::from_raw_parts(depth as *const u8, sys::strlen(depth)) };
-        let n = s
-            .iter()
-            .take_while(|c| c.is_ascii_digit())
-            .fold(0usize, |a, c| a * 10 + (c - b'0') as usize);
-        STACK_DEPTH.store(n.min(MAX_FRAMES), Ordering::Relaxed);
+    if let Some(n) = env_number(c"TRAMP_CAPTURE_STACK") {
+        STACK_DEPTH.store((n as usize).min(MAX_FRAMES), Ordering::Relaxed);
     }
-    // SAFETY: getenv as above.
-    let backlog = unsafe { sys::getenv(c"TRAMP_CAPTURE_BACKLOG".as_ptr()) };
-    if !backlog.is_null() {
-        // SAFETY: NUL-terminated string from the environment.
-        let s = unsafe { core::slice::from_raw_parts(backlog as *const u8, sys::strlen(backlog)) };
-        let n = s
-            .iter()
-            .take_while(|c| c.is_ascii_digit())
-            .fold(0u64, |a, c| {
-                a.saturating_mul(10).saturating_add((c - b'0') as u64)
-            });
+    if let Some(n) = env_number(c"TRAMP_CAPTURE_BACKLOG") {
         BACKLOG.store(n, Ordering::Relaxed);
     }
     if !open_log() {

@@ -120,10 +120,7 @@ impl Annotation {
         let hex = |t: &str| u64::from_str_radix(t.strip_prefix("0x")?, 16).ok();
         match word {
             "process" => {
-                let mut v = [0u64; 3];
-                for (i, kv) in args.split(' ').enumerate().take(3) {
-                    v[i] = kv.split_once('=')?.1.parse().ok()?;
-                }
+                let v: [u64; 3] = values(args)?;
                 Some(Annotation::Process {
                     pid: v[0],
                     ppid: v[1],
@@ -144,10 +141,7 @@ impl Annotation {
                 Some(Annotation::Stack { id, frames })
             }
             "stall" => {
-                let mut v = [0u64; 2];
-                for (i, kv) in args.split(' ').enumerate().take(2) {
-                    v[i] = kv.split_once('=')?.1.parse().ok()?;
-                }
+                let v: [u64; 2] = values(args)?;
                 Some(Annotation::Stall {
                     thread: v[0],
                     waited_ns: v[1],
@@ -156,6 +150,15 @@ impl Annotation {
             _ => None,
         }
     }
+}
+
+/// The numbers of `k1=v1 k2=v2 …`, in order (the keys are the writer's).
+fn values<const N: usize>(args: &str) -> Option<[u64; N]> {
+    let mut v = [0u64; N];
+    for (i, kv) in args.split(' ').enumerate().take(N) {
+        v[i] = kv.split_once('=')?.1.parse().ok()?;
+    }
+    Some(v)
 }
 
 /// Site encoding in the attributes field.

@@ -205,22 +205,6 @@ fn unzigzag(v: u64) -> u64 {
 }
 
 impl RawEvent {
-    /// The event with its time set.
-    fn with_time(mut self, t: u64) -> RawEvent {
-        match &mut self {
-            RawEvent::Alloc { time, .. }
-            | RawEvent::Free { time, .. }
-            | RawEvent::Realloc { time, .. }
-            | RawEvent::ThreadStart { time }
-            | RawEvent::ThreadEnd { time }
-            | RawEvent::Stack { time, .. }
-            | RawEvent::Module { time, .. }
-            | RawEvent::Process { time, .. }
-            | RawEvent::Stall { time, .. } => *time = t,
-        }
-        self
-    }
-
     pub fn time(&self) -> u64 {
         match self {
             RawEvent::Alloc { time, .. }
@@ -283,45 +267,46 @@ pub fn decode_chunk(
                     prev_addr = prev_addr.wrapping_add(unzigzag(varint(at, kind)?));
                     Ok(prev_addr)
                 };
-                let ev = match kind {
-                    EV_ALLOC => {
-                        let size = varint(&mut at, kind)?;
-                        let address = addr(&mut at)?;
-                        prev_site = prev_site.wrapping_add(unzigzag(varint(&mut at, kind)?));
-                        RawEvent::Alloc {
-                            time: 0,
-                            size,
-                            address,
-                            site: prev_site,
-                        }
-                    }
-                    EV_FREE => RawEvent::Free {
-                        time: 0,
-                        address: addr(&mut at)?,
-                    },
-                    EV_REALLOC => {
-                        let size = varint(&mut at, kind)?;
-                        let old = addr(&mut at)?;
-                        let new = addr(&mut at)?;
-                        prev_site = prev_site.wrapping_add(unzigzag(varint(&mut at, kind)?));
-                        RawEvent::Realloc {
-                            time: 0,
-                            size,
-                            old,
-                            new,
-                            site: prev_site,
-                        }
-                    }
-                    EV_THREAD_START => RawEvent::ThreadStart { time: 0 },
-                    EV_STALL => RawEvent::Stall {
-                        time: 0,
-                        waited_ns: varint(&mut at, kind)?,
-                    },
-                    _ => RawEvent::ThreadEnd { time: 0 },
+                let mut site = |at: &mut usize| -> Result<u64, RawError> {
+                    prev_site = prev_site.wrapping_add(unzigzag(varint(at, kind)?));
+                    Ok(prev_site)
                 };
-                tsc = tsc.wrapping_add(varint(&mut at, kind)?);
-                time = c.ns(tsc);
-                ev.with_time(time)
+                let mut clock = |at: &mut usize| -> Result<u64, RawError> {
+                    tsc = tsc.wrapping_add(varint(at, kind)?);
+                    time = c.ns(tsc);
+                    Ok(time)
+                };
+                // Fields are read in the order written (struct expressions
+                // evaluate their fields in source order).
+                match kind {
+                    EV_ALLOC => RawEvent::Alloc {
+                        size: varint(&mut at, kind)?,
+                        address: addr(&mut at)?,
+                        site: site(&mut at)?,
+                        time: clock(&mut at)?,
+                    },
+                    EV_FREE => RawEvent::Free {
+                        address: addr(&mut at)?,
+                        time: clock(&mut at)?,
+                    },
+                    EV_REALLOC => RawEvent::Realloc {
+                        size: varint(&mut at, kind)?,
+                        old: addr(&mut at)?,
+                        new: addr(&mut at)?,
+                        site: site(&mut at)?,
+                        time: clock(&mut at)?,
+                    },
+                    EV_STALL => RawEvent::Stall {
+                        waited_ns: varint(&mut at, kind)?,
+                        time: clock(&mut at)?,
+                    },
+                    EV_THREAD_START => RawEvent::ThreadStart {
+                        time: clock(&mut at)?,
+                    },
+                    _ => RawEvent::ThreadEnd {
+                        time: clock(&mut at)?,
+                    },
+                }
             }
             EV_STACK => {
                 let slot = varint(&mut at, kind)?;

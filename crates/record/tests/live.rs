@@ -71,6 +71,11 @@ fn chunk(tid: u32, base: u64, end: u64, events: &[(u64, Ev)]) -> Vec<u8> {
     c
 }
 
+/// A chunk holding one allocation, `at` ns after `base`.
+fn alloc_chunk(tid: u32, base: u64, end: u64, at: u64, size: u64, addr: u64) -> Vec<u8> {
+    chunk(tid, base, end, &[(at, Ev::Alloc { size, addr })])
+}
+
 fn append(path: &Path, bytes: &[u8]) {
     let mut f = OpenOptions::new()
         .create(true)
@@ -143,18 +148,7 @@ fn threads_merge_by_time_though_their_chunks_arrive_out_of_order() {
     s.poll().unwrap();
     append(
         &log,
-        &chunk(
-            2,
-            t + MS / 2,
-            t + MS * 25 / 10,
-            &[(
-                MS * 15 / 10,
-                Ev::Alloc {
-                    size: 2,
-                    addr: 0x2000,
-                },
-            )],
-        ),
+        &alloc_chunk(2, t + MS / 2, t + MS * 25 / 10, MS * 15 / 10, 2, 0x2000),
     );
     s.poll().unwrap();
     let done = s.finish().unwrap();
@@ -216,21 +210,7 @@ fn a_log_cut_short_keeps_every_whole_chunk_and_reports_the_cut() {
     let (_d, logs, out) = setup();
     let log = logs.join("trace.100.1.raw");
     let t = monotonic_ns();
-    append(
-        &log,
-        &chunk(
-            7,
-            t,
-            t + MS,
-            &[(
-                1,
-                Ev::Alloc {
-                    size: 8,
-                    addr: 0x10,
-                },
-            )],
-        ),
-    );
+    append(&log, &alloc_chunk(7, t, t + MS, 1, 8, 0x10));
     let second = chunk(7, t + MS, t + 2 * MS, &[(1, Ev::Free { addr: 0x10 })]);
     append(&log, &second[..second.len() - 3]);
     let done = session(&logs, &out).finish().unwrap();
@@ -250,21 +230,7 @@ fn garbage_in_a_log_stops_it_and_is_reported() {
     let (_d, logs, out) = setup();
     let log = logs.join("trace.100.1.raw");
     let t = monotonic_ns();
-    append(
-        &log,
-        &chunk(
-            7,
-            t,
-            t + MS,
-            &[(
-                1,
-                Ev::Alloc {
-                    size: 8,
-                    addr: 0x10,
-                },
-            )],
-        ),
-    );
+    append(&log, &alloc_chunk(7, t, t + MS, 1, 8, 0x10));
     append(&log, &[0x55; 100]);
     let mut s = session(&logs, &out);
     s.poll().unwrap();
@@ -288,37 +254,9 @@ fn an_exec_continues_the_process_in_a_second_log() {
     let first = logs.join("trace.100.1.raw");
     let second = logs.join("trace.100.2.raw");
     let mut s = session(&logs, &out);
-    append(
-        &first,
-        &chunk(
-            7,
-            t,
-            t + MS,
-            &[(
-                1,
-                Ev::Alloc {
-                    size: 8,
-                    addr: 0x10,
-                },
-            )],
-        ),
-    );
+    append(&first, &alloc_chunk(7, t, t + MS, 1, 8, 0x10));
     s.poll().unwrap();
-    append(
-        &second,
-        &chunk(
-            7,
-            t + 2 * MS,
-            t + 3 * MS,
-            &[(
-                1,
-                Ev::Alloc {
-                    size: 9,
-                    addr: 0x20,
-                },
-            )],
-        ),
-    );
+    append(&second, &alloc_chunk(7, t + 2 * MS, t + 3 * MS, 1, 9, 0x20));
     s.poll().unwrap();
     // The first log is finished (a newer one exists and it was read to its
     // end): it is removed at once.
@@ -340,38 +278,10 @@ fn a_thread_that_shows_up_after_the_lag_is_written_late_and_counted() {
     // Events a second old: past the lag, written at the first poll.
     let t = monotonic_ns() - 1_000 * MS;
     let mut s = session(&logs, &out);
-    append(
-        &log,
-        &chunk(
-            1,
-            t,
-            t + 10 * MS,
-            &[(
-                5 * MS,
-                Ev::Alloc {
-                    size: 1,
-                    addr: 0x10,
-                },
-            )],
-        ),
-    );
+    append(&log, &alloc_chunk(1, t, t + 10 * MS, 5 * MS, 1, 0x10));
     s.poll().unwrap();
     // A thread whose only chunk comes now, with an earlier event.
-    append(
-        &log,
-        &chunk(
-            2,
-            t,
-            t + 2 * MS,
-            &[(
-                MS,
-                Ev::Alloc {
-                    size: 2,
-                    addr: 0x20,
-                },
-            )],
-        ),
-    );
+    append(&log, &alloc_chunk(2, t, t + 2 * MS, MS, 2, 0x20));
     s.poll().unwrap();
     let done = s.finish().unwrap();
     assert_eq!(done.traces[0].2.late, 1, "thread 2's alloc");
