@@ -204,15 +204,16 @@ pub fn record(lib: &Path, cmd: &[OsString], opts: &RecordOptions) -> Result<Reco
         .env("LD_PRELOAD", preload)
         .env("TRAMP_CAPTURE_DIR", &logs)
         .env("TRAMP_CAPTURE_STACK", opts.stack.to_string());
-    let probe = Session::new(&logs, 0, opts);
-    if probe.bounded() {
+    // The started process's pid names its trace; it is known once spawned.
+    let mut session = Session::new(&logs, 0, opts);
+    if session.bounded() {
         command.env("TRAMP_CAPTURE_BACKLOG", opts.backlog.max(1).to_string());
     }
     let mut child = command
         .spawn()
         .map_err(|e| Error::Usage(format!("cannot run {}: {e}", program.to_string_lossy())))?;
     let root = child.id() as u64;
-    let mut session = Session::new(&logs, root, opts);
+    session.set_root(root);
     let mut failed = None;
     // Idle polls back off from 1 to 16 ms (a quiet program costs ~60
     // directory reads a second); anything read resets the wait.

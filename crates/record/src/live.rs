@@ -178,6 +178,11 @@ impl Session {
         }
     }
 
+    /// Sets the started process's pid (before the first poll).
+    pub fn set_root(&mut self, root: u64) {
+        self.root = root;
+    }
+
     /// Whether read bytes are given back to the file system (so a bound
     /// on temporary disk holds).
     pub fn bounded(&self) -> bool {
@@ -194,7 +199,7 @@ impl Session {
         for p in self.procs.values_mut() {
             progress |= p.read(self.punch, &mut self.buf, false)?;
             p.emit_ready(now, false)?;
-            for l in &p.logs {
+            for l in p.logs.iter().filter(|l| !l.finished) {
                 disk += l.file.metadata().map_or(0, |m| m.blocks() * 512);
             }
         }
