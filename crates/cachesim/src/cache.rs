@@ -1,0 +1,237 @@
+//! A policy with its bookkeeping: what a buffer pool reports.
+
+use std::fmt;
+
+use rustc_hash::FxHashSet;
+use serde::Serialize;
+
+use crate::policy::{Access, Policy, PolicyKind};
+use crate::request::{Op, Request};
+
+/// What capacity counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Unit {
+    /// Objects, each of size 1 (libCacheSim's `ignore_obj_size`).
+    Objects,
+    /// Bytes: each object charges its size.
+    Bytes,
+}
+
+impl Unit {
+    /// What `req` charges against capacity.
+    #[inline]
+    pub fn charge(self, req: &Request) -> u64 {
+        match self {
+            Unit::Objects => 1,
+            Unit::Bytes => req.size as u64,
+        }
+    }
+}
+
+/// Counts for one cache.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Stats {
+    pub reads: u64,
+    pub writes: u64,
+    pub read_hits: u64,
+    pub write_hits: u64,
+    /// Bytes requested and bytes missed (object sizes, whatever the unit).
+    pub bytes: u64,
+    pub bytes_missed: u64,
+    pub evictions: u64,
+    /// Evictions of objects written since they were loaded.
+    pub write_backs: u64,
+    pub prefetches: u64,
+}
+
+impl Stats {
+    pub fn requests(&self) -> u64 {
+        self.reads + self.writes
+    }
+    pub fn hits(&self) -> u64 {
+        self.read_hits + self.write_hits
+    }
+    pub fn misses(&self) -> u64 {
+        self.requests() - self.hits()
+    }
+    /// Misses per request (0 for no requests).
+    pub fn miss_ratio(&self) -> f64 {
+        ratio(self.misses(), self.requests())
+    }
+    /// Bytes missed per byte requested.
+    pub fn byte_miss_ratio(&self) -> f64 {
+        ratio(self.bytes_missed, self.bytes)
+    }
+}
+
+fn ratio(a: u64, b: u64) -> f64 {
+    if b == 0 { 0.0 } else { a as f64 / b as f64 }
+}
+
+/// A cache: a policy, its capacity unit, its statistics and which cached
+/// objects are dirty.
+pub struct Cache {
+    policy: Box<dyn Policy>,
+    unit: Unit,
+    stats: Stats,
+    dirty: FxHashSet<u64>,
+    evicted: Vec<u64>,
+}
+
+impl Cache {
+    /// A cache of `kind` holding `capacity` units.
+    pub fn new(kind: PolicyKind, capacity: u64, unit: Unit) -> Cache {
+        Cache::with_policy(kind.build(capacity), unit)
+    }
+
+    /// A cache around any policy.
+    pub fn with_policy(policy: Box<dyn Policy>, unit: Unit) -> Cache {
+        Cache {
+            policy,
+            unit,
+            stats: Stats::default(),
+            dirty: FxHashSet::default(),
+            evicted: Vec::new(),
+        }
+    }
+
+    /// Serves one request; true on a hit.
+    #[inline]
+    pub fn access(&mut self, req: &Request) -> bool {
+        let a = Access {
+            id: req.id,
+            charge: self.unit.charge(req),
+            next_access: req.next_access,
+        };
+        let hit = self.policy.get(a, &mut self.evicted);
+        let s = &mut self.stats;
+        s.bytes += req.size as u64;
+        if !hit {
+            s.bytes_missed += req.size as u64;
+        }
+        match req.op {
+            Op::Read => {
+                s.reads += 1;
+                s.read_hits += hit as u64;
+            }
+            Op::Write => {
+                s.writes += 1;
+                s.write_hits += hit as u64;
+            }
+        }
+        self.settle(req.op == Op::Write, req.id);
+        hit
+    }
+
+    /// Loads an object without counting a request.
+    pub fn prefetch(&mut self, req: &Request) {
+        let a = Access {
+            id: req.id,
+            charge: self.unit.charge(req),
+            next_access: req.next_access,
+        };
+        self.stats.prefetches += 1;
+        self.policy.prefetch(a, &mut self.evicted);
+        self.settle(false, req.id);
+    }
+
+    fn settle(&mut self, write: bool, id: u64) {
+        self.stats.evictions += self.evicted.len() as u64;
+        if !self.dirty.is_empty() {
+            for v in self.evicted.drain(..) {
+                if self.dirty.remove(&v) {
+                    self.stats.write_backs += 1;
+                }
+            }
+        } else {
+            self.evicted.clear();
+        }
+        if write && self.policy.contains(id) {
+            self.dirty.insert(id);
+        }
+    }
+
+    /// Whether `id` is cached.
+    pub fn contains(&self, id: u64) -> bool {
+        self.policy.contains(id)
+    }
+    pub fn stats(&self) -> &Stats {
+        &self.stats
+    }
+    pub fn policy(&self) -> &dyn Policy {
+        &*self.policy
+    }
+    pub fn unit(&self) -> Unit {
+        self.unit
+    }
+    /// Objects written and still cached (they would be written back at a
+    /// flush).
+    pub fn dirty(&self) -> usize {
+        self.dirty.len()
+    }
+
+    /// A report of this cache.
+    pub fn report(&self) -> CacheReport {
+        CacheReport {
+            policy: self.policy.name().to_string(),
+            capacity: self.policy.capacity(),
+            unit: self.unit,
+            cached: self.policy.len() as u64,
+            occupied: self.policy.occupied(),
+            dirty: self.dirty.len() as u64,
+            miss_ratio: self.stats.miss_ratio(),
+            byte_miss_ratio: self.stats.byte_miss_ratio(),
+            stats: self.stats.clone(),
+        }
+    }
+}
+
+/// One cache's result.
+#[derive(Clone, Debug, Serialize)]
+pub struct CacheReport {
+    pub policy: String,
+    pub capacity: u64,
+    pub unit: Unit,
+    /// Objects cached at the end, the charge they hold, and how many are
+    /// dirty.
+    pub cached: u64,
+    pub occupied: u64,
+    pub dirty: u64,
+    pub miss_ratio: f64,
+    pub byte_miss_ratio: f64,
+    #[serde(flatten)]
+    pub stats: Stats,
+}
+
+impl fmt::Display for CacheReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = &self.stats;
+        let unit = match self.unit {
+            Unit::Objects => "objects",
+            Unit::Bytes => "bytes",
+        };
+        writeln!(
+            f,
+            "{} {} {unit}: {} requests, {} misses (miss ratio {:.6}, byte miss ratio {:.6})",
+            self.policy,
+            self.capacity,
+            s.requests(),
+            s.misses(),
+            self.miss_ratio,
+            self.byte_miss_ratio
+        )?;
+        write!(
+            f,
+            "  reads {} (hits {}), writes {} (hits {}), evictions {}, write-backs {}, prefetches {}, dirty at end {}",
+            s.reads,
+            s.read_hits,
+            s.writes,
+            s.write_hits,
+            s.evictions,
+            s.write_backs,
+            s.prefetches,
+            self.dirty
+        )
+    }
+}

@@ -1,0 +1,30 @@
+//! Cache simulation, shared by `tramp cachesim`, the TRAMP command language
+//! and RDS profiling. It knows nothing of tramp's record types: callers turn
+//! their traces into [`Request`]s.
+//!
+//! * [`policy`]: key-value (buffer or object) caches behind one [`Policy`]
+//!   trait — LRU, FIFO, CLOCK, SIEVE, S3-FIFO, ARC, 2Q, LFU and Belady's OPT,
+//!   each defined as libCacheSim 0.3.5 defines it;
+//! * [`Cache`]: a policy with its statistics (reads and writes apart, dirty
+//!   evictions as write-backs, prefetches);
+//! * [`sweep`]: many caches (policies × sizes) fed by one pass over a trace;
+//! * [`mrc`]: the exact LRU miss-ratio curve from stack distances, and SHARDS
+//!   sampling for traces too large for it;
+//! * [`cpu`]: set-associative CPU caches and inclusive hierarchies;
+//! * [`trace`]: libCacheSim's csv and `oracleGeneral` request traces;
+//! * [`plot`]: miss-ratio curves as SVG.
+
+mod list;
+
+pub mod cache;
+// pub mod cpu;
+// pub mod mrc;
+// pub mod plot;
+pub mod policy;
+pub mod request;
+pub mod sweep;
+pub mod trace;
+
+pub use cache::{Cache, Stats, Unit};
+pub use policy::{Policy, PolicyKind};
+pub use request::{NEVER, Op, Request};

@@ -1,0 +1,170 @@
+//! The storage every policy shares: a table of cached (or ghost) objects in
+//! a slab, found by id through a hash map, threaded on intrusive
+//! doubly-linked lists by slot number. Head = most recently linked.
+
+use rustc_hash::FxHashMap;
+
+pub(crate) const NIL: u32 = u32::MAX;
+
+/// One object's entry.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Node {
+    pub id: u64,
+    /// Charge against capacity: bytes, or 1 when counting objects.
+    pub size: u64,
+    /// A policy's counter (CLOCK bits, SIEVE visited, LFU and S3-FIFO
+    /// frequency).
+    pub freq: u64,
+    /// Which of a policy's lists holds the entry.
+    pub tag: u8,
+    prev: u32,
+    next: u32,
+}
+
+/// Entries by slot, and a map from id to slot.
+#[derive(Default)]
+pub(crate) struct Table {
+    nodes: Vec<Node>,
+    free: Vec<u32>,
+    map: FxHashMap<u64, u32>,
+}
+
+impl Table {
+    pub fn find(&self, id: u64) -> Option<u32> {
+        self.map.get(&id).copied()
+    }
+
+    pub fn insert(&mut self, id: u64, size: u64, tag: u8) -> u32 {
+        let node = Node {
+            id,
+            size,
+            freq: 0,
+            tag,
+            prev: NIL,
+            next: NIL,
+        };
+        let slot = match self.free.pop() {
+            Some(s) => {
+                self.nodes[s as usize] = node;
+                s
+            }
+            None => {
+                self.nodes.push(node);
+                (self.nodes.len() - 1) as u32
+            }
+        };
+        self.map.insert(id, slot);
+        slot
+    }
+
+    /// Forgets an entry (it must be unlinked from its list first).
+    pub fn remove(&mut self, slot: u32) {
+        let id = self.nodes[slot as usize].id;
+        self.map.remove(&id);
+        self.free.push(slot);
+    }
+
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+}
+
+impl std::ops::Index<u32> for Table {
+    type Output = Node;
+    #[inline]
+    fn index(&self, slot: u32) -> &Node {
+        &self.nodes[slot as usize]
+    }
+}
+
+impl std::ops::IndexMut<u32> for Table {
+    #[inline]
+    fn index_mut(&mut self, slot: u32) -> &mut Node {
+        &mut self.nodes[slot as usize]
+    }
+}
+
+/// A list of table entries with its length and total charge.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct List {
+    pub head: u32,
+    pub tail: u32,
+    pub bytes: u64,
+    pub len: usize,
+}
+
+impl Default for List {
+    fn default() -> Self {
+        List {
+            head: NIL,
+            tail: NIL,
+            bytes: 0,
+            len: 0,
+        }
+    }
+}
+
+impl List {
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn push_head(&mut self, t: &mut Table, slot: u32) {
+        let n = &mut t[slot];
+        n.prev = NIL;
+        n.next = self.head;
+        self.bytes += n.size;
+        if self.head != NIL {
+            t[self.head].prev = slot;
+        } else {
+            self.tail = slot;
+        }
+        self.head = slot;
+        self.len += 1;
+    }
+
+    pub fn push_tail(&mut self, t: &mut Table, slot: u32) {
+        let n = &mut t[slot];
+        n.next = NIL;
+        n.prev = self.tail;
+        self.bytes += n.size;
+        if self.tail != NIL {
+            t[self.tail].next = slot;
+        } else {
+            self.head = slot;
+        }
+        self.tail = slot;
+        self.len += 1;
+    }
+
+    pub fn unlink(&mut self, t: &mut Table, slot: u32) {
+        let Node {
+            prev, next, size, ..
+        } = t[slot];
+        if prev != NIL {
+            t[prev].next = next;
+        } else {
+            self.head = next;
+        }
+        if next != NIL {
+            t[next].prev = prev;
+        } else {
+            self.tail = prev;
+        }
+        self.bytes -= size;
+        self.len -= 1;
+    }
+
+    pub fn move_to_head(&mut self, t: &mut Table, slot: u32) {
+        if self.head != slot {
+            self.unlink(t, slot);
+            self.push_head(t, slot);
+        }
+    }
+
+    /// The entry linked just before `slot` (towards the head).
+    #[inline]
+    pub fn prev(t: &Table, slot: u32) -> u32 {
+        t[slot].prev
+    }
+}

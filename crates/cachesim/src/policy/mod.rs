@@ -1,0 +1,175 @@
+//! Replacement policies behind one trait: a new policy is one file that
+//! implements [`Policy`] and one line in [`PolicyKind`].
+//!
+//! Every policy follows libCacheSim 0.3.5's definition of it (the order of
+//! lookups, where new objects go, queue sizes truncated from ratios), so
+//! miss counts agree with libCacheSim exactly; docs/cachesim.md lists the
+//! parameters. Capacity and object charges share one unit: bytes, or 1 per
+//! object when a cache counts objects.
+
+mod arc;
+mod clock;
+mod fifo;
+mod lfu;
+mod lru;
+mod opt;
+mod s3fifo;
+mod sieve;
+mod twoq;
+
+pub use arc::Arc;
+pub use clock::Clock;
+pub use fifo::Fifo;
+pub use lfu::Lfu;
+pub use lru::Lru;
+pub use opt::Opt;
+pub use s3fifo::S3Fifo;
+pub use sieve::Sieve;
+pub use twoq::TwoQ;
+
+use std::fmt;
+use std::str::FromStr;
+
+/// One request as a policy sees it.
+#[derive(Clone, Copy, Debug)]
+pub struct Access {
+    pub id: u64,
+    /// What the object costs against capacity (bytes, or 1).
+    pub charge: u64,
+    /// The request number of its next request ([`crate::NEVER`] if none).
+    pub next_access: u64,
+}
+
+/// A replacement policy.
+pub trait Policy: Send {
+    /// The policy's name, as `--policy` spells it.
+    fn name(&self) -> &'static str;
+    /// Capacity, in the cache's unit.
+    fn capacity(&self) -> u64;
+    /// Serves a request: true on a hit. On a miss the object is admitted if
+    /// it can be, after evicting what must go; every evicted id is pushed to
+    /// `evicted`.
+    fn get(&mut self, a: Access, evicted: &mut Vec<u64>) -> bool;
+    /// Whether the object is cached (ghost entries do not count); no
+    /// metadata changes.
+    fn contains(&self, id: u64) -> bool;
+    /// Charge of the cached objects.
+    fn occupied(&self) -> u64;
+    /// Number of cached objects.
+    fn len(&self) -> usize;
+    /// Whether nothing is cached.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Loads an object without a reference from the program (the TRAMP
+    /// paper's prefetch routine). Policies without a notion of their own
+    /// treat it as a request; the caller does not count it as one.
+    fn prefetch(&mut self, a: Access, evicted: &mut Vec<u64>) {
+        if !self.contains(a.id) {
+            self.get(a, evicted);
+        }
+    }
+}
+
+/// The policies by name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PolicyKind {
+    Lru,
+    Fifo,
+    /// CLOCK with an n-bit counter per object (libCacheSim's default: 1).
+    Clock {
+        bits: u8,
+    },
+    Sieve,
+    S3Fifo,
+    Arc,
+    TwoQ,
+    Lfu,
+    /// Belady's MIN: evicts the object requested furthest in the future.
+    Opt,
+}
+
+impl PolicyKind {
+    /// Every policy, with its default parameters.
+    pub const ALL: [PolicyKind; 9] = [
+        PolicyKind::Lru,
+        PolicyKind::Fifo,
+        PolicyKind::Clock { bits: 1 },
+        PolicyKind::Sieve,
+        PolicyKind::S3Fifo,
+        PolicyKind::Arc,
+        PolicyKind::TwoQ,
+        PolicyKind::Lfu,
+        PolicyKind::Opt,
+    ];
+
+    /// A cache of this policy holding `capacity` units.
+    pub fn build(self, capacity: u64) -> Box<dyn Policy> {
+        match self {
+            PolicyKind::Lru => Box::new(Lru::new(capacity)),
+            PolicyKind::Fifo => Box::new(Fifo::new(capacity)),
+            PolicyKind::Clock { bits } => Box::new(Clock::new(capacity, bits)),
+            PolicyKind::Sieve => Box::new(Sieve::new(capacity)),
+            PolicyKind::S3Fifo => Box::new(S3Fifo::new(capacity)),
+            PolicyKind::Arc => Box::new(Arc::new(capacity)),
+            PolicyKind::TwoQ => Box::new(TwoQ::new(capacity)),
+            PolicyKind::Lfu => Box::new(Lfu::new(capacity)),
+            PolicyKind::Opt => Box::new(Opt::new(capacity)),
+        }
+    }
+
+    /// Whether the policy needs next-access times.
+    pub fn needs_future(self) -> bool {
+        self == PolicyKind::Opt
+    }
+}
+
+impl fmt::Display for PolicyKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PolicyKind::Lru => f.write_str("lru"),
+            PolicyKind::Fifo => f.write_str("fifo"),
+            PolicyKind::Clock { bits: 1 } => f.write_str("clock"),
+            PolicyKind::Clock { bits } => write!(f, "clock{bits}"),
+            PolicyKind::Sieve => f.write_str("sieve"),
+            PolicyKind::S3Fifo => f.write_str("s3fifo"),
+            PolicyKind::Arc => f.write_str("arc"),
+            PolicyKind::TwoQ => f.write_str("2q"),
+            PolicyKind::Lfu => f.write_str("lfu"),
+            PolicyKind::Opt => f.write_str("opt"),
+        }
+    }
+}
+
+/// A policy name `--policy` does not know.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "unknown policy {0:?} (known: lru, fifo, clock, clock2, clock3, sieve, s3fifo, arc, 2q, lfu, opt)"
+)]
+pub struct UnknownPolicy(pub String);
+
+impl FromStr for PolicyKind {
+    type Err = UnknownPolicy;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Ok(match s.to_ascii_lowercase().as_str() {
+            "lru" => PolicyKind::Lru,
+            "fifo" => PolicyKind::Fifo,
+            "clock" | "clock1" | "second-chance" => PolicyKind::Clock { bits: 1 },
+            "clock2" => PolicyKind::Clock { bits: 2 },
+            "clock3" => PolicyKind::Clock { bits: 3 },
+            "sieve" => PolicyKind::Sieve,
+            "s3fifo" | "s3-fifo" => PolicyKind::S3Fifo,
+            "arc" => PolicyKind::Arc,
+            "2q" | "twoq" => PolicyKind::TwoQ,
+            "lfu" => PolicyKind::Lfu,
+            "opt" | "belady" | "min" => PolicyKind::Opt,
+            _ => return Err(UnknownPolicy(s.to_string())),
+        })
+    }
+}
+
+/// Capacity of a part of a cache given as a ratio, truncated the way
+/// libCacheSim truncates it (`(int64_t)(size * ratio)`).
+pub(crate) fn part(capacity: u64, ratio: f64) -> u64 {
+    (capacity as f64 * ratio) as u64
+}
