@@ -18,7 +18,7 @@ mod list;
 
 pub mod cache;
 // pub mod cpu;
-// pub mod mrc;
+pub mod mrc;
 // pub mod plot;
 pub mod policy;
 pub mod request;

@@ -1,0 +1,356 @@
+//! Miss-ratio curves of LRU from stack distances.
+//!
+//! LRU has the inclusion property: a cache of capacity C holds exactly the
+//! objects whose *stack depth* — the charge of the distinct objects
+//! requested since the object's last request, plus its own — is at most C.
+//! So one pass that measures each request's depth gives the miss ratio of
+//! every capacity at once. In bytes, an object larger than a cache never
+//! enters it (libCacheSim admits nothing larger than the cache) and so
+//! evicts nothing, which no single stack models: the curve is exact for
+//! capacities at least the largest object, an upper bound below. Depths come from a Fenwick tree over the
+//! positions of each object's last request (O(log n) per request); the
+//! positions are renumbered when they run out, so memory follows the
+//! number of distinct objects, not the trace length. In bytes, this holds
+//! while each object keeps one size.
+//!
+//! [`StackDistances`] with a sampling rate below 1 is SHARDS (Waldspurger et
+//! al., FAST '15): only objects whose hashed id falls under a threshold are
+//! tracked, depths are scaled by 1/rate, and the histogram is adjusted by
+//! the difference between the expected and the sampled request counts
+//! (SHARDS-adj).
+
+use std::fmt;
+
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+
+use crate::cache::Unit;
+use crate::request::Request;
+
+/// Modulus of SHARDS' hash threshold.
+const SHARDS_MODULUS: u64 = 1 << 24;
+
+/// A Fenwick (binary indexed) tree of charges by position.
+struct Fenwick {
+    tree: Vec<u64>,
+}
+
+impl Fenwick {
+    fn new(n: usize) -> Fenwick {
+        Fenwick {
+            tree: vec![0; n + 1],
+        }
+    }
+    fn add(&mut self, pos: usize, v: i64) {
+        let mut i = pos + 1;
+        while i < self.tree.len() {
+            self.tree[i] = self.tree[i].wrapping_add(v as u64);
+            i += i & i.wrapping_neg();
+        }
+    }
+    /// Sum of positions < pos.
+    fn prefix(&self, pos: usize) -> u64 {
+        let mut i = pos;
+        let mut s = 0u64;
+        while i > 0 {
+            s = s.wrapping_add(self.tree[i]);
+            i &= i - 1;
+        }
+        s
+    }
+    /// Builds from charges by position in O(n).
+    fn build(values: &[u64], n: usize) -> Fenwick {
+        let mut tree = vec![0u64; n + 1];
+        tree[1..=values.len()].copy_from_slice(values);
+        for i in 1..=n {
+            let j = i + (i & i.wrapping_neg());
+            if j <= n {
+                tree[j] = tree[j].wrapping_add(tree[i]);
+            }
+        }
+        Fenwick { tree }
+    }
+}
+
+/// Measures the LRU stack depth of every request (of the sampled objects).
+pub struct StackDistances {
+    unit: Unit,
+    /// Sampling threshold out of [`SHARDS_MODULUS`] (the modulus: all).
+    threshold: u64,
+    /// id → (position of its last request, its charge).
+    last: FxHashMap<u64, (u32, u64)>,
+    /// id by position (u64::MAX: none).
+    ids: Vec<u64>,
+    fenwick: Fenwick,
+    total: u64,
+    next: usize,
+    /// Histogram of depths (scaled to the full trace when sampling).
+    hist: FxHashMap<u64, u64>,
+    cold: u64,
+    requests: u64,
+    sampled: u64,
+}
+
+impl StackDistances {
+    /// Exact depths of every request.
+    pub fn new(unit: Unit) -> StackDistances {
+        StackDistances::sampled(unit, 1.0)
+    }
+
+    /// SHARDS at `rate` (0 < rate ≤ 1; 1 is exact).
+    pub fn sampled(unit: Unit, rate: f64) -> StackDistances {
+        let threshold = ((rate.clamp(0.0, 1.0) * SHARDS_MODULUS as f64).round() as u64).max(1);
+        let cap = 1024;
+        StackDistances {
+            unit,
+            threshold,
+            last: FxHashMap::default(),
+            ids: vec![u64::MAX; cap],
+            fenwick: Fenwick::new(cap),
+            total: 0,
+            next: 0,
+            hist: FxHashMap::default(),
+            cold: 0,
+            requests: 0,
+            sampled: 0,
+        }
+    }
+
+    /// The sampling rate actually used.
+    pub fn rate(&self) -> f64 {
+        self.threshold as f64 / SHARDS_MODULUS as f64
+    }
+
+    fn sampled_id(&self, id: u64) -> bool {
+        self.threshold >= SHARDS_MODULUS || mix(id) % SHARDS_MODULUS < self.threshold
+    }
+
+    /// Accounts for one request.
+    #[inline]
+    pub fn access(&mut self, req: &Request) {
+        self.requests += 1;
+        if !self.sampled_id(req.id) {
+            return;
+        }
+        self.sampled += 1;
+        let charge = self.unit.charge(req);
+        if self.next == self.ids.len() {
+            self.compact();
+        }
+        let pos = self.next;
+        self.next += 1;
+        match self.last.insert(req.id, (pos as u32, charge)) {
+            Some((p, c)) => {
+                let p = p as usize;
+                let depth = self.total - self.fenwick.prefix(p);
+                let depth = if self.threshold >= SHARDS_MODULUS {
+                    depth
+                } else {
+                    // The others' charge stands for 1/rate as much; the
+                    // object's own charge is its own.
+                    ((depth - charge) as f64 / self.rate()).round() as u64 + charge
+                };
+                *self.hist.entry(depth).or_insert(0) += 1;
+                self.fenwick.add(p, -(c as i64));
+                self.ids[p] = u64::MAX;
+                self.total -= c;
+            }
+            None => self.cold += 1,
+        }
+        self.fenwick.add(pos, charge as i64);
+        self.ids[pos] = req.id;
+        self.total += charge;
+    }
+
+    /// Renumbers the live positions 0..k in order and makes room for as
+    /// many again.
+    fn compact(&mut self) {
+        let live: Vec<u64> = self.ids[..self.next]
+            .iter()
+            .copied()
+            .filter(|&id| id != u64::MAX)
+            .collect();
+        let cap = (live.len() * 2).max(1024);
+        let mut charges = Vec::with_capacity(live.len());
+        for (i, id) in live.iter().enumerate() {
+            let e = self.last.get_mut(id).expect("live id");
+            e.0 = i as u32;
+            charges.push(e.1);
+        }
+        self.fenwick = Fenwick::build(&charges, cap);
+        self.ids = live;
+        self.next = self.ids.len();
+        self.ids.resize(cap, u64::MAX);
+    }
+
+    /// The curve.
+    pub fn finish(&self) -> Mrc {
+        let mut depths: Vec<(u64, u64)> = self.hist.iter().map(|(&d, &n)| (d, n)).collect();
+        depths.sort_unstable();
+        let (scale, total) = if self.threshold >= SHARDS_MODULUS {
+            (1.0, self.requests as f64)
+        } else {
+            // SHARDS-adj: the expected sampled count is requests × rate;
+            // the difference goes to the smallest depth.
+            let expected = self.requests as f64 * self.rate();
+            let diff = expected - self.sampled as f64;
+            if let Some(first) = depths.first_mut() {
+                first.1 = (first.1 as f64 + diff).max(0.0).round() as u64;
+            }
+            (1.0 / self.rate(), expected.max(1.0) / self.rate())
+        };
+        // misses(C) = cold + #(depth > C), scaled to the whole trace.
+        let mut reuse: u64 = depths.iter().map(|d| d.1).sum();
+        let mut steps = Vec::with_capacity(depths.len() + 1);
+        let cold = self.cold as f64 * scale;
+        steps.push((0, ((cold + reuse as f64 * scale) / total).min(1.0)));
+        for (d, n) in depths {
+            reuse -= n;
+            let r = ((cold + reuse as f64 * scale) / total).min(1.0);
+            match steps.last_mut() {
+                Some(last) if last.0 == d => last.1 = r,
+                _ => steps.push((d, r)),
+            }
+        }
+        Mrc {
+            unit: self.unit,
+            requests: self.requests,
+            sampled: self.sampled,
+            rate: self.rate(),
+            distinct: (self.last.len() as f64 * scale).round() as u64,
+            cold_misses: cold.round() as u64,
+            steps,
+        }
+    }
+}
+
+/// splitmix64's finalizer: SHARDS' hash of an id.
+fn mix(mut x: u64) -> u64 {
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58476d1ce4e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d049bb133111eb);
+    x ^ (x >> 31)
+}
+
+/// An LRU miss-ratio curve: a step function of capacity.
+#[derive(Clone, Debug, Serialize)]
+pub struct Mrc {
+    pub unit: Unit,
+    pub requests: u64,
+    /// Requests whose object was sampled (all of them when exact).
+    pub sampled: u64,
+    pub rate: f64,
+    /// Distinct objects (estimated when sampling).
+    pub distinct: u64,
+    pub cold_misses: u64,
+    /// (capacity, miss ratio from this capacity up to the next step).
+    pub steps: Vec<(u64, f64)>,
+}
+
+impl Mrc {
+    /// The miss ratio of an LRU cache of `capacity`.
+    pub fn miss_ratio(&self, capacity: u64) -> f64 {
+        let i = self.steps.partition_point(|s| s.0 <= capacity);
+        if i == 0 { 1.0 } else { self.steps[i - 1].1 }
+    }
+
+    /// Misses of an LRU cache of `capacity` (exact when not sampled).
+    pub fn misses(&self, capacity: u64) -> u64 {
+        (self.miss_ratio(capacity) * self.requests as f64).round() as u64
+    }
+
+    /// The curve at `sizes`.
+    pub fn at(&self, sizes: &[u64]) -> Vec<(u64, f64)> {
+        sizes.iter().map(|&s| (s, self.miss_ratio(s))).collect()
+    }
+
+    /// Up to `n` capacities spread evenly on a log scale from 1 to the
+    /// largest depth (for plots and default tables).
+    pub fn log_sizes(&self, n: usize) -> Vec<u64> {
+        let max = self.steps.last().map_or(1, |s| s.0).max(1);
+        let mut out: Vec<u64> = (0..n)
+            .map(|i| {
+                let f = i as f64 / (n.max(2) - 1) as f64;
+                ((max as f64).powf(f)).round() as u64
+            })
+            .collect();
+        out.dedup();
+        out
+    }
+}
+
+/// The curve at chosen sizes, for reports.
+#[derive(Clone, Debug, Serialize)]
+pub struct MrcReport {
+    #[serde(flatten)]
+    pub mrc_summary: MrcSummary,
+    pub points: Vec<MrcPoint>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct MrcSummary {
+    pub unit: Unit,
+    pub requests: u64,
+    pub sampled: u64,
+    pub rate: f64,
+    pub distinct: u64,
+    pub cold_misses: u64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct MrcPoint {
+    pub size: u64,
+    pub miss_ratio: f64,
+}
+
+impl MrcReport {
+    pub fn new(mrc: &Mrc, sizes: &[u64]) -> MrcReport {
+        MrcReport {
+            mrc_summary: MrcSummary {
+                unit: mrc.unit,
+                requests: mrc.requests,
+                sampled: mrc.sampled,
+                rate: mrc.rate,
+                distinct: mrc.distinct,
+                cold_misses: mrc.cold_misses,
+            },
+            points: mrc
+                .at(sizes)
+                .into_iter()
+                .map(|(size, miss_ratio)| MrcPoint { size, miss_ratio })
+                .collect(),
+        }
+    }
+}
+
+impl fmt::Display for MrcReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = &self.mrc_summary;
+        let unit = match s.unit {
+            Unit::Objects => "objects",
+            Unit::Bytes => "bytes",
+        };
+        if s.rate < 1.0 {
+            writeln!(
+                f,
+                "LRU miss-ratio curve (SHARDS, rate {:.4}: {} of {} requests sampled)",
+                s.rate, s.sampled, s.requests
+            )?;
+        } else {
+            writeln!(
+                f,
+                "LRU miss-ratio curve (exact, stack distances): {} requests",
+                s.requests
+            )?;
+        }
+        writeln!(
+            f,
+            "distinct objects {}, cold misses {}",
+            s.distinct, s.cold_misses
+        )?;
+        writeln!(f, "{:>14} {:>10}", format!("size ({unit})"), "miss ratio")?;
+        for p in &self.points {
+            writeln!(f, "{:>14} {:>10.6}", p.size, p.miss_ratio)?;
+        }
+        Ok(())
+    }
+}
