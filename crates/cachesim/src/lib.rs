@@ -17,7 +17,7 @@
 mod list;
 
 pub mod cache;
-// pub mod cpu;
+pub mod cpu;
 pub mod mrc;
 // pub mod plot;
 pub mod policy;

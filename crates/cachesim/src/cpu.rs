@@ -1,0 +1,404 @@
+//! Set-associative CPU caches over addresses, and inclusive hierarchies of
+//! them with latencies (seed 002's Table 1 is [`Hierarchy::table1`]).
+
+use std::fmt;
+
+use serde::Serialize;
+
+/// How a set chooses its victim.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Replacement {
+    /// True LRU within the set.
+    Lru,
+    /// Tree pseudo-LRU (ways must be a power of two): one bit per inner
+    /// node of a binary tree over the ways points towards the half to
+    /// evict from; an access turns the bits on its path away from it.
+    Plru,
+}
+
+/// A cache shape that cannot be built.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum GeometryError {
+    #[error("a cache needs a non-zero size, line size and number of ways")]
+    Zero,
+    #[error("line size {0} is not a power of two")]
+    Line(u32),
+    #[error("{size} bytes is not a whole number of {ways}-way sets of {line}-byte lines")]
+    Shape { size: u64, ways: u32, line: u32 },
+    #[error("pseudo-LRU needs a power-of-two number of ways, not {0}")]
+    PlruWays(u32),
+    #[error("level {0}'s lines are larger than the next level's (inclusion needs the opposite)")]
+    Lines(usize),
+}
+
+/// One set-associative cache.
+#[derive(Clone, Debug)]
+pub struct SetAssoc {
+    size: u64,
+    ways: u32,
+    line_shift: u32,
+    sets: u64,
+    repl: Replacement,
+    /// Line number per (set, way); `EMPTY` if invalid.
+    tags: Vec<u64>,
+    /// LRU: last-use stamp per (set, way). PLRU: tree bits per set.
+    state: Vec<u64>,
+    clock: u64,
+}
+
+const EMPTY: u64 = u64::MAX;
+
+impl SetAssoc {
+    /// `size` bytes in `ways`-way sets of `line`-byte lines.
+    pub fn new(size: u64, ways: u32, line: u32, repl: Replacement) -> Result<Self, GeometryError> {
+        if size == 0 || ways == 0 || line == 0 {
+            return Err(GeometryError::Zero);
+        }
+        if !line.is_power_of_two() {
+            return Err(GeometryError::Line(line));
+        }
+        let set_bytes = ways as u64 * line as u64;
+        if size % set_bytes != 0 {
+            return Err(GeometryError::Shape { size, ways, line });
+        }
+        if repl == Replacement::Plru && !ways.is_power_of_two() {
+            return Err(GeometryError::PlruWays(ways));
+        }
+        let sets = size / set_bytes;
+        let state_len = match repl {
+            Replacement::Lru => (sets * ways as u64) as usize,
+            Replacement::Plru => sets as usize,
+        };
+        Ok(SetAssoc {
+            size,
+            ways,
+            line_shift: line.trailing_zeros(),
+            sets,
+            repl,
+            tags: vec![EMPTY; (sets * ways as u64) as usize],
+            state: vec![0; state_len],
+            clock: 0,
+        })
+    }
+
+    pub fn line(&self) -> u32 {
+        1 << self.line_shift
+    }
+    pub fn sets(&self) -> u64 {
+        self.sets
+    }
+    pub fn ways(&self) -> u32 {
+        self.ways
+    }
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
+    fn set_of(&self, line: u64) -> usize {
+        (line % self.sets) as usize
+    }
+
+    fn way_of(&self, set: usize, line: u64) -> Option<usize> {
+        let w = self.ways as usize;
+        self.tags[set * w..set * w + w].iter().position(|&t| t == line)
+    }
+
+    fn touch(&mut self, set: usize, way: usize) {
+        match self.repl {
+            Replacement::Lru => {
+                self.clock += 1;
+                self.state[set * self.ways as usize + way] = self.clock;
+            }
+            Replacement::Plru => {
+                // Walk from the root: at each node, point away from `way`.
+                let mut bits = self.state[set];
+                let (mut node, mut lo, mut n) = (0usize, 0usize, self.ways as usize);
+                while n > 1 {
+                    let half = n / 2;
+                    if way < lo + half {
+                        bits |= 1 << node; // evict from the right next
+                        node = 2 * node + 1;
+                    } else {
+                        bits &= !(1 << node); // evict from the left next
+                        node = 2 * node + 2;
+                        lo += half;
+                    }
+                    n = half;
+                }
+                self.state[set] = bits;
+            }
+        }
+    }
+
+    fn victim(&self, set: usize) -> usize {
+        let w = self.ways as usize;
+        if let Some(free) = self.tags[set * w..set * w + w]
+            .iter()
+            .position(|&t| t == EMPTY)
+        {
+            return free;
+        }
+        match self.repl {
+            Replacement::Lru => {
+                let stamps = &self.state[set * w..set * w + w];
+                (0..w).min_by_key(|&i| stamps[i]).expect("ways > 0")
+            }
+            Replacement::Plru => {
+                let bits = self.state[set];
+                let (mut node, mut lo, mut n) = (0usize, 0usize, w);
+                while n > 1 {
+                    let half = n / 2;
+                    if bits & (1 << node) != 0 {
+                        node = 2 * node + 2;
+                        lo += half;
+                    } else {
+                        node = 2 * node + 1;
+                    }
+                    n = half;
+                }
+                lo
+            }
+        }
+    }
+
+    /// Looks up the line holding `addr`, filling it on a miss. Returns
+    /// whether it hit and the address of the line evicted, if any.
+    pub fn access(&mut self, addr: u64) -> (bool, Option<u64>) {
+        let line = addr >> self.line_shift;
+        let set = self.set_of(line);
+        if let Some(way) = self.way_of(set, line) {
+            self.touch(set, way);
+            return (true, None);
+        }
+        let way = self.victim(set);
+        let slot = set * self.ways as usize + way;
+        let old = self.tags[slot];
+        self.tags[slot] = line;
+        self.touch(set, way);
+        (false, (old != EMPTY).then(|| old << self.line_shift))
+    }
+
+    /// Whether the line holding `addr` is cached (no state change).
+    pub fn contains(&self, addr: u64) -> bool {
+        let line = addr >> self.line_shift;
+        self.way_of(self.set_of(line), line).is_some()
+    }
+
+    /// Drops the line holding `addr` if cached.
+    pub fn invalidate(&mut self, addr: u64) {
+        let line = addr >> self.line_shift;
+        let set = self.set_of(line);
+        if let Some(way) = self.way_of(set, line) {
+            self.tags[set * self.ways as usize + way] = EMPTY;
+        }
+    }
+
+    /// The lines of one set in way order (None: invalid), for tests and
+    /// debugging.
+    pub fn set_lines(&self, set: usize) -> Vec<Option<u64>> {
+        let w = self.ways as usize;
+        self.tags[set * w..set * w + w]
+            .iter()
+            .map(|&t| (t != EMPTY).then_some(t))
+            .collect()
+    }
+}
+
+/// One level of a hierarchy.
+#[derive(Clone, Debug)]
+pub struct Level {
+    pub name: String,
+    pub cache: SetAssoc,
+    /// Cycles to hit in this level.
+    pub latency: u64,
+    pub hits: u64,
+}
+
+/// An inclusive hierarchy: a line in a level is in every level below it; a
+/// line evicted from a level is invalidated above it.
+#[derive(Clone, Debug)]
+pub struct Hierarchy {
+    levels: Vec<Level>,
+    memory_latency: u64,
+    accesses: u64,
+    memory: u64,
+    cycles: u64,
+}
+
+impl Hierarchy {
+    /// Levels from the closest to the farthest; `memory_latency` cycles when
+    /// every level misses.
+    pub fn new(levels: Vec<Level>, memory_latency: u64) -> Result<Self, GeometryError> {
+        for i in 1..levels.len() {
+            if levels[i - 1].cache.line() > levels[i].cache.line() {
+                return Err(GeometryError::Lines(i - 1));
+            }
+        }
+        Ok(Hierarchy {
+            levels,
+            memory_latency,
+            accesses: 0,
+            memory: 0,
+            cycles: 0,
+        })
+    }
+
+    /// Seed 002's Table 1 (an Itanium 2): L1D 16 KB 4-way 1 cycle, L2
+    /// 256 KB 8-way 6 cycles, L3 1.5 MB 12-way 13 cycles, memory 100 cycles.
+    /// The table gives no line sizes; these are the Itanium 2's (64 bytes
+    /// in L1D, 128 in L2 and L3). All levels true LRU.
+    pub fn table1() -> Hierarchy {
+        let level = |name: &str, size, ways, line, latency| Level {
+            name: name.to_string(),
+            cache: SetAssoc::new(size, ways, line, Replacement::Lru).expect("valid shape"),
+            latency,
+            hits: 0,
+        };
+        Hierarchy::new(
+            vec![
+                level("L1D", 16 << 10, 4, 64, 1),
+                level("L2", 256 << 10, 8, 128, 6),
+                level("L3", 1536 << 10, 12, 128, 13),
+            ],
+            100,
+        )
+        .expect("lines grow downwards")
+    }
+
+    /// One access; returns its latency in cycles.
+    pub fn access(&mut self, addr: u64) -> u64 {
+        self.accesses += 1;
+        let hit_at = self
+            .levels
+            .iter()
+            .position(|l| l.cache.contains(addr))
+            .unwrap_or(self.levels.len());
+        let latency = match self.levels.get_mut(hit_at) {
+            Some(l) => {
+                l.cache.access(addr); // recency
+                l.hits += 1;
+                l.latency
+            }
+            None => {
+                self.memory += 1;
+                self.memory_latency
+            }
+        };
+        // Fill from the farthest missing level up, so an eviction's
+        // back-invalidation never removes what was just filled above.
+        for i in (0..hit_at).rev() {
+            if let (_, Some(victim)) = self.levels[i].cache.access(addr) {
+                let span = self.levels[i].cache.line() as u64;
+                for upper in &mut self.levels[..i] {
+                    let step = upper.cache.line() as u64;
+                    let mut a = victim;
+                    while a < victim + span {
+                        upper.cache.invalidate(a);
+                        a += step;
+                    }
+                }
+            }
+        }
+        self.cycles += latency;
+        latency
+    }
+
+    pub fn levels(&self) -> &[Level] {
+        &self.levels
+    }
+
+    pub fn report(&self) -> HierarchyReport {
+        HierarchyReport {
+            accesses: self.accesses,
+            levels: self
+                .levels
+                .iter()
+                .map(|l| LevelReport {
+                    name: l.name.clone(),
+                    size: l.cache.size(),
+                    ways: l.cache.ways(),
+                    line: l.cache.line(),
+                    latency: l.latency,
+                    hits: l.hits,
+                })
+                .collect(),
+            memory_latency: self.memory_latency,
+            memory: self.memory,
+            cycles: self.cycles,
+            average_latency: if self.accesses == 0 {
+                0.0
+            } else {
+                self.cycles as f64 / self.accesses as f64
+            },
+        }
+    }
+}
+
+/// Hits per level and the average latency.
+#[derive(Clone, Debug, Serialize)]
+pub struct HierarchyReport {
+    pub accesses: u64,
+    pub levels: Vec<LevelReport>,
+    pub memory_latency: u64,
+    /// Accesses that went to memory.
+    pub memory: u64,
+    pub cycles: u64,
+    pub average_latency: f64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct LevelReport {
+    pub name: String,
+    pub size: u64,
+    pub ways: u32,
+    pub line: u32,
+    pub latency: u64,
+    pub hits: u64,
+}
+
+impl fmt::Display for HierarchyReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "{:<6} {:>10} {:>5} {:>5} {:>8} {:>12} {:>8}",
+            "level", "size", "ways", "line", "latency", "hits", "share"
+        )?;
+        let share = |n: u64| {
+            if self.accesses == 0 {
+                0.0
+            } else {
+                n as f64 / self.accesses as f64
+            }
+        };
+        for l in &self.levels {
+            writeln!(
+                f,
+                "{:<6} {:>10} {:>5} {:>5} {:>8} {:>12} {:>8.4}",
+                l.name,
+                l.size,
+                l.ways,
+                l.line,
+                l.latency,
+                l.hits,
+                share(l.hits)
+            )?;
+        }
+        writeln!(
+            f,
+            "{:<6} {:>10} {:>5} {:>5} {:>8} {:>12} {:>8.4}",
+            "memory",
+            "",
+            "",
+            "",
+            self.memory_latency,
+            self.memory,
+            share(self.memory)
+        )?;
+        write!(
+            f,
+            "{} accesses, {} cycles, average latency {:.3} cycles",
+            self.accesses, self.cycles, self.average_latency
+        )
+    }
+}
