@@ -19,9 +19,10 @@ mod list;
 pub mod cache;
 pub mod cpu;
 pub mod mrc;
-// pub mod plot;
+pub mod plot;
 pub mod policy;
 pub mod request;
+pub mod sim;
 pub mod sweep;
 pub mod trace;
 

@@ -30,6 +30,7 @@ enum Command {
     Dump(cmd::dump::DumpArgs),
     Convert(cmd::convert::ConvertArgs),
     Sizes(cmd::sizes::SizesArgs),
+    Cachesim(cmd::cachesim::CachesimArgs),
     /// List the trace formats tramp reads and writes, with the file
     /// extensions that select them
     Formats,
@@ -56,6 +57,7 @@ fn main() -> ExitCode {
         Command::Dump(a) => cmd::dump::run(a),
         Command::Convert(a) => cmd::convert::run(a),
         Command::Sizes(a) => cmd::sizes::run(a),
+        Command::Cachesim(a) => cmd::cachesim::run(a),
         Command::Formats => cmd::formats::run(),
         Command::Replay(a) => cmd::replay::run(a),
         Command::Gen(a) => cmd::gen_code::run(a),

@@ -1,0 +1,161 @@
+//! Miss-ratio curves drawn as SVG: capacity on a log axis (linear when the
+//! sizes span less than a decade), miss ratio from 0 to 1, one polyline
+//! per policy, and a legend.
+
+use std::fmt::Write;
+
+const W: f64 = 720.0;
+const H: f64 = 440.0;
+const LEFT: f64 = 70.0;
+const RIGHT: f64 = 150.0;
+const TOP: f64 = 40.0;
+const BOTTOM: f64 = 60.0;
+const COLORS: [&str; 10] = [
+    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+    "#bcbd22", "#17becf",
+];
+
+/// One SVG document with a curve per (name, points); points are
+/// (capacity, miss ratio). `unit` labels the x axis.
+pub fn curves_svg(title: &str, unit: &str, curves: &[(String, Vec<(u64, f64)>)]) -> String {
+    let xs = curves.iter().flat_map(|c| c.1.iter().map(|p| p.0.max(1)));
+    let (lo, hi) = xs.fold((u64::MAX, 0), |(lo, hi), x| (lo.min(x), hi.max(x)));
+    let (lo, hi) = if lo > hi { (1, 10) } else { (lo, hi.max(lo + 1)) };
+    let log = hi / lo >= 10;
+    let fx = |x: u64| -> f64 {
+        let x = x.max(1) as f64;
+        let t = if log {
+            (x.ln() - (lo as f64).ln()) / ((hi as f64).ln() - (lo as f64).ln())
+        } else {
+            (x - lo as f64) / (hi - lo) as f64
+        };
+        LEFT + t * (W - LEFT - RIGHT)
+    };
+    let fy = |y: f64| TOP + (1.0 - y.clamp(0.0, 1.0)) * (H - TOP - BOTTOM);
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" font-family="sans-serif" font-size="12">"#
+    );
+    let _ = writeln!(s, r#"<rect width="{W}" height="{H}" fill="white"/>"#);
+    let _ = writeln!(
+        s,
+        r#"<text x="{}" y="22" text-anchor="middle" font-size="15">{}</text>"#,
+        (LEFT + W - RIGHT) / 2.0,
+        escape(title)
+    );
+    // Axes and grid.
+    let (x0, x1, y0, y1) = (LEFT, W - RIGHT, fy(0.0), fy(1.0));
+    let _ = writeln!(
+        s,
+        r#"<path d="M{x0} {y1} V{y0} H{x1}" fill="none" stroke="black"/>"#
+    );
+    for i in 0..=10 {
+        let v = i as f64 / 10.0;
+        let y = fy(v);
+        let _ = writeln!(
+            s,
+            r##"<line x1="{x0}" y1="{y:.1}" x2="{x1}" y2="{y:.1}" stroke="#e0e0e0"/><text x="{}" y="{:.1}" text-anchor="end">{v:.1}</text>"##,
+            x0 - 6.0,
+            y + 4.0
+        );
+    }
+    for t in ticks(lo, hi, log) {
+        let x = fx(t);
+        let _ = writeln!(
+            s,
+            r#"<line x1="{x:.1}" y1="{y0}" x2="{x:.1}" y2="{}" stroke="black"/><text x="{x:.1}" y="{}" text-anchor="middle">{}</text>"#,
+            y0 + 5.0,
+            y0 + 19.0,
+            short(t)
+        );
+    }
+    let _ = writeln!(
+        s,
+        r#"<text x="{}" y="{}" text-anchor="middle">cache size ({}{})</text>"#,
+        (x0 + x1) / 2.0,
+        H - 18.0,
+        escape(unit),
+        if log { ", log scale" } else { "" }
+    );
+    let _ = writeln!(
+        s,
+        r#"<text x="18" y="{}" text-anchor="middle" transform="rotate(-90 18 {})">miss ratio</text>"#,
+        (y0 + y1) / 2.0,
+        (y0 + y1) / 2.0
+    );
+    for (i, (name, pts)) in curves.iter().enumerate() {
+        let color = COLORS[i % COLORS.len()];
+        let mut d = String::new();
+        for (j, &(x, y)) in pts.iter().enumerate() {
+            let _ = write!(
+                d,
+                "{}{:.1} {:.1}",
+                if j == 0 { "M" } else { " L" },
+                fx(x),
+                fy(y)
+            );
+        }
+        let _ = writeln!(
+            s,
+            r#"<path d="{d}" fill="none" stroke="{color}" stroke-width="2"/>"#
+        );
+        // Markers on simulated sizes, not on dense curves.
+        for &(x, y) in pts.iter().filter(|_| pts.len() <= 64) {
+            let _ = writeln!(
+                s,
+                r#"<circle cx="{:.1}" cy="{:.1}" r="2.5" fill="{color}"/>"#,
+                fx(x),
+                fy(y)
+            );
+        }
+        let ly = TOP + 10.0 + i as f64 * 18.0;
+        let _ = writeln!(
+            s,
+            r#"<line x1="{}" y1="{ly}" x2="{}" y2="{ly}" stroke="{color}" stroke-width="3"/><text x="{}" y="{}">{}</text>"#,
+            x1 + 15.0,
+            x1 + 40.0,
+            x1 + 46.0,
+            ly + 4.0,
+            escape(name)
+        );
+    }
+    s.push_str("</svg>\n");
+    s
+}
+
+fn ticks(lo: u64, hi: u64, log: bool) -> Vec<u64> {
+    if log {
+        let mut t = 1u64;
+        let mut out = Vec::new();
+        while t <= hi {
+            if t >= lo {
+                out.push(t);
+            }
+            match t.checked_mul(10) {
+                Some(n) => t = n,
+                None => break,
+            }
+        }
+        out
+    } else {
+        (0..=5).map(|i| lo + (hi - lo) * i / 5).collect()
+    }
+}
+
+fn short(v: u64) -> String {
+    match v {
+        v if v >= 1 << 30 && v % (1 << 30) == 0 => format!("{}G", v >> 30),
+        v if v >= 1_000_000_000 && v % 1_000_000_000 == 0 => format!("{}G", v / 1_000_000_000),
+        v if v >= 1_000_000 && v % 1_000_000 == 0 => format!("{}M", v / 1_000_000),
+        v if v >= 1000 && v % 1000 == 0 => format!("{}k", v / 1000),
+        v => v.to_string(),
+    }
+}
+
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}

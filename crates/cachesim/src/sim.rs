@@ -1,0 +1,178 @@
+//! One simulation run: the caches asked for, the LRU curve if asked, fed
+//! by one pass over a stream of requests, finishing into one report.
+//!
+//! Belady's OPT needs each request's next-access time. When the trace
+//! carries them (libCacheSim's oracleGeneral, a csv with a next-access
+//! column) OPT streams like the others; otherwise the requests are kept in
+//! memory (24 bytes each) and OPT runs at the end, after one backward pass
+//! fills the times in.
+
+use std::fmt;
+
+use serde::Serialize;
+
+use crate::cache::Unit;
+use crate::mrc::{MrcReport, StackDistances};
+use crate::plot::curves_svg;
+use crate::policy::PolicyKind;
+use crate::request::{Request, fill_next_access};
+use crate::sweep::{Sweep, SweepReport};
+
+/// What to simulate.
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub policies: Vec<PolicyKind>,
+    /// Capacities, in `unit`; empty: only the LRU curve.
+    pub sizes: Vec<u64>,
+    pub unit: Unit,
+    /// Compute the LRU miss-ratio curve.
+    pub mrc: bool,
+    /// SHARDS sampling rate for the curve (None or 1: exact).
+    pub shards: Option<f64>,
+    /// Whether the requests carry next-access times.
+    pub future_known: bool,
+}
+
+/// A run in progress.
+pub struct Simulation {
+    online: Sweep,
+    offline: Option<(Sweep, Vec<Request>)>,
+    order: Vec<PolicyKind>,
+    mrc: Option<StackDistances>,
+    sizes: Vec<u64>,
+    requests: u64,
+}
+
+impl Simulation {
+    pub fn new(opts: &Options) -> Simulation {
+        let (late, now): (Vec<PolicyKind>, Vec<PolicyKind>) = opts
+            .policies
+            .iter()
+            .partition(|p| p.needs_future() && !opts.future_known);
+        let offline =
+            (!late.is_empty()).then(|| (Sweep::new(&late, &opts.sizes, opts.unit), Vec::new()));
+        Simulation {
+            online: Sweep::new(&now, &opts.sizes, opts.unit),
+            offline,
+            order: opts.policies.clone(),
+            mrc: (opts.mrc || opts.sizes.is_empty()).then(|| match opts.shards {
+                Some(r) if r < 1.0 => StackDistances::sampled(opts.unit, r),
+                _ => StackDistances::new(opts.unit),
+            }),
+            sizes: opts.sizes.clone(),
+            requests: 0,
+        }
+    }
+
+    /// Feeds one request.
+    #[inline]
+    pub fn access(&mut self, req: Request) {
+        self.requests += 1;
+        self.online.access(&req);
+        if let Some(m) = &mut self.mrc {
+            m.access(&req);
+        }
+        if let Some((_, buf)) = &mut self.offline {
+            buf.push(req);
+        }
+    }
+
+    /// Requests fed so far.
+    pub fn requests(&self) -> u64 {
+        self.requests
+    }
+
+    /// Runs what waited for the whole trace and reports.
+    pub fn finish(self) -> SimReport {
+        let mut caches = self.online.report().caches;
+        let unit = self.online.report().unit;
+        if let Some((mut sweep, mut buf)) = self.offline {
+            fill_next_access(&mut buf);
+            for r in &buf {
+                sweep.access(r);
+            }
+            caches.extend(sweep.report().caches);
+        }
+        // Back into the order the policies were asked for.
+        let rank = |name: &str| {
+            self.order
+                .iter()
+                .position(|p| p.build(1).name() == name)
+                .unwrap_or(usize::MAX)
+        };
+        caches.sort_by_key(|c| (rank(&c.policy), c.capacity));
+        let mrc = self.mrc.map(|m| {
+            let curve = m.finish();
+            let sizes = if self.sizes.is_empty() {
+                curve.log_sizes(24)
+            } else {
+                self.sizes.clone()
+            };
+            let plot = curve.at(&curve.log_sizes(200));
+            (MrcReport::new(&curve, &sizes), plot)
+        });
+        let (mrc, lru_curve) = match mrc {
+            Some((r, p)) => (Some(r), p),
+            None => (None, Vec::new()),
+        };
+        SimReport {
+            requests: self.requests,
+            table: (!caches.is_empty()).then_some(SweepReport { unit, caches }),
+            mrc,
+            lru_curve,
+        }
+    }
+}
+
+/// The result of a run.
+#[derive(Clone, Debug, Serialize)]
+pub struct SimReport {
+    pub requests: u64,
+    /// Each (policy, size) cache.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub table: Option<SweepReport>,
+    /// The LRU miss-ratio curve.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mrc: Option<MrcReport>,
+    /// The curve at 200 log-spaced sizes, for plots.
+    #[serde(skip)]
+    pub lru_curve: Vec<(u64, f64)>,
+}
+
+impl SimReport {
+    /// Miss-ratio curves as SVG: each simulated policy over its sizes, and
+    /// the LRU curve from stack distances.
+    pub fn svg(&self, title: &str) -> String {
+        let mut curves = self.table.as_ref().map(|t| t.curves()).unwrap_or_default();
+        let mut unit = self.table.as_ref().map(|t| t.unit);
+        if let Some(m) = &self.mrc {
+            unit = Some(m.mrc_summary.unit);
+            let name = if m.mrc_summary.rate < 1.0 {
+                "LRU (SHARDS)"
+            } else {
+                "LRU (stack distances)"
+            };
+            curves.push((name.to_string(), self.lru_curve.clone()));
+        }
+        let unit = match unit {
+            Some(Unit::Bytes) => "bytes",
+            _ => "objects",
+        };
+        curves_svg(title, unit, &curves)
+    }
+}
+
+impl fmt::Display for SimReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "{} requests", self.requests)?;
+        if let Some(t) = &self.table {
+            writeln!(f)?;
+            write!(f, "{t}")?;
+        }
+        if let Some(m) = &self.mrc {
+            writeln!(f)?;
+            write!(f, "{m}")?;
+        }
+        Ok(())
+    }
+}
