@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Miss counts from libCacheSim 0.3.5 (pip install libcachesim==0.3.5) on the
-Twitter cluster-52 trace, by object count (every object size 1), for the
-golden values in crates/cachesim/tests/libcachesim.rs.
+Twitter cluster-52 trace, by object count (every object size 1) and by
+bytes, for the golden values in crates/cachesim/tests/libcachesim.rs.
 
 usage: golden.py TRACE.csv   (the decompressed tests/fixtures/cache csv)
 """
@@ -10,6 +10,7 @@ import struct
 import libcachesim as lcs
 
 SIZES = [100, 1000, 5000, 20000, 80000]
+BYTE_SIZES = [100000, 1000000, 10000000]
 POLICIES = {
     "lru": lambda n: lcs.LRU(n),
     "fifo": lambda n: lcs.FIFO(n),
@@ -65,6 +66,13 @@ def main():
                 assert ratios[0] == ratios[1], (name, n, ratios)
             misses = round(miss_ratio * 1000000)
             print(f'("{name}", {n}, {misses}),  // miss ratio {miss_ratio:.6f}')
+    print("// by bytes: policy, size in bytes, misses, byte miss ratio")
+    for name, make in POLICIES.items():
+        for n in BYTE_SIZES:
+            reader = lcs.TraceReader(oracle, lcs.TraceType.ORACLE_GENERAL_TRACE,
+                                     lcs.ReaderInitParam(ignore_obj_size=False))
+            miss_ratio, byte_miss_ratio = make(n).process_trace(reader)
+            print(f'("{name}", {n}, {round(miss_ratio * 1000000)}, {byte_miss_ratio:.6f}),')
 
 
 main()

@@ -1,5 +1,6 @@
 //! Miss counts agree exactly with libCacheSim 0.3.5 on 1 M real requests
-//! (Twitter cache cluster 52), by object count, for every policy both have.
+//! (Twitter cache cluster 52), by object count and by bytes, for every policy
+//! both have.
 //! The golden values were computed once by `bench/cachesim/golden.py` (the
 //! Python binding `pip install libcachesim==0.3.5`); its output is pasted
 //! below. Belady ran on the same requests in libCacheSim's oracleGeneral
@@ -87,6 +88,62 @@ fn every_policy_matches_libcachesim_on_the_twitter_trace() {
             wrong.push(format!("{name} {size}: {got} misses, libCacheSim {want}"));
         }
         assert!(c.policy().len() as u64 <= size, "{name} {size} over capacity");
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// By bytes (each object charges its size), from the oracleGeneral file:
+/// policy, capacity in bytes, misses, byte miss ratio.
+#[rustfmt::skip]
+const GOLDEN_BYTES: &[(&str, u64, u64, f64)] = &[
+    ("lru", 100000, 407678, 0.436351),
+    ("lru", 1000000, 271140, 0.287592),
+    ("lru", 10000000, 159887, 0.160990),
+    ("fifo", 100000, 436487, 0.460483),
+    ("fifo", 1000000, 296101, 0.314000),
+    ("fifo", 10000000, 175718, 0.178827),
+    ("clock", 100000, 406751, 0.435869),
+    ("clock", 1000000, 270383, 0.285226),
+    ("clock", 10000000, 160019, 0.160793),
+    ("sieve", 100000, 398125, 0.434825),
+    ("sieve", 1000000, 253891, 0.264148),
+    ("sieve", 10000000, 158204, 0.158483),
+    ("s3fifo", 100000, 391186, 0.429981),
+    ("s3fifo", 1000000, 236014, 0.243090),
+    ("s3fifo", 10000000, 157082, 0.157747),
+    ("arc", 100000, 397269, 0.430209),
+    ("arc", 1000000, 268472, 0.289533),
+    ("arc", 10000000, 158482, 0.159945),
+    ("2q", 100000, 380756, 0.414156),
+    ("2q", 1000000, 237213, 0.247550),
+    ("2q", 10000000, 166519, 0.168466),
+    ("lfu", 100000, 460656, 0.515078),
+    ("lfu", 1000000, 322520, 0.354393),
+    ("lfu", 10000000, 170907, 0.173926),
+    ("opt", 100000, 298303, 0.318133),
+    ("opt", 1000000, 187221, 0.191155),
+    ("opt", 10000000, 143542, 0.143054),
+];
+
+#[test]
+fn every_policy_matches_libcachesim_by_bytes() {
+    let reqs = twitter();
+    let mut wrong = Vec::new();
+    for &(name, size, want, want_bytes) in GOLDEN_BYTES {
+        let kind: PolicyKind = name.parse().unwrap();
+        let mut c = Cache::new(kind, size, Unit::Bytes);
+        for r in &reqs {
+            c.access(r);
+        }
+        let s = c.stats();
+        if s.misses() != want || (s.byte_miss_ratio() - want_bytes).abs() > 5e-7 {
+            wrong.push(format!(
+                "{name} {size} B: {} misses, byte miss ratio {:.6}; libCacheSim {want}, {want_bytes}",
+                s.misses(),
+                s.byte_miss_ratio()
+            ));
+        }
+        assert!(c.policy().occupied() <= size);
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }

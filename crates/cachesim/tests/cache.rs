@@ -1,0 +1,183 @@
+//! Reads and writes, write-backs, prefetch, OPT's computed next accesses,
+//! and the request-trace readers and writer.
+
+use proptest::prelude::*;
+use tramp_cachesim::request::fill_next_access;
+use tramp_cachesim::trace::{Columns, CsvReader, OracleReader, TraceError, write_oracle};
+use tramp_cachesim::{Cache, NEVER, Op, PolicyKind, Request, Unit};
+
+#[path = "libcachesim.rs"]
+#[allow(dead_code)]
+mod golden;
+
+#[test]
+fn dirty_evictions_are_write_backs() {
+    // LRU of 2: W1 R2 R3 (1 leaves dirty) W2 R4 (3 leaves clean) R5 (2
+    // leaves dirty).
+    let mut c = Cache::new(PolicyKind::Lru, 2, Unit::Objects);
+    for r in [
+        Request::write(1, 8),
+        Request::read(2, 8),
+        Request::read(3, 8),
+        Request::write(2, 8),
+        Request::read(4, 8),
+        Request::read(5, 8),
+    ] {
+        c.access(&r);
+    }
+    let s = c.stats();
+    assert_eq!((s.reads, s.writes, s.read_hits, s.write_hits), (4, 2, 0, 1));
+    assert_eq!((s.evictions, s.write_backs), (3, 2));
+    assert_eq!(c.dirty(), 0);
+    assert_eq!(s.bytes_missed, 5 * 8);
+}
+
+#[test]
+fn a_write_miss_that_is_not_admitted_leaves_nothing_dirty() {
+    let mut c = Cache::new(PolicyKind::Lru, 10, Unit::Bytes);
+    c.access(&Request::write(1, 11));
+    assert_eq!(c.dirty(), 0);
+    assert!(!c.contains(1));
+}
+
+#[test]
+fn prefetch_loads_without_a_request() {
+    for kind in PolicyKind::ALL {
+        let mut c = Cache::new(kind, 100, Unit::Objects);
+        let mut r = Request::read(7, 1);
+        r.next_access = 2;
+        c.prefetch(&r);
+        assert!(c.contains(7), "{kind}");
+        r.next_access = NEVER;
+        assert!(c.access(&r), "{kind}: the prefetched object hits");
+        let s = c.stats();
+        assert_eq!((s.requests(), s.hits(), s.prefetches), (1, 1, 1), "{kind}");
+    }
+}
+
+#[test]
+fn opt_with_computed_next_accesses_matches_the_traces_own() {
+    let mut reqs = golden::twitter();
+    for r in &mut reqs {
+        r.next_access = NEVER;
+    }
+    fill_next_access(&mut reqs);
+    for (size, want) in [(1000, 256267), (20000, 144377)] {
+        let mut c = Cache::new(PolicyKind::Opt, size, Unit::Objects);
+        for r in &reqs {
+            c.access(r);
+        }
+        assert_eq!(c.stats().misses(), want);
+    }
+}
+
+#[test]
+fn csv_columns_come_from_the_header_and_errors_name_the_line() {
+    let text = "# op, size, key\nget, 10, 5\nset,20,6\n\n# comment\nGET , 3, 5\n";
+    let got: Vec<Request> = CsvReader::new(text.as_bytes()).map(Result::unwrap).collect();
+    assert_eq!(
+        got.iter().map(|r| (r.id, r.size, r.op)).collect::<Vec<_>>(),
+        [(5, 10, Op::Read), (6, 20, Op::Write), (5, 3, Op::Read)]
+    );
+    let bad = "0, 1, 10, 4\n0, x, 10, 4\n";
+    let mut r = CsvReader::new(bad.as_bytes());
+    assert!(r.next().unwrap().is_ok());
+    let e = r.next().unwrap().unwrap_err();
+    assert!(matches!(e, TraceError::Csv { line: 2, .. }), "{e}");
+    assert!(e.to_string().contains("\"x\""), "{e}");
+    let short = "0\n";
+    let e = CsvReader::new(short.as_bytes()).next().unwrap().unwrap_err();
+    assert!(e.to_string().starts_with("line 1: no object id column"), "{e}");
+    let big = "0, 1, 99999999999, 4\n";
+    let e = CsvReader::new(big.as_bytes()).next().unwrap().unwrap_err();
+    assert!(e.to_string().contains("does not fit 32 bits"), "{e}");
+    assert_eq!(
+        Columns::from_header(" time, object, size, next_access_vtime"),
+        Some(Columns::default())
+    );
+}
+
+#[test]
+fn a_cut_oracle_record_is_reported_with_its_offset() {
+    let mut bytes = Vec::new();
+    for i in 0..3 {
+        write_oracle(&mut bytes, i, &Request::read(i as u64, 100)).unwrap();
+    }
+    bytes.truncate(24 * 2 + 10);
+    let mut r = OracleReader::new(&bytes[..]);
+    assert!(r.next().unwrap().is_ok());
+    assert!(r.next().unwrap().is_ok());
+    let e = r.next().unwrap().unwrap_err();
+    assert!(
+        matches!(e, TraceError::Truncated { record: 2, offset: 48, len: 10 }),
+        "{e}"
+    );
+    // Byte-exact against the layout: u32 time, u64 id, u32 size, i64 next.
+    let mut one = Vec::new();
+    let mut req = Request::read(0x0102030405060708, 0x0a0b0c0d);
+    req.next_access = 5;
+    write_oracle(&mut one, 0x11223344, &req).unwrap();
+    assert_eq!(
+        one,
+        [
+            0x44, 0x33, 0x22, 0x11, 8, 7, 6, 5, 4, 3, 2, 1, 0x0d, 0x0c, 0x0b, 0x0a, 5, 0, 0, 0,
+            0, 0, 0, 0
+        ]
+    );
+}
+
+proptest! {
+    #[test]
+    fn oracle_records_round_trip(reqs in proptest::collection::vec(
+        (any::<u32>(), any::<u64>(), any::<u32>(), prop_oneof![Just(NEVER), 0..i64::MAX as u64]),
+        0..200,
+    )) {
+        let mut bytes = Vec::new();
+        let reqs: Vec<(u32, Request)> = reqs
+            .into_iter()
+            .map(|(t, id, size, next)| (t, Request { id, size, op: Op::Read, next_access: next }))
+            .collect();
+        for (t, r) in &reqs {
+            write_oracle(&mut bytes, *t, r).unwrap();
+        }
+        prop_assert_eq!(bytes.len(), reqs.len() * 24);
+        let back: Vec<Request> = OracleReader::new(&bytes[..]).map(Result::unwrap).collect();
+        prop_assert_eq!(back, reqs.into_iter().map(|p| p.1).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn csv_lines_round_trip(reqs in proptest::collection::vec(
+        (any::<u64>(), any::<u32>(), prop_oneof![Just(NEVER), 0..i64::MAX as u64]),
+        0..200,
+    )) {
+        let mut text = String::from("# time, object, size, next_access_vtime\n");
+        for (id, size, next) in &reqs {
+            let next = if *next == NEVER { i64::MAX as u64 } else { *next };
+            text.push_str(&format!("0, {id}, {size}, {next}\n"));
+        }
+        let back: Vec<Request> = CsvReader::new(text.as_bytes()).map(Result::unwrap).collect();
+        let want: Vec<Request> = reqs
+            .into_iter()
+            .map(|(id, size, next_access)| Request { id, size, op: Op::Read, next_access })
+            .collect();
+        prop_assert_eq!(back, want);
+    }
+
+    /// Policies never hold more than their capacity, and a request right
+    /// after a miss (with room to admit) hits.
+    #[test]
+    fn policies_respect_capacity(ids in proptest::collection::vec(0u64..50, 1..500), cap in 1u64..40) {
+        let mut reqs: Vec<Request> = ids.iter().map(|&id| Request::read(id, (id % 5 + 1) as u32)).collect();
+        fill_next_access(&mut reqs);
+        for kind in PolicyKind::ALL {
+            for unit in [Unit::Objects, Unit::Bytes] {
+                let mut c = Cache::new(kind, cap, unit);
+                for r in &reqs {
+                    c.access(r);
+                    prop_assert!(c.policy().occupied() <= cap, "{} over capacity", kind);
+                }
+                prop_assert_eq!(c.stats().requests(), reqs.len() as u64);
+            }
+        }
+    }
+}
