@@ -66,7 +66,9 @@ pub struct CachesimArgs {
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
-    /// Draw the miss-ratio curves as SVG into FILE.
+    /// Draw the miss-ratio curves as SVG into FILE: each policy over the
+    /// sizes given, and the LRU curve from stack distances (computed for
+    /// the plot).
     #[arg(long, value_name = "FILE")]
     pub svg: Option<String>,
 }
@@ -119,7 +121,7 @@ pub fn run(a: CachesimArgs) -> Result<()> {
         policies,
         sizes,
         unit: if a.bytes { Unit::Bytes } else { Unit::Objects },
-        mrc: a.mrc || a.shards.is_some(),
+        mrc: a.mrc || a.shards.is_some() || a.svg.is_some(),
         shards: a.shards,
         future_known: false,
     };

@@ -1,0 +1,166 @@
+//! End-to-end tests of `tramp cachesim`.
+
+use std::path::Path;
+use std::process::Output;
+
+mod common;
+use common::{fixture, path_in as p, stderr, tramp};
+
+fn twitter() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/cache/twitter_cluster52.csv.zst")
+        .to_str()
+        .unwrap()
+        .to_string()
+}
+
+fn ok(out: &Output) -> String {
+    assert!(out.status.success(), "tramp failed: {}", stderr(out));
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+fn golden(name: &str, actual: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(name);
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::write(&path, actual).unwrap();
+    }
+    let want = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(actual, want, "golden {name} differs; UPDATE_GOLDEN=1 regenerates it");
+}
+
+/// The Twitter trace's requests, decompressed and as oracleGeneral
+/// records written here (not by tramp).
+fn oracle_copy(dir: &tempfile::TempDir) -> String {
+    let csv = zstd::decode_all(std::fs::File::open(twitter()).unwrap()).unwrap();
+    let mut out = Vec::new();
+    for line in String::from_utf8(csv).unwrap().lines().filter(|l| !l.starts_with('#')) {
+        let f: Vec<&str> = line.split(',').map(str::trim).collect();
+        out.extend(f[0].parse::<u32>().unwrap().to_le_bytes());
+        out.extend(f[1].parse::<u64>().unwrap().to_le_bytes());
+        out.extend(f[2].parse::<u32>().unwrap().to_le_bytes());
+        out.extend(f[3].parse::<i64>().unwrap().to_le_bytes());
+    }
+    let path = p(dir, "tw.oracleGeneral");
+    std::fs::write(&path, out).unwrap();
+    path
+}
+
+#[test]
+fn the_twitter_table_is_golden_and_agrees_with_libcachesim() {
+    let out = ok(&tramp(&[
+        "cachesim", &twitter(), "-p", "lru,s3fifo,arc,opt", "-s", "1000,20000", "--mrc",
+    ]));
+    golden("cachesim-twitter.txt", &out);
+    // libCacheSim 0.3.5's misses (crates/cachesim/tests/libcachesim.rs).
+    for want in ["358717", "191436", "327709", "177490", "353482", "185122", "256267", "144377"] {
+        assert!(out.contains(want), "{want} missing:\n{out}");
+    }
+}
+
+#[test]
+fn oracle_general_gives_the_same_answers_as_the_csv() {
+    let dir = tempfile::tempdir().unwrap();
+    let oracle = oracle_copy(&dir);
+    let args = ["-p", "lru,2q,lfu,opt", "-s", "500,5000", "--json"];
+    let a: serde_json::Value =
+        serde_json::from_str(&ok(&tramp(&[&["cachesim", &twitter()][..], &args].concat()))).unwrap();
+    let b: serde_json::Value =
+        serde_json::from_str(&ok(&tramp(&[&["cachesim", &oracle][..], &args].concat()))).unwrap();
+    assert_eq!(a["table"], b["table"]);
+    assert_eq!(a["requests"], 1_000_000);
+    assert_eq!(a["table"]["caches"].as_array().unwrap().len(), 8);
+}
+
+#[test]
+fn a_cut_oracle_file_prints_what_came_before_and_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let oracle = oracle_copy(&dir);
+    let bytes = std::fs::read(&oracle).unwrap();
+    let cut = p(&dir, "cut.oracleGeneral");
+    std::fs::write(&cut, &bytes[..24 * 1000 + 7]).unwrap();
+    let out = tramp(&["cachesim", &cut, "-s", "100"]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8(out.stdout.clone()).unwrap();
+    assert!(text.starts_with("1000 requests"), "{text}");
+    let err = stderr(&out);
+    assert!(err.contains("record 1000 (byte offset 24000)"), "{err}");
+    assert!(err.contains("the 1000 requests before the damage"), "{err}");
+}
+
+#[test]
+fn svg_curves_are_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let svg = p(&dir, "mrc.svg");
+    ok(&tramp(&[
+        "cachesim", &twitter(), "-p", "lru,sieve", "-s", "100,1000,10000", "--svg", &svg,
+    ]));
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.starts_with("<svg"));
+    assert!(text.trim_end().ends_with("</svg>"));
+    for name in [">lru<", ">sieve<", ">LRU (stack distances)<"] {
+        assert!(text.contains(name), "{name}");
+    }
+    // Three markers per simulated policy, none on the dense curve.
+    assert_eq!(text.matches("<circle").count(), 6);
+}
+
+#[test]
+fn a_heap_trace_is_cached_by_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = p(&dir, "s.hatf.zst");
+    ok(&tramp(&["sample", "--events", "3000", "--seed", "9", "-o", &trace]));
+    let stats: serde_json::Value =
+        serde_json::from_str(&ok(&tramp(&["stats", "--json", &trace]))).unwrap();
+    let out = tramp(&["cachesim", &trace, "-s", "64,100000", "--json"]);
+    let sim: serde_json::Value = serde_json::from_str(&ok(&out)).unwrap();
+    let requests = sim["requests"].as_u64().unwrap();
+    let events = ["total_allocs", "total_reallocs", "total_frees"]
+        .iter()
+        .map(|k| stats[k].as_u64().unwrap())
+        .sum::<u64>();
+    // One request per allocation, reallocation and free with an address
+    // (free(NULL) and failed allocations have none).
+    assert!(requests <= events && requests >= stats["total_allocs"].as_u64().unwrap());
+    let caches = sim["table"]["caches"].as_array().unwrap();
+    // A cache larger than the trace misses only the first touch of each line.
+    let big = &caches[1];
+    assert_eq!(big["evictions"], 0);
+    let misses = big["reads"].as_u64().unwrap() + big["writes"].as_u64().unwrap()
+        - big["read_hits"].as_u64().unwrap()
+        - big["write_hits"].as_u64().unwrap();
+    assert_eq!(misses, big["cached"].as_u64().unwrap(), "every miss is a first touch");
+}
+
+#[test]
+fn a_ptf_trace_is_a_buffer_pool_and_heph_is_refused() {
+    let out = ok(&tramp(&["cachesim", &fixture("figure3.ptf.txt"), "-p", "lru,fifo", "-s", "2,8"]));
+    assert!(out.contains("33 requests"), "{out}");
+    let heph = tramp(&["cachesim", &fixture("heph_tracing_example.bin.log"), "-s", "2"]);
+    assert_eq!(heph.status.code(), Some(1));
+    assert!(stderr(&heph).contains("no object ids or addresses"), "{}", stderr(&heph));
+}
+
+#[test]
+fn bad_arguments_are_clear_errors() {
+    for (args, msg) in [
+        (vec!["-p", "mru"], "unknown policy \"mru\""),
+        (vec!["-s", "0"], "a cache needs a size above 0"),
+        (vec!["-s", "10q"], "unknown suffix"),
+        (vec!["--shards", "1.5"], "sampling rate"),
+        (vec!["--line", "48"], "power of two"),
+    ] {
+        let out = tramp(&[&["cachesim", &twitter()][..], &args].concat());
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert!(stderr(&out).contains(msg), "{args:?}: {}", stderr(&out));
+    }
+}
+
+#[test]
+fn the_help_names_every_policy_and_input() {
+    let help = ok(&tramp(&["cachesim", "--help"]));
+    for word in ["lru", "fifo", "clock", "sieve", "s3fifo", "arc", "2q", "lfu", "opt", "oracleGeneral", "SHARDS", "--svg", "write-backs"] {
+        assert!(help.contains(word), "{word}");
+    }
+}
