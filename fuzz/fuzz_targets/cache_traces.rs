@@ -22,6 +22,7 @@ fuzz_target!(|data: &[u8]| {
         mrc: true,
         shards: None,
         future_known: false,
+        cpu: None,
     };
     let mut sim = Simulation::new(&opts);
     let mut n = 0u64;

@@ -50,82 +50,119 @@ fn main() {
         );
     };
     for &size in &sizes {
-        line("tramp Lru (policy)", size, best(5, || {
-            let mut p = Lru::new(size);
-            let mut ev = Vec::new();
-            let mut m = 0;
-            for r in &reqs {
-                ev.clear();
-                let a = Access { id: r.id, charge: 1, next_access: r.next_access };
-                m += !p.get(a, &mut ev) as u64;
-            }
-            m
-        }));
-        line("tramp Cache (lru)", size, best(5, || {
-            let mut c = Cache::new(PolicyKind::Lru, size, Unit::Objects);
-            for r in &reqs {
-                c.access(r);
-            }
-            c.stats().misses()
-        }));
-        line("lru crate", size, best(5, || {
-            let mut c = lru::LruCache::new(std::num::NonZeroUsize::new(size as usize).unwrap());
-            let mut m = 0;
-            for r in &reqs {
-                if c.get(&r.id).is_none() {
-                    m += 1;
-                    c.put(r.id, ());
+        line(
+            "tramp Lru (policy)",
+            size,
+            best(5, || {
+                let mut p = Lru::new(size);
+                let mut ev = Vec::new();
+                let mut m = 0;
+                for r in &reqs {
+                    ev.clear();
+                    let a = Access {
+                        id: r.id,
+                        charge: 1,
+                        next_access: r.next_access,
+                    };
+                    m += !p.get(a, &mut ev) as u64;
                 }
-            }
-            m
-        }));
-        line("schnellru crate", size, best(5, || {
-            let mut c = schnellru::LruMap::<u64, ()>::new(schnellru::ByLength::new(size as u32));
-            let mut m = 0;
-            for r in &reqs {
-                if c.get(&r.id).is_none() {
-                    m += 1;
-                    c.insert(r.id, ());
-                }
-            }
-            m
-        }));
-        for kind in PolicyKind::ALL.into_iter().skip(1) {
-            line(&format!("tramp Cache ({kind})"), size, best(3, || {
-                let mut c = Cache::new(kind, size, Unit::Objects);
+                m
+            }),
+        );
+        line(
+            "tramp Cache (lru)",
+            size,
+            best(5, || {
+                let mut c = Cache::new(PolicyKind::Lru, size, Unit::Objects);
                 for r in &reqs {
                     c.access(r);
                 }
                 c.stats().misses()
-            }));
+            }),
+        );
+        line(
+            "lru crate",
+            size,
+            best(5, || {
+                let mut c = lru::LruCache::new(std::num::NonZeroUsize::new(size as usize).unwrap());
+                let mut m = 0;
+                for r in &reqs {
+                    if c.get(&r.id).is_none() {
+                        m += 1;
+                        c.put(r.id, ());
+                    }
+                }
+                m
+            }),
+        );
+        line(
+            "schnellru crate",
+            size,
+            best(5, || {
+                let mut c =
+                    schnellru::LruMap::<u64, ()>::new(schnellru::ByLength::new(size as u32));
+                let mut m = 0;
+                for r in &reqs {
+                    if c.get(&r.id).is_none() {
+                        m += 1;
+                        c.insert(r.id, ());
+                    }
+                }
+                m
+            }),
+        );
+        for kind in PolicyKind::ALL.into_iter().skip(1) {
+            line(
+                &format!("tramp Cache ({kind})"),
+                size,
+                best(3, || {
+                    let mut c = Cache::new(kind, size, Unit::Objects);
+                    for r in &reqs {
+                        c.access(r);
+                    }
+                    c.stats().misses()
+                }),
+            );
         }
     }
-    line("tramp LRU curve (exact)", 0, best(3, || {
-        let mut sd = StackDistances::new(Unit::Objects);
-        for r in &reqs {
-            sd.access(r);
-        }
-        sd.finish().misses(sizes[0])
-    }));
-    line("tramp LRU curve (SHARDS 1%)", 0, best(3, || {
-        let mut sd = StackDistances::sampled(Unit::Objects, 0.01);
-        for r in &reqs {
-            sd.access(r);
-        }
-        sd.finish().misses(sizes[0])
-    }));
-    line("tramp read file + LRU", sizes[0], best(3, || {
-        let f = BufReader::with_capacity(1 << 20, std::fs::File::open(path).unwrap());
-        let mut c = Cache::new(PolicyKind::Lru, sizes[0], Unit::Objects);
-        if path.contains("oracleGeneral") {
-            for r in OracleReader::new(f) {
-                c.access(&r.unwrap());
+    line(
+        "tramp LRU curve (exact)",
+        0,
+        best(3, || {
+            let mut sd = StackDistances::new(Unit::Objects);
+            for r in &reqs {
+                sd.access(r);
             }
-        } else {
-            for r in CsvReader::new(f) {
-                c.access(&r.unwrap());
+            sd.finish().misses(sizes[0])
+        }),
+    );
+    line(
+        "tramp LRU curve (SHARDS 1%)",
+        0,
+        best(3, || {
+            let mut sd = StackDistances::sampled(Unit::Objects, 0.01);
+            for r in &reqs {
+                sd.access(r);
             }
-        }
-        c.stats().misses()
-    }));
+            sd.finish().misses(sizes[0])
+        }),
+    );
+    line(
+        "tramp read file + LRU",
+        sizes[0],
+        best(3, || {
+            let f = BufReader::with_capacity(1 << 20, std::fs::File::open(path).unwrap());
+            let mut c = Cache::new(PolicyKind::Lru, sizes[0], Unit::Objects);
+            if path.contains("oracleGeneral") {
+                for r in OracleReader::new(f) {
+                    c.access(&r.unwrap());
+                }
+            } else {
+                for r in CsvReader::new(f) {
+                    c.access(&r.unwrap());
+                }
+            }
+            c.stats().misses()
+        }),
+    );
 }

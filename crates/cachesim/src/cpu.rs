@@ -101,7 +101,9 @@ impl SetAssoc {
 
     fn way_of(&self, set: usize, line: u64) -> Option<usize> {
         let w = self.ways as usize;
-        self.tags[set * w..set * w + w].iter().position(|&t| t == line)
+        self.tags[set * w..set * w + w]
+            .iter()
+            .position(|&t| t == line)
     }
 
     fn touch(&mut self, set: usize, way: usize) {
@@ -334,6 +336,77 @@ impl Hierarchy {
         }
     }
 }
+
+/// A hierarchy described in text: `table1`, or levels
+/// `SIZE:WAYS:LINE:LATENCY[:plru]` from the closest out, comma-separated,
+/// then `mem:LATENCY` (SIZE may end in K, M or G, powers of 1024). E.g.
+/// `32K:8:64:4,1M:16:64:14,mem:200`.
+impl std::str::FromStr for Hierarchy {
+    type Err = SpecError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        if s.trim() == "table1" {
+            return Ok(Hierarchy::table1());
+        }
+        let mut levels = Vec::new();
+        let mut memory = None;
+        for part in s.split(',').map(str::trim) {
+            let bad = |why: &str| SpecError(format!("{part:?}: {why}"));
+            let f: Vec<&str> = part.split(':').collect();
+            if f[0].eq_ignore_ascii_case("mem") {
+                let lat = f.get(1).and_then(|v| v.parse().ok());
+                memory = Some(lat.ok_or_else(|| bad("memory latency is not a number"))?);
+                continue;
+            }
+            if !(4..=5).contains(&f.len()) {
+                return Err(bad("a level is SIZE:WAYS:LINE:LATENCY[:plru]"));
+            }
+            let size = parse_bytes(f[0]).ok_or_else(|| bad("size is not a number"))?;
+            let ways = f[1].parse().map_err(|_| bad("ways is not a number"))?;
+            let line = f[2].parse().map_err(|_| bad("line is not a number"))?;
+            let latency = f[3].parse().map_err(|_| bad("latency is not a number"))?;
+            let repl = match f.get(4).map(|r| r.to_ascii_lowercase()) {
+                None => Replacement::Lru,
+                Some(r) if r == "lru" => Replacement::Lru,
+                Some(r) if r == "plru" => Replacement::Plru,
+                Some(_) => return Err(bad("replacement is lru or plru")),
+            };
+            let cache = SetAssoc::new(size, ways, line, repl).map_err(|e| bad(&e.to_string()))?;
+            levels.push(Level {
+                name: format!("L{}", levels.len() + 1),
+                cache,
+                latency,
+                hits: 0,
+            });
+        }
+        if levels.is_empty() {
+            return Err(SpecError(format!("{s:?} names no cache level")));
+        }
+        let memory = memory.ok_or_else(|| SpecError(format!("{s:?} lacks mem:LATENCY")))?;
+        Hierarchy::new(levels, memory).map_err(|e| SpecError(e.to_string()))
+    }
+}
+
+fn parse_bytes(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let (num, mult) = match s.chars().last()? {
+        'k' | 'K' => (&s[..s.len() - 1], 1u64 << 10),
+        'm' | 'M' => (&s[..s.len() - 1], 1 << 20),
+        'g' | 'G' => (&s[..s.len() - 1], 1 << 30),
+        _ => (s, 1),
+    };
+    if let Ok(n) = num.parse::<u64>() {
+        return n.checked_mul(mult);
+    }
+    // 1.5M
+    let f: f64 = num.parse().ok()?;
+    (f.is_finite() && f > 0.0).then_some((f * mult as f64) as u64)
+}
+
+/// A hierarchy description that cannot be read.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("cache hierarchy {0}")]
+pub struct SpecError(pub String);
 
 /// Hits per level and the average latency.
 #[derive(Clone, Debug, Serialize)]

@@ -20,7 +20,11 @@ const COLORS: [&str; 10] = [
 pub fn curves_svg(title: &str, unit: &str, curves: &[(String, Vec<(u64, f64)>)]) -> String {
     let xs = curves.iter().flat_map(|c| c.1.iter().map(|p| p.0.max(1)));
     let (lo, hi) = xs.fold((u64::MAX, 0), |(lo, hi), x| (lo.min(x), hi.max(x)));
-    let (lo, hi) = if lo > hi { (1, 10) } else { (lo, hi.max(lo + 1)) };
+    let (lo, hi) = if lo > hi {
+        (1, 10)
+    } else {
+        (lo, hi.max(lo + 1))
+    };
     let log = hi / lo >= 10;
     let fx = |x: u64| -> f64 {
         let x = x.max(1) as f64;

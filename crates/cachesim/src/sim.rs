@@ -12,6 +12,7 @@ use std::fmt;
 use serde::Serialize;
 
 use crate::cache::Unit;
+use crate::cpu::{Hierarchy, HierarchyReport};
 use crate::mrc::{MrcReport, StackDistances};
 use crate::plot::curves_svg;
 use crate::policy::PolicyKind;
@@ -31,6 +32,8 @@ pub struct Options {
     pub shards: Option<f64>,
     /// Whether the requests carry next-access times.
     pub future_known: bool,
+    /// A CPU-cache hierarchy fed by addresses ([`Simulation::access_address`]).
+    pub cpu: Option<Hierarchy>,
 }
 
 /// A run in progress.
@@ -41,6 +44,7 @@ pub struct Simulation {
     mrc: Option<StackDistances>,
     sizes: Vec<u64>,
     requests: u64,
+    cpu: Option<Hierarchy>,
 }
 
 impl Simulation {
@@ -61,6 +65,7 @@ impl Simulation {
             }),
             sizes: opts.sizes.clone(),
             requests: 0,
+            cpu: opts.cpu.clone(),
         }
     }
 
@@ -75,6 +80,19 @@ impl Simulation {
         if let Some((_, buf)) = &mut self.offline {
             buf.push(req);
         }
+    }
+
+    /// Feeds one memory access to the CPU-cache hierarchy, if any.
+    #[inline]
+    pub fn access_address(&mut self, addr: u64) {
+        if let Some(h) = &mut self.cpu {
+            h.access(addr);
+        }
+    }
+
+    /// Whether a CPU-cache hierarchy is simulated.
+    pub fn has_cpu(&self) -> bool {
+        self.cpu.is_some()
     }
 
     /// Requests fed so far.
@@ -120,6 +138,7 @@ impl Simulation {
             table: (!caches.is_empty()).then_some(SweepReport { unit, caches }),
             mrc,
             lru_curve,
+            cpu: self.cpu.map(|h| h.report()),
         }
     }
 }
@@ -134,6 +153,9 @@ pub struct SimReport {
     /// The LRU miss-ratio curve.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mrc: Option<MrcReport>,
+    /// The CPU-cache hierarchy's hits per level and average latency.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<HierarchyReport>,
     /// The curve at 200 log-spaced sizes, for plots.
     #[serde(skip)]
     pub lru_curve: Vec<(u64, f64)>,
@@ -172,6 +194,11 @@ impl fmt::Display for SimReport {
         if let Some(m) = &self.mrc {
             writeln!(f)?;
             write!(f, "{m}")?;
+        }
+        if let Some(c) = &self.cpu {
+            writeln!(f)?;
+            writeln!(f, "CPU caches (inclusive):")?;
+            writeln!(f, "{c}")?;
         }
         Ok(())
     }

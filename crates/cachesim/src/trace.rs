@@ -26,7 +26,11 @@ pub enum TraceError {
     #[error(
         "oracleGeneral trace cut inside record {record} (byte offset {offset}): {len} of 24 bytes"
     )]
-    Truncated { record: u64, offset: u64, len: usize },
+    Truncated {
+        record: u64,
+        offset: u64,
+        len: usize,
+    },
 }
 
 /// Which csv column holds what (0-based).

@@ -74,7 +74,9 @@ fn opt_with_computed_next_accesses_matches_the_traces_own() {
 #[test]
 fn csv_columns_come_from_the_header_and_errors_name_the_line() {
     let text = "# op, size, key\nget, 10, 5\nset,20,6\n\n# comment\nGET , 3, 5\n";
-    let got: Vec<Request> = CsvReader::new(text.as_bytes()).map(Result::unwrap).collect();
+    let got: Vec<Request> = CsvReader::new(text.as_bytes())
+        .map(Result::unwrap)
+        .collect();
     assert_eq!(
         got.iter().map(|r| (r.id, r.size, r.op)).collect::<Vec<_>>(),
         [(5, 10, Op::Read), (6, 20, Op::Write), (5, 3, Op::Read)]
@@ -86,8 +88,14 @@ fn csv_columns_come_from_the_header_and_errors_name_the_line() {
     assert!(matches!(e, TraceError::Csv { line: 2, .. }), "{e}");
     assert!(e.to_string().contains("\"x\""), "{e}");
     let short = "0\n";
-    let e = CsvReader::new(short.as_bytes()).next().unwrap().unwrap_err();
-    assert!(e.to_string().starts_with("line 1: no object id column"), "{e}");
+    let e = CsvReader::new(short.as_bytes())
+        .next()
+        .unwrap()
+        .unwrap_err();
+    assert!(
+        e.to_string().starts_with("line 1: no object id column"),
+        "{e}"
+    );
     let big = "0, 1, 99999999999, 4\n";
     let e = CsvReader::new(big.as_bytes()).next().unwrap().unwrap_err();
     assert!(e.to_string().contains("does not fit 32 bits"), "{e}");
@@ -109,7 +117,14 @@ fn a_cut_oracle_record_is_reported_with_its_offset() {
     assert!(r.next().unwrap().is_ok());
     let e = r.next().unwrap().unwrap_err();
     assert!(
-        matches!(e, TraceError::Truncated { record: 2, offset: 48, len: 10 }),
+        matches!(
+            e,
+            TraceError::Truncated {
+                record: 2,
+                offset: 48,
+                len: 10
+            }
+        ),
         "{e}"
     );
     // Byte-exact against the layout: u32 time, u64 id, u32 size, i64 next.
@@ -120,8 +135,8 @@ fn a_cut_oracle_record_is_reported_with_its_offset() {
     assert_eq!(
         one,
         [
-            0x44, 0x33, 0x22, 0x11, 8, 7, 6, 5, 4, 3, 2, 1, 0x0d, 0x0c, 0x0b, 0x0a, 5, 0, 0, 0,
-            0, 0, 0, 0
+            0x44, 0x33, 0x22, 0x11, 8, 7, 6, 5, 4, 3, 2, 1, 0x0d, 0x0c, 0x0b, 0x0a, 5, 0, 0, 0, 0,
+            0, 0, 0
         ]
     );
 }

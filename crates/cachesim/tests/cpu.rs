@@ -6,7 +6,10 @@ use tramp_cachesim::cpu::{GeometryError, Hierarchy, Level, Replacement, SetAssoc
 fn direct_mapped_conflicts_miss_every_time() {
     // 4 sets of 1 way, 16-byte lines: addresses 0 and 64 share set 0.
     let mut c = SetAssoc::new(64, 1, 16, Replacement::Lru).unwrap();
-    let got: Vec<bool> = [0, 64, 0, 64, 16, 16, 4].iter().map(|&a| c.access(a).0).collect();
+    let got: Vec<bool> = [0, 64, 0, 64, 16, 16, 4]
+        .iter()
+        .map(|&a| c.access(a).0)
+        .collect();
     assert_eq!(got, [false, false, false, false, false, true, false]);
     // 16 is line 1 (set 1): a hit the second time. 4 is line 0 again,
     // which 64 (line 4, set 0) had pushed out; now it pushes 64 out.
@@ -55,7 +58,8 @@ fn an_inclusive_hierarchy_back_invalidates() {
         hits: 0,
     };
     // L1: 2 lines of 16 B, fully associative; L2: 2 lines of 32 B.
-    let mut h = Hierarchy::new(vec![lvl("L1", 32, 2, 16, 1), lvl("L2", 64, 2, 32, 10)], 100).unwrap();
+    let mut h =
+        Hierarchy::new(vec![lvl("L1", 32, 2, 16, 1), lvl("L2", 64, 2, 32, 10)], 100).unwrap();
     assert_eq!(h.access(0), 100);
     assert_eq!(h.access(16), 10); // same 32-byte L2 line
     assert_eq!(h.access(0), 1);
@@ -77,7 +81,10 @@ fn an_inclusive_hierarchy_back_invalidates() {
 fn table1_shape() {
     let h = Hierarchy::table1();
     let l = h.levels();
-    assert_eq!((l[0].cache.sets(), l[1].cache.sets(), l[2].cache.sets()), (64, 256, 1024));
+    assert_eq!(
+        (l[0].cache.sets(), l[1].cache.sets(), l[2].cache.sets()),
+        (64, 256, 1024)
+    );
     let mut h = h;
     // A 32 KB stride-64 sweep twice: it fits L2, not L1 (16 KB).
     for _ in 0..2 {
@@ -93,4 +100,28 @@ fn table1_shape() {
     assert_eq!(r.memory, 256);
     assert_eq!(r.levels[0].hits, 0);
     assert_eq!(r.levels[1].hits, 256 + 512);
+}
+
+#[test]
+fn hierarchies_are_described_in_text() {
+    let h: Hierarchy = "32K:8:64:4,1M:16:64:14:plru,mem:200".parse().unwrap();
+    let l = h.levels();
+    assert_eq!(
+        (l.len(), l[0].cache.sets(), l[1].cache.sets()),
+        (2, 64, 1024)
+    );
+    assert_eq!(h.report().memory_latency, 200);
+    let t: Hierarchy = "table1".parse().unwrap();
+    assert_eq!(t.levels().len(), 3);
+    for (spec, msg) in [
+        ("32K:8:64,mem:9", "SIZE:WAYS:LINE:LATENCY"),
+        ("32K:8:64:4", "lacks mem:LATENCY"),
+        ("mem:5", "names no cache level"),
+        ("30000:8:64:4,mem:5", "whole number"),
+        ("32K:6:64:4:plru,mem:5", "power-of-two number of ways"),
+        ("32K:8:64:4:mru,mem:5", "lru or plru"),
+    ] {
+        let e = spec.parse::<Hierarchy>().unwrap_err().to_string();
+        assert!(e.contains(msg), "{spec}: {e}");
+    }
 }

@@ -87,7 +87,10 @@ fn every_policy_matches_libcachesim_on_the_twitter_trace() {
         if got != want {
             wrong.push(format!("{name} {size}: {got} misses, libCacheSim {want}"));
         }
-        assert!(c.policy().len() as u64 <= size, "{name} {size} over capacity");
+        assert!(
+            c.policy().len() as u64 <= size,
+            "{name} {size} over capacity"
+        );
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }

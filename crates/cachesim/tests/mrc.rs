@@ -52,7 +52,7 @@ fn compaction_keeps_depths_exact() {
     // Far more requests than the first position table (1024) over few
     // objects, so positions are renumbered many times.
     let reqs: Vec<Request> = (0..50_000u64)
-        .map(|i| Request::read((i * 7919) % 300 ^ (i / 1000), 1))
+        .map(|i| Request::read(((i * 7919) % 300) ^ (i / 1000), 1))
         .collect();
     let mut sd = StackDistances::new(Unit::Objects);
     for r in &reqs {
@@ -60,7 +60,11 @@ fn compaction_keeps_depths_exact() {
     }
     let mrc = sd.finish();
     for size in [1, 10, 50, 100, 200, 299, 300, 400] {
-        assert_eq!(mrc.misses(size), simulate(&reqs, size, Unit::Objects), "size {size}");
+        assert_eq!(
+            mrc.misses(size),
+            simulate(&reqs, size, Unit::Objects),
+            "size {size}"
+        );
     }
 }
 
@@ -77,7 +81,13 @@ fn the_twitter_curve_matches_lru_and_shards_is_close() {
     }
     let (exact, shards, sparse) = (exact.finish(), shards.finish(), sparse.finish());
     // libCacheSim's LRU misses (the golden values) at the same sizes.
-    for (size, want) in [(100, 528492), (1000, 358717), (5000, 266759), (20000, 191436), (80000, 148567)] {
+    for (size, want) in [
+        (100, 528492),
+        (1000, 358717),
+        (5000, 266759),
+        (20000, 191436),
+        (80000, 148567),
+    ] {
         assert_eq!(exact.misses(size), want, "size {size}");
         // SHARDS resolves capacities in steps of about 1/rate objects:
         // measured errors at 10% are below 0.004 from 1000 objects up, at
@@ -94,5 +104,9 @@ fn the_twitter_curve_matches_lru_and_shards_is_close() {
     }
     assert_eq!(exact.distinct, 143_542);
     let est = shards.distinct as f64 / 143_542.0;
-    assert!((0.9..1.1).contains(&est), "SHARDS estimates {} objects", shards.distinct);
+    assert!(
+        (0.9..1.1).contains(&est),
+        "SHARDS estimates {} objects",
+        shards.distinct
+    );
 }

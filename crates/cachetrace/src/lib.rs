@@ -15,7 +15,8 @@
 //!   gives no sizes), deletions do not drop buffers.
 //!
 //! Records without an address or object (comments, metadata, thread
-//! events) are counted and skipped.
+//! events) are counted and skipped. With a CPU-cache hierarchy, each heap
+//! request's byte address also goes through it.
 
 use std::fmt;
 
@@ -34,9 +35,7 @@ pub enum Error {
     Trace(#[from] TraceError),
     #[error(transparent)]
     Tramp(#[from] tramp_core::Error),
-    #[error(
-        "{0} traces have no object ids or addresses to cache (heap and object traces do)"
-    )]
+    #[error("{0} traces have no object ids or addresses to cache (heap and object traces do)")]
     NoObjects(&'static str),
     #[error("{count} damaged stretches skipped ({bytes} bytes); the first: {first}")]
     Skipped {
@@ -44,6 +43,8 @@ pub enum Error {
         bytes: u64,
         first: String,
     },
+    #[error("{0} traces have no addresses for CPU caches (heap traces do)")]
+    NoAddresses(&'static str),
     #[error(
         "cannot tell the layout of `{0}`: name it with --format (csv, oracle, or a tramp format)"
     )]
@@ -189,6 +190,12 @@ impl Analysis for Feed<'_> {
             Some(r) => {
                 self.fed.requests += 1;
                 self.sim.access(r);
+                if self.domain == Domain::Heap
+                    && self.sim.has_cpu()
+                    && let Some(addr) = rec.role_u64(Role::Address)
+                {
+                    self.sim.access_address(addr);
+                }
             }
             None => self.fed.skipped += 1,
         }
@@ -211,19 +218,28 @@ pub struct Outcome {
 
 /// Simulates `opts` over `input` read as `layout`; heap addresses map to
 /// lines of `line` bytes.
-pub fn simulate(
-    input: Input,
-    layout: Layout,
-    opts: &Options,
-    line: u64,
-) -> Result<Outcome, Error> {
+pub fn simulate(input: Input, layout: Layout, opts: &Options, line: u64) -> Result<Outcome, Error> {
     let mut opts = opts.clone();
     opts.future_known = layout.future_known(&input);
+    if opts.cpu.is_some() {
+        match layout {
+            Layout::Csv => return Err(Error::NoAddresses("csv")),
+            Layout::Oracle => return Err(Error::NoAddresses("oracleGeneral")),
+            Layout::Tramp(f) if f.domain != Domain::Heap => return Err(Error::NoAddresses(f.name)),
+            Layout::Tramp(_) => {}
+        }
+    }
     let mut sim = Simulation::new(&opts);
     let mut progress = Progress::of(&input);
     let (fed, damage) = match layout {
-        Layout::Csv => (None, stream(CsvReader::new(input.reader), &mut sim, &mut progress)),
-        Layout::Oracle => (None, stream(OracleReader::new(input.reader), &mut sim, &mut progress)),
+        Layout::Csv => (
+            None,
+            stream(CsvReader::new(input.reader), &mut sim, &mut progress),
+        ),
+        Layout::Oracle => (
+            None,
+            stream(OracleReader::new(input.reader), &mut sim, &mut progress),
+        ),
         Layout::Tramp(format) => {
             if format.domain == Domain::Spans {
                 return Err(Error::NoObjects(format.name));
@@ -240,9 +256,16 @@ pub fn simulate(
             let skipped = (run.warning_count > 0).then(|| Error::Skipped {
                 count: run.warning_count,
                 bytes: run.warnings.iter().map(|w| w.skipped).sum(),
-                first: run.warnings.first().map(|w| w.to_string()).unwrap_or_default(),
+                first: run
+                    .warnings
+                    .first()
+                    .map(|w| w.to_string())
+                    .unwrap_or_default(),
             });
-            (Some(fed), run.stop.map(|s| Error::Tramp(into_error(s))).or(skipped))
+            (
+                Some(fed),
+                run.stop.map(|s| Error::Tramp(into_error(s))).or(skipped),
+            )
         }
     };
     progress.finish();

@@ -27,7 +27,10 @@ fn golden(name: &str, actual: &str) {
         std::fs::write(&path, actual).unwrap();
     }
     let want = std::fs::read_to_string(&path).unwrap();
-    assert_eq!(actual, want, "golden {name} differs; UPDATE_GOLDEN=1 regenerates it");
+    assert_eq!(
+        actual, want,
+        "golden {name} differs; UPDATE_GOLDEN=1 regenerates it"
+    );
 }
 
 /// The Twitter trace's requests, decompressed and as oracleGeneral
@@ -35,7 +38,11 @@ fn golden(name: &str, actual: &str) {
 fn oracle_copy(dir: &tempfile::TempDir) -> String {
     let csv = zstd::decode_all(std::fs::File::open(twitter()).unwrap()).unwrap();
     let mut out = Vec::new();
-    for line in String::from_utf8(csv).unwrap().lines().filter(|l| !l.starts_with('#')) {
+    for line in String::from_utf8(csv)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+    {
         let f: Vec<&str> = line.split(',').map(str::trim).collect();
         out.extend(f[0].parse::<u32>().unwrap().to_le_bytes());
         out.extend(f[1].parse::<u64>().unwrap().to_le_bytes());
@@ -50,11 +57,19 @@ fn oracle_copy(dir: &tempfile::TempDir) -> String {
 #[test]
 fn the_twitter_table_is_golden_and_agrees_with_libcachesim() {
     let out = ok(&tramp(&[
-        "cachesim", &twitter(), "-p", "lru,s3fifo,arc,opt", "-s", "1000,20000", "--mrc",
+        "cachesim",
+        &twitter(),
+        "-p",
+        "lru,s3fifo,arc,opt",
+        "-s",
+        "1000,20000",
+        "--mrc",
     ]));
     golden("cachesim-twitter.txt", &out);
     // libCacheSim 0.3.5's misses (crates/cachesim/tests/libcachesim.rs).
-    for want in ["358717", "191436", "327709", "177490", "353482", "185122", "256267", "144377"] {
+    for want in [
+        "358717", "191436", "327709", "177490", "353482", "185122", "256267", "144377",
+    ] {
         assert!(out.contains(want), "{want} missing:\n{out}");
     }
 }
@@ -64,8 +79,10 @@ fn oracle_general_gives_the_same_answers_as_the_csv() {
     let dir = tempfile::tempdir().unwrap();
     let oracle = oracle_copy(&dir);
     let args = ["-p", "lru,2q,lfu,opt", "-s", "500,5000", "--json"];
-    let a: serde_json::Value =
-        serde_json::from_str(&ok(&tramp(&[&["cachesim", &twitter()][..], &args].concat()))).unwrap();
+    let a: serde_json::Value = serde_json::from_str(&ok(&tramp(
+        &[&["cachesim", &twitter()][..], &args].concat(),
+    )))
+    .unwrap();
     let b: serde_json::Value =
         serde_json::from_str(&ok(&tramp(&[&["cachesim", &oracle][..], &args].concat()))).unwrap();
     assert_eq!(a["table"], b["table"]);
@@ -94,7 +111,14 @@ fn svg_curves_are_written() {
     let dir = tempfile::tempdir().unwrap();
     let svg = p(&dir, "mrc.svg");
     ok(&tramp(&[
-        "cachesim", &twitter(), "-p", "lru,sieve", "-s", "100,1000,10000", "--svg", &svg,
+        "cachesim",
+        &twitter(),
+        "-p",
+        "lru,sieve",
+        "-s",
+        "100,1000,10000",
+        "--svg",
+        &svg,
     ]));
     let text = std::fs::read_to_string(&svg).unwrap();
     assert!(text.starts_with("<svg"));
@@ -110,7 +134,9 @@ fn svg_curves_are_written() {
 fn a_heap_trace_is_cached_by_line() {
     let dir = tempfile::tempdir().unwrap();
     let trace = p(&dir, "s.hatf.zst");
-    ok(&tramp(&["sample", "--events", "3000", "--seed", "9", "-o", &trace]));
+    ok(&tramp(&[
+        "sample", "--events", "3000", "--seed", "9", "-o", &trace,
+    ]));
     let stats: serde_json::Value =
         serde_json::from_str(&ok(&tramp(&["stats", "--json", &trace]))).unwrap();
     let out = tramp(&["cachesim", &trace, "-s", "64,100000", "--json"]);
@@ -130,16 +156,36 @@ fn a_heap_trace_is_cached_by_line() {
     let misses = big["reads"].as_u64().unwrap() + big["writes"].as_u64().unwrap()
         - big["read_hits"].as_u64().unwrap()
         - big["write_hits"].as_u64().unwrap();
-    assert_eq!(misses, big["cached"].as_u64().unwrap(), "every miss is a first touch");
+    assert_eq!(
+        misses,
+        big["cached"].as_u64().unwrap(),
+        "every miss is a first touch"
+    );
 }
 
 #[test]
 fn a_ptf_trace_is_a_buffer_pool_and_heph_is_refused() {
-    let out = ok(&tramp(&["cachesim", &fixture("figure3.ptf.txt"), "-p", "lru,fifo", "-s", "2,8"]));
+    let out = ok(&tramp(&[
+        "cachesim",
+        &fixture("figure3.ptf.txt"),
+        "-p",
+        "lru,fifo",
+        "-s",
+        "2,8",
+    ]));
     assert!(out.contains("33 requests"), "{out}");
-    let heph = tramp(&["cachesim", &fixture("heph_tracing_example.bin.log"), "-s", "2"]);
+    let heph = tramp(&[
+        "cachesim",
+        &fixture("heph_tracing_example.bin.log"),
+        "-s",
+        "2",
+    ]);
     assert_eq!(heph.status.code(), Some(1));
-    assert!(stderr(&heph).contains("no object ids or addresses"), "{}", stderr(&heph));
+    assert!(
+        stderr(&heph).contains("no object ids or addresses"),
+        "{}",
+        stderr(&heph)
+    );
 }
 
 #[test]
@@ -160,7 +206,55 @@ fn bad_arguments_are_clear_errors() {
 #[test]
 fn the_help_names_every_policy_and_input() {
     let help = ok(&tramp(&["cachesim", "--help"]));
-    for word in ["lru", "fifo", "clock", "sieve", "s3fifo", "arc", "2q", "lfu", "opt", "oracleGeneral", "SHARDS", "--svg", "write-backs"] {
+    for word in [
+        "lru",
+        "fifo",
+        "clock",
+        "sieve",
+        "s3fifo",
+        "arc",
+        "2q",
+        "lfu",
+        "opt",
+        "oracleGeneral",
+        "SHARDS",
+        "--svg",
+        "write-backs",
+    ] {
         assert!(help.contains(word), "{word}");
     }
+}
+
+#[test]
+fn heap_addresses_go_through_the_cpu_hierarchy() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = p(&dir, "s.hatf.zst");
+    ok(&tramp(&[
+        "sample", "--events", "2000", "--seed", "4", "-o", &trace,
+    ]));
+    let sim: serde_json::Value = serde_json::from_str(&ok(&tramp(&[
+        "cachesim", &trace, "-s", "64", "--cpu", "table1", "--json",
+    ])))
+    .unwrap();
+    let cpu = &sim["cpu"];
+    let levels = cpu["levels"].as_array().unwrap();
+    assert_eq!(levels.len(), 3);
+    let hits: u64 = levels.iter().map(|l| l["hits"].as_u64().unwrap()).sum();
+    assert_eq!(
+        hits + cpu["memory"].as_u64().unwrap(),
+        sim["requests"].as_u64().unwrap()
+    );
+    let cycles = levels
+        .iter()
+        .map(|l| l["hits"].as_u64().unwrap() * l["latency"].as_u64().unwrap())
+        .sum::<u64>()
+        + 100 * cpu["memory"].as_u64().unwrap();
+    assert_eq!(cpu["cycles"].as_u64().unwrap(), cycles);
+    let refused = tramp(&["cachesim", &twitter(), "-s", "5", "--cpu", "table1"]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(
+        stderr(&refused).contains("no addresses for CPU caches"),
+        "{}",
+        stderr(&refused)
+    );
 }

@@ -38,8 +38,8 @@ impl Arc {
     /// REPLACE: demote T1's or T2's LRU object to its ghost list.
     fn replace(&mut self, in_b2: bool, evicted: &mut Vec<u64>) {
         let t1 = self.t1.bytes as f64;
-        let from_t1 = (self.t1.bytes > 0 && (t1 > self.p || (t1 == self.p && in_b2)))
-            || self.t2.bytes == 0;
+        let from_t1 =
+            (self.t1.bytes > 0 && (t1 > self.p || (t1 == self.p && in_b2))) || self.t2.bytes == 0;
         let v = if from_t1 {
             let v = self.t1.tail;
             self.t1.unlink(&mut self.t, v);

@@ -28,7 +28,10 @@ impl Lfu {
     }
 
     fn leave(&mut self, freq: u64, s: u32) {
-        let b = self.buckets.get_mut(&freq).expect("bucket of a cached object");
+        let b = self
+            .buckets
+            .get_mut(&freq)
+            .expect("bucket of a cached object");
         b.unlink(&mut self.t, s);
         if b.is_empty() {
             self.buckets.remove(&freq);
@@ -62,7 +65,10 @@ impl Policy for Lfu {
             return false;
         }
         while self.bytes + a.charge > self.cap {
-            let (&f, b) = self.buckets.first_key_value().expect("a full cache has objects");
+            let (&f, b) = self
+                .buckets
+                .first_key_value()
+                .expect("a full cache has objects");
             let v = b.head;
             self.leave(f, v);
             self.bytes -= self.t[v].size;

@@ -63,6 +63,14 @@ pub struct CachesimArgs {
     /// Cache-line size in bytes for heap-trace addresses.
     #[arg(long, default_value_t = 64)]
     pub line: u64,
+    /// Also run heap-trace addresses through an inclusive CPU-cache
+    /// hierarchy: `table1` (seed 002's Table 1: L1D 16 KB 4-way 1 cycle, L2
+    /// 256 KB 8-way 6, L3 1.5 MB 12-way 13, memory 100; lines 64/128/128
+    /// bytes) or levels `SIZE:WAYS:LINE:LATENCY[:plru]` closest first, then
+    /// `mem:LATENCY`, e.g. `32K:8:64:4,1M:16:64:14,mem:200`. Prints hits per
+    /// level and the average latency.
+    #[arg(long, value_name = "SPEC")]
+    pub cpu: Option<String>,
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
@@ -124,11 +132,13 @@ pub fn run(a: CachesimArgs) -> Result<()> {
         mrc: a.mrc || a.shards.is_some() || a.svg.is_some(),
         shards: a.shards,
         future_known: false,
+        cpu: a.cpu.as_deref().map(str::parse).transpose()?,
     };
     let input = Input::open(&a.input).with_context(|| format!("opening {}", a.input))?;
     let layout = Layout::detect(&input, a.format.as_deref())
         .with_context(|| format!("reading {}", a.input))?;
-    let out = simulate(input, layout, &opts, a.line).with_context(|| format!("reading {}", a.input))?;
+    let out =
+        simulate(input, layout, &opts, a.line).with_context(|| format!("reading {}", a.input))?;
     print_report(&out.report, a.json)?;
     if let Some(path) = &a.svg {
         let title = format!("Miss ratio of {}", a.input);
