@@ -118,7 +118,7 @@ fn hierarchies_are_described_in_text() {
         ("32K:8:64:4", "lacks mem:LATENCY"),
         ("mem:5", "names no cache level"),
         ("30000:8:64:4,mem:5", "whole number"),
-        ("32K:6:64:4:plru,mem:5", "power-of-two number of ways"),
+        ("24K:6:64:4:plru,mem:5", "power-of-two number of ways"),
         ("32K:8:64:4:mru,mem:5", "lru or plru"),
     ] {
         let e = spec.parse::<Hierarchy>().unwrap_err().to_string();
