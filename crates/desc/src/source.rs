@@ -1,0 +1,172 @@
+//! A trace in a described layout, read as tramp records.
+//!
+//! Records are decoded straight from the input window: integers into slots,
+//! characters as byte spans of the record's own bytes. `time_incr` fields
+//! are turned into absolute times by adding them to the time of the
+//! previous record that had one (0 before the first). Damage — an unknown
+//! type byte, a record cut by the end of the input — stops the reader with
+//! an error naming the record number and byte offset, every record before
+//! it delivered.
+
+use std::io::Read;
+use std::sync::Arc;
+
+use tramp_core::window::{Stream, Window};
+use tramp_core::{Error, Position, Record, Schema, Slot, Source, Span};
+
+use crate::layout::{Encoding, TimeKind, read_int};
+use crate::parse::Description;
+
+/// Damage in a described trace.
+#[derive(Debug, thiserror::Error)]
+pub enum DescError {
+    #[error("no record has type byte {0}")]
+    UnknownTag(u8),
+    #[error("record `{name}` cut by the end of the input: {have} of {need} bytes")]
+    Cut {
+        name: String,
+        have: usize,
+        need: usize,
+    },
+}
+
+/// Reads a described trace.
+pub struct DescSource<R: Read> {
+    desc: Arc<Description>,
+    schema: Arc<Schema>,
+    window: Window<Stream<R>>,
+    slots: Vec<Slot>,
+    record: u64,
+    time: u64,
+    done: bool,
+}
+
+impl<R: Read> DescSource<R> {
+    pub fn new(desc: Arc<Description>, input: R) -> Self {
+        let schema = desc.schema().shared();
+        DescSource {
+            desc,
+            schema,
+            window: Window::stream(input, 1 << 16, 0),
+            slots: Vec::new(),
+            record: 0,
+            time: 0,
+            done: false,
+        }
+    }
+
+    pub fn description(&self) -> &Arc<Description> {
+        &self.desc
+    }
+
+    fn fail(&mut self, at: u64, e: DescError) -> Error {
+        self.done = true;
+        Error::decode("tramp-desc", Position::new(at, self.record), e)
+    }
+
+    /// The size of the next record of type `ty`, reading length prefixes.
+    fn size_of(&mut self, ty: usize) -> Result<Result<usize, usize>, Error> {
+        if let Some(n) = self.desc.records[ty].fixed_size {
+            return Ok(Ok(n));
+        }
+        let mut need = self.desc.tagged as usize;
+        for i in 0..self.desc.records[ty].fields.len() {
+            match self.desc.records[ty].fields[i].enc {
+                Encoding::Prefixed { len_size, order } => {
+                    let l = len_size as usize;
+                    if !self.window.fill(need + l)? {
+                        return Ok(Err(need + l));
+                    }
+                    let b = &self.window.buffered()[need..];
+                    need += l + read_int(b, len_size, order, false) as usize;
+                }
+                enc => need += enc.fixed_size().expect("fixed"),
+            }
+        }
+        Ok(Ok(need))
+    }
+}
+
+impl<R: Read> Source for DescSource<R> {
+    fn schema(&self) -> &Arc<Schema> {
+        &self.schema
+    }
+
+    fn position(&self) -> Position {
+        Position::new(self.window.offset(), self.record)
+    }
+
+    fn next_record(&mut self) -> Result<Option<Record<'_>>, Error> {
+        if self.done || !self.window.fill(1)? {
+            self.done = true;
+            return Ok(None);
+        }
+        let at = self.window.offset();
+        let ty = if self.desc.tagged {
+            let tag = self.window.buffered()[0];
+            match self.desc.by_tag(tag) {
+                Some(t) => t,
+                None => return Err(self.fail(at, DescError::UnknownTag(tag))),
+            }
+        } else {
+            0
+        };
+        let size = match self.size_of(ty)? {
+            Ok(n) => n,
+            Err(need) => {
+                let have = self.window.len();
+                let name = self.desc.records[ty].name.clone();
+                return Err(self.fail(at, DescError::Cut { name, have, need }));
+            }
+        };
+        if !self.window.fill(size)? {
+            let have = self.window.len();
+            let name = self.desc.records[ty].name.clone();
+            return Err(self.fail(at, DescError::Cut { name, have, need: size }));
+        }
+        let desc = &*self.desc;
+        let rd = &desc.records[ty];
+        let bytes = self.window.consume(size);
+        self.slots.clear();
+        let mut p = desc.tagged as usize;
+        for f in &rd.fields {
+            let slot = match f.enc {
+                Encoding::Int {
+                    size,
+                    order,
+                    signed,
+                } => {
+                    let v = read_int(&bytes[p..], size, order, signed);
+                    p += size as usize;
+                    let v = match f.time {
+                        TimeKind::No => v,
+                        TimeKind::Absolute => {
+                            self.time = v;
+                            v
+                        }
+                        TimeKind::Increment => {
+                            self.time = self.time.wrapping_add(v);
+                            self.time
+                        }
+                    };
+                    if signed { Slot::I(v as i64) } else { Slot::U(v) }
+                }
+                Encoding::Chars(n) => {
+                    let s = Slot::Bytes(Span::new(p, n as usize));
+                    p += n as usize;
+                    s
+                }
+                Encoding::Prefixed { len_size, order } => {
+                    let l = read_int(&bytes[p..], len_size, order, false) as usize;
+                    p += len_size as usize;
+                    let s = Slot::Bytes(Span::new(p, l));
+                    p += l;
+                    s
+                }
+            };
+            self.slots.push(slot);
+        }
+        self.record += 1;
+        Ok(Some(Record::new(&self.schema.types[ty], &self.slots, bytes)))
+    }
+}
