@@ -31,6 +31,7 @@ enum Command {
     Convert(cmd::convert::ConvertArgs),
     Sizes(cmd::sizes::SizesArgs),
     Cachesim(cmd::cachesim::CachesimArgs),
+    Run(cmd::run::RunArgs),
     /// List the trace formats tramp reads and writes, with the file
     /// extensions that select them
     Formats,
@@ -58,6 +59,7 @@ fn main() -> ExitCode {
         Command::Convert(a) => cmd::convert::run(a),
         Command::Sizes(a) => cmd::sizes::run(a),
         Command::Cachesim(a) => cmd::cachesim::run(a),
+        Command::Run(a) => cmd::run::run(a),
         Command::Formats => cmd::formats::run(),
         Command::Replay(a) => cmd::replay::run(a),
         Command::Gen(a) => cmd::gen_code::run(a),

@@ -10,6 +10,7 @@ pub mod formats;
 pub mod gen_code;
 pub mod record;
 pub mod replay;
+pub mod run;
 pub mod sample;
 pub mod sizes;
 pub mod spans;

@@ -1,0 +1,595 @@
+//! The interpreter: walks a script's tree with the current record.
+//!
+//! Values are integers (64-bit, overflow is an error), floats and text.
+//! False is 0, 0.0 or empty text; comparisons and `found` give 1 or 0.
+//! Arrays are hash maps from keys (an integer, a text, or a pair) to values,
+//! growing on demand; an element never set reads as 0. `for` visits keys in
+//! ascending order (integers, then texts, then pairs), over a snapshot.
+//! Buffers are caches of the cache simulator, counted in objects; a buffer
+//! key (k1, k2) names one object.
+
+use std::fmt::Write as _;
+use std::io::Write;
+use std::rc::Rc;
+
+use rustc_hash::FxHashMap;
+use tramp_cachesim::{Cache, Op as ReqOp, Request, Unit};
+use tramp_core::{Record, Value};
+
+use crate::tree::{BufferOp, Node, Op, Script};
+
+/// A value.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Val {
+    Int(i64),
+    Float(f64),
+    Str(Rc<str>),
+}
+
+impl Val {
+    fn truthy(&self) -> bool {
+        match self {
+            Val::Int(v) => *v != 0,
+            Val::Float(v) => *v != 0.0,
+            Val::Str(s) => !s.is_empty(),
+        }
+    }
+
+    fn key(&self) -> Key {
+        match self {
+            Val::Int(v) => Key::I(*v),
+            Val::Float(f) if f.fract() == 0.0 && f.abs() < 9.0e18 => Key::I(*f as i64),
+            Val::Float(f) => Key::S(f.to_string().into()),
+            Val::Str(s) => Key::S(s.clone()),
+        }
+    }
+
+    fn from_key(k: &Key) -> Val {
+        match k {
+            Key::I(v) => Val::Int(*v),
+            Key::S(s) => Val::Str(s.clone()),
+            Key::P(p) => Val::from_key(&p.0),
+        }
+    }
+}
+
+impl std::fmt::Display for Val {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Val::Int(v) => write!(f, "{v}"),
+            Val::Float(v) => write!(f, "{v}"),
+            Val::Str(s) => f.write_str(s),
+        }
+    }
+}
+
+/// An array key.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Key {
+    I(i64),
+    S(Rc<str>),
+    P(Box<(Key, Key)>),
+}
+
+/// A runtime error: what, and in which record (or block).
+#[derive(Debug, thiserror::Error)]
+#[error("{place}: {message}")]
+pub struct RunError {
+    pub place: String,
+    pub message: String,
+}
+
+/// Where `spit` and `spit_int`/`spit_char` write.
+pub trait Spit {
+    /// Writes the current record, with the fields `update` changed.
+    fn record(&mut self, rec: &Record<'_>, updates: &[Option<Val>]) -> Result<(), String>;
+    /// Writes raw bytes.
+    fn raw(&mut self, bytes: &[u8]) -> Result<(), String>;
+}
+
+/// A script's state.
+pub struct Machine<'a> {
+    script: &'a Script,
+    scalars: Vec<Val>,
+    arrays: Vec<FxHashMap<Key, Val>>,
+    buffers: Vec<Cache>,
+    buffer_ids: FxHashMap<Key, u64>,
+    out: &'a mut dyn Write,
+    spit: Option<&'a mut dyn Spit>,
+    line_started: bool,
+    swapped: bool,
+    /// Number of the current record (0-based), counted over all traces.
+    record: u64,
+    place: &'static str,
+    updates: Vec<Option<Val>>,
+    touched: bool,
+    labels: Vec<Vec<Vec<(u64, String)>>>,
+    depth: u32,
+}
+
+const MAX_DEPTH: u32 = 10_000;
+
+type R<T> = Result<T, RunError>;
+
+impl<'a> Machine<'a> {
+    /// A machine writing `echo` output to `out` and `spit` output to `spit`.
+    pub fn new(script: &'a Script, out: &'a mut dyn Write, spit: Option<&'a mut dyn Spit>) -> Self {
+        Machine {
+            script,
+            scalars: vec![Val::Int(0); script.scalars.len()],
+            arrays: vec![FxHashMap::default(); script.arrays.len()],
+            buffers: Vec::new(),
+            buffer_ids: FxHashMap::default(),
+            out,
+            spit,
+            line_started: false,
+            swapped: false,
+            record: 0,
+            place: "preprocess",
+            updates: Vec::new(),
+            touched: false,
+            labels: Vec::new(),
+            depth: 0,
+        }
+    }
+
+    /// Value labels per (record type, field), for `print`.
+    pub fn set_labels(&mut self, labels: Vec<Vec<Vec<(u64, String)>>>) {
+        self.labels = labels;
+    }
+
+    fn err(&self, message: impl Into<String>) -> RunError {
+        let place = if self.place == "main" {
+            format!("record {}", self.record)
+        } else {
+            format!("in {}", self.place)
+        };
+        RunError {
+            place,
+            message: message.into(),
+        }
+    }
+
+    /// Runs the preprocess block.
+    pub fn preprocess(&mut self) -> R<()> {
+        self.place = "preprocess";
+        if let Some(n) = &self.script.preprocess {
+            self.eval(n, None)?;
+        }
+        Ok(())
+    }
+
+    /// Runs main on one record.
+    #[inline]
+    pub fn main(&mut self, rec: &Record<'_>) -> R<()> {
+        self.place = "main";
+        if self.touched {
+            self.updates.iter_mut().for_each(|u| *u = None);
+            self.touched = false;
+        }
+        if let Some(n) = &self.script.main {
+            self.eval(n, Some(rec))?;
+        }
+        self.record += 1;
+        Ok(())
+    }
+
+    /// Runs the postprocess block and ends a started output line.
+    pub fn postprocess(&mut self) -> R<()> {
+        self.place = "postprocess";
+        if let Some(n) = &self.script.postprocess {
+            self.eval(n, None)?;
+        }
+        self.flush()
+    }
+
+    /// Flushes the echo output.
+    pub fn flush(&mut self) -> R<()> {
+        if self.line_started {
+            self.write_out(b"\n")?;
+            self.line_started = false;
+        }
+        self.out.flush().map_err(|e| self.err(format!("writing output: {e}")))
+    }
+
+    /// Whether the script has a main procedure (needs records).
+    pub fn wants_records(&self) -> bool {
+        self.script.main.is_some()
+    }
+
+    fn write_out(&mut self, b: &[u8]) -> R<()> {
+        if let Err(e) = self.out.write_all(b) {
+            return Err(self.err(format!("writing output: {e}")));
+        }
+        Ok(())
+    }
+
+    fn field(&self, rec: Option<&Record<'_>>, ty: usize, field: usize) -> R<Val> {
+        let Some(rec) = rec else {
+            return Err(self.err("record fields exist only in main and the procedures it calls"));
+        };
+        let rt = rec.record_type();
+        if rt.index != ty {
+            let (want, fields) = &self.script.records[ty];
+            return Err(self.err(format!(
+                "field `{}` of a `{want}` record read while the record is a `{}`",
+                fields[field], rt.name
+            )));
+        }
+        if self.touched
+            && let Some(Some(v)) = self.updates.get(field)
+        {
+            return Ok(v.clone());
+        }
+        Ok(match rec.get(field) {
+            Some(Value::U64(v)) => Val::Int(v as i64),
+            Some(Value::I64(v)) => Val::Int(v),
+            Some(Value::F64(v)) => Val::Float(v),
+            Some(Value::Str(s)) => Val::Str(s.into()),
+            Some(Value::Bytes(b)) => {
+                let end = b.iter().rposition(|&c| c != 0).map_or(0, |i| i + 1);
+                Val::Str(String::from_utf8_lossy(&b[..end]).into())
+            }
+            Some(_) => Val::Str("".into()),
+            None => Val::Int(0),
+        })
+    }
+
+    fn arith(&self, op: Op, a: Val, b: Val) -> R<Val> {
+        use Val::*;
+        Ok(match (a, b) {
+            (Int(x), Int(y)) => {
+                let r = match op {
+                    Op::Add => x.checked_add(y),
+                    Op::Sub => x.checked_sub(y),
+                    Op::Mul => x.checked_mul(y),
+                    Op::Div | Op::Mod if y == 0 => return Err(self.err("division by zero")),
+                    Op::Div => x.checked_div(y),
+                    Op::Mod => x.checked_rem(y),
+                    _ => unreachable!("comparison"),
+                };
+                Int(r.ok_or_else(|| self.err("integer overflow"))?)
+            }
+            (Str(_), _) | (_, Str(_)) => {
+                return Err(self.err("arithmetic on text"));
+            }
+            (a, b) => {
+                let (x, y) = (num(&a), num(&b));
+                Float(match op {
+                    Op::Add => x + y,
+                    Op::Sub => x - y,
+                    Op::Mul => x * y,
+                    Op::Div if y == 0.0 => return Err(self.err("division by zero")),
+                    Op::Div => x / y,
+                    Op::Mod if y == 0.0 => return Err(self.err("division by zero")),
+                    Op::Mod => x % y,
+                    _ => unreachable!("comparison"),
+                })
+            }
+        })
+    }
+
+    fn keys(&mut self, keys: &[Node], rec: Option<&Record<'_>>) -> R<Key> {
+        let k0 = self.eval(&keys[0], rec)?.key();
+        Ok(match keys.get(1) {
+            None => k0,
+            Some(k) => Key::P(Box::new((k0, self.eval(k, rec)?.key()))),
+        })
+    }
+
+    fn buffer(&self, v: Val) -> R<usize> {
+        match v {
+            Val::Int(i) if i >= 0 && (i as usize) < self.buffers.len() => Ok(i as usize),
+            other => Err(self.err(format!("{other} is not a buffer (make one with make_buffer)"))),
+        }
+    }
+
+    fn echo_val(&mut self, v: &Val) -> R<()> {
+        let mut s = String::new();
+        if self.line_started {
+            s.push(' ');
+        }
+        let _ = write!(s, "{v}");
+        self.line_started = true;
+        self.write_out(s.as_bytes())
+    }
+
+    fn spit_raw(&mut self, bytes: &[u8]) -> R<()> {
+        let r = match self.spit.as_deref_mut() {
+            Some(s) => s.raw(bytes),
+            None => Err("this run has no output for spit".to_string()),
+        };
+        r.map_err(|e| self.err(e))
+    }
+
+    fn eval(&mut self, node: &Node, rec: Option<&Record<'_>>) -> R<Val> {
+        use Val::*;
+        const TRUE: Val = Int(1);
+        Ok(match node {
+            Node::Int(v) => Int(*v),
+            Node::Float(v) => Float(*v),
+            Node::Str(s) => Str(s.clone()),
+            Node::Var(i) => self.scalars[*i].clone(),
+            Node::SetVar(i, e) => {
+                let v = self.eval(e, rec)?;
+                self.scalars[*i] = v;
+                TRUE
+            }
+            Node::Elem(a, keys) => {
+                let k = self.keys(keys, rec)?;
+                self.arrays[*a].get(&k).cloned().unwrap_or(Int(0))
+            }
+            Node::SetElem(a, keys, e) => {
+                let k = self.keys(keys, rec)?;
+                let v = self.eval(e, rec)?;
+                self.arrays[*a].insert(k, v);
+                TRUE
+            }
+            Node::Found(a, keys, negate) => {
+                let k = self.keys(keys, rec)?;
+                Int((self.arrays[*a].contains_key(&k) != *negate) as i64)
+            }
+            Node::Delete(a, keys) => {
+                let k = self.keys(keys, rec)?;
+                self.arrays[*a].remove(&k);
+                TRUE
+            }
+            Node::Field { ty, field } => self.field(rec, *ty, *field)?,
+            Node::RecordType => match rec {
+                Some(r) => Int(r.record_type().index as i64),
+                None => return Err(self.err("RECORD_TYPE exists only in main")),
+            },
+            Node::Bin(op, a, b) => {
+                let x = self.eval(a, rec)?;
+                let y = self.eval(b, rec)?;
+                match op {
+                    Op::Eq | Op::Ne | Op::Lt | Op::Le | Op::Gt | Op::Ge => {
+                        let ord = compare(&x, &y);
+                        let r = match op {
+                            Op::Eq => ord.is_eq(),
+                            Op::Ne => !ord.is_eq(),
+                            Op::Lt => ord.is_lt(),
+                            Op::Le => ord.is_le(),
+                            Op::Gt => ord.is_gt(),
+                            _ => ord.is_ge(),
+                        };
+                        Int(r as i64)
+                    }
+                    _ => self.arith(*op, x, y)?,
+                }
+            }
+            Node::Neg(a) => match self.eval(a, rec)? {
+                Int(v) => Int(v.checked_neg().ok_or_else(|| self.err("integer overflow"))?),
+                Float(v) => Float(-v),
+                Str(_) => return Err(self.err("arithmetic on text")),
+            },
+            Node::Not(a) => Int(!self.eval(a, rec)?.truthy() as i64),
+            Node::And(v) => {
+                for n in v {
+                    if !self.eval(n, rec)?.truthy() {
+                        return Ok(Int(0));
+                    }
+                }
+                TRUE
+            }
+            Node::Or(v) => {
+                for n in v {
+                    if self.eval(n, rec)?.truthy() {
+                        return Ok(TRUE);
+                    }
+                }
+                Int(0)
+            }
+            Node::Seq(v) => {
+                for n in v {
+                    self.eval(n, rec)?;
+                }
+                TRUE
+            }
+            Node::If(arms, otherwise) => {
+                for (c, body) in arms {
+                    if self.eval(c, rec)?.truthy() {
+                        self.eval(body, rec)?;
+                        return Ok(TRUE);
+                    }
+                }
+                if let Some(e) = otherwise {
+                    self.eval(e, rec)?;
+                }
+                TRUE
+            }
+            Node::While(c, body) => {
+                while self.eval(c, rec)?.truthy() {
+                    self.eval(body, rec)?;
+                }
+                TRUE
+            }
+            Node::For(var, a, body) => {
+                let mut keys: Vec<Key> = self.arrays[*a].keys().cloned().collect();
+                keys.sort_unstable();
+                let mut last: Option<Val> = None;
+                for k in keys {
+                    let v = Val::from_key(&k);
+                    if matches!(k, Key::P(_)) && last.as_ref() == Some(&v) {
+                        continue;
+                    }
+                    last = Some(v.clone());
+                    self.scalars[*var] = v;
+                    self.eval(body, rec)?;
+                }
+                TRUE
+            }
+            Node::Call(p) => {
+                self.depth += 1;
+                if self.depth > MAX_DEPTH {
+                    return Err(self.err("procedures call each other too deeply (10000)"));
+                }
+                let body = &self.script.procedures[*p];
+                let r = self.eval(body, rec);
+                self.depth -= 1;
+                r?;
+                TRUE
+            }
+            Node::Echo(v, end_line) => {
+                for n in v {
+                    let x = self.eval(n, rec)?;
+                    self.echo_val(&x)?;
+                }
+                if *end_line {
+                    self.write_out(b"\n")?;
+                    self.line_started = false;
+                }
+                TRUE
+            }
+            Node::Nl => {
+                self.write_out(b"\n")?;
+                self.line_started = false;
+                TRUE
+            }
+            Node::Update { ty, field, value } => {
+                let v = self.eval(value, rec)?;
+                let Some(r) = rec else {
+                    return Err(self.err("`update` needs a current record (main)"));
+                };
+                if r.record_type().index != *ty {
+                    return Err(self.err(format!(
+                        "`update` of a field of another record type than this `{}`",
+                        r.record_type().name
+                    )));
+                }
+                if self.updates.len() < r.record_type().fields.len() {
+                    self.updates.resize(r.record_type().fields.len(), None);
+                }
+                self.updates[*field] = Some(v);
+                self.touched = true;
+                TRUE
+            }
+            Node::Spit => {
+                let Some(r) = rec else {
+                    return Err(self.err("`spit` writes the current record; there is none here"));
+                };
+                let empty: &[Option<Val>] = &[];
+                let updates = if self.touched { &self.updates[..] } else { empty };
+                let res = match self.spit.as_deref_mut() {
+                    Some(s) => s.record(r, updates),
+                    None => Err("this run has no output for spit".to_string()),
+                };
+                res.map_err(|e| self.err(e))?;
+                TRUE
+            }
+            Node::SpitInt(e) => {
+                let v = match self.eval(e, rec)? {
+                    Int(v) if (i32::MIN as i64..=u32::MAX as i64).contains(&v) => v as u32,
+                    other => return Err(self.err(format!("spit_int: {other} does not fit 4 bytes"))),
+                };
+                let b = if self.swapped {
+                    v.swap_bytes().to_ne_bytes()
+                } else {
+                    v.to_ne_bytes()
+                };
+                self.spit_raw(&b)?;
+                TRUE
+            }
+            Node::SpitChar(e) => {
+                let v = match self.eval(e, rec)? {
+                    Int(v) => v as u8,
+                    Str(s) => s.as_bytes().first().copied().unwrap_or(0),
+                    Float(f) => f as i64 as u8,
+                };
+                self.spit_raw(&[v])?;
+                TRUE
+            }
+            Node::Swap => {
+                self.swapped = !self.swapped;
+                TRUE
+            }
+            Node::Print => {
+                let Some(r) = rec else {
+                    return Err(self.err("`print` prints the current record; there is none here"));
+                };
+                let rt = r.record_type();
+                let mut line = rt.name.clone();
+                for i in 0..rt.fields.len() {
+                    let v = self.field(rec, rt.index, i)?;
+                    let _ = write!(line, " {}={v}", rt.fields[i].name);
+                    if let (Val::Int(x), Some(l)) =
+                        (&v, self.labels.get(rt.index).and_then(|t| t.get(i)))
+                        && let Some((_, label)) = l.iter().find(|(val, _)| *val == *x as u64)
+                    {
+                        let _ = write!(line, "({label})");
+                    }
+                }
+                line.push('\n');
+                if self.line_started {
+                    self.write_out(b"\n")?;
+                    self.line_started = false;
+                }
+                self.write_out(line.as_bytes())?;
+                TRUE
+            }
+            Node::MakeBuffer(kind, size) => {
+                let n = match self.eval(size, rec)? {
+                    Int(n) if n > 0 => n as u64,
+                    other => return Err(self.err(format!("make_buffer: size {other} is not above 0"))),
+                };
+                self.buffers.push(Cache::new(*kind, n, Unit::Objects));
+                Int(self.buffers.len() as i64 - 1)
+            }
+            Node::Buffer(op, b, keys) => {
+                let bv = self.eval(b, rec)?;
+                let b = self.buffer(bv)?;
+                let k = self.keys(keys, rec)?;
+                let next = self.buffer_ids.len() as u64;
+                let id = *self.buffer_ids.entry(k).or_insert(next);
+                let req = Request {
+                    op: if *op == BufferOp::Write { ReqOp::Write } else { ReqOp::Read },
+                    ..Request::read(id, 1)
+                };
+                let hit = match op {
+                    BufferOp::Prefetch => {
+                        self.buffers[b].prefetch(&req);
+                        true
+                    }
+                    _ => self.buffers[b].access(&req),
+                };
+                Int(hit as i64)
+            }
+            Node::PrintBuffer(b) => {
+                let bv = self.eval(b, rec)?;
+                let b = self.buffer(bv)?;
+                let text = format!("{}\n", self.buffers[b].report());
+                if self.line_started {
+                    self.write_out(b"\n")?;
+                    self.line_started = false;
+                }
+                self.write_out(text.as_bytes())?;
+                TRUE
+            }
+            Node::BufferCount(b, hits) => {
+                let bv = self.eval(b, rec)?;
+                let b = self.buffer(bv)?;
+                let s = self.buffers[b].stats();
+                Int(if *hits { s.hits() } else { s.misses() } as i64)
+            }
+        })
+    }
+}
+
+fn num(v: &Val) -> f64 {
+    match v {
+        Val::Int(i) => *i as f64,
+        Val::Float(f) => *f,
+        Val::Str(_) => f64::NAN,
+    }
+}
+
+fn compare(a: &Val, b: &Val) -> std::cmp::Ordering {
+    use Val::*;
+    match (a, b) {
+        (Int(x), Int(y)) => x.cmp(y),
+        (Str(x), Str(y)) => x.cmp(y),
+        (Str(x), y) => (**x).cmp(&*y.to_string()),
+        (x, Str(y)) => (*x.to_string()).cmp(&**y),
+        (x, y) => num(x).partial_cmp(&num(y)).unwrap_or(std::cmp::Ordering::Equal),
+    }
+}

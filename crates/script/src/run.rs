@@ -1,0 +1,322 @@
+//! `tramp run`: a script over traces in a TRAMP description or any tramp
+//! format, one record at a time, with `echo` to one writer and `spit` to an
+//! output.
+//!
+//! `spit` writes the current record in its own layout: re-encoded by the
+//! description (an unchanged record gives its own bytes), or through a sink
+//! of the trace's tramp format (fields `update` changed set in a copy).
+//! `spit_int` and `spit_char` write raw bytes; with a tramp-format trace
+//! they cannot be mixed with `spit`. Damage in a trace stops the records;
+//! postprocess still runs on what was read, the outputs are finished, and
+//! the run reports the damage (a non-zero exit).
+
+use std::io::Write;
+use std::sync::Arc;
+
+use tramp_core::io::{Compression, Input, Output};
+use tramp_core::{OpenOptions, Progress, Record, RecordBuf, Sink, Source, Value};
+use tramp_desc::Description;
+use tramp_desc::encode::Encoder;
+use tramp_formats::Format;
+
+use crate::machine::{Machine, Spit, Val};
+use crate::{Syntax, compile};
+
+/// What to run.
+pub struct Job<'a> {
+    /// The script's text and name (for diagnostics).
+    pub script: (&'a str, &'a str),
+    /// A format description's text and name, if the traces are described.
+    pub desc: Option<(&'a str, &'a str)>,
+    /// Trace paths (`-`: stdin); none for a script with only pre- and
+    /// postprocessing.
+    pub traces: &'a [String],
+    /// Where `spit` writes (`None`: standard output).
+    pub output: Option<&'a str>,
+    /// Format of tramp-format traces (default: detected).
+    pub format: Option<Format>,
+}
+
+/// Why a run failed.
+#[derive(Debug, thiserror::Error)]
+pub enum Failure {
+    /// A script or description that does not parse: rendered diagnostics.
+    #[error("{0}")]
+    Parse(String),
+    #[error("{0}")]
+    Usage(String),
+    #[error("{name}: {source}")]
+    Open {
+        name: String,
+        source: std::io::Error,
+    },
+    #[error("reading {name}: {source}")]
+    Read {
+        name: String,
+        source: tramp_core::Error,
+    },
+    #[error(transparent)]
+    Run(#[from] crate::RunError),
+    #[error("writing {name}: {message}")]
+    Write { name: String, message: String },
+}
+
+/// What a run did.
+#[derive(Debug, Default)]
+pub struct Summary {
+    pub records: u64,
+}
+
+/// Runs a job, echoing to `out`. On damage in a trace, postprocess runs and
+/// outputs are finished before the error is returned.
+pub fn run(job: &Job<'_>, out: &mut dyn Write) -> Result<Summary, Failure> {
+    let desc = match job.desc {
+        Some((text, name)) => Some(Arc::new(tramp_desc::parse(text).map_err(|d| {
+            Failure::Parse(tramp_metatf::render(name, text, &[d]))
+        })?)),
+        None => None,
+    };
+    let mut sources: Vec<(String, Box<dyn Source>, Progress, Option<Format>)> = Vec::new();
+    for name in job.traces {
+        let input = Input::open(name).map_err(|e| Failure::Open {
+            name: name.clone(),
+            source: e,
+        })?;
+        let progress = Progress::of(&input);
+        let (src, fmt): (Box<dyn Source>, Option<Format>) = match &desc {
+            Some(d) => (
+                Box::new(tramp_desc::DescSource::new(d.clone(), input.reader)),
+                None,
+            ),
+            None => {
+                let f = match job.format {
+                    Some(f) => f,
+                    None => tramp_formats::detect_input(&input).map_err(|e| Failure::Read {
+                        name: name.clone(),
+                        source: e,
+                    })?,
+                };
+                let s = (f.open)(input.reader, &OpenOptions::default()).map_err(|e| {
+                    Failure::Read {
+                        name: name.clone(),
+                        source: e,
+                    }
+                })?;
+                (s, Some(f))
+            }
+        };
+        sources.push((name.clone(), src, progress, fmt));
+    }
+    let schema = match (sources.first(), &desc) {
+        (Some((_, s, _, _)), _) => s.schema().as_ref().clone(),
+        (None, Some(d)) => d.schema(),
+        (None, None) => tramp_core::Schema::new("none"),
+    };
+    for (name, s, _, _) in sources.iter().skip(1) {
+        let names = |sc: &tramp_core::Schema| sc.types.iter().map(|t| t.name.clone()).collect::<Vec<_>>();
+        if names(s.schema()) != names(&schema) {
+            return Err(Failure::Usage(format!(
+                "{name} has other record types than {}; one run reads traces of one format",
+                sources[0].0
+            )));
+        }
+    }
+    let (text, script_name) = job.script;
+    let script = compile(text, Syntax::detect(text), &schema)
+        .map_err(|d| Failure::Parse(tramp_metatf::render(script_name, text, &[d])))?;
+    if script.main.is_some() && sources.is_empty() {
+        return Err(Failure::Usage(
+            "the script has a main procedure, which runs on every record: give a trace".into(),
+        ));
+    }
+    let out_name = job.output.unwrap_or("-").to_string();
+    let mut spit = SpitTo::new(
+        job.output,
+        desc.clone(),
+        sources.first().and_then(|s| s.3),
+        sources.first().map(|s| s.1.header().clone()),
+    );
+    let labels = desc.as_ref().map(|d| {
+        d.records
+            .iter()
+            .map(|r| r.fields.iter().map(|f| f.values.clone()).collect())
+            .collect()
+    });
+    let mut summary = Summary::default();
+    let damage = {
+        let mut m = Machine::new(&script, out, Some(&mut spit));
+        if let Some(l) = labels {
+            m.set_labels(l);
+        }
+        m.preprocess()?;
+        let mut damage = None;
+        'traces: for (name, src, progress, _) in &mut sources {
+            if !m.wants_records() {
+                break;
+            }
+            loop {
+                match src.next_record() {
+                    Ok(Some(rec)) => {
+                        m.main(&rec)?;
+                        summary.records += 1;
+                        progress.record(summary.records);
+                    }
+                    Ok(None) => break,
+                    Err(e) => {
+                        damage = Some(Failure::Read {
+                            name: name.clone(),
+                            source: e,
+                        });
+                        break 'traces;
+                    }
+                }
+            }
+            progress.finish();
+        }
+        m.postprocess()?;
+        damage
+    };
+    spit.finish().map_err(|message| Failure::Write {
+        name: out_name,
+        message,
+    })?;
+    match damage {
+        Some(d) => Err(d),
+        None => Ok(summary),
+    }
+}
+
+/// Where `spit` goes: opened on first use.
+struct SpitTo {
+    path: Option<String>,
+    desc: Option<Arc<Description>>,
+    format: Option<Format>,
+    header: Option<tramp_core::Header>,
+    raw: Option<Output>,
+    sink: Option<Box<dyn Sink>>,
+    encoder: Encoder,
+    buf: Vec<u8>,
+    rec: RecordBuf,
+}
+
+impl SpitTo {
+    fn new(
+        path: Option<&str>,
+        desc: Option<Arc<Description>>,
+        format: Option<Format>,
+        header: Option<tramp_core::Header>,
+    ) -> SpitTo {
+        SpitTo {
+            path: path.map(str::to_string),
+            desc,
+            format,
+            header,
+            raw: None,
+            sink: None,
+            encoder: Encoder::new(),
+            buf: Vec::new(),
+            rec: RecordBuf::new(),
+        }
+    }
+
+    fn output(&self) -> Result<Output, String> {
+        let p = self.path.as_deref().unwrap_or("-");
+        Output::create(p, if p == "-" { Some(Compression::None) } else { None })
+            .map_err(|e| format!("creating {p}: {e}"))
+    }
+
+    fn raw_out(&mut self) -> Result<&mut Output, String> {
+        if self.sink.is_some() {
+            return Err(
+                "spit_int and spit_char write raw bytes; this run already spits records of its trace's format"
+                    .into(),
+            );
+        }
+        if self.raw.is_none() {
+            self.raw = Some(self.output()?);
+        }
+        Ok(self.raw.as_mut().expect("opened"))
+    }
+
+    fn finish(self) -> Result<(), String> {
+        if let Some(o) = self.raw {
+            o.finish().map_err(|e| e.to_string())?;
+        }
+        if let Some(s) = self.sink {
+            s.finish().map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    }
+}
+
+fn value_of(v: &Val) -> Value<'_> {
+    match v {
+        Val::Int(i) => Value::I64(*i),
+        Val::Float(f) => Value::F64(*f),
+        Val::Str(s) => Value::Str(s),
+    }
+}
+
+impl Spit for SpitTo {
+    fn record(&mut self, rec: &Record<'_>, updates: &[Option<Val>]) -> Result<(), String> {
+        let n = rec.record_type().fields.len();
+        if let Some(desc) = self.desc.clone() {
+            let mut vals: Vec<Value<'_>> = (0..n).map(|i| rec.get(i).unwrap_or(Value::U64(0))).collect();
+            for (i, u) in updates.iter().enumerate() {
+                if let Some(v) = u {
+                    vals[i] = match (v, vals[i]) {
+                        (Val::Int(x), Value::U64(_)) => Value::U64(*x as u64),
+                        (v, _) => value_of(v),
+                    };
+                }
+            }
+            self.buf.clear();
+            self.encoder
+                .encode(&desc, rec.record_type().index, &vals, &mut self.buf)
+                .map_err(|e| format!("spit: {e}"))?;
+            let buf = std::mem::take(&mut self.buf);
+            let r = self
+                .raw_out()?
+                .write_all(&buf)
+                .map_err(|e| format!("spit: {e}"));
+            self.buf = buf;
+            return r;
+        }
+        if self.raw.is_some() {
+            return Err("spit writes records; this run already wrote raw bytes (spit_int, spit_char)".into());
+        }
+        let Some(format) = self.format else {
+            return Err("spit: no record format to write".into());
+        };
+        if self.sink.is_none() {
+            let header = self.header.clone().unwrap_or_default();
+            let out = self.output()?;
+            self.sink = Some(
+                tramp_formats::create_sink(out, format, Some(format), None, &header)
+                    .map_err(|e| e.to_string())?,
+            );
+        }
+        let sink = self.sink.as_mut().expect("created");
+        if updates.iter().all(Option::is_none) {
+            return sink.write_record(rec).map_err(|e| e.to_string());
+        }
+        self.rec.copy_from(rec);
+        for (i, u) in updates.iter().enumerate() {
+            if let Some(v) = u {
+                let v = match (v, rec.get(i)) {
+                    (Val::Int(x), Some(Value::U64(_))) => Value::U64(*x as u64),
+                    (v, _) => value_of(v),
+                };
+                self.rec.set(i, v);
+            }
+        }
+        sink.write_record(&self.rec.as_record(rec.record_type()))
+            .map_err(|e| e.to_string())
+    }
+
+    fn raw(&mut self, bytes: &[u8]) -> Result<(), String> {
+        self.raw_out()?
+            .write_all(bytes)
+            .map_err(|e| format!("spit: {e}"))
+    }
+}
