@@ -77,6 +77,9 @@ pub enum Key {
 pub struct RunError {
     pub place: String,
     pub message: String,
+    /// The output error behind a failed write (a closed pipe ends quietly).
+    #[source]
+    pub io: Option<std::io::Error>,
 }
 
 /// Where `spit` and `spit_int`/`spit_char` write.
@@ -147,6 +150,7 @@ impl<'a> Machine<'a> {
         RunError {
             place,
             message: message.into(),
+            io: None,
         }
     }
 
@@ -189,7 +193,11 @@ impl<'a> Machine<'a> {
             self.write_out(b"\n")?;
             self.line_started = false;
         }
-        self.out.flush().map_err(|e| self.err(format!("writing output: {e}")))
+        self.out.flush().map_err(|e| {
+            let mut err = self.err(format!("writing output: {e}"));
+            err.io = Some(e);
+            err
+        })
     }
 
     /// Whether the script has a main procedure (needs records).
@@ -199,7 +207,9 @@ impl<'a> Machine<'a> {
 
     fn write_out(&mut self, b: &[u8]) -> R<()> {
         if let Err(e) = self.out.write_all(b) {
-            return Err(self.err(format!("writing output: {e}")));
+            let mut err = self.err(format!("writing output: {e}"));
+            err.io = Some(e);
+            return Err(err);
         }
         Ok(())
     }

@@ -1,0 +1,16 @@
+(defun begin (setq next_id 0))
+(defun make_new_id
+  (aset id_table pid next_id)
+  (setq next_id (add next_id 1)))
+(defun main
+  (if (eq (RECORD_TYPE) IO)
+      (progn (setq pid (IO_PID))
+             (if (notfound id_table pid) (make_new_id))
+             (update IO_PID (aref id_table pid))
+             (spit))
+      (if (eq (RECORD_TYPE) END_XACT)
+          (progn (setq pid (END_XACT_XACT_PID))
+                 (if (found id_table pid)
+                     (progn (update END_XACT_XACT_PID (aref id_table pid))
+                            (delete id_table pid)
+                            (spit)))))))
