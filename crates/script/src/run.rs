@@ -4,7 +4,8 @@
 //!
 //! `spit` writes the current record in its own layout: re-encoded by the
 //! description (an unchanged record gives its own bytes), or through a sink
-//! of the trace's tramp format (fields `update` changed set in a copy).
+//! of the trace's tramp format in that format's default encoding (fields
+//! `update` changed set in a copy; the records read back the same).
 //! `spit_int` and `spit_char` write raw bytes; with a tramp-format trace
 //! they cannot be mixed with `spit`. Damage in a trace stops the records;
 //! postprocess still runs on what was read, the outputs are finished, and
@@ -292,7 +293,7 @@ impl Spit for SpitTo {
             let header = self.header.clone().unwrap_or_default();
             let out = self.output()?;
             self.sink = Some(
-                tramp_formats::create_sink(out, format, Some(format), None, &header)
+                tramp_formats::create_sink(out, format, None, None, &header)
                     .map_err(|e| e.to_string())?,
             );
         }

@@ -1,0 +1,178 @@
+//! End-to-end tests of `tramp run` on every built-in format, with answers
+//! taken from other commands (`tramp dump`) or fixtures.
+
+use std::path::Path;
+use std::process::Output;
+
+mod common;
+use common::{fixture, path_in as p, stderr, tramp};
+
+fn ok(out: &Output) -> String {
+    assert!(out.status.success(), "tramp failed: {}", stderr(out));
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+fn write(dir: &tempfile::TempDir, name: &str, text: &str) -> String {
+    let path = p(dir, name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// (allocs, bytes) counted from `tramp dump`'s text.
+fn dump_allocs(trace: &str) -> (u64, u64) {
+    let dump = ok(&tramp(&["dump", trace]));
+    let mut n = 0;
+    let mut bytes = 0;
+    for line in dump.lines().filter(|l| l.starts_with("alloc ")) {
+        n += 1;
+        let size = line.split(' ').find_map(|f| f.strip_prefix("size=")).unwrap();
+        bytes += size.parse::<u64>().unwrap();
+    }
+    (n, bytes)
+}
+
+const COUNT_ALLOCS: &str = "
+preprocess begin set n = 0; set bytes = 0; end
+procedure main begin
+  if (RECORD_TYPE == alloc) then
+    set n = n + 1;
+    set bytes = bytes + alloc_size;
+  endif
+end
+postprocess begin echo n, bytes; end
+";
+
+#[test]
+fn hatf_and_tpack_records_are_script_variables() {
+    let dir = tempfile::tempdir().unwrap();
+    let hatf = p(&dir, "s.hatf.zst");
+    ok(&tramp(&["sample", "--events", "4000", "--seed", "8", "-o", &hatf]));
+    let tpack = p(&dir, "s.tpack");
+    ok(&tramp(&["convert", &hatf, &tpack]));
+    let script = write(&dir, "count.tramp", COUNT_ALLOCS);
+    let (n, bytes) = dump_allocs(&hatf);
+    assert!(n > 1000);
+    let want = format!("{n} {bytes}\n");
+    assert_eq!(ok(&tramp(&["run", &script, &hatf])), want);
+    assert_eq!(ok(&tramp(&["run", &script, &tpack])), want);
+    // The same through stdin.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_tramp"))
+        .args(["run", &script, "-"])
+        .stdin(std::fs::File::open(&hatf).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(ok(&out), want);
+}
+
+#[test]
+fn update_and_spit_rewrite_a_hatf_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let hatf = p(&dir, "s.hatf");
+    ok(&tramp(&["sample", "--events", "500", "--seed", "2", "-o", &hatf]));
+    let copy = write(&dir, "copy.tramp", "procedure main begin spit(); end");
+    let same = p(&dir, "same.hatf");
+    ok(&tramp(&["run", &copy, &hatf, "-o", &same]));
+    assert_eq!(ok(&tramp(&["dump", &same])), ok(&tramp(&["dump", &hatf])));
+    let double = write(
+        &dir,
+        "double.tramp",
+        "procedure main begin
+           if (RECORD_TYPE == alloc) then update alloc_size = alloc_size * 2; endif
+           spit();
+         end",
+    );
+    let doubled = p(&dir, "doubled.hatf");
+    ok(&tramp(&["run", &double, &hatf, "-o", &doubled]));
+    let (n0, b0) = dump_allocs(&hatf);
+    let (n1, b1) = dump_allocs(&doubled);
+    assert_eq!((n1, b1), (n0, 2 * b0));
+}
+
+#[test]
+fn ptf_and_heph_records_are_script_variables() {
+    let dir = tempfile::tempdir().unwrap();
+    let ptf = write(
+        &dir,
+        "ptf.tramp",
+        "procedure main begin
+           if (RECORD_TYPE == co) then set objects[co_oid] = co_format; endif
+           if (RECORD_TYPE == ew) then set edges = edges + 1; endif
+         end
+         preprocess begin set edges = 0; end
+         postprocess begin
+           set n = 0;
+           for (o in objects) begin set n = n + 1; end
+           echo n, edges;
+         end",
+    );
+    let trace = fixture("figure3.ptf.txt");
+    let dump = ok(&tramp(&["dump", &trace]));
+    let objects = dump.lines().filter(|l| l.starts_with("co ")).count();
+    let edges = dump.lines().filter(|l| l.starts_with("ew ")).count();
+    assert_eq!(ok(&tramp(&["run", &ptf, &trace])), format!("{objects} {edges}\n"));
+    let heph = write(
+        &dir,
+        "heph.tramp",
+        "preprocess begin set n = 0; set total = 0; end
+         procedure main begin
+           if (RECORD_TYPE == event) then
+             set n = n + 1;
+             set total = total + (event_end - event_start);
+           endif
+         end
+         postprocess begin echo n, total; end",
+    );
+    let trace = fixture("heph_tracing_example.bin.log");
+    let dump = ok(&tramp(&["dump", &trace]));
+    let mut n = 0;
+    let mut total = 0u64;
+    for l in dump.lines().filter(|l| l.starts_with("event ")) {
+        let get = |k: &str| -> u64 {
+            l.split(' ').find_map(|f| f.strip_prefix(k)).unwrap().parse().unwrap()
+        };
+        n += 1;
+        total += get("end=") - get("start=");
+    }
+    assert!(n > 0);
+    assert_eq!(ok(&tramp(&["run", &heph, &trace])), format!("{n} {total}\n"));
+}
+
+#[test]
+fn a_described_trace_and_figure9_from_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let scripts = Path::new(env!("CARGO_MANIFEST_DIR")).join("../script/tests/scripts");
+    let s = |n: &str| scripts.join(n).to_str().unwrap().to_string();
+    let generated = p(&dir, "gen.bin.zst");
+    ok(&tramp(&["run", &s("fig9.tramp"), "-o", &generated]));
+    let out = ok(&tramp(&["run", &s("fig8.tramp"), "--format", &s("fs.desc"), &generated]));
+    assert!(out.starts_with("lru 2048 objects: 600 requests, 150 misses"), "{out}");
+    // TRAMP_FORMAT names the description, as in the paper.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_tramp"))
+        .args(["run", &s("fig4.tramp"), &generated])
+        .env("TRAMP_FORMAT", s("fs.desc"))
+        .output()
+        .unwrap();
+    assert_eq!(ok(&out), "600 0\n");
+}
+
+#[test]
+fn errors_exit_1_with_positions() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = write(&dir, "bad.tramp", "procedure main begin\n  echo alloc_sise;\nend\n");
+    let hatf = p(&dir, "s.hatf");
+    ok(&tramp(&["sample", "--events", "50", "-o", &hatf]));
+    let out = tramp(&["run", &bad, &hatf]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains("bad.tramp:2:8: error: unknown name `alloc_sise`"), "{err}");
+    assert!(err.contains("record `alloc` has no field `sise`"), "{err}");
+    let needs = write(&dir, "main.tramp", "procedure main begin echo 1; end");
+    let out = tramp(&["run", &needs]);
+    assert!(stderr(&out).contains("give a trace"), "{}", stderr(&out));
+    let desc = write(&dir, "bad.desc", "record A { bytes(3) X; };");
+    let out = tramp(&["run", &needs, "--format", &desc, &hatf]);
+    assert!(stderr(&out).contains("bad.desc:1:18: error: `bytes(3)`"), "{}", stderr(&out));
+    let div = write(&dir, "div.tramp", "procedure main begin set x = 1 / (RECORD_TYPE - RECORD_TYPE); end");
+    let out = tramp(&["run", &div, &hatf]);
+    assert!(stderr(&out).contains("record 0: division by zero"), "{}", stderr(&out));
+}
