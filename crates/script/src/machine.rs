@@ -48,6 +48,7 @@ impl Val {
         match k {
             Key::I(v) => Val::Int(*v),
             Key::S(s) => Val::Str(s.clone()),
+            Key::II(a, _) => Val::Int(*a),
             Key::P(p) => Val::from_key(&p.0),
         }
     }
@@ -64,11 +65,42 @@ impl std::fmt::Display for Val {
 }
 
 /// An array key.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Key {
     I(i64),
     S(Rc<str>),
+    /// Two integer keys, inline (the common two-dimensional case).
+    II(i64, i64),
     P(Box<(Key, Key)>),
+}
+
+impl Key {
+    /// A well-mixed 64-bit hash (the maps' hasher is FxHash, which alone
+    /// clusters small integers and pairs of them).
+    fn mixed(&self) -> u64 {
+        fn mix(mut x: u64) -> u64 {
+            x = (x ^ (x >> 30)).wrapping_mul(0xbf58476d1ce4e5b9);
+            x = (x ^ (x >> 27)).wrapping_mul(0x94d049bb133111eb);
+            x ^ (x >> 31)
+        }
+        match self {
+            Key::I(v) => mix(*v as u64),
+            Key::S(s) => {
+                use std::hash::{Hash, Hasher};
+                let mut h = rustc_hash::FxHasher::default();
+                s.hash(&mut h);
+                mix(h.finish() ^ 0x5555)
+            }
+            Key::II(a, b) => mix(mix(*a as u64).rotate_left(17) ^ *b as u64),
+            Key::P(p) => mix(p.0.mixed().rotate_left(17) ^ p.1.mixed()),
+        }
+    }
+}
+
+impl std::hash::Hash for Key {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        state.write_u64(self.mixed());
+    }
 }
 
 /// A runtime error: what, and in which record (or block).
@@ -112,7 +144,8 @@ pub struct Machine<'a> {
 
 const MAX_DEPTH: u32 = 10_000;
 
-type R<T> = Result<T, RunError>;
+/// Internal results carry the error boxed: values travel by register.
+type R<T> = Result<T, Box<RunError>>;
 
 impl<'a> Machine<'a> {
     /// A machine writing `echo` output to `out` and `spit` output to `spit`.
@@ -141,21 +174,26 @@ impl<'a> Machine<'a> {
         self.labels = labels;
     }
 
-    fn err(&self, message: impl Into<String>) -> RunError {
+    #[cold]
+    fn err(&self, message: impl Into<String>) -> Box<RunError> {
         let place = if self.place == "main" {
             format!("record {}", self.record)
         } else {
             format!("in {}", self.place)
         };
-        RunError {
+        Box::new(RunError {
             place,
             message: message.into(),
             io: None,
-        }
+        })
     }
 
     /// Runs the preprocess block.
-    pub fn preprocess(&mut self) -> R<()> {
+    pub fn preprocess(&mut self) -> Result<(), RunError> {
+        self.preprocess_inner().map_err(|e| *e)
+    }
+
+    fn preprocess_inner(&mut self) -> R<()> {
         self.place = "preprocess";
         if let Some(n) = &self.script.preprocess {
             self.eval(n, None)?;
@@ -165,7 +203,12 @@ impl<'a> Machine<'a> {
 
     /// Runs main on one record.
     #[inline]
-    pub fn main(&mut self, rec: &Record<'_>) -> R<()> {
+    pub fn main(&mut self, rec: &Record<'_>) -> Result<(), RunError> {
+        self.main_inner(rec).map_err(|e| *e)
+    }
+
+    #[inline]
+    fn main_inner(&mut self, rec: &Record<'_>) -> R<()> {
         self.place = "main";
         if self.touched {
             self.updates.iter_mut().for_each(|u| *u = None);
@@ -179,16 +222,24 @@ impl<'a> Machine<'a> {
     }
 
     /// Runs the postprocess block and ends a started output line.
-    pub fn postprocess(&mut self) -> R<()> {
+    pub fn postprocess(&mut self) -> Result<(), RunError> {
+        self.postprocess_inner().map_err(|e| *e)
+    }
+
+    fn postprocess_inner(&mut self) -> R<()> {
         self.place = "postprocess";
         if let Some(n) = &self.script.postprocess {
             self.eval(n, None)?;
         }
-        self.flush()
+        self.flush_inner()
     }
 
     /// Flushes the echo output.
-    pub fn flush(&mut self) -> R<()> {
+    pub fn flush(&mut self) -> Result<(), RunError> {
+        self.flush_inner().map_err(|e| *e)
+    }
+
+    fn flush_inner(&mut self) -> R<()> {
         if self.line_started {
             self.write_out(b"\n")?;
             self.line_started = false;
@@ -283,8 +334,29 @@ impl<'a> Machine<'a> {
         let k0 = self.eval(&keys[0], rec)?.key();
         Ok(match keys.get(1) {
             None => k0,
-            Some(k) => Key::P(Box::new((k0, self.eval(k, rec)?.key()))),
+            Some(k) => match (k0, self.eval(k, rec)?.key()) {
+                (Key::I(a), Key::I(b)) => Key::II(a, b),
+                (a, b) => Key::P(Box::new((a, b))),
+            },
         })
+    }
+
+    /// The object a buffer key names: small integers and pairs of them
+    /// map to ids directly (bit 63 marks a pair), anything else is
+    /// numbered in a table (ids with bit 62 set).
+    #[inline]
+    fn buffer_id(&mut self, k: Key) -> u64 {
+        const LIMIT: i64 = 1 << 31;
+        match k {
+            Key::I(v) if (0..1 << 62).contains(&v) => v as u64,
+            Key::II(a, b) if (0..LIMIT).contains(&a) && (0..LIMIT).contains(&b) => {
+                1 << 63 | (a as u64) << 31 | b as u64
+            }
+            k => {
+                let next = 1 << 62 | self.buffer_ids.len() as u64;
+                *self.buffer_ids.entry(k).or_insert(next)
+            }
+        }
     }
 
     fn buffer(&self, v: Val) -> R<usize> {
@@ -312,115 +384,19 @@ impl<'a> Machine<'a> {
         r.map_err(|e| self.err(e))
     }
 
-    fn eval(&mut self, node: &Node, rec: Option<&Record<'_>>) -> R<Val> {
+    /// The rarely hot statements, apart so that `eval`'s frame stays small.
+    #[inline(never)]
+    fn eval_cold(&mut self, node: &Node, rec: Option<&Record<'_>>) -> R<Val> {
         use Val::*;
         const TRUE: Val = Int(1);
         Ok(match node {
-            Node::Int(v) => Int(*v),
-            Node::Float(v) => Float(*v),
-            Node::Str(s) => Str(s.clone()),
-            Node::Var(i) => self.scalars[*i].clone(),
-            Node::SetVar(i, e) => {
-                let v = self.eval(e, rec)?;
-                self.scalars[*i] = v;
-                TRUE
-            }
-            Node::Elem(a, keys) => {
-                let k = self.keys(keys, rec)?;
-                self.arrays[*a].get(&k).cloned().unwrap_or(Int(0))
-            }
-            Node::SetElem(a, keys, e) => {
-                let k = self.keys(keys, rec)?;
-                let v = self.eval(e, rec)?;
-                self.arrays[*a].insert(k, v);
-                TRUE
-            }
-            Node::Found(a, keys, negate) => {
-                let k = self.keys(keys, rec)?;
-                Int((self.arrays[*a].contains_key(&k) != *negate) as i64)
-            }
-            Node::Delete(a, keys) => {
-                let k = self.keys(keys, rec)?;
-                self.arrays[*a].remove(&k);
-                TRUE
-            }
-            Node::Field { ty, field } => self.field(rec, *ty, *field)?,
-            Node::RecordType => match rec {
-                Some(r) => Int(r.record_type().index as i64),
-                None => return Err(self.err("RECORD_TYPE exists only in main")),
-            },
-            Node::Bin(op, a, b) => {
-                let x = self.eval(a, rec)?;
-                let y = self.eval(b, rec)?;
-                match op {
-                    Op::Eq | Op::Ne | Op::Lt | Op::Le | Op::Gt | Op::Ge => {
-                        let ord = compare(&x, &y);
-                        let r = match op {
-                            Op::Eq => ord.is_eq(),
-                            Op::Ne => !ord.is_eq(),
-                            Op::Lt => ord.is_lt(),
-                            Op::Le => ord.is_le(),
-                            Op::Gt => ord.is_gt(),
-                            _ => ord.is_ge(),
-                        };
-                        Int(r as i64)
-                    }
-                    _ => self.arith(*op, x, y)?,
-                }
-            }
-            Node::Neg(a) => match self.eval(a, rec)? {
-                Int(v) => Int(v.checked_neg().ok_or_else(|| self.err("integer overflow"))?),
-                Float(v) => Float(-v),
-                Str(_) => return Err(self.err("arithmetic on text")),
-            },
-            Node::Not(a) => Int(!self.eval(a, rec)?.truthy() as i64),
-            Node::And(v) => {
-                for n in v {
-                    if !self.eval(n, rec)?.truthy() {
-                        return Ok(Int(0));
-                    }
-                }
-                TRUE
-            }
-            Node::Or(v) => {
-                for n in v {
-                    if self.eval(n, rec)?.truthy() {
-                        return Ok(TRUE);
-                    }
-                }
-                Int(0)
-            }
-            Node::Seq(v) => {
-                for n in v {
-                    self.eval(n, rec)?;
-                }
-                TRUE
-            }
-            Node::If(arms, otherwise) => {
-                for (c, body) in arms {
-                    if self.eval(c, rec)?.truthy() {
-                        self.eval(body, rec)?;
-                        return Ok(TRUE);
-                    }
-                }
-                if let Some(e) = otherwise {
-                    self.eval(e, rec)?;
-                }
-                TRUE
-            }
-            Node::While(c, body) => {
-                while self.eval(c, rec)?.truthy() {
-                    self.eval(body, rec)?;
-                }
-                TRUE
-            }
             Node::For(var, a, body) => {
                 let mut keys: Vec<Key> = self.arrays[*a].keys().cloned().collect();
                 keys.sort_unstable();
                 let mut last: Option<Val> = None;
                 for k in keys {
                     let v = Val::from_key(&k);
-                    if matches!(k, Key::P(_)) && last.as_ref() == Some(&v) {
+                    if matches!(k, Key::P(_) | Key::II(..)) && last.as_ref() == Some(&v) {
                         continue;
                     }
                     last = Some(v.clone());
@@ -545,25 +521,6 @@ impl<'a> Machine<'a> {
                 self.buffers.push(Cache::new(*kind, n, Unit::Objects));
                 Int(self.buffers.len() as i64 - 1)
             }
-            Node::Buffer(op, b, keys) => {
-                let bv = self.eval(b, rec)?;
-                let b = self.buffer(bv)?;
-                let k = self.keys(keys, rec)?;
-                let next = self.buffer_ids.len() as u64;
-                let id = *self.buffer_ids.entry(k).or_insert(next);
-                let req = Request {
-                    op: if *op == BufferOp::Write { ReqOp::Write } else { ReqOp::Read },
-                    ..Request::read(id, 1)
-                };
-                let hit = match op {
-                    BufferOp::Prefetch => {
-                        self.buffers[b].prefetch(&req);
-                        true
-                    }
-                    _ => self.buffers[b].access(&req),
-                };
-                Int(hit as i64)
-            }
             Node::PrintBuffer(b) => {
                 let bv = self.eval(b, rec)?;
                 let b = self.buffer(bv)?;
@@ -580,6 +537,143 @@ impl<'a> Machine<'a> {
                 let b = self.buffer(bv)?;
                 let s = self.buffers[b].stats();
                 Int(if *hits { s.hits() } else { s.misses() } as i64)
+            }
+            _ => unreachable!("hot nodes are evaluated by eval"),
+        })
+    }
+
+    fn eval(&mut self, node: &Node, rec: Option<&Record<'_>>) -> R<Val> {
+        use Val::*;
+        const TRUE: Val = Int(1);
+        Ok(match node {
+            Node::Int(v) => Int(*v),
+            Node::Float(v) => Float(*v),
+            Node::Str(s) => Str(s.clone()),
+            Node::Var(i) => self.scalars[*i].clone(),
+            Node::SetVar(i, e) => {
+                let v = self.eval(e, rec)?;
+                self.scalars[*i] = v;
+                TRUE
+            }
+            Node::Elem(a, keys) => {
+                let k = self.keys(keys, rec)?;
+                self.arrays[*a].get(&k).cloned().unwrap_or(Int(0))
+            }
+            Node::SetElem(a, keys, e) => {
+                let k = self.keys(keys, rec)?;
+                let v = self.eval(e, rec)?;
+                self.arrays[*a].insert(k, v);
+                TRUE
+            }
+            Node::Found(a, keys, negate) => {
+                let k = self.keys(keys, rec)?;
+                Int((self.arrays[*a].contains_key(&k) != *negate) as i64)
+            }
+            Node::Delete(a, keys) => {
+                let k = self.keys(keys, rec)?;
+                self.arrays[*a].remove(&k);
+                TRUE
+            }
+            Node::Field { ty, field } => self.field(rec, *ty, *field)?,
+            Node::RecordType => match rec {
+                Some(r) => Int(r.record_type().index as i64),
+                None => return Err(self.err("RECORD_TYPE exists only in main")),
+            },
+            Node::Bin(op, a, b) => {
+                let x = self.eval(a, rec)?;
+                let y = self.eval(b, rec)?;
+                match op {
+                    Op::Eq | Op::Ne | Op::Lt | Op::Le | Op::Gt | Op::Ge => {
+                        let ord = compare(&x, &y);
+                        let r = match op {
+                            Op::Eq => ord.is_eq(),
+                            Op::Ne => !ord.is_eq(),
+                            Op::Lt => ord.is_lt(),
+                            Op::Le => ord.is_le(),
+                            Op::Gt => ord.is_gt(),
+                            _ => ord.is_ge(),
+                        };
+                        Int(r as i64)
+                    }
+                    _ => self.arith(*op, x, y)?,
+                }
+            }
+            Node::Neg(a) => match self.eval(a, rec)? {
+                Int(v) => Int(v.checked_neg().ok_or_else(|| self.err("integer overflow"))?),
+                Float(v) => Float(-v),
+                Str(_) => return Err(self.err("arithmetic on text")),
+            },
+            Node::Not(a) => Int(!self.eval(a, rec)?.truthy() as i64),
+            Node::And(v) => {
+                for n in v {
+                    if !self.eval(n, rec)?.truthy() {
+                        return Ok(Int(0));
+                    }
+                }
+                TRUE
+            }
+            Node::Or(v) => {
+                for n in v {
+                    if self.eval(n, rec)?.truthy() {
+                        return Ok(TRUE);
+                    }
+                }
+                Int(0)
+            }
+            Node::Seq(v) => {
+                for n in v {
+                    self.eval(n, rec)?;
+                }
+                TRUE
+            }
+            Node::If(arms, otherwise) => {
+                for (c, body) in arms {
+                    if self.eval(c, rec)?.truthy() {
+                        self.eval(body, rec)?;
+                        return Ok(TRUE);
+                    }
+                }
+                if let Some(e) = otherwise {
+                    self.eval(e, rec)?;
+                }
+                TRUE
+            }
+            Node::While(c, body) => {
+                while self.eval(c, rec)?.truthy() {
+                    self.eval(body, rec)?;
+                }
+                TRUE
+            }
+            Node::Echo(..)
+            | Node::Nl
+            | Node::Update { .. }
+            | Node::Spit
+            | Node::SpitInt(_)
+            | Node::SpitChar(_)
+            | Node::Swap
+            | Node::Print
+            | Node::MakeBuffer(..)
+            | Node::PrintBuffer(_)
+            | Node::BufferCount(..)
+            | Node::For(..)
+            | Node::Call(_) => self.eval_cold(node, rec)?,
+            Node::Buffer(op, b, keys) => {
+                let bv = self.eval(b, rec)?;
+                let b = self.buffer(bv)?;
+                let k = self.keys(keys, rec)?;
+                let id = self.buffer_id(k);
+                let req = Request {
+                    op: if *op == BufferOp::Write { ReqOp::Write } else { ReqOp::Read },
+                    ..Request::read(id, 1)
+                };
+                let hit = match op {
+                    BufferOp::Prefetch => {
+                        self.buffers[b].prefetch(&req);
+                        true
+                    }
+                    _ => self.buffers[b].access(&req),
+                };
+                Int(hit as i64)
             }
         })
     }

@@ -1,0 +1,66 @@
+//! Trace generator and hand-written baseline for bench/tramp/run.sh.
+//!
+//! `bench_trace gen N OUT.bin OUT.txt`: N IO records in the layout of
+//! crates/script/tests/scripts/fs.desc (type byte, pid, file, page,
+//! function; 14 bytes), skewed file and page choice, one write in five, and
+//! the same records as text lines "type pid file page function" for awk.
+//! `bench_trace count FILE.bin`: Figure 4's counts by a hand-written loop
+//! over the records (the reference the interpreter is measured against).
+
+use std::io::{BufRead, BufReader, BufWriter, Read, Write};
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    match args.get(1).map(String::as_str) {
+        Some("gen") => {
+            let n: u64 = args[2].parse().expect("N");
+            let mut bin = BufWriter::new(std::fs::File::create(&args[3]).expect("bin"));
+            let mut txt = BufWriter::new(std::fs::File::create(&args[4]).expect("txt"));
+            let mut x: u64 = 0x9e3779b97f4a7c15;
+            for _ in 0..n {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                // Skewed: small files and pages are hot (u^2 and u^4 of
+                // uniform u).
+                let u = (x >> 11) as f64 / (1u64 << 53) as f64;
+                let v = ((x >> 3) & 0xffff) as f64 / 65536.0;
+                let file = (v * v * 16.0) as u32;
+                let page = (u.powi(4) * 8192.0) as u32;
+                let pid = (x >> 48) as u32 % 32;
+                let func = ((x >> 56) % 5 == 0) as u8;
+                bin.write_all(&[0]).unwrap();
+                bin.write_all(&pid.to_ne_bytes()).unwrap();
+                bin.write_all(&file.to_ne_bytes()).unwrap();
+                bin.write_all(&page.to_ne_bytes()).unwrap();
+                bin.write_all(&[func]).unwrap();
+                writeln!(txt, "0 {pid} {file} {page} {func}").unwrap();
+            }
+        }
+        Some("count") => {
+            let mut r = BufReader::with_capacity(1 << 16, std::fs::File::open(&args[2]).expect("bin"));
+            let (mut reads, mut writes) = (0u64, 0u64);
+            let mut rec = [0u8; 14];
+            loop {
+                match r.read_exact(&mut rec) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => break,
+                    Err(e) => panic!("{e}"),
+                }
+                if rec[0] == 0 {
+                    if rec[13] == 0 {
+                        reads += 1;
+                    } else {
+                        writes += 1;
+                    }
+                }
+            }
+            println!("{reads} {writes}");
+        }
+        _ => {
+            let _ = BufReader::new(std::io::stdin()).lines();
+            eprintln!("usage: bench_trace gen N OUT.bin OUT.txt | count FILE.bin");
+            std::process::exit(2);
+        }
+    }
+}
