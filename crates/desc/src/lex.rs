@@ -118,16 +118,17 @@ pub fn lex(src: &str) -> Result<Vec<(Tok, Span)>, Diagnostic> {
                         break;
                     }
                     Some(b'\\') => {
-                        let esc = b.get(i + 1).copied();
+                        let esc = src[i + 1..].chars().next();
                         s.push(match esc {
-                            Some(b'n') => '\n',
-                            Some(b't') => '\t',
-                            Some(b'"') => '"',
-                            Some(b'\\') => '\\',
+                            Some('n') => '\n',
+                            Some('t') => '\t',
+                            Some('"') => '"',
+                            Some('\\') => '\\',
                             _ => {
+                                let end = i + 1 + esc.map_or(0, char::len_utf8);
                                 return Err(Diagnostic::new(
                                     "unknown escape",
-                                    i..i + 2,
+                                    i..end,
                                     "escapes are \\n \\t \\\" \\\\",
                                 ));
                             }

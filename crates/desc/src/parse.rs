@@ -147,6 +147,14 @@ pub fn parse(src: &str) -> Result<Description, Diagnostic> {
         ));
     }
     let tagged = records.iter().any(|r| r.2);
+    if !tagged && records[0].0.fields.is_empty() {
+        let r = &records[0].0;
+        return Err(Diagnostic::new(
+            format!("record `{}` has no bytes", r.name),
+            r.span.clone(),
+            "a record without a type byte needs at least one field",
+        ));
+    }
     if !tagged && records.len() > 1 {
         let r = &records[1].0;
         return Err(Diagnostic::new(

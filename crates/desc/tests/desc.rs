@@ -161,6 +161,7 @@ fn errors_name_the_place() {
         ("record A { byte X };", "f.desc:1:19: error: expected `;` after a field, found `}`"),
         ("record A { byte X; /* open", "f.desc:1:20: error: comment never closed"),
         ("record A = 3 { byte X; };", "f.desc:1:12: error: a record without a type byte cannot have a tag"),
+        ("record A { };", "f.desc:1:8: error: record `A` has no bytes"),
     ];
     for (src, want) in cases {
         let got = diag(src);

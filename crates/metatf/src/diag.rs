@@ -42,7 +42,10 @@ impl Diagnostic {
 
     /// 1-based line and column of the span's start.
     pub fn line_col(&self, src: &str) -> (usize, usize) {
-        let at = self.span.start.min(src.len());
+        let mut at = self.span.start.min(src.len());
+        while !src.is_char_boundary(at) {
+            at -= 1;
+        }
         let line = src[..at].matches('\n').count() + 1;
         let col = at - src[..at].rfind('\n').map_or(0, |i| i + 1) + 1;
         (line, col)
@@ -73,8 +76,16 @@ pub fn render(file: &str, src: &str, diags: &[Diagnostic]) -> String {
         if !excerpts {
             continue;
         }
-        let clamp =
-            |s: &Span| s.start.min(src.len())..s.end.min(src.len()).max(s.start.min(src.len()));
+        // Spans clamped to the text and to character boundaries (ariadne
+        // slices the text by them).
+        let floor = |mut i: usize| {
+            i = i.min(src.len());
+            while !src.is_char_boundary(i) {
+                i -= 1;
+            }
+            i
+        };
+        let clamp = |s: &Span| floor(s.start)..floor(s.end).max(floor(s.start));
         let mut report = Report::build(ReportKind::Error, (file, clamp(&d.span)))
             .with_config(
                 Config::default()

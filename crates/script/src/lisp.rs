@@ -82,12 +82,13 @@ fn read(src: &str) -> Result<Vec<Sexp>, Diagnostic> {
                         break;
                     }
                     Some(b'\\') if i + 1 < b.len() => {
-                        s.push(match b[i + 1] {
-                            b'n' => '\n',
-                            b't' => '\t',
-                            x => x as char,
+                        let esc = src[i + 1..].chars().next().expect("in bounds");
+                        s.push(match esc {
+                            'n' => '\n',
+                            't' => '\t',
+                            c => c,
                         });
-                        i += 2;
+                        i += 1 + esc.len_utf8();
                     }
                     Some(_) => {
                         let ch = src[i..].chars().next().expect("in bounds");
