@@ -25,7 +25,10 @@ fn dump_allocs(trace: &str) -> (u64, u64) {
     let mut bytes = 0;
     for line in dump.lines().filter(|l| l.starts_with("alloc ")) {
         n += 1;
-        let size = line.split(' ').find_map(|f| f.strip_prefix("size=")).unwrap();
+        let size = line
+            .split(' ')
+            .find_map(|f| f.strip_prefix("size="))
+            .unwrap();
         bytes += size.parse::<u64>().unwrap();
     }
     (n, bytes)
@@ -46,7 +49,9 @@ postprocess begin echo n, bytes; end
 fn hatf_and_tpack_records_are_script_variables() {
     let dir = tempfile::tempdir().unwrap();
     let hatf = p(&dir, "s.hatf.zst");
-    ok(&tramp(&["sample", "--events", "4000", "--seed", "8", "-o", &hatf]));
+    ok(&tramp(&[
+        "sample", "--events", "4000", "--seed", "8", "-o", &hatf,
+    ]));
     let tpack = p(&dir, "s.tpack");
     ok(&tramp(&["convert", &hatf, &tpack]));
     let script = write(&dir, "count.tramp", COUNT_ALLOCS);
@@ -68,7 +73,9 @@ fn hatf_and_tpack_records_are_script_variables() {
 fn update_and_spit_rewrite_a_hatf_trace() {
     let dir = tempfile::tempdir().unwrap();
     let hatf = p(&dir, "s.hatf");
-    ok(&tramp(&["sample", "--events", "500", "--seed", "2", "-o", &hatf]));
+    ok(&tramp(&[
+        "sample", "--events", "500", "--seed", "2", "-o", &hatf,
+    ]));
     let copy = write(&dir, "copy.tramp", "procedure main begin spit(); end");
     let same = p(&dir, "same.hatf");
     ok(&tramp(&["run", &copy, &hatf, "-o", &same]));
@@ -109,7 +116,10 @@ fn ptf_and_heph_records_are_script_variables() {
     let dump = ok(&tramp(&["dump", &trace]));
     let objects = dump.lines().filter(|l| l.starts_with("co ")).count();
     let edges = dump.lines().filter(|l| l.starts_with("ew ")).count();
-    assert_eq!(ok(&tramp(&["run", &ptf, &trace])), format!("{objects} {edges}\n"));
+    assert_eq!(
+        ok(&tramp(&["run", &ptf, &trace])),
+        format!("{objects} {edges}\n")
+    );
     let heph = write(
         &dir,
         "heph.tramp",
@@ -128,13 +138,20 @@ fn ptf_and_heph_records_are_script_variables() {
     let mut total = 0u64;
     for l in dump.lines().filter(|l| l.starts_with("event ")) {
         let get = |k: &str| -> u64 {
-            l.split(' ').find_map(|f| f.strip_prefix(k)).unwrap().parse().unwrap()
+            l.split(' ')
+                .find_map(|f| f.strip_prefix(k))
+                .unwrap()
+                .parse()
+                .unwrap()
         };
         n += 1;
         total += get("end=") - get("start=");
     }
     assert!(n > 0);
-    assert_eq!(ok(&tramp(&["run", &heph, &trace])), format!("{n} {total}\n"));
+    assert_eq!(
+        ok(&tramp(&["run", &heph, &trace])),
+        format!("{n} {total}\n")
+    );
 }
 
 #[test]
@@ -144,8 +161,17 @@ fn a_described_trace_and_figure9_from_the_command_line() {
     let s = |n: &str| scripts.join(n).to_str().unwrap().to_string();
     let generated = p(&dir, "gen.bin.zst");
     ok(&tramp(&["run", &s("fig9.tramp"), "-o", &generated]));
-    let out = ok(&tramp(&["run", &s("fig8.tramp"), "--format", &s("fs.desc"), &generated]));
-    assert!(out.starts_with("lru 2048 objects: 600 requests, 150 misses"), "{out}");
+    let out = ok(&tramp(&[
+        "run",
+        &s("fig8.tramp"),
+        "--format",
+        &s("fs.desc"),
+        &generated,
+    ]));
+    assert!(
+        out.starts_with("lru 2048 objects: 600 requests, 150 misses"),
+        "{out}"
+    );
     // TRAMP_FORMAT names the description, as in the paper.
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_tramp"))
         .args(["run", &s("fig4.tramp"), &generated])
@@ -158,21 +184,40 @@ fn a_described_trace_and_figure9_from_the_command_line() {
 #[test]
 fn errors_exit_1_with_positions() {
     let dir = tempfile::tempdir().unwrap();
-    let bad = write(&dir, "bad.tramp", "procedure main begin\n  echo alloc_sise;\nend\n");
+    let bad = write(
+        &dir,
+        "bad.tramp",
+        "procedure main begin\n  echo alloc_sise;\nend\n",
+    );
     let hatf = p(&dir, "s.hatf");
     ok(&tramp(&["sample", "--events", "50", "-o", &hatf]));
     let out = tramp(&["run", &bad, &hatf]);
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
-    assert!(err.contains("bad.tramp:2:8: error: unknown name `alloc_sise`"), "{err}");
+    assert!(
+        err.contains("bad.tramp:2:8: error: unknown name `alloc_sise`"),
+        "{err}"
+    );
     assert!(err.contains("record `alloc` has no field `sise`"), "{err}");
     let needs = write(&dir, "main.tramp", "procedure main begin echo 1; end");
     let out = tramp(&["run", &needs]);
     assert!(stderr(&out).contains("give a trace"), "{}", stderr(&out));
     let desc = write(&dir, "bad.desc", "record A { bytes(3) X; };");
     let out = tramp(&["run", &needs, "--format", &desc, &hatf]);
-    assert!(stderr(&out).contains("bad.desc:1:18: error: `bytes(3)`"), "{}", stderr(&out));
-    let div = write(&dir, "div.tramp", "procedure main begin set x = 1 / (RECORD_TYPE - RECORD_TYPE); end");
+    assert!(
+        stderr(&out).contains("bad.desc:1:18: error: `bytes(3)`"),
+        "{}",
+        stderr(&out)
+    );
+    let div = write(
+        &dir,
+        "div.tramp",
+        "procedure main begin set x = 1 / (RECORD_TYPE - RECORD_TYPE); end",
+    );
     let out = tramp(&["run", &div, &hatf]);
-    assert!(stderr(&out).contains("record 0: division by zero"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("record 0: division by zero"),
+        "{}",
+        stderr(&out)
+    );
 }

@@ -13,11 +13,23 @@ use crate::parse::Description;
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum EncodeError {
     #[error("field `{field}`: {value} does not fit {size} bytes")]
-    TooWide { field: String, value: i128, size: u8 },
+    TooWide {
+        field: String,
+        value: i128,
+        size: u8,
+    },
     #[error("field `{field}`: {have} bytes given for {size} characters")]
-    Chars { field: String, have: usize, size: u32 },
+    Chars {
+        field: String,
+        have: usize,
+        size: u32,
+    },
     #[error("field `{field}`: {len} bytes do not fit a {len_size}-byte length")]
-    Long { field: String, len: usize, len_size: u8 },
+    Long {
+        field: String,
+        len: usize,
+        len_size: u8,
+    },
     #[error("field `{field}`: expected {want}")]
     Type { field: String, want: &'static str },
 }

@@ -30,7 +30,11 @@ impl Order {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Encoding {
     /// An integer of 1, 2, 4 or 8 bytes.
-    Int { size: u8, order: Order, signed: bool },
+    Int {
+        size: u8,
+        order: Order,
+        signed: bool,
+    },
     /// `n` bytes of characters, kept whole (padding included).
     Chars(u32),
     /// A length of 1, 2 or 4 bytes, then that many bytes.

@@ -83,7 +83,9 @@ pub fn lex(src: &str) -> Result<Vec<(Tok, Span)>, Diagnostic> {
             }
             let text = &src[start..i];
             let tok = if hex {
-                u64::from_str_radix(&text[2..].replace('_', ""), 16).map(Tok::Int).ok()
+                u64::from_str_radix(&text[2..].replace('_', ""), 16)
+                    .map(Tok::Int)
+                    .ok()
             } else if text.contains('.') || text.contains('e') {
                 text.parse::<f64>().map(Tok::Float).ok()
             } else {
@@ -202,7 +204,7 @@ impl Tokens {
             .map_or(0..0, |t| t.1.clone())
     }
 
-    pub fn next(&mut self) -> Option<(Tok, Span)> {
+    pub fn take(&mut self) -> Option<(Tok, Span)> {
         let t = self.toks.get(self.pos).cloned();
         if t.is_some() {
             self.pos += 1;
@@ -271,7 +273,7 @@ impl Tokens {
     pub fn ident(&mut self, what: &str) -> Result<(String, Span), Diagnostic> {
         match self.peek() {
             Some(Tok::Ident(_)) => {
-                let (t, s) = self.next().expect("peeked");
+                let (t, s) = self.take().expect("peeked");
                 let Tok::Ident(name) = t else { unreachable!() };
                 Ok((name, s))
             }

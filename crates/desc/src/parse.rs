@@ -71,7 +71,9 @@ impl Description {
 pub fn parse(src: &str) -> Result<Description, Diagnostic> {
     let toks = lex(src)?;
     let mut t = Tokens::new(toks, src.len());
-    let mut records: Vec<(RecordDesc, Option<(u64, Span)>, bool)> = Vec::new();
+    // Each record, its explicit tag (if any), and whether it has a type byte.
+    type Parsed = (RecordDesc, Option<(u64, Span)>, bool);
+    let mut records: Vec<Parsed> = Vec::new();
     while !t.at_end() {
         t.expect_word("record", "to start a record description")?;
         let (name, span) = t.ident("a record name")?;
@@ -227,7 +229,7 @@ fn field(t: &mut Tokens) -> Result<FieldDesc, Diagnostic> {
     if t.eat("{") {
         while !t.eat("}") {
             let (v, vspan) = t.int("a value")?;
-            let label = match t.next() {
+            let label = match t.take() {
                 Some((Tok::Str(s), _)) => s,
                 _ => {
                     return Err(Diagnostic::new(
@@ -314,7 +316,10 @@ fn field_type(
         "bytes" => int(sized(&INTS, None)?, host, false),
         "time" => return Ok((int(sized(&INTS, Some(4))?, host, false), TimeKind::Absolute)),
         "time_incr" => {
-            return Ok((int(sized(&INTS, Some(4))?, host, false), TimeKind::Increment));
+            return Ok((
+                int(sized(&INTS, Some(4))?, host, false),
+                TimeKind::Increment,
+            ));
         }
         "swap_halfword" => {
             no_param()?;

@@ -122,7 +122,14 @@ impl<R: Read> Source for DescSource<R> {
         if !self.window.fill(size)? {
             let have = self.window.len();
             let name = self.desc.records[ty].name.clone();
-            return Err(self.fail(at, DescError::Cut { name, have, need: size }));
+            return Err(self.fail(
+                at,
+                DescError::Cut {
+                    name,
+                    have,
+                    need: size,
+                },
+            ));
         }
         let desc = &*self.desc;
         let rd = &desc.records[ty];
@@ -149,7 +156,11 @@ impl<R: Read> Source for DescSource<R> {
                             self.time
                         }
                     };
-                    if signed { Slot::I(v as i64) } else { Slot::U(v) }
+                    if signed {
+                        Slot::I(v as i64)
+                    } else {
+                        Slot::U(v)
+                    }
                 }
                 Encoding::Chars(n) => {
                     let s = Slot::Bytes(Span::new(p, n as usize));
@@ -167,6 +178,10 @@ impl<R: Read> Source for DescSource<R> {
             self.slots.push(slot);
         }
         self.record += 1;
-        Ok(Some(Record::new(&self.schema.types[ty], &self.slots, bytes)))
+        Ok(Some(Record::new(
+            &self.schema.types[ty],
+            &self.slots,
+            bytes,
+        )))
     }
 }

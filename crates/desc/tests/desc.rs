@@ -61,7 +61,10 @@ fn figure3_reads_its_layout_byte_for_byte() {
     assert!(d.tagged);
     assert_eq!(d.records[0].fixed_size, Some(18));
     assert_eq!(d.records[1].fixed_size, Some(9));
-    assert_eq!(d.records[0].fields[4].values, [(0, "read".into()), (1, "write".into())]);
+    assert_eq!(
+        d.records[0].fields[4].values,
+        [(0, "read".into()), (1, "write".into())]
+    );
     let mut t = vec![0u8];
     t.extend(7u32.to_ne_bytes()); // XACT_ID
     t.extend(3u32.to_ne_bytes()); // FILE
@@ -141,7 +144,10 @@ fn an_unknown_type_byte_stops_with_its_offset() {
     t.push(9);
     let (recs, err) = read_all(&d, &t);
     assert_eq!(recs.len(), 1);
-    assert!(err.unwrap().contains("at byte offset 9, record 1: no record has type byte 9"));
+    assert!(
+        err.unwrap()
+            .contains("at byte offset 9, record 1: no record has type byte 9")
+    );
 }
 
 fn diag(src: &str) -> String {
@@ -152,16 +158,46 @@ fn diag(src: &str) -> String {
 #[test]
 fn errors_name_the_place() {
     let cases = [
-        ("record A { bytes(3) X; };", "f.desc:1:18: error: `bytes(3)`: the size must be one of [1, 2, 4, 8]"),
-        ("record A { byte X; byte X; };", "f.desc:1:25: error: field `X` is declared twice in record `A`"),
-        ("record A { byte X; };\nrecord B { byte Y; };", "f.desc:2:8: error: several records need a type byte to tell them apart"),
-        ("record A { byte RECORD_TYPE; };\nrecord B = 0 { byte RECORD_TYPE; };", "f.desc:2:12: error: records `A` and `B` share tag 0"),
-        ("record A { float X; };", "f.desc:1:12: error: unknown field type `float`"),
-        ("record A { byte X { 300 \"big\" }; };", "f.desc:1:21: error: value 300 does not fit field `X`"),
-        ("record A { byte X };", "f.desc:1:19: error: expected `;` after a field, found `}`"),
-        ("record A { byte X; /* open", "f.desc:1:20: error: comment never closed"),
-        ("record A = 3 { byte X; };", "f.desc:1:12: error: a record without a type byte cannot have a tag"),
-        ("record A { };", "f.desc:1:8: error: record `A` has no bytes"),
+        (
+            "record A { bytes(3) X; };",
+            "f.desc:1:18: error: `bytes(3)`: the size must be one of [1, 2, 4, 8]",
+        ),
+        (
+            "record A { byte X; byte X; };",
+            "f.desc:1:25: error: field `X` is declared twice in record `A`",
+        ),
+        (
+            "record A { byte X; };\nrecord B { byte Y; };",
+            "f.desc:2:8: error: several records need a type byte to tell them apart",
+        ),
+        (
+            "record A { byte RECORD_TYPE; };\nrecord B = 0 { byte RECORD_TYPE; };",
+            "f.desc:2:12: error: records `A` and `B` share tag 0",
+        ),
+        (
+            "record A { float X; };",
+            "f.desc:1:12: error: unknown field type `float`",
+        ),
+        (
+            "record A { byte X { 300 \"big\" }; };",
+            "f.desc:1:21: error: value 300 does not fit field `X`",
+        ),
+        (
+            "record A { byte X };",
+            "f.desc:1:19: error: expected `;` after a field, found `}`",
+        ),
+        (
+            "record A { byte X; /* open",
+            "f.desc:1:20: error: comment never closed",
+        ),
+        (
+            "record A = 3 { byte X; };",
+            "f.desc:1:12: error: a record without a type byte cannot have a tag",
+        ),
+        (
+            "record A { };",
+            "f.desc:1:8: error: record `A` has no bytes",
+        ),
     ];
     for (src, want) in cases {
         let got = diag(src);

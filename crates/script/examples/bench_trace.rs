@@ -38,7 +38,8 @@ fn main() {
             }
         }
         Some("count") => {
-            let mut r = BufReader::with_capacity(1 << 16, std::fs::File::open(&args[2]).expect("bin"));
+            let mut r =
+                BufReader::with_capacity(1 << 16, std::fs::File::open(&args[2]).expect("bin"));
             let (mut reads, mut writes) = (0u64, 0u64);
             let mut rec = [0u8; 14];
             loop {

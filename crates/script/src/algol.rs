@@ -26,8 +26,28 @@ use crate::names::Names;
 use crate::tree::{BufferOp, Node, Op, Script};
 
 const KEYWORDS: [&str; 22] = [
-    "begin", "end", "if", "then", "else", "endif", "while", "for", "in", "set", "delete", "from",
-    "echo", "nl", "update", "and", "or", "not", "found", "modulo", "procedure", "postprocess",
+    "begin",
+    "end",
+    "if",
+    "then",
+    "else",
+    "endif",
+    "while",
+    "for",
+    "in",
+    "set",
+    "delete",
+    "from",
+    "echo",
+    "nl",
+    "update",
+    "and",
+    "or",
+    "not",
+    "found",
+    "modulo",
+    "procedure",
+    "postprocess",
 ];
 
 struct Parser {
@@ -372,7 +392,11 @@ impl Parser {
         while self.t.eat_word("or") {
             v.push(self.and()?);
         }
-        Ok(if v.len() == 1 { v.pop().expect("one") } else { Node::Or(v) })
+        Ok(if v.len() == 1 {
+            v.pop().expect("one")
+        } else {
+            Node::Or(v)
+        })
     }
 
     fn and(&mut self) -> Result<Node, Diagnostic> {
@@ -380,7 +404,11 @@ impl Parser {
         while self.t.eat_word("and") {
             v.push(self.not()?);
         }
-        Ok(if v.len() == 1 { v.pop().expect("one") } else { Node::And(v) })
+        Ok(if v.len() == 1 {
+            v.pop().expect("one")
+        } else {
+            Node::And(v)
+        })
     }
 
     fn not(&mut self) -> Result<Node, Diagnostic> {
@@ -430,7 +458,7 @@ impl Parser {
             }
             _ => return Ok(left),
         };
-        self.t.next();
+        self.t.take();
         let right = self.add()?;
         Ok(Node::Bin(op, Box::new(left), Box::new(right)))
     }
@@ -484,9 +512,13 @@ impl Parser {
 
     fn primary(&mut self) -> Result<Node, Diagnostic> {
         let span = self.t.span();
-        match self.t.next() {
+        match self.t.take() {
             Some((Tok::Int(v), s)) => i64::try_from(v).map(Node::Int).map_err(|_| {
-                Diagnostic::new(format!("{v} does not fit a signed 64-bit integer"), s, "here")
+                Diagnostic::new(
+                    format!("{v} does not fit a signed 64-bit integer"),
+                    s,
+                    "here",
+                )
             }),
             Some((Tok::Float(v), _)) => Ok(Node::Float(v)),
             Some((Tok::Str(s), _)) => Ok(Node::Str(s.into())),
@@ -526,7 +558,7 @@ impl Parser {
         match name.as_str() {
             "make_buffer" => {
                 self.t.expect("(", "")?;
-                let (p, pspan) = match self.t.next() {
+                let (p, pspan) = match self.t.take() {
                     Some((Tok::Ident(p), s)) | Some((Tok::Str(p), s)) => (p, s),
                     _ => {
                         return Err(Diagnostic::new(
@@ -545,7 +577,11 @@ impl Parser {
             "hits" | "misses" => {
                 let mut a = self.args()?;
                 if a.len() != 1 {
-                    return Err(Diagnostic::new(format!("`{name}` takes one buffer"), span, "here"));
+                    return Err(Diagnostic::new(
+                        format!("`{name}` takes one buffer"),
+                        span,
+                        "here",
+                    ));
                 }
                 Ok(Node::BufferCount(Box::new(a.remove(0)), name == "hits"))
             }

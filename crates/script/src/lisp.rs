@@ -36,9 +36,11 @@ enum Sexp {
 impl Sexp {
     fn span(&self) -> Span {
         match self {
-            Sexp::Int(_, s) | Sexp::Float(_, s) | Sexp::Str(_, s) | Sexp::Sym(_, s) | Sexp::List(_, s) => {
-                s.clone()
-            }
+            Sexp::Int(_, s)
+            | Sexp::Float(_, s)
+            | Sexp::Str(_, s)
+            | Sexp::Sym(_, s)
+            | Sexp::List(_, s) => s.clone(),
         }
     }
 }
@@ -56,17 +58,31 @@ fn read(src: &str) -> Result<Vec<Sexp>, Diagnostic> {
         } else if b[i..].starts_with(b"/*") {
             match src[i + 2..].find("*/") {
                 Some(e) => i += e + 4,
-                None => return Err(Diagnostic::new("comment never closed", i..i + 2, "this `/*`")),
+                None => {
+                    return Err(Diagnostic::new(
+                        "comment never closed",
+                        i..i + 2,
+                        "this `/*`",
+                    ));
+                }
             }
         } else if c == b'(' {
             stack.push((Vec::new(), i));
             i += 1;
         } else if c == b')' {
             if stack.len() == 1 {
-                return Err(Diagnostic::new("unbalanced `)`", i..i + 1, "nothing to close"));
+                return Err(Diagnostic::new(
+                    "unbalanced `)`",
+                    i..i + 1,
+                    "nothing to close",
+                ));
             }
             let (items, start) = stack.pop().expect("open list");
-            stack.last_mut().expect("outer").0.push(Sexp::List(items, start..i + 1));
+            stack
+                .last_mut()
+                .expect("outer")
+                .0
+                .push(Sexp::List(items, start..i + 1));
             i += 1;
         } else if c == b'"' {
             let start = i;
@@ -97,18 +113,27 @@ fn read(src: &str) -> Result<Vec<Sexp>, Diagnostic> {
                     }
                 }
             }
-            stack.last_mut().expect("list").0.push(Sexp::Str(s, start..i));
+            stack
+                .last_mut()
+                .expect("list")
+                .0
+                .push(Sexp::Str(s, start..i));
         } else {
             let start = i;
             while i < b.len() && !b[i].is_ascii_whitespace() && !b"()\";".contains(&b[i]) {
                 i += 1;
             }
             let text = &src[start..i];
-            let atom = if let Some(h) = text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+            let atom = if let Some(h) = text.strip_prefix("0x").or_else(|| text.strip_prefix("0X"))
+            {
                 match u64::from_str_radix(h, 16) {
                     Ok(v) => Sexp::Int(v, start..i),
                     Err(_) => {
-                        return Err(Diagnostic::new(format!("`{text}` is not a number"), start..i, "here"));
+                        return Err(Diagnostic::new(
+                            format!("`{text}` is not a number"),
+                            start..i,
+                            "here",
+                        ));
                     }
                 }
             } else if text.as_bytes()[0].is_ascii_digit() {
@@ -117,7 +142,11 @@ fn read(src: &str) -> Result<Vec<Sexp>, Diagnostic> {
                 } else if let Ok(v) = text.parse::<f64>() {
                     Sexp::Float(v, start..i)
                 } else {
-                    return Err(Diagnostic::new(format!("`{text}` is not a number"), start..i, "here"));
+                    return Err(Diagnostic::new(
+                        format!("`{text}` is not a number"),
+                        start..i,
+                        "here",
+                    ));
                 }
             } else {
                 Sexp::Sym(text.to_string(), start..i)
@@ -127,7 +156,11 @@ fn read(src: &str) -> Result<Vec<Sexp>, Diagnostic> {
     }
     if stack.len() > 1 {
         let (_, start) = stack.pop().expect("open");
-        return Err(Diagnostic::new("`(` never closed", start..start + 1, "this list"));
+        return Err(Diagnostic::new(
+            "`(` never closed",
+            start..start + 1,
+            "this list",
+        ));
     }
     Ok(stack.pop().expect("top").0)
 }
@@ -139,7 +172,11 @@ pub fn parse(src: &str, schema: &Schema) -> Result<Script, Diagnostic> {
     let mut defs = Vec::new();
     for f in &forms {
         let Sexp::List(items, span) = f else {
-            return Err(Diagnostic::new("expected `(defun NAME …)`", f.span(), "at the top level"));
+            return Err(Diagnostic::new(
+                "expected `(defun NAME …)`",
+                f.span(),
+                "at the top level",
+            ));
         };
         match items.as_slice() {
             [Sexp::Sym(d, _), Sexp::Sym(name, nspan), body @ ..] if d == "defun" => {
@@ -149,7 +186,11 @@ pub fn parse(src: &str, schema: &Schema) -> Result<Script, Diagnostic> {
                 defs.push((name.clone(), nspan.clone(), body));
             }
             _ => {
-                return Err(Diagnostic::new("expected `(defun NAME …)`", span.clone(), "at the top level"));
+                return Err(Diagnostic::new(
+                    "expected `(defun NAME …)`",
+                    span.clone(),
+                    "at the top level",
+                ));
             }
         }
     }
@@ -158,7 +199,11 @@ pub fn parse(src: &str, schema: &Schema) -> Result<Script, Diagnostic> {
         ..Script::default()
     };
     for (name, nspan, body) in defs {
-        let node = Node::Seq(body.iter().map(|f| form(f, &mut names)).collect::<Result<_, _>>()?);
+        let node = Node::Seq(
+            body.iter()
+                .map(|f| form(f, &mut names))
+                .collect::<Result<_, _>>()?,
+        );
         let slot = match name.as_str() {
             "begin" => &mut script.preprocess,
             "main" => &mut script.main,
@@ -170,7 +215,11 @@ pub fn parse(src: &str, schema: &Schema) -> Result<Script, Diagnostic> {
             }
         };
         if slot.is_some() {
-            return Err(Diagnostic::new(format!("`{name}` is defined twice"), nspan, "second definition"));
+            return Err(Diagnostic::new(
+                format!("`{name}` is defined twice"),
+                nspan,
+                "second definition",
+            ));
         }
         *slot = Some(node);
     }
@@ -183,7 +232,11 @@ pub fn parse(src: &str, schema: &Schema) -> Result<Script, Diagnostic> {
 
 fn arity(args: &[Sexp], lo: usize, hi: usize, head: &str, span: &Span) -> Result<(), Diagnostic> {
     if args.len() < lo || args.len() > hi {
-        let want = if lo == hi { lo.to_string() } else { format!("{lo} to {hi}") };
+        let want = if lo == hi {
+            lo.to_string()
+        } else {
+            format!("{lo} to {hi}")
+        };
         return Err(Diagnostic::new(
             format!("`{head}` takes {want} arguments, not {}", args.len()),
             span.clone(),
@@ -196,7 +249,11 @@ fn arity(args: &[Sexp], lo: usize, hi: usize, head: &str, span: &Span) -> Result
 fn sym(s: &Sexp, what: &str) -> Result<(String, Span), Diagnostic> {
     match s {
         Sexp::Sym(n, sp) => Ok((n.clone(), sp.clone())),
-        _ => Err(Diagnostic::new(format!("expected {what}"), s.span(), "here")),
+        _ => Err(Diagnostic::new(
+            format!("expected {what}"),
+            s.span(),
+            "here",
+        )),
     }
 }
 
@@ -207,9 +264,13 @@ fn forms(v: &[Sexp], n: &mut Names) -> Result<Vec<Node>, Diagnostic> {
 fn form(s: &Sexp, n: &mut Names) -> Result<Node, Diagnostic> {
     let (items, span) = match s {
         Sexp::Int(v, sp) => {
-            return i64::try_from(*v)
-                .map(Node::Int)
-                .map_err(|_| Diagnostic::new(format!("{v} does not fit 64 signed bits"), sp.clone(), "here"));
+            return i64::try_from(*v).map(Node::Int).map_err(|_| {
+                Diagnostic::new(
+                    format!("{v} does not fit 64 signed bits"),
+                    sp.clone(),
+                    "here",
+                )
+            });
         }
         Sexp::Float(v, _) => return Ok(Node::Float(*v)),
         Sexp::Str(v, _) => return Ok(Node::Str(v.as_str().into())),
@@ -217,12 +278,20 @@ fn form(s: &Sexp, n: &mut Names) -> Result<Node, Diagnostic> {
         Sexp::List(items, sp) => (items, sp),
     };
     let Some(Sexp::Sym(head, hspan)) = items.first() else {
-        return Err(Diagnostic::new("expected `(NAME …)`", span.clone(), "a form starts with a name"));
+        return Err(Diagnostic::new(
+            "expected `(NAME …)`",
+            span.clone(),
+            "a form starts with a name",
+        ));
     };
     let args = &items[1..];
     let bin = |op: Op, n: &mut Names| -> Result<Node, Diagnostic> {
         arity(args, 2, 2, head, span)?;
-        Ok(Node::Bin(op, Box::new(form(&args[0], n)?), Box::new(form(&args[1], n)?)))
+        Ok(Node::Bin(
+            op,
+            Box::new(form(&args[0], n)?),
+            Box::new(form(&args[1], n)?),
+        ))
     };
     let fold = |op: Op, n: &mut Names| -> Result<Node, Diagnostic> {
         arity(args, 2, usize::MAX, head, span)?;
@@ -310,9 +379,17 @@ fn form(s: &Sexp, n: &mut Names) -> Result<Node, Diagnostic> {
             arity(args, 2, 2, head, span)?;
             let (f, fspan) = sym(&args[0], "a field")?;
             let Some((ty, field)) = n.field(&f) else {
-                return Err(Diagnostic::new(format!("`{f}` is not a field of any record"), fspan, "here"));
+                return Err(Diagnostic::new(
+                    format!("`{f}` is not a field of any record"),
+                    fspan,
+                    "here",
+                ));
             };
-            Node::Update { ty, field, value: Box::new(form(&args[1], n)?) }
+            Node::Update {
+                ty,
+                field,
+                value: Box::new(form(&args[1], n)?),
+            }
         }
         "spit" | "swap" | "print" => {
             arity(args, 0, 0, head, span)?;
@@ -325,13 +402,23 @@ fn form(s: &Sexp, n: &mut Names) -> Result<Node, Diagnostic> {
         "spit_int" | "spit_char" => {
             arity(args, 1, 1, head, span)?;
             let v = Box::new(form(&args[0], n)?);
-            if head == "spit_int" { Node::SpitInt(v) } else { Node::SpitChar(v) }
+            if head == "spit_int" {
+                Node::SpitInt(v)
+            } else {
+                Node::SpitChar(v)
+            }
         }
         "make_buffer" => {
             arity(args, 2, 2, head, span)?;
             let (p, pspan) = match &args[0] {
                 Sexp::Sym(p, s) | Sexp::Str(p, s) => (p.clone(), s.clone()),
-                other => return Err(Diagnostic::new("expected a policy name", other.span(), "here")),
+                other => {
+                    return Err(Diagnostic::new(
+                        "expected a policy name",
+                        other.span(),
+                        "here",
+                    ));
+                }
             };
             Node::MakeBuffer(policy(&p, pspan)?, Box::new(form(&args[1], n)?))
         }

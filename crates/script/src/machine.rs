@@ -362,7 +362,9 @@ impl<'a> Machine<'a> {
     fn buffer(&self, v: Val) -> R<usize> {
         match v {
             Val::Int(i) if i >= 0 && (i as usize) < self.buffers.len() => Ok(i as usize),
-            other => Err(self.err(format!("{other} is not a buffer (make one with make_buffer)"))),
+            other => Err(self.err(format!(
+                "{other} is not a buffer (make one with make_buffer)"
+            ))),
         }
     }
 
@@ -455,7 +457,11 @@ impl<'a> Machine<'a> {
                     return Err(self.err("`spit` writes the current record; there is none here"));
                 };
                 let empty: &[Option<Val>] = &[];
-                let updates = if self.touched { &self.updates[..] } else { empty };
+                let updates = if self.touched {
+                    &self.updates[..]
+                } else {
+                    empty
+                };
                 let res = match self.spit.as_deref_mut() {
                     Some(s) => s.record(r, updates),
                     None => Err("this run has no output for spit".to_string()),
@@ -466,7 +472,9 @@ impl<'a> Machine<'a> {
             Node::SpitInt(e) => {
                 let v = match self.eval(e, rec)? {
                     Int(v) if (i32::MIN as i64..=u32::MAX as i64).contains(&v) => v as u32,
-                    other => return Err(self.err(format!("spit_int: {other} does not fit 4 bytes"))),
+                    other => {
+                        return Err(self.err(format!("spit_int: {other} does not fit 4 bytes")));
+                    }
                 };
                 let b = if self.swapped {
                     v.swap_bytes().to_ne_bytes()
@@ -516,7 +524,9 @@ impl<'a> Machine<'a> {
             Node::MakeBuffer(kind, size) => {
                 let n = match self.eval(size, rec)? {
                     Int(n) if n > 0 => n as u64,
-                    other => return Err(self.err(format!("make_buffer: size {other} is not above 0"))),
+                    other => {
+                        return Err(self.err(format!("make_buffer: size {other} is not above 0")));
+                    }
                 };
                 self.buffers.push(Cache::new(*kind, n, Unit::Objects));
                 Int(self.buffers.len() as i64 - 1)
@@ -599,7 +609,9 @@ impl<'a> Machine<'a> {
                 }
             }
             Node::Neg(a) => match self.eval(a, rec)? {
-                Int(v) => Int(v.checked_neg().ok_or_else(|| self.err("integer overflow"))?),
+                Int(v) => Int(v
+                    .checked_neg()
+                    .ok_or_else(|| self.err("integer overflow"))?),
                 Float(v) => Float(-v),
                 Str(_) => return Err(self.err("arithmetic on text")),
             },
@@ -663,7 +675,11 @@ impl<'a> Machine<'a> {
                 let k = self.keys(keys, rec)?;
                 let id = self.buffer_id(k);
                 let req = Request {
-                    op: if *op == BufferOp::Write { ReqOp::Write } else { ReqOp::Read },
+                    op: if *op == BufferOp::Write {
+                        ReqOp::Write
+                    } else {
+                        ReqOp::Read
+                    },
                     ..Request::read(id, 1)
                 };
                 let hit = match op {
@@ -694,6 +710,8 @@ fn compare(a: &Val, b: &Val) -> std::cmp::Ordering {
         (Str(x), Str(y)) => x.cmp(y),
         (Str(x), y) => (**x).cmp(&*y.to_string()),
         (x, Str(y)) => (*x.to_string()).cmp(&**y),
-        (x, y) => num(x).partial_cmp(&num(y)).unwrap_or(std::cmp::Ordering::Equal),
+        (x, y) => num(x)
+            .partial_cmp(&num(y))
+            .unwrap_or(std::cmp::Ordering::Equal),
     }
 }

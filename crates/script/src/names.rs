@@ -106,7 +106,9 @@ impl Names {
     }
 
     fn reserved(&self, name: &str, span: &Span) -> Result<(), Diagnostic> {
-        if name == "RECORD_TYPE" || self.records.contains_key(name) || self.fields.contains_key(name)
+        if name == "RECORD_TYPE"
+            || self.records.contains_key(name)
+            || self.fields.contains_key(name)
         {
             return Err(Diagnostic::new(
                 format!("`{name}` names a record or field; it cannot be set (use `update`)"),
@@ -126,11 +128,16 @@ impl Names {
             )
             .related(a.clone(), "used as an array here"));
         }
-        self.scalar_spans.entry(name.to_string()).or_insert(span.clone());
-        Ok(*self.scalar_slots.entry(name.to_string()).or_insert_with(|| {
-            self.scalars.push(name.to_string());
-            self.scalars.len() - 1
-        }))
+        self.scalar_spans
+            .entry(name.to_string())
+            .or_insert(span.clone());
+        Ok(*self
+            .scalar_slots
+            .entry(name.to_string())
+            .or_insert_with(|| {
+                self.scalars.push(name.to_string());
+                self.scalars.len() - 1
+            }))
     }
 
     /// A scalar read.
@@ -163,10 +170,12 @@ impl Names {
             .related(s.clone(), "used as a variable here"));
         }
         self.array_spans.entry(name.to_string()).or_insert(span);
-        Ok(*self.array_slots.entry(name.to_string()).or_insert_with(|| {
-            self.arrays.push(name.to_string());
-            self.arrays.len() - 1
-        }))
+        Ok(
+            *self.array_slots.entry(name.to_string()).or_insert_with(|| {
+                self.arrays.push(name.to_string());
+                self.arrays.len() - 1
+            }),
+        )
     }
 
     /// Checks that every scalar read is set somewhere; returns the slot

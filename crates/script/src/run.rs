@@ -72,12 +72,16 @@ pub struct Summary {
 /// outputs are finished before the error is returned.
 pub fn run(job: &Job<'_>, out: &mut dyn Write) -> Result<Summary, Failure> {
     let desc = match job.desc {
-        Some((text, name)) => Some(Arc::new(tramp_desc::parse(text).map_err(|d| {
-            Failure::Parse(tramp_metatf::render(name, text, &[d]))
-        })?)),
+        Some((text, name)) => {
+            Some(Arc::new(tramp_desc::parse(text).map_err(|d| {
+                Failure::Parse(tramp_metatf::render(name, text, &[d]))
+            })?))
+        }
         None => None,
     };
-    let mut sources: Vec<(String, Box<dyn Source>, Progress, Option<Format>)> = Vec::new();
+    // Each trace: its name, its records, its progress bar, its tramp format.
+    type Opened = (String, Box<dyn Source>, Progress, Option<Format>);
+    let mut sources: Vec<Opened> = Vec::new();
     for name in job.traces {
         let input = Input::open(name).map_err(|e| Failure::Open {
             name: name.clone(),
@@ -97,12 +101,11 @@ pub fn run(job: &Job<'_>, out: &mut dyn Write) -> Result<Summary, Failure> {
                         source: e,
                     })?,
                 };
-                let s = (f.open)(input.reader, &OpenOptions::default()).map_err(|e| {
-                    Failure::Read {
+                let s =
+                    (f.open)(input.reader, &OpenOptions::default()).map_err(|e| Failure::Read {
                         name: name.clone(),
                         source: e,
-                    }
-                })?;
+                    })?;
                 (s, Some(f))
             }
         };
@@ -114,7 +117,8 @@ pub fn run(job: &Job<'_>, out: &mut dyn Write) -> Result<Summary, Failure> {
         (None, None) => tramp_core::Schema::new("none"),
     };
     for (name, s, _, _) in sources.iter().skip(1) {
-        let names = |sc: &tramp_core::Schema| sc.types.iter().map(|t| t.name.clone()).collect::<Vec<_>>();
+        let names =
+            |sc: &tramp_core::Schema| sc.types.iter().map(|t| t.name.clone()).collect::<Vec<_>>();
         if names(s.schema()) != names(&schema) {
             return Err(Failure::Usage(format!(
                 "{name} has other record types than {}; one run reads traces of one format",
@@ -222,8 +226,15 @@ impl SpitTo {
 
     fn output(&self) -> Result<Output, String> {
         let p = self.path.as_deref().unwrap_or("-");
-        Output::create(p, if p == "-" { Some(Compression::None) } else { None })
-            .map_err(|e| format!("creating {p}: {e}"))
+        Output::create(
+            p,
+            if p == "-" {
+                Some(Compression::None)
+            } else {
+                None
+            },
+        )
+        .map_err(|e| format!("creating {p}: {e}"))
     }
 
     fn raw_out(&mut self) -> Result<&mut Output, String> {
@@ -262,7 +273,9 @@ impl Spit for SpitTo {
     fn record(&mut self, rec: &Record<'_>, updates: &[Option<Val>]) -> Result<(), String> {
         let n = rec.record_type().fields.len();
         if let Some(desc) = self.desc.clone() {
-            let mut vals: Vec<Value<'_>> = (0..n).map(|i| rec.get(i).unwrap_or(Value::U64(0))).collect();
+            let mut vals: Vec<Value<'_>> = (0..n)
+                .map(|i| rec.get(i).unwrap_or(Value::U64(0)))
+                .collect();
             for (i, u) in updates.iter().enumerate() {
                 if let Some(v) = u {
                     vals[i] = match (v, vals[i]) {
@@ -284,7 +297,10 @@ impl Spit for SpitTo {
             return r;
         }
         if self.raw.is_some() {
-            return Err("spit writes records; this run already wrote raw bytes (spit_int, spit_char)".into());
+            return Err(
+                "spit writes records; this run already wrote raw bytes (spit_int, spit_char)"
+                    .into(),
+            );
         }
         let Some(format) = self.format else {
             return Err("spit: no record format to write".into());

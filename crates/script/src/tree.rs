@@ -45,7 +45,10 @@ pub enum Node {
     Found(usize, Box<[Node]>, bool),
     Delete(usize, Box<[Node]>),
     /// The current record's field `field` of record type `ty`.
-    Field { ty: usize, field: usize },
+    Field {
+        ty: usize,
+        field: usize,
+    },
     /// The current record's type index.
     RecordType,
     Bin(Op, Box<Node>, Box<Node>),
@@ -66,7 +69,11 @@ pub enum Node {
     /// Prints the values (space-separated); `true`: then ends the line.
     Echo(Vec<Node>, bool),
     Nl,
-    Update { ty: usize, field: usize, value: Box<Node> },
+    Update {
+        ty: usize,
+        field: usize,
+        value: Box<Node>,
+    },
     Spit,
     SpitInt(Box<Node>),
     SpitChar(Box<Node>),
@@ -99,7 +106,12 @@ impl Script {
         self.records = schema
             .types
             .iter()
-            .map(|t| (t.name.clone(), t.fields.iter().map(|f| f.name.clone()).collect()))
+            .map(|t| {
+                (
+                    t.name.clone(),
+                    t.fields.iter().map(|f| f.name.clone()).collect(),
+                )
+            })
             .collect();
     }
 }

@@ -13,7 +13,11 @@ fn schema() -> Schema {
             FieldDef::new("FUNCTION", FieldType::U64, None),
         ],
     );
-    s.add_type("END_XACT", RecordKind::Other, vec![FieldDef::new("PID", FieldType::U64, None)]);
+    s.add_type(
+        "END_XACT",
+        RecordKind::Other,
+        vec![FieldDef::new("PID", FieldType::U64, None)],
+    );
     s
 }
 
@@ -30,17 +34,50 @@ fn parse_errors_are_golden() {
             "procedure main begin\n  if (IO_FUNCTON == 0) then echo 1; endif\nend",
             "s.tramp:2:7: error: unknown name `IO_FUNCTON`: no statement sets it",
         ),
-        ("procedure main begin\n  helper();\nend", "s.tramp:2:3: error: no procedure `helper`"),
-        ("procedure main begin\n  if (x = 1) then endif\nend", "s.tramp:2:9: error: `=` assigns; compare with `==`"),
-        ("procedure main begin set IO_FILE = 3; end", "s.tramp:1:26: error: `IO_FILE` names a record or field; it cannot be set (use `update`)"),
-        ("procedure main begin update IO_NOPE = 3; end", "s.tramp:1:29: error: `IO_NOPE` is not a field of any record"),
-        ("preprocess begin set a[1] = 2; set b = a; end", "s.tramp:1:40: error: `a` is an array; it has no value of its own"),
-        ("preprocess begin set b = make_buffer(MRU, 10); end", "s.tramp:1:38: error: unknown policy \"MRU\""),
-        ("preprocess begin set b = make_buffer(OPT, 10); end", "s.tramp:1:38: error: OPT needs every request's next-access time"),
-        ("preprocess begin set x = 1 end\npostprocess begin echo x", "s.tramp:2:25: error: expected `end` to close the block, found the end of the text"),
-        ("(defun main (eq (IO_FILE) 1)", "s.tramp:1:1: error: `(` never closed"),
-        ("(defun main (frobnicate))", "s.tramp:1:14: error: no procedure, field or form `frobnicate`"),
-        ("(defun main (setq))", "s.tramp:1:13: error: `setq` takes 2 arguments, not 0"),
+        (
+            "procedure main begin\n  helper();\nend",
+            "s.tramp:2:3: error: no procedure `helper`",
+        ),
+        (
+            "procedure main begin\n  if (x = 1) then endif\nend",
+            "s.tramp:2:9: error: `=` assigns; compare with `==`",
+        ),
+        (
+            "procedure main begin set IO_FILE = 3; end",
+            "s.tramp:1:26: error: `IO_FILE` names a record or field; it cannot be set (use `update`)",
+        ),
+        (
+            "procedure main begin update IO_NOPE = 3; end",
+            "s.tramp:1:29: error: `IO_NOPE` is not a field of any record",
+        ),
+        (
+            "preprocess begin set a[1] = 2; set b = a; end",
+            "s.tramp:1:40: error: `a` is an array; it has no value of its own",
+        ),
+        (
+            "preprocess begin set b = make_buffer(MRU, 10); end",
+            "s.tramp:1:38: error: unknown policy \"MRU\"",
+        ),
+        (
+            "preprocess begin set b = make_buffer(OPT, 10); end",
+            "s.tramp:1:38: error: OPT needs every request's next-access time",
+        ),
+        (
+            "preprocess begin set x = 1 end\npostprocess begin echo x",
+            "s.tramp:2:25: error: expected `end` to close the block, found the end of the text",
+        ),
+        (
+            "(defun main (eq (IO_FILE) 1)",
+            "s.tramp:1:1: error: `(` never closed",
+        ),
+        (
+            "(defun main (frobnicate))",
+            "s.tramp:1:14: error: no procedure, field or form `frobnicate`",
+        ),
+        (
+            "(defun main (setq))",
+            "s.tramp:1:13: error: `setq` takes 2 arguments, not 0",
+        ),
     ];
     for (src, want) in cases {
         let got = err(src);
@@ -49,7 +86,10 @@ fn parse_errors_are_golden() {
     }
     // A misspelt field is explained.
     let got = err("procedure main begin\n  if (IO_FUNCTON == 0) then echo 1; endif\nend");
-    assert!(got.contains("record `IO` has no field `FUNCTON`; its fields: IO_FILE, IO_FUNCTION"), "{got}");
+    assert!(
+        got.contains("record `IO` has no field `FUNCTON`; its fields: IO_FILE, IO_FUNCTION"),
+        "{got}"
+    );
 }
 
 #[test]
@@ -80,7 +120,10 @@ fn runtime_errors_name_the_record() {
     let mut out = Vec::new();
     let mut m = Machine::new(&script, &mut out, None);
     let e = m.postprocess().unwrap_err();
-    assert_eq!(e.to_string(), "in postprocess: record fields exist only in main and the procedures it calls");
+    assert_eq!(
+        e.to_string(),
+        "in postprocess: record fields exist only in main and the procedures it calls"
+    );
 }
 
 #[test]

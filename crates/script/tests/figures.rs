@@ -8,7 +8,9 @@ use std::path::{Path, PathBuf};
 use tramp_script::run::{Failure, Job, run};
 
 fn script(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scripts").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/scripts")
+        .join(name)
 }
 
 fn read(p: &Path) -> String {
@@ -19,7 +21,10 @@ fn read(p: &Path) -> String {
 fn go(name: &str, traces: &[&Path], dir: &tempfile::TempDir) -> (String, Vec<u8>) {
     let out = dir.path().join(format!("{name}.out"));
     let (text, desc) = (read(&script(name)), read(&script("fs.desc")));
-    let traces: Vec<String> = traces.iter().map(|p| p.to_str().unwrap().to_string()).collect();
+    let traces: Vec<String> = traces
+        .iter()
+        .map(|p| p.to_str().unwrap().to_string())
+        .collect();
     let job = Job {
         script: (&text, name),
         desc: Some((&desc, "fs.desc")),
@@ -31,20 +36,35 @@ fn go(name: &str, traces: &[&Path], dir: &tempfile::TempDir) -> (String, Vec<u8>
     if let Err(e) = run(&job, &mut stdout) {
         panic!("{name}: {e}");
     }
-    (String::from_utf8(stdout).unwrap(), std::fs::read(&out).unwrap_or_default())
+    (
+        String::from_utf8(stdout).unwrap(),
+        std::fs::read(&out).unwrap_or_default(),
+    )
 }
 
 #[derive(Clone, Copy, Debug)]
 enum Rec {
-    Io { pid: u32, file: u32, page: u32, write: bool },
-    End { pid: u32 },
+    Io {
+        pid: u32,
+        file: u32,
+        page: u32,
+        write: bool,
+    },
+    End {
+        pid: u32,
+    },
 }
 
 fn encode(recs: &[Rec]) -> Vec<u8> {
     let mut b = Vec::new();
     for r in recs {
         match *r {
-            Rec::Io { pid, file, page, write } => {
+            Rec::Io {
+                pid,
+                file,
+                page,
+                write,
+            } => {
                 b.push(0);
                 b.extend(pid.to_ne_bytes());
                 b.extend(file.to_ne_bytes());
@@ -73,7 +93,9 @@ fn mixed(n: usize, seed: u64) -> Vec<Rec> {
         .map(|_| {
             let r = next();
             if r % 10 == 0 {
-                Rec::End { pid: (r >> 8) as u32 % 7 }
+                Rec::End {
+                    pid: (r >> 8) as u32 % 7,
+                }
             } else {
                 Rec::Io {
                     pid: (r >> 8) as u32 % 7,
@@ -98,8 +120,18 @@ fn figure9_generates_the_two_cyclic_processes() {
     let mut want = Vec::new();
     for _ in 0..3 {
         for c in 0..100 {
-            want.push(Rec::Io { pid: 0, file: 0, page: c, write: false });
-            want.push(Rec::Io { pid: 1, file: 1, page: c % 50, write: false });
+            want.push(Rec::Io {
+                pid: 0,
+                file: 0,
+                page: c,
+                write: false,
+            });
+            want.push(Rec::Io {
+                pid: 1,
+                file: 1,
+                page: c % 50,
+                write: false,
+            });
         }
     }
     let (_, algol) = go("fig9.tramp", &[], &dir);
@@ -134,7 +166,10 @@ fn figure8_simulates_lru_on_figure9s_trace_and_a_mixed_one() {
     std::fs::write(&trace, &generated).unwrap();
     // 150 distinct (file, page) pairs fit 2048 buffers: 150 misses of 600.
     let (out, _) = go("fig8.tramp", &[&trace], &dir);
-    assert!(out.starts_with("lru 2048 objects: 600 requests, 150 misses"), "{out}");
+    assert!(
+        out.starts_with("lru 2048 objects: 600 requests, 150 misses"),
+        "{out}"
+    );
     assert_eq!(go("fig8.lisp", &[&trace], &dir).0, out);
     let recs = mixed(5000, 7);
     let keys: Vec<(u32, u32)> = recs
@@ -151,11 +186,21 @@ fn figure8_simulates_lru_on_figure9s_trace_and_a_mixed_one() {
     let text = read(&p);
     let desc = read(&script("fs.desc"));
     let traces = [t.to_str().unwrap().to_string()];
-    let job = Job { script: (&text, "small"), desc: Some((&desc, "fs.desc")), traces: &traces, output: None, format: None };
+    let job = Job {
+        script: (&text, "small"),
+        desc: Some((&desc, "fs.desc")),
+        traces: &traces,
+        output: None,
+        format: None,
+    };
     let mut out = Vec::new();
     run(&job, &mut out).unwrap();
     let out = String::from_utf8(out).unwrap();
-    let want = format!("lru 64 objects: {} requests, {} misses", keys.len(), lru_misses(&keys, 64));
+    let want = format!(
+        "lru 64 objects: {} requests, {} misses",
+        keys.len(),
+        lru_misses(&keys, 64)
+    );
     assert!(out.starts_with(&want), "{out}\nwant {want}");
 }
 
@@ -163,8 +208,14 @@ fn figure8_simulates_lru_on_figure9s_trace_and_a_mixed_one() {
 fn figures4_and_5_count_reads_and_writes() {
     let dir = tempfile::tempdir().unwrap();
     let recs = mixed(20000, 3);
-    let reads = recs.iter().filter(|r| matches!(r, Rec::Io { write: false, .. })).count();
-    let writes = recs.iter().filter(|r| matches!(r, Rec::Io { write: true, .. })).count();
+    let reads = recs
+        .iter()
+        .filter(|r| matches!(r, Rec::Io { write: false, .. }))
+        .count();
+    let writes = recs
+        .iter()
+        .filter(|r| matches!(r, Rec::Io { write: true, .. }))
+        .count();
     let t = write_trace(&dir, "t.bin", &recs);
     let want = format!("{reads} {writes}\n");
     assert_eq!(go("fig4.tramp", &[&t], &dir).0, want);
@@ -182,12 +233,22 @@ fn figure6_makes_process_ids_unique_and_spits_byte_exact() {
     let mut want = Vec::new();
     for r in &recs {
         match *r {
-            Rec::Io { pid, file, page, write } => {
+            Rec::Io {
+                pid,
+                file,
+                page,
+                write,
+            } => {
                 let id = *table.entry(pid).or_insert_with(|| {
                     next += 1;
                     next - 1
                 });
-                want.push(Rec::Io { pid: id, file, page, write });
+                want.push(Rec::Io {
+                    pid: id,
+                    file,
+                    page,
+                    write,
+                });
             }
             Rec::End { pid } => {
                 if let Some(id) = table.remove(&pid) {
@@ -212,7 +273,13 @@ fn spit_without_update_copies_every_record() {
     let desc = read(&script("fs.desc"));
     let out = dir.path().join("copy.bin");
     let traces = [t.to_str().unwrap().to_string()];
-    let job = Job { script: (&text, "copy"), desc: Some((&desc, "fs.desc")), traces: &traces, output: Some(out.to_str().unwrap()), format: None };
+    let job = Job {
+        script: (&text, "copy"),
+        desc: Some((&desc, "fs.desc")),
+        traces: &traces,
+        output: Some(out.to_str().unwrap()),
+        format: None,
+    };
     run(&job, &mut Vec::new()).unwrap();
     assert_eq!(std::fs::read(out).unwrap(), encode(&recs));
 }
@@ -229,7 +296,10 @@ fn figure7_counts_references_per_file() {
             if write { e.1 += 1 } else { e.0 += 1 }
         }
     }
-    let want: String = counts.iter().map(|(f, (r, w))| format!("{f} {r} {w}\n")).collect();
+    let want: String = counts
+        .iter()
+        .map(|(f, (r, w))| format!("{f} {r} {w}\n"))
+        .collect();
     assert_eq!(go("fig7.tramp", &[&t], &dir).0, want);
     assert_eq!(go("fig7.lisp", &[&t], &dir).0, want);
 }
@@ -239,7 +309,10 @@ fn damage_runs_postprocess_on_what_came_before() {
     let dir = tempfile::tempdir().unwrap();
     let recs = mixed(100, 17);
     let mut bytes = encode(&recs);
-    let reads = recs.iter().filter(|r| matches!(r, Rec::Io { write: false, .. })).count();
+    let reads = recs
+        .iter()
+        .filter(|r| matches!(r, Rec::Io { write: false, .. }))
+        .count();
     bytes.push(0);
     bytes.extend([1, 2, 3]); // an IO record cut after 4 of its 14 bytes
     let t = dir.path().join("cut.bin");
@@ -247,10 +320,20 @@ fn damage_runs_postprocess_on_what_came_before() {
     let text = read(&script("fig4.tramp"));
     let desc = read(&script("fs.desc"));
     let traces = [t.to_str().unwrap().to_string()];
-    let job = Job { script: (&text, "fig4"), desc: Some((&desc, "fs.desc")), traces: &traces, output: None, format: None };
+    let job = Job {
+        script: (&text, "fig4"),
+        desc: Some((&desc, "fs.desc")),
+        traces: &traces,
+        output: None,
+        format: None,
+    };
     let mut out = Vec::new();
     let e = run(&job, &mut out).unwrap_err();
     assert!(matches!(e, Failure::Read { .. }), "{e}");
     assert!(e.to_string().contains("record 100"), "{e}");
-    assert!(String::from_utf8(out).unwrap().starts_with(&format!("{reads} ")));
+    assert!(
+        String::from_utf8(out)
+            .unwrap()
+            .starts_with(&format!("{reads} "))
+    );
 }

@@ -62,9 +62,15 @@ pub fn run(a: RunArgs) -> Result<()> {
         None => None,
     };
     if desc.is_some() && a.trace_format.is_some() {
-        bail!("--trace-format names a tramp format; a description (--format or TRAMP_FORMAT) gives the layout instead");
+        bail!(
+            "--trace-format names a tramp format; a description (--format or TRAMP_FORMAT) gives the layout instead"
+        );
     }
-    let format = a.trace_format.as_deref().map(tramp_formats::parse).transpose()?;
+    let format = a
+        .trace_format
+        .as_deref()
+        .map(tramp_formats::parse)
+        .transpose()?;
     let job = Job {
         script: (&script, &a.script),
         desc: desc.as_deref().zip(desc_path.as_deref()),
