@@ -46,7 +46,7 @@ postprocess begin echo n, bytes; end
 ";
 
 #[test]
-fn hatf_and_tpack_records_are_script_variables() {
+fn hatf_tpack_and_metatf_records_are_script_variables() {
     let dir = tempfile::tempdir().unwrap();
     let hatf = p(&dir, "s.hatf.zst");
     ok(&tramp(&[
@@ -60,6 +60,11 @@ fn hatf_and_tpack_records_are_script_variables() {
     let want = format!("{n} {bytes}\n");
     assert_eq!(ok(&tramp(&["run", &script, &hatf])), want);
     assert_eq!(ok(&tramp(&["run", &script, &tpack])), want);
+    // Meta-TF (a DTD-described HATF) names its records the same way.
+    let dtd = fixture("hatf-splitaddr.dtd");
+    let mtf = p(&dir, "s.mtf");
+    ok(&tramp(&["convert", "--dtd", &dtd, "--to", "metatf", &hatf, &mtf]));
+    assert_eq!(ok(&tramp(&["run", &script, &mtf])), want);
     // The same through stdin.
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_tramp"))
         .args(["run", &script, "-"])
