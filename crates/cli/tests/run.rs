@@ -63,7 +63,9 @@ fn hatf_tpack_and_metatf_records_are_script_variables() {
     // Meta-TF (a DTD-described HATF) names its records the same way.
     let dtd = fixture("hatf-splitaddr.dtd");
     let mtf = p(&dir, "s.mtf");
-    ok(&tramp(&["convert", "--dtd", &dtd, "--to", "metatf", &hatf, &mtf]));
+    ok(&tramp(&[
+        "convert", "--dtd", &dtd, "--to", "metatf", &hatf, &mtf,
+    ]));
     assert_eq!(ok(&tramp(&["run", &script, &mtf])), want);
     // The same through stdin.
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_tramp"))

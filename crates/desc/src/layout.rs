@@ -87,28 +87,31 @@ pub struct RecordDesc {
     pub fixed_size: Option<usize>,
 }
 
-/// Reads an integer field's value (sign-extended when signed).
+/// Reads an integer field's value (sign-extended when signed). `b` holds at
+/// least `size` bytes.
 #[inline]
 pub fn read_int(b: &[u8], size: u8, order: Order, signed: bool) -> u64 {
-    let n = size as usize;
-    let mut v: u64 = 0;
-    match order {
-        Order::Little => {
-            for i in (0..n).rev() {
-                v = (v << 8) | b[i] as u64;
-            }
+    let v = match (size, order) {
+        (1, _) => {
+            return if signed {
+                b[0] as i8 as i64 as u64
+            } else {
+                b[0] as u64
+            };
         }
-        Order::Big => {
-            for &x in &b[..n] {
-                v = (v << 8) | x as u64;
-            }
-        }
+        (2, Order::Little) => u16::from_le_bytes([b[0], b[1]]) as u64,
+        (2, Order::Big) => u16::from_be_bytes([b[0], b[1]]) as u64,
+        (4, Order::Little) => u32::from_le_bytes(b[..4].try_into().expect("4 bytes")) as u64,
+        (4, Order::Big) => u32::from_be_bytes(b[..4].try_into().expect("4 bytes")) as u64,
+        (_, Order::Little) => return u64::from_le_bytes(b[..8].try_into().expect("8 bytes")),
+        (_, Order::Big) => return u64::from_be_bytes(b[..8].try_into().expect("8 bytes")),
+    };
+    if signed {
+        let shift = 64 - 8 * size as u32;
+        (((v << shift) as i64) >> shift) as u64
+    } else {
+        v
     }
-    if signed && n < 8 {
-        let shift = 64 - 8 * n as u32;
-        v = (((v << shift) as i64) >> shift) as u64;
-    }
-    v
 }
 
 /// Writes the low `size` bytes of `v` in `order`.

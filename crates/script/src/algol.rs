@@ -126,6 +126,7 @@ pub fn parse(src: &str, schema: &Schema) -> Result<Script, Diagnostic> {
     script.scalars = scalars;
     script.arrays = arrays;
     script.set_records(schema);
+    script.simplify();
     Ok(script)
 }
 

@@ -656,6 +656,52 @@ impl<'a> Machine<'a> {
                 }
                 TRUE
             }
+            Node::TypeIs(c) => match rec {
+                Some(r) => Int((r.record_type().index as i64 == *c) as i64),
+                None => return Err(self.err("RECORD_TYPE exists only in main")),
+            },
+            Node::FieldCmp {
+                ty,
+                field,
+                op,
+                value,
+            } => {
+                let x = match rec {
+                    Some(r) if r.record_type().index == *ty && !self.touched => match r.get(*field)
+                    {
+                        Some(Value::U64(v)) if v <= i64::MAX as u64 => Int(v as i64),
+                        Some(Value::I64(v)) => Int(v),
+                        _ => self.field(rec, *ty, *field)?,
+                    },
+                    _ => self.field(rec, *ty, *field)?,
+                };
+                let ord = match x {
+                    Int(v) => v.cmp(value),
+                    ref other => compare(other, &Int(*value)),
+                };
+                Int(match op {
+                    Op::Eq => ord.is_eq(),
+                    Op::Ne => !ord.is_eq(),
+                    Op::Lt => ord.is_lt(),
+                    Op::Le => ord.is_le(),
+                    Op::Gt => ord.is_gt(),
+                    _ => ord.is_ge(),
+                } as i64)
+            }
+            Node::AddVar(slot, c) => {
+                match &mut self.scalars[*slot] {
+                    Int(v) => match v.checked_add(*c) {
+                        Some(n) => *v = n,
+                        None => return Err(self.err("integer overflow")),
+                    },
+                    other => {
+                        let x = other.clone();
+                        let r = self.arith(Op::Add, x, Int(*c))?;
+                        self.scalars[*slot] = r;
+                    }
+                }
+                TRUE
+            }
             Node::Echo(..)
             | Node::Nl
             | Node::Update { .. }

@@ -85,6 +85,124 @@ pub enum Node {
     PrintBuffer(Box<Node>),
     /// Hits (true) or misses (false) of a buffer so far.
     BufferCount(Box<Node>, bool),
+    // Shapes common in scripts, fused by [`simplify`] (same meaning):
+    /// `RECORD_TYPE == c`.
+    TypeIs(i64),
+    /// `FIELD op c` for an integer constant.
+    FieldCmp {
+        ty: usize,
+        field: usize,
+        op: Op,
+        value: i64,
+    },
+    /// `set x = x + c` (or `x - c`).
+    AddVar(usize, i64),
+}
+
+/// Fuses common shapes into single nodes; the meaning does not change.
+pub fn simplify(node: Node) -> Node {
+    use Node::*;
+    let b = |n: Box<Node>| Box::new(simplify(*n));
+    match node {
+        Bin(op, l, r) => {
+            let (l, r) = (simplify(*l), simplify(*r));
+            match (op, &l, &r) {
+                (Op::Eq, RecordType, Int(c)) | (Op::Eq, Int(c), RecordType) => TypeIs(*c),
+                (
+                    Op::Eq | Op::Ne | Op::Lt | Op::Le | Op::Gt | Op::Ge,
+                    Field { ty, field },
+                    Int(c),
+                ) => FieldCmp {
+                    ty: *ty,
+                    field: *field,
+                    op,
+                    value: *c,
+                },
+                _ => Bin(op, Box::new(l), Box::new(r)),
+            }
+        }
+        SetVar(slot, e) => match simplify(*e) {
+            Bin(Op::Add, l, r) if matches!((&*l, &*r), (Var(v), Int(_)) if *v == slot) => {
+                let Int(c) = *r else { unreachable!() };
+                AddVar(slot, c)
+            }
+            Bin(Op::Sub, l, r) if matches!((&*l, &*r), (Var(v), Int(c)) if *v == slot && *c != i64::MIN) =>
+            {
+                let Int(c) = *r else { unreachable!() };
+                AddVar(slot, -c)
+            }
+            e => SetVar(slot, Box::new(e)),
+        },
+        SetElem(a, k, e) => SetElem(a, simplify_all(k), b(e)),
+        Elem(a, k) => Elem(a, simplify_all(k)),
+        Found(a, k, n) => Found(a, simplify_all(k), n),
+        Delete(a, k) => Delete(a, simplify_all(k)),
+        Neg(e) => Neg(b(e)),
+        Not(e) => Not(b(e)),
+        And(v) => And(v.into_iter().map(simplify).collect()),
+        Or(v) => Or(v.into_iter().map(simplify).collect()),
+        Seq(v) => {
+            let mut v: Vec<Node> = v.into_iter().map(simplify).collect();
+            // A block of one statement is that statement (statements are
+            // true, as the block is).
+            if v.len() == 1 && is_statement(&v[0]) {
+                v.pop().expect("one")
+            } else {
+                Seq(v)
+            }
+        }
+        If(arms, e) => If(
+            arms.into_iter()
+                .map(|(c, t)| (simplify(c), simplify(t)))
+                .collect(),
+            e.map(b),
+        ),
+        While(c, body) => While(b(c), b(body)),
+        For(k, a, body) => For(k, a, b(body)),
+        Echo(v, end) => Echo(v.into_iter().map(simplify).collect(), end),
+        Update { ty, field, value } => Update {
+            ty,
+            field,
+            value: b(value),
+        },
+        SpitInt(e) => SpitInt(b(e)),
+        SpitChar(e) => SpitChar(b(e)),
+        MakeBuffer(k, e) => MakeBuffer(k, b(e)),
+        Buffer(op, buf, k) => Buffer(op, b(buf), simplify_all(k)),
+        PrintBuffer(e) => PrintBuffer(b(e)),
+        BufferCount(e, h) => BufferCount(b(e), h),
+        other => other,
+    }
+}
+
+/// Whether a node always evaluates to true (a statement).
+fn is_statement(n: &Node) -> bool {
+    use Node::*;
+    matches!(
+        n,
+        SetVar(..)
+            | SetElem(..)
+            | Delete(..)
+            | Seq(_)
+            | If(..)
+            | While(..)
+            | For(..)
+            | Call(_)
+            | Echo(..)
+            | Nl
+            | Update { .. }
+            | Spit
+            | SpitInt(_)
+            | SpitChar(_)
+            | Swap
+            | Print
+            | PrintBuffer(_)
+            | AddVar(..)
+    )
+}
+
+fn simplify_all(v: Box<[Node]>) -> Box<[Node]> {
+    v.into_vec().into_iter().map(simplify).collect()
 }
 
 /// A compiled script.
@@ -102,6 +220,18 @@ pub struct Script {
 }
 
 impl Script {
+    /// Fuses common shapes in every block ([`simplify`]).
+    pub(crate) fn simplify(&mut self) {
+        for b in [&mut self.preprocess, &mut self.main, &mut self.postprocess] {
+            if let Some(n) = b.take() {
+                *b = Some(simplify(n));
+            }
+        }
+        for p in &mut self.procedures {
+            *p = simplify(std::mem::replace(p, Node::Int(0)));
+        }
+    }
+
     pub(crate) fn set_records(&mut self, schema: &tramp_core::Schema) {
         self.records = schema
             .types
