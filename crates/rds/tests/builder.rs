@@ -154,8 +154,8 @@ proptest! {
             }
         }
         let mut groups: HashMap<usize, Vec<u64>> = HashMap::new();
-        for i in 0..n {
-            if linked[i] {
+        for (i, &l) in linked.iter().enumerate() {
+            if l {
                 let r = find(&mut parent, i);
                 groups.entry(r).or_default().push(i as u64);
             }
