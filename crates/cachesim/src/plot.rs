@@ -1,6 +1,6 @@
-//! Miss-ratio curves drawn as SVG: capacity on a log axis (linear when the
-//! sizes span less than a decade), miss ratio from 0 to 1, one polyline
-//! per policy, and a legend.
+//! Line plots as SVG (y from 0 to 1, x linear or logarithmic, a legend):
+//! miss-ratio curves — capacity on a log axis when the sizes span a decade
+//! or more — and the cumulative distributions of other analyses.
 
 use std::fmt::Write;
 
@@ -26,12 +26,46 @@ pub fn curves_svg(title: &str, unit: &str, curves: &[(String, Vec<(u64, f64)>)])
         (lo, hi.max(lo + 1))
     };
     let log = hi / lo >= 10;
-    let fx = |x: u64| -> f64 {
-        let x = x.max(1) as f64;
+    let series: Vec<(String, Vec<(f64, f64)>)> = curves
+        .iter()
+        .map(|(n, p)| {
+            let pts = p.iter().map(|&(x, y)| (x.max(1) as f64, y)).collect();
+            (n.clone(), pts)
+        })
+        .collect();
+    let x_label = format!("cache size ({unit}{})", if log { ", log scale" } else { "" });
+    let axis = Axis {
+        lo: lo as f64,
+        hi: hi as f64,
+        log,
+    };
+    lines_svg(title, &x_label, "miss ratio", axis, &series)
+}
+
+/// The x axis of [`lines_svg`]: its range and whether it is logarithmic.
+#[derive(Clone, Copy, Debug)]
+pub struct Axis {
+    pub lo: f64,
+    pub hi: f64,
+    pub log: bool,
+}
+
+/// One SVG document with a line per (name, points), y from 0 to 1.
+pub fn lines_svg(
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    axis: Axis,
+    curves: &[(String, Vec<(f64, f64)>)],
+) -> String {
+    let Axis { lo, hi, log } = axis;
+    let lo = if log { lo.max(f64::MIN_POSITIVE) } else { lo };
+    let hi = if hi > lo { hi } else { lo + 1.0 };
+    let fx = |x: f64| -> f64 {
         let t = if log {
-            (x.ln() - (lo as f64).ln()) / ((hi as f64).ln() - (lo as f64).ln())
+            (x.max(lo).ln() - lo.ln()) / (hi.ln() - lo.ln())
         } else {
-            (x - lo as f64) / (hi - lo) as f64
+            (x - lo) / (hi - lo)
         };
         LEFT + t * (W - LEFT - RIGHT)
     };
@@ -66,27 +100,28 @@ pub fn curves_svg(title: &str, unit: &str, curves: &[(String, Vec<(u64, f64)>)])
     }
     for t in ticks(lo, hi, log) {
         let x = fx(t);
+        let t_label = short(t);
         let _ = writeln!(
             s,
             r#"<line x1="{x:.1}" y1="{y0}" x2="{x:.1}" y2="{}" stroke="black"/><text x="{x:.1}" y="{}" text-anchor="middle">{}</text>"#,
             y0 + 5.0,
             y0 + 19.0,
-            short(t)
+            t_label
         );
     }
     let _ = writeln!(
         s,
-        r#"<text x="{}" y="{}" text-anchor="middle">cache size ({}{})</text>"#,
+        r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
         (x0 + x1) / 2.0,
         H - 18.0,
-        escape(unit),
-        if log { ", log scale" } else { "" }
+        escape(x_label)
     );
     let _ = writeln!(
         s,
-        r#"<text x="18" y="{}" text-anchor="middle" transform="rotate(-90 18 {})">miss ratio</text>"#,
+        r#"<text x="18" y="{}" text-anchor="middle" transform="rotate(-90 18 {})">{}</text>"#,
         (y0 + y1) / 2.0,
-        (y0 + y1) / 2.0
+        (y0 + y1) / 2.0,
+        escape(y_label)
     );
     for (i, (name, pts)) in curves.iter().enumerate() {
         let color = COLORS[i % COLORS.len()];
@@ -128,26 +163,27 @@ pub fn curves_svg(title: &str, unit: &str, curves: &[(String, Vec<(u64, f64)>)])
     s
 }
 
-fn ticks(lo: u64, hi: u64, log: bool) -> Vec<u64> {
+fn ticks(lo: f64, hi: f64, log: bool) -> Vec<f64> {
     if log {
-        let mut t = 1u64;
+        let mut t = 1.0f64;
         let mut out = Vec::new();
         while t <= hi {
             if t >= lo {
                 out.push(t);
             }
-            match t.checked_mul(10) {
-                Some(n) => t = n,
-                None => break,
-            }
+            t *= 10.0;
         }
         out
     } else {
-        (0..=5).map(|i| lo + (hi - lo) * i / 5).collect()
+        (0..=5).map(|i| lo + (hi - lo) * i as f64 / 5.0).collect()
     }
 }
 
-fn short(v: u64) -> String {
+fn short(v: f64) -> String {
+    if v.fract() != 0.0 || v < 0.0 || v >= 1.8e19 {
+        return format!("{v:.2}");
+    }
+    let v = v as u64;
     match v {
         v if v >= 1 << 30 && v % (1 << 30) == 0 => format!("{}G", v >> 30),
         v if v >= 1_000_000_000 && v % 1_000_000_000 == 0 => format!("{}G", v / 1_000_000_000),
