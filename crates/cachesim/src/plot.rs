@@ -33,7 +33,10 @@ pub fn curves_svg(title: &str, unit: &str, curves: &[(String, Vec<(u64, f64)>)])
             (n.clone(), pts)
         })
         .collect();
-    let x_label = format!("cache size ({unit}{})", if log { ", log scale" } else { "" });
+    let x_label = format!(
+        "cache size ({unit}{})",
+        if log { ", log scale" } else { "" }
+    );
     let axis = Axis {
         lo: lo as f64,
         hi: hi as f64,
@@ -180,7 +183,7 @@ fn ticks(lo: f64, hi: f64, log: bool) -> Vec<f64> {
 }
 
 fn short(v: f64) -> String {
-    if v.fract() != 0.0 || v < 0.0 || v >= 1.8e19 {
+    if v.fract() != 0.0 || !(0.0..1.8e19).contains(&v) {
         return format!("{v:.2}");
     }
     let v = v as u64;

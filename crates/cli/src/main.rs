@@ -32,6 +32,7 @@ enum Command {
     Sizes(cmd::sizes::SizesArgs),
     Cachesim(cmd::cachesim::CachesimArgs),
     Run(cmd::run::RunArgs),
+    Rds(cmd::rds::RdsArgs),
     /// List the trace formats tramp reads and writes, with the file
     /// extensions that select them
     Formats,
@@ -60,6 +61,7 @@ fn main() -> ExitCode {
         Command::Sizes(a) => cmd::sizes::run(a),
         Command::Cachesim(a) => cmd::cachesim::run(a),
         Command::Run(a) => cmd::run::run(a),
+        Command::Rds(a) => cmd::rds::run(a),
         Command::Formats => cmd::formats::run(),
         Command::Replay(a) => cmd::replay::run(a),
         Command::Gen(a) => cmd::gen_code::run(a),

@@ -307,6 +307,14 @@ impl Builder {
         }
     }
 
+    /// A pointer field of `src` at `offset` set to null (or a non-pointer).
+    pub fn edge_clear(&mut self, src: u64, offset: u64, time: u64) {
+        self.tick(time);
+        if let Some(&s) = self.by_key.get(&src) {
+            self.replace_field(s, offset);
+        }
+    }
+
     /// Removes the instance edge at (slot, offset) if there is one.
     fn replace_field(&mut self, s: u32, offset: u64) {
         let events = self.events;

@@ -8,6 +8,7 @@ pub mod dump;
 pub mod export;
 pub mod formats;
 pub mod gen_code;
+pub mod rds;
 pub mod record;
 pub mod replay;
 pub mod run;

@@ -1,0 +1,67 @@
+//! `tramp rds`: recursive data structure profiles.
+
+use anyhow::{Context, Result};
+use clap::Args;
+use tramp_core::drive;
+use tramp_core::io::{Compression, Output};
+use tramp_rds::analysis::RdsAnalysis;
+
+use super::{InputArgs, end_run, print_report};
+
+/// Profile the recursive data structures of a trace (Raman and August's
+/// RDS profiling): heap objects are nodes and pointer stores between them
+/// edges; an RDS type is a strongly connected component of the static
+/// shape graph (allocation sites, or PTF format objects, as nodes), an
+/// instance a connected component of objects of one type.
+///
+/// Inputs: PTF traces (creation, edge writes and reads, deletion) and heap
+/// traces with loads and stores (pointer captures). Prints the paper's
+/// Table 3 row (types, instances, forward and backward edges by object
+/// age, average size in edges, average lifetime as a share of the run,
+/// pointer-chasing loads and their average latency in the seed's Table 1
+/// cache hierarchy), a table per type (sites, instances, static
+/// instructions) and the top instances (nodes, edges, lifetime, loads,
+/// latency, stability factor RSF with t = 0.99, shape — list, tree, DAG,
+/// cyclic — and traversal patterns: chain, sibling, other). See
+/// docs/rds.md.
+#[derive(Args)]
+pub struct RdsArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Instances to list (by pointer-chasing loads).
+    #[arg(long, default_value_t = 20)]
+    pub top: usize,
+    /// Write Figures 5–7 (lifetime CDF, live instances over time, RSF CDF)
+    /// as SVG files into DIR.
+    #[arg(long, value_name = "DIR")]
+    pub plots: Option<String>,
+}
+
+pub fn run(a: RdsArgs) -> Result<()> {
+    let mut o = super::open(&a.input, false)?;
+    let mut rds = RdsAnalysis::new(a.top);
+    let run = drive(&mut *o.source, &mut [&mut rds], Vec::new(), &mut o.progress);
+    let report = tramp_core::Analysis::finish(rds);
+    print_report(&report, a.json)?;
+    if let Some(dir) = &a.plots {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {dir}"))?;
+        for (name, svg) in report.figures() {
+            let path = std::path::Path::new(dir).join(name);
+            let p = path.to_string_lossy();
+            let mut out = Output::create(&p, Some(Compression::None))
+                .with_context(|| format!("creating {p}"))?;
+            std::io::Write::write_all(&mut out, svg.as_bytes())
+                .and_then(|_| out.finish())
+                .with_context(|| format!("writing {p}"))?;
+        }
+    }
+    end_run(
+        run,
+        &o,
+        None,
+        "; the profile above covers the events before the error",
+    )
+}
