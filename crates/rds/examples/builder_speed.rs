@@ -47,11 +47,9 @@ fn run(scale: u64) -> (u64, usize, usize) {
         roots.push((head, base));
         // Traverse the list and the tree ten times.
         for _ in 0..10 {
-            let mut n = head + 1;
-            for _ in 0..99 {
+            for n in head + 1..head + 100 {
                 t += 1;
                 b.edge_traverse(n, 8, None, 4, t, 1);
-                n += 1;
             }
             for i in 1..127 {
                 b.edge_traverse(base + (i - 1) / 2, 8 * (1 + (i - 1) % 2), None, 5, t, 1);
