@@ -5,7 +5,10 @@
 //! function; 14 bytes), skewed file and page choice, one write in five, and
 //! the same records as text lines "type pid file page function" for awk.
 //! `bench_trace count FILE.bin`: Figure 4's counts by a hand-written loop
-//! over the records (the reference the interpreter is measured against).
+//! over the raw 14-byte records.
+//! `bench_trace count-records DESC FILE.bin`: the same counts by a
+//! hand-written loop over the tramp records the description reader gives
+//! (the records `tramp run` interprets the script over).
 
 use std::io::{BufRead, BufReader, BufWriter, Read, Write};
 
@@ -58,9 +61,33 @@ fn main() {
             }
             println!("{reads} {writes}");
         }
+        Some("count-records") => {
+            use tramp_core::{Source, Value};
+            let text = std::fs::read_to_string(&args[2]).expect("description");
+            let desc = std::sync::Arc::new(tramp_desc::parse(&text).expect("valid description"));
+            let input = BufReader::with_capacity(1 << 16, std::fs::File::open(&args[3]).expect("bin"));
+            let mut src = tramp_desc::DescSource::new(desc.clone(), input);
+            let io = desc.record("IO").expect("an IO record");
+            let func = desc.records[io]
+                .fields
+                .iter()
+                .position(|f| f.name == "FUNCTION")
+                .expect("a FUNCTION field");
+            let (mut reads, mut writes) = (0u64, 0u64);
+            while let Some(rec) = src.next_record().expect("clean trace") {
+                if rec.record_type().index == io {
+                    if rec.get(func) == Some(Value::U64(0)) {
+                        reads += 1;
+                    } else {
+                        writes += 1;
+                    }
+                }
+            }
+            println!("{reads} {writes}");
+        }
         _ => {
             let _ = BufReader::new(std::io::stdin()).lines();
-            eprintln!("usage: bench_trace gen N OUT.bin OUT.txt | count FILE.bin");
+            eprintln!("usage: bench_trace gen N OUT.bin OUT.txt | count FILE.bin | count-records DESC FILE.bin");
             std::process::exit(2);
         }
     }
