@@ -65,7 +65,8 @@ fn main() {
             use tramp_core::{Source, Value};
             let text = std::fs::read_to_string(&args[2]).expect("description");
             let desc = std::sync::Arc::new(tramp_desc::parse(&text).expect("valid description"));
-            let input = BufReader::with_capacity(1 << 16, std::fs::File::open(&args[3]).expect("bin"));
+            let input =
+                BufReader::with_capacity(1 << 16, std::fs::File::open(&args[3]).expect("bin"));
             let mut src = tramp_desc::DescSource::new(desc.clone(), input);
             let io = desc.record("IO").expect("an IO record");
             let func = desc.records[io]
@@ -87,7 +88,9 @@ fn main() {
         }
         _ => {
             let _ = BufReader::new(std::io::stdin()).lines();
-            eprintln!("usage: bench_trace gen N OUT.bin OUT.txt | count FILE.bin | count-records DESC FILE.bin");
+            eprintln!(
+                "usage: bench_trace gen N OUT.bin OUT.txt | count FILE.bin | count-records DESC FILE.bin"
+            );
             std::process::exit(2);
         }
     }
