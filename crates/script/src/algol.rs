@@ -53,7 +53,13 @@ const KEYWORDS: [&str; 22] = [
 struct Parser {
     t: Tokens,
     n: Names,
+    /// Nesting of blocks and expressions being parsed.
+    depth: usize,
 }
+
+/// Deepest nesting of blocks and parenthesised expressions a script may
+/// have (the parser and the interpreter recurse on it).
+pub const MAX_NESTING: usize = 200;
 
 /// Parses an Algol-like script.
 pub fn parse(src: &str, schema: &Schema) -> Result<Script, Diagnostic> {
@@ -72,6 +78,7 @@ pub fn parse(src: &str, schema: &Schema) -> Result<Script, Diagnostic> {
     let mut p = Parser {
         t: Tokens::new(toks, src.len()),
         n: names,
+        depth: 0,
     };
     let mut script = Script {
         procedures: vec![Node::Seq(Vec::new()); procs],
@@ -144,8 +151,27 @@ impl Parser {
         Ok(body)
     }
 
+    fn enter(&mut self) -> Result<(), Diagnostic> {
+        self.depth += 1;
+        if self.depth > MAX_NESTING {
+            return Err(Diagnostic::new(
+                format!("nested more than {MAX_NESTING} levels deep"),
+                self.t.span(),
+                "too deep here",
+            ));
+        }
+        Ok(())
+    }
+
     /// Statements up to one of the `stops` keywords (not taken).
     fn stmts(&mut self, stops: &[&str]) -> Result<Node, Diagnostic> {
+        self.enter()?;
+        let r = self.stmts_inner(stops);
+        self.depth -= 1;
+        r
+    }
+
+    fn stmts_inner(&mut self, stops: &[&str]) -> Result<Node, Diagnostic> {
         let mut out = Vec::new();
         loop {
             while self.t.eat(";") {}
@@ -389,6 +415,13 @@ impl Parser {
     }
 
     fn expr(&mut self) -> Result<Node, Diagnostic> {
+        self.enter()?;
+        let r = self.expr_inner();
+        self.depth -= 1;
+        r
+    }
+
+    fn expr_inner(&mut self) -> Result<Node, Diagnostic> {
         let mut v = vec![self.and()?];
         while self.t.eat_word("or") {
             v.push(self.and()?);
@@ -414,7 +447,10 @@ impl Parser {
 
     fn not(&mut self) -> Result<Node, Diagnostic> {
         if self.t.eat_word("not") || self.t.eat("!") {
-            return Ok(Node::Not(Box::new(self.not()?)));
+            self.enter()?;
+            let r = self.not();
+            self.depth -= 1;
+            return Ok(Node::Not(Box::new(r?)));
         }
         self.cmp()
     }
@@ -506,7 +542,10 @@ impl Parser {
 
     fn unary(&mut self) -> Result<Node, Diagnostic> {
         if self.t.eat("-") {
-            return Ok(Node::Neg(Box::new(self.unary()?)));
+            self.enter()?;
+            let r = self.unary();
+            self.depth -= 1;
+            return Ok(Node::Neg(Box::new(r?)));
         }
         self.primary()
     }

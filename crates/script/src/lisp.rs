@@ -67,6 +67,13 @@ fn read(src: &str) -> Result<Vec<Sexp>, Diagnostic> {
                 }
             }
         } else if c == b'(' {
+            if stack.len() > crate::algol::MAX_NESTING {
+                return Err(Diagnostic::new(
+                    format!("nested more than {} levels deep", crate::algol::MAX_NESTING),
+                    i..i + 1,
+                    "too deep here",
+                ));
+            }
             stack.push((Vec::new(), i));
             i += 1;
         } else if c == b')' {

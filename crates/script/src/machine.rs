@@ -142,7 +142,8 @@ pub struct Machine<'a> {
     depth: u32,
 }
 
-const MAX_DEPTH: u32 = 10_000;
+/// Deepest procedure recursion (the interpreter recurses on the stack).
+const MAX_DEPTH: u32 = 1_000;
 
 /// Internal results carry the error boxed: values travel by register.
 type R<T> = Result<T, Box<RunError>>;
@@ -410,7 +411,7 @@ impl<'a> Machine<'a> {
             Node::Call(p) => {
                 self.depth += 1;
                 if self.depth > MAX_DEPTH {
-                    return Err(self.err("procedures call each other too deeply (10000)"));
+                    return Err(self.err("procedures call each other more than 1000 deep"));
                 }
                 let body = &self.script.procedures[*p];
                 let r = self.eval(body, rec);

@@ -68,9 +68,37 @@ pub struct Summary {
     pub records: u64,
 }
 
+/// Stack of the thread a script runs on: the parser and the interpreter
+/// recurse on nesting (at most 200 levels) and procedure calls (at most
+/// 1000 deep).
+const STACK: usize = 512 << 20;
+
 /// Runs a job, echoing to `out`. On damage in a trace, postprocess runs and
 /// outputs are finished before the error is returned.
-pub fn run(job: &Job<'_>, out: &mut dyn Write) -> Result<Summary, Failure> {
+pub fn run(job: &Job<'_>, out: &mut (dyn Write + Send)) -> Result<Summary, Failure> {
+    std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .name("tramp-script".into())
+            .stack_size(STACK)
+            .spawn_scoped(scope, || {
+                let mut buffered = std::io::BufWriter::with_capacity(1 << 16, out);
+                let r = run_here(job, &mut buffered);
+                let flushed = buffered.flush();
+                match (r, flushed) {
+                    (Ok(_), Err(e)) => Err(Failure::Write {
+                        name: "standard output".into(),
+                        message: e.to_string(),
+                    }),
+                    (r, _) => r,
+                }
+            })
+            .map_err(|e| Failure::Usage(format!("starting the script's thread: {e}")))?
+            .join()
+            .unwrap_or_else(|_| Err(Failure::Usage("the script's thread panicked".into())))
+    })
+}
+
+fn run_here(job: &Job<'_>, out: &mut dyn Write) -> Result<Summary, Failure> {
     let desc = match job.desc {
         Some((text, name)) => {
             Some(Arc::new(tramp_desc::parse(text).map_err(|d| {

@@ -147,3 +147,37 @@ fn loops_arrays_and_two_keys() {
 }
 
 use tramp_script::Machine;
+
+#[test]
+fn nesting_and_recursion_are_bounded() {
+    let deep = format!(
+        "postprocess begin echo {}1{}; end",
+        "(".repeat(500),
+        ")".repeat(500)
+    );
+    assert!(err(&deep).contains("nested more than 200 levels deep"));
+    let lisp = format!(
+        "(defun end (echo {}1{}))",
+        "(add 1 ".repeat(500),
+        ")".repeat(500)
+    );
+    assert!(err(&lisp).contains("nested more than 200 levels deep"));
+    let rec = "procedure r begin set d = d + 1; r(); end\npostprocess begin set d = 0; r(); end";
+    // On a thread with the stack `tramp run` gives scripts.
+    let e = std::thread::Builder::new()
+        .stack_size(512 << 20)
+        .spawn(move || {
+            let script = compile(rec, Syntax::Algol, &schema()).unwrap();
+            let mut out = Vec::new();
+            let mut m = Machine::new(&script, &mut out, None);
+            m.postprocess().map_err(|e| e.to_string())
+        })
+        .unwrap()
+        .join()
+        .unwrap()
+        .unwrap_err();
+    assert_eq!(
+        e,
+        "in postprocess: procedures call each other more than 1000 deep"
+    );
+}

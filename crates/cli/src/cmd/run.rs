@@ -78,7 +78,7 @@ pub fn run(a: RunArgs) -> Result<()> {
         output: a.output.as_deref(),
         format,
     };
-    let mut out = std::io::stdout().lock();
+    let mut out = std::io::stdout();
     match run_job(&job, &mut out) {
         Ok(_) => Ok(()),
         Err(Failure::Parse(text)) => {
