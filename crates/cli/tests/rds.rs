@@ -58,3 +58,131 @@ fn oo7_profiles_and_plots() {
     assert_eq!(json["counts"]["allocations"], stats["objects_created"]);
     assert_eq!(json["counts"]["edges_added"], stats["edges_written"]);
 }
+
+/// Records of a pointer trace (fixtures/ptrtrace.dtd) in Meta-TF text.
+struct Ptr(String);
+
+impl Ptr {
+    fn alloc(&mut self, addr: u64, size: u64, site: u64) {
+        self.0 += &format!("alloc tag=4 addr={addr} size={size} site={site}\n");
+    }
+    fn store(&mut self, addr: u64, value: u64, pc: u64) {
+        self.0 += &format!("store tag=7 addr={addr} value={value} site={pc}\n");
+    }
+    fn load(&mut self, addr: u64, value: u64, pc: u64) {
+        self.0 += &format!("load tag=6 addr={addr} value={value} site={pc}\n");
+    }
+    fn free(&mut self, addr: u64) {
+        self.0 += &format!("free tag=5 addr={addr} site=0\n");
+    }
+}
+
+fn profile(dir: &tempfile::TempDir, trace: &Ptr) -> serde_json::Value {
+    let text = p(dir, "t.txt");
+    std::fs::write(&text, &trace.0).unwrap();
+    let mtf = p(dir, "t.mtf");
+    ok(&tramp(&[
+        "convert",
+        "--dtd",
+        &fixture("ptrtrace.dtd"),
+        "--format",
+        "metatf-text",
+        &text,
+        &mtf,
+    ]));
+    serde_json::from_str(&ok(&tramp(&["rds", &mtf, "--json"]))).unwrap()
+}
+
+/// The paper's Figure 2 program as the pointer capture would record it:
+/// an array (site A) of two trees of depth 2 (site T, three nodes each,
+/// 24-byte nodes: n, left at +8, right at +16), built top-down.
+#[test]
+fn figure2s_trees_from_a_pointer_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let (site_a, site_t) = (0x401000, 0x401100);
+    let mut t = Ptr(String::new());
+    let arr = 0x10000;
+    t.alloc(arr, 80, site_a);
+    let mut next = 0x20000;
+    for slot in 0..2 {
+        let root = next;
+        let (l, r) = (next + 0x100, next + 0x200);
+        next += 0x1000;
+        t.alloc(root, 24, site_t);
+        t.alloc(l, 24, site_t);
+        t.store(root + 8, l, 7); // st8 [r14] = r8
+        t.alloc(r, 24, site_t);
+        t.store(root + 16, r, 10); // st8 [r33] = r8
+        t.store(arr + 8 * slot, root, 15); // st8 [r32] = r8
+        t.store(root, 2, 99); // data: n
+    }
+    // Walk both trees twice.
+    for _ in 0..2 {
+        for k in 0..2u64 {
+            let root = 0x20000 + k * 0x1000;
+            t.load(root + 8, root + 0x100, 20);
+            t.load(root + 16, root + 0x200, 21);
+        }
+    }
+    let json = profile(&dir, &t);
+    let s = &json["summary"];
+    assert_eq!(s["rds_types"], 1, "{json}");
+    assert_eq!(s["instances"], 2);
+    assert_eq!(s["forward_edges"], 4);
+    assert_eq!(s["total_accesses"], 8);
+    assert_eq!(json["types"][0]["sites"], serde_json::json!([site_t]));
+    assert_eq!(json["types"][0]["create_pcs"], serde_json::json!([7, 10]));
+    assert_eq!(json["types"][0]["traverse_pcs"], serde_json::json!([20, 21]));
+    // The array-to-tree stores wait in the queue, never merged.
+    assert_eq!(json["counts"]["edges_queued"], 2);
+    for i in json["instances"].as_array().unwrap() {
+        assert_eq!(i["nodes"], 3);
+        assert_eq!(i["shape"], "tree");
+        assert_eq!(i["sibling_traversals"].as_u64().unwrap() + i["other_traversals"].as_u64().unwrap(), 3);
+    }
+    // Latency from the Table 1 model: cold loads go to memory.
+    assert!(s["average_latency"].as_f64().unwrap() > 1.0);
+}
+
+/// A list built, traversed, reversed in place, traversed, freed.
+#[test]
+fn a_list_reversed_in_place_from_a_pointer_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let site = 0x500000;
+    let mut t = Ptr(String::new());
+    let n = 20u64;
+    let node = |i: u64| 0x30000 + i * 0x40;
+    for i in 0..n {
+        t.alloc(node(i), 16, site);
+        if i > 0 {
+            t.store(node(i - 1) + 8, node(i), 1);
+        }
+    }
+    for i in 0..n - 1 {
+        t.load(node(i) + 8, node(i + 1), 2);
+    }
+    // Reverse: each next field now points back (the old edges replaced).
+    t.store(node(0) + 8, 0, 3);
+    for i in 1..n {
+        t.store(node(i) + 8, node(i - 1), 3);
+    }
+    for i in (1..n).rev() {
+        t.load(node(i) + 8, node(i - 1), 2);
+    }
+    for i in 0..n {
+        t.free(node(i));
+    }
+    let json = profile(&dir, &t);
+    let i = &json["instances"][0];
+    assert_eq!(json["summary"]["instances"], 1, "{json}");
+    assert_eq!(i["nodes"], n);
+    // The reversed list is still a list (the old edges were replaced).
+    assert_eq!(i["shape"], "list");
+    assert_eq!(i["accesses"], 2 * (n - 1));
+    // Every load continues from the last one's target (the second walk
+    // starts where the first ended), but the very first.
+    assert_eq!(i["chain_traversals"], 2 * (n - 1) - 1);
+    assert_eq!(i["alive_at_end"], false);
+    // Two traversal phases with alterations between: RSF 2.
+    assert_eq!(i["rsf"], 2);
+}

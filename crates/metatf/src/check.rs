@@ -72,7 +72,7 @@ pub struct RecordDef {
 }
 
 /// The kinds a DTD may give a record (`tag.kind = alloc;`).
-pub const KINDS: [&str; 13] = [
+pub const KINDS: [&str; 23] = [
     "alloc",
     "free",
     "realloc",
@@ -85,6 +85,16 @@ pub const KINDS: [&str; 13] = [
     "createThread",
     "destroyThread",
     "comment",
+    "objectCreate",
+    "objectDelete",
+    "edgeWrite",
+    "edgeRead",
+    "dataRead",
+    "dataWrite",
+    "rootSet",
+    "rootGet",
+    "load",
+    "store",
     "other",
 ];
 
@@ -162,7 +172,7 @@ struct Checker {
 }
 
 /// The roles a DTD may give a field (`size.role = size;`).
-pub const ROLES: [&str; 10] = [
+pub const ROLES: [&str; 14] = [
     "size",
     "address",
     "oldAddress",
@@ -173,6 +183,10 @@ pub const ROLES: [&str; 10] = [
     "site",
     "attributes",
     "text",
+    "edgeTarget",
+    "slot",
+    "type",
+    "value",
 ];
 
 impl Checker {
