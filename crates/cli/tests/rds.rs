@@ -132,13 +132,19 @@ fn figure2s_trees_from_a_pointer_trace() {
     assert_eq!(s["total_accesses"], 8);
     assert_eq!(json["types"][0]["sites"], serde_json::json!([site_t]));
     assert_eq!(json["types"][0]["create_pcs"], serde_json::json!([7, 10]));
-    assert_eq!(json["types"][0]["traverse_pcs"], serde_json::json!([20, 21]));
+    assert_eq!(
+        json["types"][0]["traverse_pcs"],
+        serde_json::json!([20, 21])
+    );
     // The array-to-tree stores wait in the queue, never merged.
     assert_eq!(json["counts"]["edges_queued"], 2);
     for i in json["instances"].as_array().unwrap() {
         assert_eq!(i["nodes"], 3);
         assert_eq!(i["shape"], "tree");
-        assert_eq!(i["sibling_traversals"].as_u64().unwrap() + i["other_traversals"].as_u64().unwrap(), 3);
+        assert_eq!(
+            i["sibling_traversals"].as_u64().unwrap() + i["other_traversals"].as_u64().unwrap(),
+            3
+        );
     }
     // Latency from the Table 1 model: cold loads go to memory.
     assert!(s["average_latency"].as_f64().unwrap() > 1.0);

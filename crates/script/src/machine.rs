@@ -360,6 +360,28 @@ impl<'a> Machine<'a> {
         }
     }
 
+    /// One request to buffer `b` for the object `key` names; 1 on a hit.
+    #[inline]
+    fn buffer_request(&mut self, op: BufferOp, b: usize, key: Key) -> Val {
+        let id = self.buffer_id(key);
+        let req = Request {
+            op: if op == BufferOp::Write {
+                ReqOp::Write
+            } else {
+                ReqOp::Read
+            },
+            ..Request::read(id, 1)
+        };
+        let hit = match op {
+            BufferOp::Prefetch => {
+                self.buffers[b].prefetch(&req);
+                true
+            }
+            _ => self.buffers[b].access(&req),
+        };
+        Val::Int(hit as i64)
+    }
+
     fn buffer(&self, v: Val) -> R<usize> {
         match v {
             Val::Int(i) if i >= 0 && (i as usize) < self.buffers.len() => Ok(i as usize),
@@ -688,6 +710,32 @@ impl<'a> Machine<'a> {
                     Op::Gt => ord.is_gt(),
                     _ => ord.is_ge(),
                 } as i64)
+            }
+            Node::LoadField { slot, ty, field } => {
+                let v = match rec {
+                    Some(r) if r.record_type().index == *ty && !self.touched => match r.get(*field)
+                    {
+                        Some(Value::U64(v)) if v <= i64::MAX as u64 => Int(v as i64),
+                        Some(Value::I64(v)) => Int(v),
+                        _ => self.field(rec, *ty, *field)?,
+                    },
+                    _ => self.field(rec, *ty, *field)?,
+                };
+                self.scalars[*slot] = v;
+                TRUE
+            }
+            Node::BufferVars(op, b, keys) => {
+                let key = match (keys.first(), keys.get(1)) {
+                    (Some(&a), None) => self.scalars[a].key(),
+                    (Some(&a), Some(&c)) => match (&self.scalars[a], &self.scalars[c]) {
+                        (Int(x), Int(y)) => Key::II(*x, *y),
+                        (x, y) => Key::P(Box::new((x.key(), y.key()))),
+                    },
+                    _ => unreachable!("one or two keys"),
+                };
+                let bv = self.scalars[*b].clone();
+                let b = self.buffer(bv)?;
+                self.buffer_request(*op, b, key)
             }
             Node::AddVar(slot, c) => {
                 match &mut self.scalars[*slot] {

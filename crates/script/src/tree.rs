@@ -97,6 +97,14 @@ pub enum Node {
     },
     /// `set x = x + c` (or `x - c`).
     AddVar(usize, i64),
+    /// `set x = FIELD`.
+    LoadField {
+        slot: usize,
+        ty: usize,
+        field: usize,
+    },
+    /// A buffer call whose buffer and keys are all variables.
+    BufferVars(BufferOp, usize, Box<[usize]>),
 }
 
 /// Fuses common shapes into single nodes; the meaning does not change.
@@ -131,6 +139,7 @@ pub fn simplify(node: Node) -> Node {
                 let Int(c) = *r else { unreachable!() };
                 AddVar(slot, -c)
             }
+            Field { ty, field } => LoadField { slot, ty, field },
             e => SetVar(slot, Box::new(e)),
         },
         SetElem(a, k, e) => SetElem(a, simplify_all(k), b(e)),
@@ -168,7 +177,22 @@ pub fn simplify(node: Node) -> Node {
         SpitInt(e) => SpitInt(b(e)),
         SpitChar(e) => SpitChar(b(e)),
         MakeBuffer(k, e) => MakeBuffer(k, b(e)),
-        Buffer(op, buf, k) => Buffer(op, b(buf), simplify_all(k)),
+        Buffer(op, buf, k) => {
+            let (buf, k) = (simplify(*buf), simplify_all(k));
+            match (&buf, k.iter().all(|n| matches!(n, Var(_)))) {
+                (Var(bs), true) => {
+                    let slots = k
+                        .iter()
+                        .map(|n| match n {
+                            Var(s) => *s,
+                            _ => unreachable!("all variables"),
+                        })
+                        .collect();
+                    BufferVars(op, *bs, slots)
+                }
+                _ => Buffer(op, Box::new(buf), k),
+            }
+        }
         PrintBuffer(e) => PrintBuffer(b(e)),
         BufferCount(e, h) => BufferCount(b(e), h),
         other => other,
@@ -198,6 +222,7 @@ fn is_statement(n: &Node) -> bool {
             | Print
             | PrintBuffer(_)
             | AddVar(..)
+            | LoadField { .. }
     )
 }
 

@@ -1,5 +1,6 @@
-//! Fused shapes (`RECORD_TYPE == c`, `FIELD op c`, `x = x + c`,
-//! one-statement blocks) mean what the unfused forms mean: the same script
+//! Fused shapes (`RECORD_TYPE == c`, `FIELD op c`, `x = x + c`, `x =
+//! FIELD`, buffer calls on variables, one-statement blocks) mean what the
+//! unfused forms mean: the same script
 //! written so that nothing fuses gives the same output on random records.
 
 use proptest::prelude::*;
@@ -24,31 +25,37 @@ fn schema() -> Schema {
 /// Fused: constants on the right, increments of the variable itself.
 /// (`else if` continues the chain: one `endif` closes it, as in Figure 6.)
 const FUSED: &str = "
-preprocess begin set n = 0; set m = 0; set k = 0; end
+preprocess begin set n = 0; set m = 0; set k = 0; set b = make_buffer(LRU, 7); set g = 1; end
 procedure main begin
   if (RECORD_TYPE == A) then
     if (A_X < C1) then set n = n + 1; endif
     if (A_X == C2) then set m = m - 2; endif
     if (A_X >= C1) then set k = k + A_X; endif
+    set f = A_X;
+    read_buffer(b, f, g);
+    write_buffer(b, f);
   else
     if (B_Y != C2) then set n = n + 3;
   endif
 end
-postprocess begin echo n, m, k; end";
+postprocess begin echo n, m, k, hits(b), misses(b); end";
 
 /// The same, written so that nothing fuses.
 const PLAIN: &str = "
-preprocess begin set n = 0; set m = 0; set k = 0; end
+preprocess begin set n = 0; set m = 0; set k = 0; set b = make_buffer(LRU, 7); set g = 1; end
 procedure main begin
   if (A == RECORD_TYPE + 0) then
     if (C1 > A_X) then set n = 1 + n; endif
     if (C2 == A_X) then set m = 0 - 2 + m; endif
     if (C1 <= A_X) then set k = A_X + k; endif
+    set f = A_X + 0;
+    read_buffer(b + 0, f + 0, g);
+    write_buffer(b + 0, f + 0);
   else
     if (C2 != B_Y) then set n = 3 + n;
   endif
 end
-postprocess begin echo n, m, k; end";
+postprocess begin echo n, m, k, hits(b), misses(b); end";
 
 fn run(src: &str, recs: &[(bool, u64)]) -> String {
     let s = schema();
