@@ -16,6 +16,9 @@ use crate::request::{NEVER, Op, Request};
 /// Bytes per oracleGeneral record.
 pub const ORACLE_RECORD: usize = 24;
 
+/// The longest csv line read (a longer one is damage, not a request).
+pub const MAX_LINE: usize = 1 << 16;
+
 /// Damage in a request trace.
 #[derive(Debug, thiserror::Error)]
 pub enum TraceError {
@@ -23,6 +26,8 @@ pub enum TraceError {
     Io(#[from] io::Error),
     #[error("line {line}: {what}")]
     Csv { line: u64, what: String },
+    #[error("line {line} is longer than {MAX_LINE} bytes (not a request)")]
+    LongLine { line: u64 },
     #[error(
         "oracleGeneral trace cut inside record {record} (byte offset {offset}): {len} of 24 bytes"
     )]
@@ -211,12 +216,19 @@ impl<R: BufRead> Iterator for CsvReader<R> {
     fn next(&mut self) -> Option<Self::Item> {
         loop {
             self.line.clear();
-            match self.input.read_until(b'\n', &mut self.line) {
+            let limit = (MAX_LINE + 1) as u64;
+            match (&mut self.input)
+                .take(limit)
+                .read_until(b'\n', &mut self.line)
+            {
                 Ok(0) => return None,
                 Ok(_) => {}
                 Err(e) => return Some(Err(e.into())),
             }
             self.lineno += 1;
+            if self.line.len() > MAX_LINE {
+                return Some(Err(TraceError::LongLine { line: self.lineno }));
+            }
             let text = trim_eol(&self.line).trim_ascii();
             if text.is_empty() {
                 continue;

@@ -106,6 +106,19 @@ fn csv_columns_come_from_the_header_and_errors_name_the_line() {
 }
 
 #[test]
+fn an_endless_csv_line_is_damage_not_memory() {
+    let mut text = b"0, 1, 10\n".to_vec();
+    text.extend(std::iter::repeat_n(b'7', 200_000));
+    let mut r = CsvReader::new(&text[..]);
+    assert!(r.next().unwrap().is_ok());
+    let e = r.next().unwrap().unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "line 2 is longer than 65536 bytes (not a request)"
+    );
+}
+
+#[test]
 fn a_cut_oracle_record_is_reported_with_its_offset() {
     let mut bytes = Vec::new();
     for i in 0..3 {

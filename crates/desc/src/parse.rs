@@ -124,6 +124,17 @@ pub fn parse(src: &str) -> Result<Description, Diagnostic> {
             fields.push(f);
         }
         t.eat(";");
+        let fixed: usize = fields.iter().filter_map(|f| f.enc.fixed_size()).sum();
+        if fixed > crate::source::MAX_RECORD {
+            return Err(Diagnostic::new(
+                format!(
+                    "record `{name}` is {fixed} bytes, over the {}-byte limit",
+                    crate::source::MAX_RECORD
+                ),
+                span,
+                "this record",
+            ));
+        }
         let fixed_size = fields
             .iter()
             .map(|f| f.enc.fixed_size())

@@ -17,9 +17,14 @@ use tramp_core::{Error, Position, Record, Schema, Slot, Source, Span};
 use crate::layout::{Encoding, TimeKind, read_int};
 use crate::parse::Description;
 
+/// The largest record a reader buffers (a length prefix beyond is damage).
+pub const MAX_RECORD: usize = 16 << 20;
+
 /// Damage in a described trace.
 #[derive(Debug, thiserror::Error)]
 pub enum DescError {
+    #[error("record `{name}` would be {size} bytes, over the {MAX_RECORD}-byte limit")]
+    TooLarge { name: String, size: usize },
     #[error("no record has type byte {0}")]
     UnknownTag(u8),
     #[error("record `{name}` cut by the end of the input: {have} of {need} bytes")]
@@ -79,6 +84,9 @@ impl<R: Read> DescSource<R> {
                     }
                     let b = &self.window.buffered()[need..];
                     need += l + read_int(b, len_size, order, false) as usize;
+                    if need > MAX_RECORD {
+                        return Ok(Err(need));
+                    }
                 }
                 enc => need += enc.fixed_size().expect("fixed"),
             }
@@ -113,6 +121,10 @@ impl<R: Read> Source for DescSource<R> {
         };
         let size = match self.size_of(ty)? {
             Ok(n) => n,
+            Err(need) if need > MAX_RECORD => {
+                let name = self.desc.records[ty].name.clone();
+                return Err(self.fail(at, DescError::TooLarge { name, size: need }));
+            }
             Err(need) => {
                 let have = self.window.len();
                 let name = self.desc.records[ty].name.clone();

@@ -137,6 +137,28 @@ fn a_single_record_without_type_byte_reads_oracle_general() {
 }
 
 #[test]
+fn a_huge_length_prefix_is_damage_not_an_allocation() {
+    let d = parse("record V { varchar(4) DATA; };").unwrap();
+    let mut t = Vec::new();
+    t.extend(3u32.to_ne_bytes());
+    t.extend(b"abc");
+    t.extend(u32::MAX.to_ne_bytes());
+    let (recs, err) = read_all(&d, &t);
+    assert_eq!(recs.len(), 1);
+    assert!(
+        err.unwrap()
+            .contains("record `V` would be 4294967299 bytes, over the 16777216-byte limit"),
+    );
+    let big = "record B { char(1048576) A; char(1048576) B; char(1048576) C; char(1048576) D; char(1048576) E; char(1048576) F; char(1048576) G; char(1048576) H; char(1048576) I; char(1048576) J; char(1048576) K; char(1048576) L; char(1048576) M; char(1048576) N; char(1048576) O; char(1048576) P; char(1048576) Q; };";
+    assert!(
+        parse(big)
+            .unwrap_err()
+            .message
+            .contains("over the 16777216-byte limit")
+    );
+}
+
+#[test]
 fn an_unknown_type_byte_stops_with_its_offset() {
     let d = parse(FIGURE3).unwrap();
     let mut t = vec![1u8];
