@@ -228,3 +228,44 @@ fn errors_exit_1_with_positions() {
         stderr(&out)
     );
 }
+
+#[test]
+fn every_command_reads_a_described_trace_with_desc() {
+    let dir = tempfile::tempdir().unwrap();
+    let scripts = Path::new(env!("CARGO_MANIFEST_DIR")).join("../script/tests/scripts");
+    let s = |n: &str| scripts.join(n).to_str().unwrap().to_string();
+    let generated = p(&dir, "gen.bin");
+    ok(&tramp(&["run", &s("fig9.tramp"), "-o", &generated]));
+    let dump = ok(&tramp(&["dump", "--desc", &s("fs.desc"), &generated]));
+    let lines: Vec<&str> = dump.lines().collect();
+    assert_eq!(lines.len(), 600);
+    assert_eq!(lines[0], "IO PID=0 FILE=0 PAGE=0 FUNCTION=0");
+    assert_eq!(lines[3], "IO PID=1 FILE=1 PAGE=1 FUNCTION=0");
+    let stats = ok(&tramp(&["stats", "--desc", &s("fs.desc"), &generated]));
+    assert!(
+        stats.starts_with("records                                   600"),
+        "{stats}"
+    );
+    // Read-only: a conversion to it is refused before writing anything.
+    let out = tramp(&[
+        "convert",
+        &generated,
+        "--desc",
+        &s("fs.desc"),
+        "--to",
+        "tramp-desc",
+        &p(&dir, "x.bin"),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("read-only"), "{}", stderr(&out));
+    assert!(!Path::new(&p(&dir, "x.bin")).exists());
+    // A bad description names its file and place.
+    let bad = write(&dir, "bad.desc", "record A { bytes(5) X; };");
+    let out = tramp(&["dump", "--desc", &bad, &generated]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("bad.desc:1:18: error: `bytes(5)`"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -49,6 +49,8 @@ pub struct OpenOptions {
     pub metadata: bool,
     /// The DTD text, for Meta-TF inputs that do not embed theirs.
     pub dtd: Option<String>,
+    /// A TRAMP format description's text, for described traces.
+    pub desc: Option<String>,
 }
 
 /// How to create a sink.

@@ -9,12 +9,15 @@
 //! * [`layout`]: field types and how their bytes encode values;
 //! * [`source`]: a described trace read as a tramp [`tramp_core::Source`];
 //! * [`encode`]: records written back in the described layout (the
-//!   command language's `spit`).
+//!   command language's `spit`);
+//! * [`format`]: described traces as a registered (read-only) tramp format,
+//!   opened with `--desc FILE` by every command.
 //!
 //! The language and the decisions taken where the paper is silent are in
 //! docs/formats/tramp.md.
 
 pub mod encode;
+pub mod format;
 pub mod layout;
 pub mod lex;
 pub mod parse;

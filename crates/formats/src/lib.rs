@@ -13,7 +13,7 @@ pub type Format = &'static FormatDesc;
 
 /// Every format tramp reads and writes, in the order `tramp formats` lists
 /// them.
-pub static ALL: [Format; 8] = [
+pub static ALL: [Format; 9] = [
     &tramp_hatf::format::HATF,
     &tramp_hatf::format::HATF_TEXT,
     &tramp_metatf::format::METATF,
@@ -22,6 +22,7 @@ pub static ALL: [Format; 8] = [
     &tramp_ptf::format::PTF_TEXT,
     &tramp_heph::format::HEPH,
     &tramp_tpack::format::TPACK,
+    &tramp_desc::format::DESC,
 ];
 
 /// The names of every format, comma-separated (for messages and help).

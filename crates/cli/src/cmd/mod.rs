@@ -39,6 +39,21 @@ pub struct InputArgs {
     /// disk only; DTDs are never fetched over the network).
     #[arg(long, value_name = "FILE.dtd")]
     pub dtd: Option<String>,
+    /// A TRAMP format description of the trace's layout (docs/formats/tramp.md):
+    /// the trace is read as the records it describes (format tramp-desc).
+    #[arg(long, value_name = "FILE", conflicts_with = "format")]
+    pub desc: Option<String>,
+}
+
+/// A TRAMP format description's text, checked (errors name the file).
+pub fn read_desc(path: &str) -> Result<String> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading the description {path}"))?;
+    if let Err(d) = tramp_desc::parse(&text) {
+        eprint!("{}", tramp_metatf::render(path, &text, &[d]));
+        anyhow::bail!("the description {path} does not parse");
+    }
+    Ok(text)
 }
 
 /// A DTD file's text (from disk only: DTDs are never fetched).
@@ -79,6 +94,7 @@ pub struct Detected {
 pub fn detect(args: &InputArgs) -> Result<Detected> {
     let input = Input::open(&args.input).with_context(|| format!("opening {}", args.input))?;
     let format = match args.format.as_deref() {
+        _ if args.desc.is_some() => &tramp_desc::format::DESC,
         Some(f) => tramp_formats::parse(f)?,
         None => tramp_formats::detect_input(&input)
             .with_context(|| format!("reading {}", args.input))?,
@@ -104,6 +120,7 @@ impl Detected {
         let opts = OpenOptions {
             metadata,
             dtd: args.dtd.as_deref().map(read_dtd).transpose()?,
+            desc: args.desc.as_deref().map(read_desc).transpose()?,
         };
         let progress = Progress::of(&self.input);
         let source = (self.format.open)(self.input.reader, &opts)

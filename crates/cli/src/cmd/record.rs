@@ -117,6 +117,7 @@ pub fn run(a: RecordArgs) -> Result<u8> {
             input: path.to_string_lossy().into_owned(),
             format: None,
             dtd: None,
+            desc: None,
         };
         let o = super::open(&args, false)?;
         let sites = a.sites.then_some(a.top);
