@@ -30,6 +30,21 @@ fn figure3s_binary_tree_is_one_instance() {
 }
 
 #[test]
+fn the_text_profile_is_golden() {
+    let out = ok(&tramp(&["rds", &fixture("figure3.ptf.txt")]));
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/rds-figure3.txt");
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::write(&path, &out).unwrap();
+    }
+    assert_eq!(
+        out,
+        std::fs::read_to_string(&path).unwrap(),
+        "UPDATE_GOLDEN=1 regenerates"
+    );
+}
+
+#[test]
 fn oo7_profiles_and_plots() {
     let dir = tempfile::tempdir().unwrap();
     let trace = p(&dir, "oo7.ptf");
