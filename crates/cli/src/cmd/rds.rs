@@ -19,8 +19,9 @@ use super::{InputArgs, end_run, print_report};
 /// Table 3 row (types, instances, forward and backward edges by object
 /// age, average size in edges, average lifetime as a share of the run,
 /// pointer-chasing loads and their average latency in the seed's Table 1
-/// cache hierarchy), a table per type (sites, instances, static
-/// instructions) and the top instances (nodes, edges, lifetime, loads,
+/// cache hierarchy), a table per type (sites, instances; with --json also
+/// the static instructions that create, traverse and free its edges) and
+/// the top instances (nodes, edges, lifetime, loads,
 /// latency, stability factor RSF with t = 0.99, shape — list, tree, DAG,
 /// cyclic — and traversal patterns: chain, sibling, other). See
 /// docs/rds.md.
