@@ -8,7 +8,21 @@ use std::time::Instant;
 
 use tramp_rds::builder::Builder;
 
+/// Resident memory of this process in bytes (Linux /proc), for the
+/// profiler's memory per live object.
+fn rss() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+        })
+        .map_or(0, |kb| kb * 1024)
+}
+
 fn run(scale: u64) -> (u64, usize, usize) {
+    let base = rss();
     let mut b = Builder::new();
     let mut t = 0u64;
     let mut events = 0u64;
@@ -68,6 +82,13 @@ fn run(scale: u64) -> (u64, usize, usize) {
             events += 228;
         }
     }
+    let grown = rss().saturating_sub(base);
+    println!(
+        "profiler memory: {:.1} MB resident growth with {} objects live ({:.0} bytes per live object, instances and queues included)",
+        grown as f64 / 1e6,
+        b.live_objects(),
+        grown as f64 / b.live_objects().max(1) as f64
+    );
     (events, b.instances().len(), b.live_objects())
 }
 
