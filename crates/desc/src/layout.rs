@@ -89,7 +89,7 @@ pub struct RecordDesc {
 
 /// Reads an integer field's value (sign-extended when signed). `b` holds at
 /// least `size` bytes.
-#[inline]
+#[inline(always)]
 pub fn read_int(b: &[u8], size: u8, order: Order, signed: bool) -> u64 {
     let v = match (size, order) {
         (1, _) => {

@@ -41,6 +41,9 @@ pub struct DescSource<R: Read> {
     schema: Arc<Schema>,
     window: Window<Stream<R>>,
     slots: Vec<Slot>,
+    /// Each record type's fields as (encoding, time kind): the decode loop
+    /// touches only these.
+    plans: Vec<Vec<(Encoding, TimeKind)>>,
     record: u64,
     time: u64,
     done: bool,
@@ -49,7 +52,13 @@ pub struct DescSource<R: Read> {
 impl<R: Read> DescSource<R> {
     pub fn new(desc: Arc<Description>, input: R) -> Self {
         let schema = desc.schema().shared();
+        let plans = desc
+            .records
+            .iter()
+            .map(|r| r.fields.iter().map(|f| (f.enc, f.time)).collect())
+            .collect();
         DescSource {
+            plans,
             desc,
             schema,
             window: Window::stream(input, 1 << 16, 0),
@@ -143,13 +152,11 @@ impl<R: Read> Source for DescSource<R> {
                 },
             ));
         }
-        let desc = &*self.desc;
-        let rd = &desc.records[ty];
         let bytes = self.window.consume(size);
         self.slots.clear();
-        let mut p = desc.tagged as usize;
-        for f in &rd.fields {
-            let slot = match f.enc {
+        let mut p = self.desc.tagged as usize;
+        for &(enc, time) in &self.plans[ty] {
+            let slot = match enc {
                 Encoding::Int {
                     size,
                     order,
@@ -157,7 +164,7 @@ impl<R: Read> Source for DescSource<R> {
                 } => {
                     let v = read_int(&bytes[p..], size, order, signed);
                     p += size as usize;
-                    let v = match f.time {
+                    let v = match time {
                         TimeKind::No => v,
                         TimeKind::Absolute => {
                             self.time = v;
