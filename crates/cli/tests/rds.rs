@@ -207,3 +207,37 @@ fn a_list_reversed_in_place_from_a_pointer_trace() {
     // Two traversal phases with alterations between: RSF 2.
     assert_eq!(i["rsf"], 2);
 }
+
+/// A PTF store that collects rather than deletes: with --gc, the list the
+/// old root held dies when the root moves, as `tramp verify --gc` says.
+#[test]
+fn gc_ends_instances_the_root_no_longer_reaches() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = p(&dir, "gc.ptf.txt");
+    std::fs::write(
+        &trace,
+        "Trace begin\nfo 41 0 2 1 0 11 11 BinTreeNode\nts\nco 41 42\nco 41 43\nco 41 44\n\
+         ew 41 42 0 43\new 41 43 0 44\nsr 41 42\nte\ner 41 42 0\ner 41 43 0\n\
+         ts\nco 41 45\nsr 41 45\nte\nTrace end\n",
+    )
+    .unwrap();
+    let verify = ok(&tramp(&["verify", "--gc", &trace]));
+    assert!(
+        verify.contains("3 objects became garbage: 42 43 44"),
+        "{verify}"
+    );
+    let plain: serde_json::Value =
+        serde_json::from_str(&ok(&tramp(&["rds", &trace, "--json"]))).unwrap();
+    assert_eq!(plain["counts"]["frees"], 0);
+    assert_eq!(plain["instances"][0]["alive_at_end"], true);
+    let gc: serde_json::Value =
+        serde_json::from_str(&ok(&tramp(&["rds", "--gc", &trace, "--json"]))).unwrap();
+    assert_eq!(gc["counts"]["frees"], 3);
+    let i = &gc["instances"][0];
+    assert_eq!(i["alive_at_end"], false);
+    assert_eq!(
+        (i["nodes"].as_u64(), i["accesses"].as_u64()),
+        (Some(3), Some(2))
+    );
+    assert_eq!(i["shape"], "list");
+}

@@ -17,6 +17,7 @@
 use rustc_hash::FxHashMap;
 use tramp_cachesim::cpu::Hierarchy;
 use tramp_core::{Analysis, Error, Record, RecordKind, Role};
+use tramp_graph::gc::Collector;
 use tramp_graph::view::{GraphEvent, GraphView};
 
 use crate::builder::Builder;
@@ -31,6 +32,9 @@ pub struct RdsAnalysis {
     cpu: Hierarchy,
     records: u64,
     top: usize,
+    /// Persistence by reachability (PTF): unreachable objects are deleted.
+    collector: Option<Collector>,
+    collected: usize,
 }
 
 impl RdsAnalysis {
@@ -48,7 +52,17 @@ impl RdsAnalysis {
             cpu,
             records: 0,
             top,
+            collector: None,
+            collected: 0,
         }
+    }
+
+    /// Also deletes the objects the root no longer reaches, as persistence
+    /// by reachability would (what `tramp verify --gc` simulates): PTF
+    /// traces of stores that collect rather than delete.
+    pub fn with_collection(mut self) -> RdsAnalysis {
+        self.collector = Some(Collector::new());
+        self
     }
 
     fn site(&mut self, ty: u64) -> u32 {
@@ -78,6 +92,18 @@ impl Analysis for RdsAnalysis {
         };
         let mut events = Vec::new();
         self.view.observe(rec, &mut |e| events.push(e));
+        if let Some(c) = &mut self.collector {
+            for e in &events {
+                c.event(e);
+            }
+            c.end_record(self.records);
+            let new: Vec<u64> = c.collections[self.collected..]
+                .iter()
+                .flat_map(|col| col.garbage.iter().copied())
+                .collect();
+            self.collected = c.collections.len();
+            events.extend(new.into_iter().map(|object| GraphEvent::Delete { object }));
+        }
         for e in events {
             match e {
                 GraphEvent::Create { object, ty } => {

@@ -35,6 +35,11 @@ pub struct RdsArgs {
     /// Instances to list (by pointer-chasing loads).
     #[arg(long, default_value_t = 20)]
     pub top: usize,
+    /// PTF: also delete the objects the root no longer reaches, as
+    /// persistence by reachability would (the collection `tramp verify --gc`
+    /// simulates), so instances of collected objects end.
+    #[arg(long)]
+    pub gc: bool,
     /// Write Figures 5–7 (lifetime CDF, live instances over time, RSF CDF)
     /// as SVG files into DIR.
     #[arg(long, value_name = "DIR")]
@@ -44,6 +49,9 @@ pub struct RdsArgs {
 pub fn run(a: RdsArgs) -> Result<()> {
     let mut o = super::open(&a.input, false)?;
     let mut rds = RdsAnalysis::new(a.top);
+    if a.gc {
+        rds = rds.with_collection();
+    }
     let run = drive(&mut *o.source, &mut [&mut rds], Vec::new(), &mut o.progress);
     let report = tramp_core::Analysis::finish(rds);
     print_report(&report, a.json)?;
