@@ -14,6 +14,10 @@
 //!   edge and data writes write it; every object has size 1 byte (PTF
 //!   gives no sizes), deletions do not drop buffers.
 //!
+//! * any trace, with `--key RECORD.FIELD[,RECORD.FIELD]`: the named fields
+//!   of the named record name the object (a described trace's `IO.FILE,
+//!   IO.PAGE`), `--write FIELD=VALUE` marks writes ([`Keys`]).
+//!
 //! Records without an address or object (comments, metadata, thread
 //! events) are counted and skipped. With a CPU-cache hierarchy, each heap
 //! request's byte address also goes through it.
@@ -45,6 +49,8 @@ pub enum Error {
     },
     #[error("{0} traces have no addresses for CPU caches (heap traces do)")]
     NoAddresses(&'static str),
+    #[error("--key: {0}")]
+    Keys(String),
     #[error(
         "cannot tell the layout of `{0}`: name it with --format (csv, oracle, or a tramp format)"
     )]
@@ -155,6 +161,142 @@ pub fn request_of(rec: &Record<'_>, domain: Domain, line: u64) -> Option<Request
     }
 }
 
+/// Fields that name a request's object, for traces whose records carry no
+/// object id or address role (described traces, say): `RECORD.FIELD` or
+/// `RECORD.F1,RECORD.F2` (a pair names one object), and optionally
+/// `FIELD=VALUE` marking writes. Records of other types are skipped.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Keys {
+    pub record: String,
+    pub fields: Vec<String>,
+    pub write: Option<(String, u64)>,
+}
+
+impl Keys {
+    /// Parses `RECORD.FIELD[,RECORD.FIELD]` and an optional `FIELD=VALUE`.
+    pub fn parse(key: &str, write: Option<&str>) -> Result<Keys, Error> {
+        let bad = |what: String| Error::Keys(what);
+        let mut record = None;
+        let mut fields = Vec::new();
+        for part in key.split(',').map(str::trim) {
+            let (r, f) = part
+                .split_once('.')
+                .ok_or_else(|| bad(format!("{part:?} is not RECORD.FIELD")))?;
+            if record.is_some_and(|x: &str| x != r) {
+                return Err(bad("the key's fields must be of one record".into()));
+            }
+            record = Some(r);
+            fields.push(f.to_string());
+        }
+        if fields.is_empty() || fields.len() > 2 {
+            return Err(bad("a key is one or two fields".into()));
+        }
+        let write = match write {
+            Some(w) => {
+                let (f, v) = w
+                    .split_once('=')
+                    .ok_or_else(|| bad(format!("{w:?} is not FIELD=VALUE")))?;
+                let v = v
+                    .trim()
+                    .parse::<u64>()
+                    .map_err(|_| bad(format!("{v:?} is not a number")))?;
+                Some((f.trim().to_string(), v))
+            }
+            None => None,
+        };
+        Ok(Keys {
+            record: record.expect("one field at least").to_string(),
+            fields,
+            write,
+        })
+    }
+}
+
+/// How records become requests besides their roles.
+#[derive(Clone, Debug, Default)]
+pub struct Mapping {
+    /// Cache-line size for heap addresses (0: 64).
+    pub line: u64,
+    /// Fields naming objects, when the records have no roles for it.
+    pub keys: Option<Keys>,
+    /// A TRAMP format description's text, for described traces.
+    pub desc: Option<String>,
+}
+
+/// Keys resolved against a schema: record type, field indices, write test.
+struct ResolvedKeys {
+    ty: usize,
+    fields: Vec<usize>,
+    write: Option<(usize, u64)>,
+    pairs: rustc_hash::FxHashMap<(u64, u64), u64>,
+}
+
+impl ResolvedKeys {
+    fn new(k: &Keys, schema: &tramp_core::Schema) -> Result<ResolvedKeys, Error> {
+        let t = schema.type_named(&k.record).ok_or_else(|| {
+            Error::Keys(format!(
+                "no record `{}` (records: {})",
+                k.record,
+                schema
+                    .types
+                    .iter()
+                    .map(|t| t.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        })?;
+        let field = |name: &str| {
+            t.field_index(name).ok_or_else(|| {
+                Error::Keys(format!(
+                    "record `{}` has no field `{name}` (fields: {})",
+                    t.name,
+                    t.fields
+                        .iter()
+                        .map(|f| f.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))
+            })
+        };
+        Ok(ResolvedKeys {
+            ty: t.index,
+            fields: k
+                .fields
+                .iter()
+                .map(|f| field(f))
+                .collect::<Result<_, _>>()?,
+            write: k
+                .write
+                .as_ref()
+                .map(|(f, v)| field(f).map(|i| (i, *v)))
+                .transpose()?,
+            pairs: Default::default(),
+        })
+    }
+
+    /// The request a record makes (exact ids: a pair is numbered once).
+    fn request(&mut self, rec: &Record<'_>) -> Option<Request> {
+        if rec.record_type().index != self.ty {
+            return None;
+        }
+        let v = |i: usize| rec.get(i).and_then(|v| v.as_u64());
+        let id = match self.fields.as_slice() {
+            [a] => v(*a)?,
+            [a, b] => {
+                let key = (v(*a)?, v(*b)?);
+                let next = self.pairs.len() as u64;
+                *self.pairs.entry(key).or_insert(next)
+            }
+            _ => return None,
+        };
+        let write = self.write.is_some_and(|(i, val)| v(i) == Some(val));
+        Some(Request {
+            op: if write { Op::Write } else { Op::Read },
+            ..Request::read(id, 1)
+        })
+    }
+}
+
 /// Counts of a run over a tramp trace.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Fed {
@@ -179,6 +321,7 @@ struct Feed<'a> {
     sim: &'a mut Simulation,
     domain: Domain,
     line: u64,
+    keys: Option<ResolvedKeys>,
     fed: Fed,
 }
 
@@ -186,7 +329,11 @@ impl Analysis for Feed<'_> {
     type Report = Fed;
     fn observe(&mut self, rec: &Record<'_>) -> Result<(), tramp_core::Error> {
         self.fed.records += 1;
-        match request_of(rec, self.domain, self.line) {
+        let req = match &mut self.keys {
+            Some(k) => k.request(rec),
+            None => request_of(rec, self.domain, self.line),
+        };
+        match req {
             Some(r) => {
                 self.fed.requests += 1;
                 self.sim.access(r);
@@ -218,7 +365,13 @@ pub struct Outcome {
 
 /// Simulates `opts` over `input` read as `layout`; heap addresses map to
 /// lines of `line` bytes.
-pub fn simulate(input: Input, layout: Layout, opts: &Options, line: u64) -> Result<Outcome, Error> {
+pub fn simulate(
+    input: Input,
+    layout: Layout,
+    opts: &Options,
+    mapping: &Mapping,
+) -> Result<Outcome, Error> {
+    let line = if mapping.line == 0 { 64 } else { mapping.line };
     let mut opts = opts.clone();
     opts.future_known = layout.future_known(&input);
     if opts.cpu.is_some() {
@@ -241,14 +394,23 @@ pub fn simulate(input: Input, layout: Layout, opts: &Options, line: u64) -> Resu
             stream(OracleReader::new(input.reader), &mut sim, &mut progress),
         ),
         Layout::Tramp(format) => {
-            if format.domain == Domain::Spans {
+            if format.domain == Domain::Spans && mapping.keys.is_none() {
                 return Err(Error::NoObjects(format.name));
             }
-            let mut source = (format.open)(input.reader, &OpenOptions::default())?;
+            let open = OpenOptions {
+                desc: mapping.desc.clone(),
+                ..OpenOptions::default()
+            };
+            let mut source = (format.open)(input.reader, &open)?;
+            let keys = match &mapping.keys {
+                Some(k) => Some(ResolvedKeys::new(k, source.schema())?),
+                None => None,
+            };
             let mut feed = Feed {
                 sim: &mut sim,
                 domain: format.domain,
                 line,
+                keys,
                 fed: Fed::default(),
             };
             let run = drive(&mut *source, &mut [&mut feed], Vec::new(), &mut progress);

@@ -269,3 +269,61 @@ fn every_command_reads_a_described_trace_with_desc() {
         stderr(&out)
     );
 }
+
+#[test]
+fn cachesim_with_keys_agrees_with_figure8s_script() {
+    let dir = tempfile::tempdir().unwrap();
+    let scripts = Path::new(env!("CARGO_MANIFEST_DIR")).join("../script/tests/scripts");
+    let s = |n: &str| scripts.join(n).to_str().unwrap().to_string();
+    let generated = p(&dir, "gen.bin");
+    ok(&tramp(&["run", &s("fig9.tramp"), "-o", &generated]));
+    let script = ok(&tramp(&[
+        "run",
+        &s("fig8.tramp"),
+        "-f",
+        &s("fs.desc"),
+        &generated,
+    ]));
+    let json: serde_json::Value = serde_json::from_str(&ok(&tramp(&[
+        "cachesim",
+        "--desc",
+        &s("fs.desc"),
+        "--key",
+        "IO.FILE,IO.PAGE",
+        "--write",
+        "FUNCTION=1",
+        "-p",
+        "lru",
+        "-s",
+        "2048",
+        "--json",
+        &generated,
+    ])))
+    .unwrap();
+    let c = &json["table"]["caches"][0];
+    let misses = c["reads"].as_u64().unwrap() + c["writes"].as_u64().unwrap()
+        - c["read_hits"].as_u64().unwrap()
+        - c["write_hits"].as_u64().unwrap();
+    assert!(
+        script.starts_with(&format!("lru 2048 objects: 600 requests, {misses} misses")),
+        "{script}"
+    );
+    assert_eq!(misses, 150);
+    let bad = tramp(&[
+        "cachesim",
+        "--desc",
+        &s("fs.desc"),
+        "--key",
+        "IO.FILES",
+        "-s",
+        "5",
+        &generated,
+    ]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(
+        stderr(&bad)
+            .contains("record `IO` has no field `FILES` (fields: PID, FILE, PAGE, FUNCTION)"),
+        "{}",
+        stderr(&bad)
+    );
+}

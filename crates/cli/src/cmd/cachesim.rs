@@ -4,7 +4,7 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use tramp_cachesim::sim::Options;
 use tramp_cachesim::{PolicyKind, Unit};
-use tramp_cachetrace::{Layout, simulate};
+use tramp_cachetrace::{Keys, Layout, Mapping, simulate};
 use tramp_core::io::{Compression, Input, Output};
 
 use super::print_report;
@@ -60,6 +60,21 @@ pub struct CachesimArgs {
     /// Sample the curve with SHARDS at this rate (0 < RATE < 1).
     #[arg(long, value_name = "RATE")]
     pub shards: Option<f64>,
+    /// A TRAMP format description of the trace's layout
+    /// (docs/formats/tramp.md); name the object with --key.
+    #[arg(long, value_name = "FILE", conflicts_with = "format")]
+    pub desc: Option<String>,
+    /// Fields that name each request's object, for traces whose records
+    /// have no object id or address: `RECORD.FIELD` or
+    /// `RECORD.FIELD1,RECORD.FIELD2` (the pair names one object); other
+    /// records are skipped. E.g. `--key IO.FILE,IO.PAGE` on the TRAMP
+    /// paper's trace layout.
+    #[arg(long, value_name = "RECORD.FIELD[,RECORD.FIELD]")]
+    pub key: Option<String>,
+    /// With --key: the requests whose FIELD equals VALUE are writes (e.g.
+    /// `FUNCTION=1`); others are reads.
+    #[arg(long, value_name = "FIELD=VALUE", requires = "key")]
+    pub write: Option<String>,
     /// Cache-line size in bytes for heap-trace addresses.
     #[arg(long, default_value_t = 64)]
     pub line: u64,
@@ -134,11 +149,23 @@ pub fn run(a: CachesimArgs) -> Result<()> {
         future_known: false,
         cpu: a.cpu.as_deref().map(str::parse).transpose()?,
     };
+    let mapping = Mapping {
+        line: a.line,
+        keys: a
+            .key
+            .as_deref()
+            .map(|k| Keys::parse(k, a.write.as_deref()))
+            .transpose()?,
+        desc: a.desc.as_deref().map(super::read_desc).transpose()?,
+    };
     let input = Input::open(&a.input).with_context(|| format!("opening {}", a.input))?;
-    let layout = Layout::detect(&input, a.format.as_deref())
-        .with_context(|| format!("reading {}", a.input))?;
+    let layout = match &mapping.desc {
+        Some(_) => Layout::Tramp(&tramp_desc::format::DESC),
+        None => Layout::detect(&input, a.format.as_deref())
+            .with_context(|| format!("reading {}", a.input))?,
+    };
     let out =
-        simulate(input, layout, &opts, a.line).with_context(|| format!("reading {}", a.input))?;
+        simulate(input, layout, &opts, &mapping).with_context(|| format!("reading {}", a.input))?;
     print_report(&out.report, a.json)?;
     if let Some(path) = &a.svg {
         let title = format!("Miss ratio of {}", a.input);
