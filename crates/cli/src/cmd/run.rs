@@ -36,8 +36,9 @@ pub struct RunArgs {
     /// Trace files (`-` for stdin), read one after another.
     pub traces: Vec<String>,
     /// A TRAMP format description of the traces (default: $TRAMP_FORMAT,
-    /// else the traces are in a tramp format).
-    #[arg(long = "format", short = 'f', value_name = "DESC")]
+    /// else the traces are in a tramp format). `--desc` is the same, as
+    /// the other commands spell it.
+    #[arg(long = "format", short = 'f', value_name = "DESC", alias = "desc")]
     pub format: Option<String>,
     /// Where `spit`, `spit_int` and `spit_char` write (default: stdout).
     #[arg(short = 'o', long = "output", value_name = "OUT")]
