@@ -168,3 +168,64 @@ impl List {
         t[slot].prev
     }
 }
+
+/// One list over its own table, with a capacity: the storage of the
+/// single-queue policies (LRU, FIFO, CLOCK, SIEVE) and of ghost queues.
+pub(crate) struct Queue {
+    pub cap: u64,
+    pub t: Table,
+    pub q: List,
+}
+
+impl Queue {
+    pub fn new(cap: u64) -> Queue {
+        Queue {
+            cap,
+            t: Table::default(),
+            q: List::default(),
+        }
+    }
+
+    pub fn find(&self, id: u64) -> Option<u32> {
+        self.t.find(id)
+    }
+
+    /// Unlinks and forgets an entry; returns its id.
+    pub fn remove(&mut self, slot: u32) -> u64 {
+        self.q.unlink(&mut self.t, slot);
+        let id = self.t[slot].id;
+        self.t.remove(slot);
+        id
+    }
+
+    /// Admits an object that missed, at the head: nothing if it is larger
+    /// than the whole capacity (false), else first evicts the entries
+    /// `victim` picks while room is short, pushing their ids to `evicted`.
+    #[inline]
+    pub fn admit(
+        &mut self,
+        id: u64,
+        charge: u64,
+        evicted: &mut Vec<u64>,
+        mut victim: impl FnMut(&mut Queue) -> u32,
+    ) -> bool {
+        if charge > self.cap {
+            return false;
+        }
+        while self.q.bytes + charge > self.cap {
+            let v = victim(self);
+            evicted.push(self.remove(v));
+        }
+        let s = self.t.insert(id, charge, 0);
+        self.q.push_head(&mut self.t, s);
+        true
+    }
+
+    pub fn len(&self) -> usize {
+        self.q.len
+    }
+
+    pub fn occupied(&self) -> u64 {
+        self.q.bytes
+    }
+}

@@ -4,25 +4,32 @@
 //! and goes back to the head instead of leaving.
 
 use super::{Access, Policy};
-use crate::list::{List, Table};
+use crate::list::Queue;
 
 pub struct Clock {
-    cap: u64,
     max: u64,
-    t: Table,
-    q: List,
+    queue: Queue,
 }
 
 impl Clock {
     /// `bits`: counter width (libCacheSim's `n-bit-counter`, default 1).
     pub fn new(capacity: u64, bits: u8) -> Clock {
         Clock {
-            cap: capacity,
             max: (1u64 << bits.clamp(1, 32)) - 1,
-            t: Table::default(),
-            q: List::default(),
+            queue: Queue::new(capacity),
         }
     }
+}
+
+/// The tail whose counter is zero, lowering and reinserting the others.
+fn victim(q: &mut Queue) -> u32 {
+    let mut v = q.q.tail;
+    while q.t[v].freq >= 1 {
+        q.t[v].freq -= 1;
+        q.q.move_to_head(&mut q.t, v);
+        v = q.q.tail;
+    }
+    v
 }
 
 impl Policy for Clock {
@@ -30,41 +37,26 @@ impl Policy for Clock {
         "clock"
     }
     fn capacity(&self) -> u64 {
-        self.cap
+        self.queue.cap
     }
     fn get(&mut self, a: Access, evicted: &mut Vec<u64>) -> bool {
-        if let Some(s) = self.t.find(a.id) {
-            let n = &mut self.t[s];
+        if let Some(s) = self.queue.find(a.id) {
+            let n = &mut self.queue.t[s];
             if n.freq < self.max {
                 n.freq += 1;
             }
             return true;
         }
-        if a.charge > self.cap {
-            return false;
-        }
-        while self.q.bytes + a.charge > self.cap {
-            let mut v = self.q.tail;
-            while self.t[v].freq >= 1 {
-                self.t[v].freq -= 1;
-                self.q.move_to_head(&mut self.t, v);
-                v = self.q.tail;
-            }
-            self.q.unlink(&mut self.t, v);
-            evicted.push(self.t[v].id);
-            self.t.remove(v);
-        }
-        let s = self.t.insert(a.id, a.charge, 0);
-        self.q.push_head(&mut self.t, s);
+        self.queue.admit(a.id, a.charge, evicted, victim);
         false
     }
     fn contains(&self, id: u64) -> bool {
-        self.t.find(id).is_some()
+        self.queue.find(id).is_some()
     }
     fn occupied(&self) -> u64 {
-        self.q.bytes
+        self.queue.occupied()
     }
     fn len(&self) -> usize {
-        self.q.len
+        self.queue.len()
     }
 }

@@ -1,21 +1,13 @@
 //! LRU: a hit moves the object to the head; the tail is evicted.
 
 use super::{Access, Policy};
-use crate::list::{List, Table};
+use crate::list::Queue;
 
-pub struct Lru {
-    cap: u64,
-    t: Table,
-    q: List,
-}
+pub struct Lru(Queue);
 
 impl Lru {
     pub fn new(capacity: u64) -> Lru {
-        Lru {
-            cap: capacity,
-            t: Table::default(),
-            q: List::default(),
-        }
+        Lru(Queue::new(capacity))
     }
 }
 
@@ -24,34 +16,25 @@ impl Policy for Lru {
         "lru"
     }
     fn capacity(&self) -> u64 {
-        self.cap
+        self.0.cap
     }
     #[inline]
     fn get(&mut self, a: Access, evicted: &mut Vec<u64>) -> bool {
-        if let Some(s) = self.t.find(a.id) {
-            self.q.move_to_head(&mut self.t, s);
+        let q = &mut self.0;
+        if let Some(s) = q.find(a.id) {
+            q.q.move_to_head(&mut q.t, s);
             return true;
         }
-        if a.charge > self.cap {
-            return false;
-        }
-        while self.q.bytes + a.charge > self.cap {
-            let v = self.q.tail;
-            self.q.unlink(&mut self.t, v);
-            evicted.push(self.t[v].id);
-            self.t.remove(v);
-        }
-        let s = self.t.insert(a.id, a.charge, 0);
-        self.q.push_head(&mut self.t, s);
+        q.admit(a.id, a.charge, evicted, |q| q.q.tail);
         false
     }
     fn contains(&self, id: u64) -> bool {
-        self.t.find(id).is_some()
+        self.0.find(id).is_some()
     }
     fn occupied(&self) -> u64 {
-        self.q.bytes
+        self.0.occupied()
     }
     fn len(&self) -> usize {
-        self.q.len
+        self.0.len()
     }
 }

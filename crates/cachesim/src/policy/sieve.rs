@@ -4,21 +4,17 @@
 //! whose bit is clear, staying where it stopped.
 
 use super::{Access, Policy};
-use crate::list::{List, NIL, Table};
+use crate::list::{List, NIL, Queue};
 
 pub struct Sieve {
-    cap: u64,
-    t: Table,
-    q: List,
+    queue: Queue,
     hand: u32,
 }
 
 impl Sieve {
     pub fn new(capacity: u64) -> Sieve {
         Sieve {
-            cap: capacity,
-            t: Table::default(),
-            q: List::default(),
+            queue: Queue::new(capacity),
             hand: NIL,
         }
     }
@@ -29,43 +25,33 @@ impl Policy for Sieve {
         "sieve"
     }
     fn capacity(&self) -> u64 {
-        self.cap
+        self.queue.cap
     }
     fn get(&mut self, a: Access, evicted: &mut Vec<u64>) -> bool {
-        if let Some(s) = self.t.find(a.id) {
-            self.t[s].freq = 1;
+        if let Some(s) = self.queue.find(a.id) {
+            self.queue.t[s].freq = 1;
             return true;
         }
-        if a.charge > self.cap {
-            return false;
-        }
-        while self.q.bytes + a.charge > self.cap {
-            let mut v = if self.hand == NIL {
-                self.q.tail
-            } else {
-                self.hand
-            };
-            while self.t[v].freq > 0 {
-                self.t[v].freq -= 1;
-                let p = List::prev(&self.t, v);
-                v = if p == NIL { self.q.tail } else { p };
+        let hand = &mut self.hand;
+        self.queue.admit(a.id, a.charge, evicted, |q| {
+            let mut v = if *hand == NIL { q.q.tail } else { *hand };
+            while q.t[v].freq > 0 {
+                q.t[v].freq -= 1;
+                let p = List::prev(&q.t, v);
+                v = if p == NIL { q.q.tail } else { p };
             }
-            self.hand = List::prev(&self.t, v);
-            self.q.unlink(&mut self.t, v);
-            evicted.push(self.t[v].id);
-            self.t.remove(v);
-        }
-        let s = self.t.insert(a.id, a.charge, 0);
-        self.q.push_head(&mut self.t, s);
+            *hand = List::prev(&q.t, v);
+            v
+        });
         false
     }
     fn contains(&self, id: u64) -> bool {
-        self.t.find(id).is_some()
+        self.queue.find(id).is_some()
     }
     fn occupied(&self) -> u64 {
-        self.q.bytes
+        self.queue.occupied()
     }
     fn len(&self) -> usize {
-        self.q.len
+        self.queue.len()
     }
 }
