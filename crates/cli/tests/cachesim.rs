@@ -1,10 +1,9 @@
 //! End-to-end tests of `tramp cachesim`.
 
 use std::path::Path;
-use std::process::Output;
 
 mod common;
-use common::{fixture, path_in as p, stderr, tramp};
+use common::{fixture, golden, ok, path_in as p, stderr, tramp};
 
 fn twitter() -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -12,25 +11,6 @@ fn twitter() -> String {
         .to_str()
         .unwrap()
         .to_string()
-}
-
-fn ok(out: &Output) -> String {
-    assert!(out.status.success(), "tramp failed: {}", stderr(out));
-    String::from_utf8(out.stdout.clone()).unwrap()
-}
-
-fn golden(name: &str, actual: &str) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/golden")
-        .join(name);
-    if std::env::var_os("UPDATE_GOLDEN").is_some() {
-        std::fs::write(&path, actual).unwrap();
-    }
-    let want = std::fs::read_to_string(&path).unwrap();
-    assert_eq!(
-        actual, want,
-        "golden {name} differs; UPDATE_GOLDEN=1 regenerates it"
-    );
 }
 
 /// The Twitter trace's requests, decompressed and as oracleGeneral

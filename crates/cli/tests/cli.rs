@@ -4,7 +4,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 mod common;
-use common::{path_in as p, tramp};
+use common::{golden, ok, path_in as p, tramp};
 
 fn tramp_stdin(args: &[&str], stdin: &[u8]) -> Output {
     use std::io::Write;
@@ -23,30 +23,6 @@ fn tramp_stdin(args: &[&str], stdin: &[u8]) -> Output {
     let out = child.wait_with_output().unwrap();
     writer.join().unwrap();
     out
-}
-
-fn ok(out: &Output) -> String {
-    assert!(
-        out.status.success(),
-        "tramp failed: {}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout.clone()).unwrap()
-}
-
-fn golden(name: &str, actual: &str) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/golden")
-        .join(name);
-    if std::env::var_os("UPDATE_GOLDEN").is_some() {
-        std::fs::write(&path, actual).unwrap();
-    }
-    let want = std::fs::read_to_string(&path).unwrap();
-    assert_eq!(
-        actual, want,
-        "golden {name} differs; UPDATE_GOLDEN=1 regenerates it"
-    );
 }
 
 #[test]

@@ -1,14 +1,7 @@
 //! End-to-end tests of `tramp rds` on PTF traces.
 
-use std::process::Output;
-
 mod common;
-use common::{fixture, path_in as p, stderr, tramp};
-
-fn ok(out: &Output) -> String {
-    assert!(out.status.success(), "tramp failed: {}", stderr(out));
-    String::from_utf8(out.stdout.clone()).unwrap()
-}
+use common::{fixture, golden, ok, path_in as p, tramp};
 
 #[test]
 fn figure3s_binary_tree_is_one_instance() {
@@ -32,16 +25,7 @@ fn figure3s_binary_tree_is_one_instance() {
 #[test]
 fn the_text_profile_is_golden() {
     let out = ok(&tramp(&["rds", &fixture("figure3.ptf.txt")]));
-    let path =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/rds-figure3.txt");
-    if std::env::var_os("UPDATE_GOLDEN").is_some() {
-        std::fs::write(&path, &out).unwrap();
-    }
-    assert_eq!(
-        out,
-        std::fs::read_to_string(&path).unwrap(),
-        "UPDATE_GOLDEN=1 regenerates"
-    );
+    golden("rds-figure3.txt", &out);
 }
 
 #[test]

@@ -2,15 +2,9 @@
 //! taken from other commands (`tramp dump`) or fixtures.
 
 use std::path::Path;
-use std::process::Output;
 
 mod common;
-use common::{fixture, path_in as p, stderr, tramp};
-
-fn ok(out: &Output) -> String {
-    assert!(out.status.success(), "tramp failed: {}", stderr(out));
-    String::from_utf8(out.stdout.clone()).unwrap()
-}
+use common::{fixture, ok, path_in as p, stderr, tramp};
 
 fn write(dir: &tempfile::TempDir, name: &str, text: &str) -> String {
     let path = p(dir, name);

@@ -32,3 +32,30 @@ pub fn fixture(name: &str) -> String {
 pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
+
+/// A successful command's stdout (a failure shows its status and stderr).
+pub fn ok(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "tramp failed: {}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+/// Compares `actual` with tests/golden/`name`; `UPDATE_GOLDEN=1` rewrites
+/// the golden file instead.
+pub fn golden(name: &str, actual: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(name);
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::write(&path, actual).unwrap();
+    }
+    let want = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(
+        actual, want,
+        "golden {name} differs; UPDATE_GOLDEN=1 regenerates it"
+    );
+}
