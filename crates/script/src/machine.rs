@@ -266,6 +266,7 @@ impl<'a> Machine<'a> {
         Ok(())
     }
 
+    #[inline]
     fn field(&self, rec: Option<&Record<'_>>, ty: usize, field: usize) -> R<Val> {
         let Some(rec) = rec else {
             return Err(self.err("record fields exist only in main and the procedures it calls"));
@@ -617,16 +618,7 @@ impl<'a> Machine<'a> {
                 let y = self.eval(b, rec)?;
                 match op {
                     Op::Eq | Op::Ne | Op::Lt | Op::Le | Op::Gt | Op::Ge => {
-                        let ord = compare(&x, &y);
-                        let r = match op {
-                            Op::Eq => ord.is_eq(),
-                            Op::Ne => !ord.is_eq(),
-                            Op::Lt => ord.is_lt(),
-                            Op::Le => ord.is_le(),
-                            Op::Gt => ord.is_gt(),
-                            _ => ord.is_ge(),
-                        };
-                        Int(r as i64)
+                        Int(holds(*op, compare(&x, &y)) as i64)
                     }
                     _ => self.arith(*op, x, y)?,
                 }
@@ -689,38 +681,15 @@ impl<'a> Machine<'a> {
                 op,
                 value,
             } => {
-                let x = match rec {
-                    Some(r) if r.record_type().index == *ty && !self.touched => match r.get(*field)
-                    {
-                        Some(Value::U64(v)) if v <= i64::MAX as u64 => Int(v as i64),
-                        Some(Value::I64(v)) => Int(v),
-                        _ => self.field(rec, *ty, *field)?,
-                    },
-                    _ => self.field(rec, *ty, *field)?,
-                };
+                let x = self.field(rec, *ty, *field)?;
                 let ord = match x {
                     Int(v) => v.cmp(value),
                     ref other => compare(other, &Int(*value)),
                 };
-                Int(match op {
-                    Op::Eq => ord.is_eq(),
-                    Op::Ne => !ord.is_eq(),
-                    Op::Lt => ord.is_lt(),
-                    Op::Le => ord.is_le(),
-                    Op::Gt => ord.is_gt(),
-                    _ => ord.is_ge(),
-                } as i64)
+                Int(holds(*op, ord) as i64)
             }
             Node::LoadField { slot, ty, field } => {
-                let v = match rec {
-                    Some(r) if r.record_type().index == *ty && !self.touched => match r.get(*field)
-                    {
-                        Some(Value::U64(v)) if v <= i64::MAX as u64 => Int(v as i64),
-                        Some(Value::I64(v)) => Int(v),
-                        _ => self.field(rec, *ty, *field)?,
-                    },
-                    _ => self.field(rec, *ty, *field)?,
-                };
+                let v = self.field(rec, *ty, *field)?;
                 self.scalars[*slot] = v;
                 TRUE
             }
@@ -795,6 +764,19 @@ fn num(v: &Val) -> f64 {
         Val::Int(i) => *i as f64,
         Val::Float(f) => *f,
         Val::Str(_) => f64::NAN,
+    }
+}
+
+/// Whether comparison `op` holds for `ord` (the left operand against the
+/// right).
+fn holds(op: Op, ord: std::cmp::Ordering) -> bool {
+    match op {
+        Op::Eq => ord.is_eq(),
+        Op::Ne => !ord.is_eq(),
+        Op::Lt => ord.is_lt(),
+        Op::Le => ord.is_le(),
+        Op::Gt => ord.is_gt(),
+        _ => ord.is_ge(),
     }
 }
 
