@@ -213,12 +213,14 @@ impl StackDistances {
             }
         }
         Mrc {
-            unit: self.unit,
-            requests: self.requests,
-            sampled: self.sampled,
-            rate: self.rate(),
-            distinct: (self.last.len() as f64 * scale).round() as u64,
-            cold_misses: cold.round() as u64,
+            summary: MrcSummary {
+                unit: self.unit,
+                requests: self.requests,
+                sampled: self.sampled,
+                rate: self.rate(),
+                distinct: (self.last.len() as f64 * scale).round() as u64,
+                cold_misses: cold.round() as u64,
+            },
             steps,
         }
     }
@@ -234,14 +236,8 @@ fn mix(mut x: u64) -> u64 {
 /// An LRU miss-ratio curve: a step function of capacity.
 #[derive(Clone, Debug, Serialize)]
 pub struct Mrc {
-    pub unit: Unit,
-    pub requests: u64,
-    /// Requests whose object was sampled (all of them when exact).
-    pub sampled: u64,
-    pub rate: f64,
-    /// Distinct objects (estimated when sampling).
-    pub distinct: u64,
-    pub cold_misses: u64,
+    #[serde(flatten)]
+    pub summary: MrcSummary,
     /// (capacity, miss ratio from this capacity up to the next step).
     pub steps: Vec<(u64, f64)>,
 }
@@ -255,7 +251,7 @@ impl Mrc {
 
     /// Misses of an LRU cache of `capacity` (exact when not sampled).
     pub fn misses(&self, capacity: u64) -> u64 {
-        (self.miss_ratio(capacity) * self.requests as f64).round() as u64
+        (self.miss_ratio(capacity) * self.summary.requests as f64).round() as u64
     }
 
     /// The curve at `sizes`.
@@ -282,16 +278,19 @@ impl Mrc {
 #[derive(Clone, Debug, Serialize)]
 pub struct MrcReport {
     #[serde(flatten)]
-    pub mrc_summary: MrcSummary,
+    pub summary: MrcSummary,
     pub points: Vec<MrcPoint>,
 }
 
+/// What a curve was measured over.
 #[derive(Clone, Debug, Serialize)]
 pub struct MrcSummary {
     pub unit: Unit,
     pub requests: u64,
+    /// Requests whose object was sampled (all of them when exact).
     pub sampled: u64,
     pub rate: f64,
+    /// Distinct objects (estimated when sampling).
     pub distinct: u64,
     pub cold_misses: u64,
 }
@@ -305,14 +304,7 @@ pub struct MrcPoint {
 impl MrcReport {
     pub fn new(mrc: &Mrc, sizes: &[u64]) -> MrcReport {
         MrcReport {
-            mrc_summary: MrcSummary {
-                unit: mrc.unit,
-                requests: mrc.requests,
-                sampled: mrc.sampled,
-                rate: mrc.rate,
-                distinct: mrc.distinct,
-                cold_misses: mrc.cold_misses,
-            },
+            summary: mrc.summary.clone(),
             points: mrc
                 .at(sizes)
                 .into_iter()
@@ -324,7 +316,7 @@ impl MrcReport {
 
 impl fmt::Display for MrcReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let s = &self.mrc_summary;
+        let s = &self.summary;
         let unit = match s.unit {
             Unit::Objects => "objects",
             Unit::Bytes => "bytes",

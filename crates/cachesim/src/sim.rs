@@ -168,8 +168,8 @@ impl SimReport {
         let mut curves = self.table.as_ref().map(|t| t.curves()).unwrap_or_default();
         let mut unit = self.table.as_ref().map(|t| t.unit);
         if let Some(m) = &self.mrc {
-            unit = Some(m.mrc_summary.unit);
-            let name = if m.mrc_summary.rate < 1.0 {
+            unit = Some(m.summary.unit);
+            let name = if m.summary.rate < 1.0 {
                 "LRU (SHARDS)"
             } else {
                 "LRU (stack distances)"

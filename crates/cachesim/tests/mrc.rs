@@ -102,11 +102,11 @@ fn the_twitter_curve_matches_lru_and_shards_is_close() {
             assert!(err < 0.02, "SHARDS at 1% off by {err} at {size}");
         }
     }
-    assert_eq!(exact.distinct, 143_542);
-    let est = shards.distinct as f64 / 143_542.0;
+    assert_eq!(exact.summary.distinct, 143_542);
+    let est = shards.summary.distinct as f64 / 143_542.0;
     assert!(
         (0.9..1.1).contains(&est),
         "SHARDS estimates {} objects",
-        shards.distinct
+        shards.summary.distinct
     );
 }
