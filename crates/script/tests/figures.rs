@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 
-use tramp_script::run::{Failure, Job, run};
+use tramp_script::run::{Failure, Job, Summary, run};
 
 fn script(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -17,29 +17,39 @@ fn read(p: &Path) -> String {
     std::fs::read_to_string(p).unwrap()
 }
 
-/// Runs `name` over `traces` with the fs.desc layout; (stdout, spit bytes).
-fn go(name: &str, traces: &[&Path], dir: &tempfile::TempDir) -> (String, Vec<u8>) {
-    let out = dir.path().join(format!("{name}.out"));
-    let (text, desc) = (read(&script(name)), read(&script("fs.desc")));
+/// Runs script `text` (called `name`) over `traces` in the fs.desc layout,
+/// spitting to `output`: the run's result and its stdout.
+fn run_text(
+    text: &str,
+    name: &str,
+    traces: &[&Path],
+    output: Option<&Path>,
+) -> (Result<Summary, Failure>, String) {
+    let desc = read(&script("fs.desc"));
     let traces: Vec<String> = traces
         .iter()
         .map(|p| p.to_str().unwrap().to_string())
         .collect();
     let job = Job {
-        script: (&text, name),
+        script: (text, name),
         desc: Some((&desc, "fs.desc")),
         traces: &traces,
-        output: Some(out.to_str().unwrap()),
+        output: output.map(|o| o.to_str().unwrap()),
         format: None,
     };
     let mut stdout = Vec::new();
-    if let Err(e) = run(&job, &mut stdout) {
+    let r = run(&job, &mut stdout);
+    (r, String::from_utf8(stdout).unwrap())
+}
+
+/// Runs `name` over `traces` with the fs.desc layout; (stdout, spit bytes).
+fn go(name: &str, traces: &[&Path], dir: &tempfile::TempDir) -> (String, Vec<u8>) {
+    let out = dir.path().join(format!("{name}.out"));
+    let (r, stdout) = run_text(&read(&script(name)), name, traces, Some(&out));
+    if let Err(e) = r {
         panic!("{name}: {e}");
     }
-    (
-        String::from_utf8(stdout).unwrap(),
-        std::fs::read(&out).unwrap_or_default(),
-    )
+    (stdout, std::fs::read(&out).unwrap_or_default())
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -180,22 +190,9 @@ fn figure8_simulates_lru_on_figure9s_trace_and_a_mixed_one() {
         })
         .collect();
     let small = read(&script("fig8.tramp")).replace("2048", "64");
-    let p = dir.path().join("small.tramp");
-    std::fs::write(&p, small).unwrap();
     let t = write_trace(&dir, "mixed.bin", &recs);
-    let text = read(&p);
-    let desc = read(&script("fs.desc"));
-    let traces = [t.to_str().unwrap().to_string()];
-    let job = Job {
-        script: (&text, "small"),
-        desc: Some((&desc, "fs.desc")),
-        traces: &traces,
-        output: None,
-        format: None,
-    };
-    let mut out = Vec::new();
-    run(&job, &mut out).unwrap();
-    let out = String::from_utf8(out).unwrap();
+    let (r, out) = run_text(&small, "small", &[&t], None);
+    r.unwrap();
     let want = format!(
         "lru 64 objects: {} requests, {} misses",
         keys.len(),
@@ -267,20 +264,9 @@ fn spit_without_update_copies_every_record() {
     let dir = tempfile::tempdir().unwrap();
     let recs = mixed(1000, 5);
     let t = write_trace(&dir, "t.bin", &recs);
-    let p = dir.path().join("copy.tramp");
-    std::fs::write(&p, "procedure main begin spit(); end").unwrap();
-    let text = read(&p);
-    let desc = read(&script("fs.desc"));
     let out = dir.path().join("copy.bin");
-    let traces = [t.to_str().unwrap().to_string()];
-    let job = Job {
-        script: (&text, "copy"),
-        desc: Some((&desc, "fs.desc")),
-        traces: &traces,
-        output: Some(out.to_str().unwrap()),
-        format: None,
-    };
-    run(&job, &mut Vec::new()).unwrap();
+    let copy = "procedure main begin spit(); end";
+    run_text(copy, "copy", &[&t], Some(&out)).0.unwrap();
     assert_eq!(std::fs::read(out).unwrap(), encode(&recs));
 }
 
@@ -317,23 +303,9 @@ fn damage_runs_postprocess_on_what_came_before() {
     bytes.extend([1, 2, 3]); // an IO record cut after 4 of its 14 bytes
     let t = dir.path().join("cut.bin");
     std::fs::write(&t, &bytes).unwrap();
-    let text = read(&script("fig4.tramp"));
-    let desc = read(&script("fs.desc"));
-    let traces = [t.to_str().unwrap().to_string()];
-    let job = Job {
-        script: (&text, "fig4"),
-        desc: Some((&desc, "fs.desc")),
-        traces: &traces,
-        output: None,
-        format: None,
-    };
-    let mut out = Vec::new();
-    let e = run(&job, &mut out).unwrap_err();
+    let (r, out) = run_text(&read(&script("fig4.tramp")), "fig4", &[&t], None);
+    let e = r.unwrap_err();
     assert!(matches!(e, Failure::Read { .. }), "{e}");
     assert!(e.to_string().contains("record 100"), "{e}");
-    assert!(
-        String::from_utf8(out)
-            .unwrap()
-            .starts_with(&format!("{reads} "))
-    );
+    assert!(out.starts_with(&format!("{reads} ")));
 }
