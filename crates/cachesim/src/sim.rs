@@ -112,12 +112,8 @@ impl Simulation {
             caches.extend(sweep.report().caches);
         }
         // Back into the order the policies were asked for.
-        let rank = |name: &str| {
-            self.order
-                .iter()
-                .position(|p| p.build(1).name() == name)
-                .unwrap_or(usize::MAX)
-        };
+        let names: Vec<&str> = self.order.iter().map(|p| p.build(1).name()).collect();
+        let rank = |name: &str| names.iter().position(|n| *n == name).unwrap_or(usize::MAX);
         caches.sort_by_key(|c| (rank(&c.policy), c.capacity));
         let mrc = self.mrc.map(|m| {
             let curve = m.finish();
