@@ -737,23 +737,7 @@ impl<'a> Machine<'a> {
                 let bv = self.eval(b, rec)?;
                 let b = self.buffer(bv)?;
                 let k = self.keys(keys, rec)?;
-                let id = self.buffer_id(k);
-                let req = Request {
-                    op: if *op == BufferOp::Write {
-                        ReqOp::Write
-                    } else {
-                        ReqOp::Read
-                    },
-                    ..Request::read(id, 1)
-                };
-                let hit = match op {
-                    BufferOp::Prefetch => {
-                        self.buffers[b].prefetch(&req);
-                        true
-                    }
-                    _ => self.buffers[b].access(&req),
-                };
-                Int(hit as i64)
+                self.buffer_request(*op, b, k)
             }
         })
     }
