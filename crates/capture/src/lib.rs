@@ -72,6 +72,8 @@ pub const EV_STACK: u8 = 5;
 pub const EV_MODULE: u8 = 6;
 pub const EV_PROCESS: u8 = 7;
 pub const EV_STALL: u8 = 8;
+pub const EV_LOAD: u8 = 9;
+pub const EV_STORE: u8 = 10;
 
 /// Bytes of one thread buffer (one mmap).
 const BUF_BYTES: usize = 1 << 18;
@@ -118,6 +120,14 @@ struct ThreadBuf {
     /// Time the owner waited for the converter at its last flush (ns), to
     /// be recorded as a stall event.
     stalled_ns: u64,
+    /// The chunk's last load or store value (events store differences).
+    prev_value: u64,
+    /// A store seen by its hook but not written yet (the value is in memory
+    /// only after the hook returns): its address and instruction, 0 when
+    /// none. Written at the thread's next event of any kind.
+    pending_addr: u64,
+    pending_site: u64,
+    pending_tsc: u64,
     stack_hash: [u64; STACK_SLOTS],
     data: [u8; DATA_BYTES],
 }
@@ -149,6 +159,9 @@ static DROPPED: AtomicU64 = AtomicU64::new(0);
 /// Set when a thread wrote a chunk: the next event checks whether modules
 /// were loaded since (not inside a flush, which may run in odd places).
 static CHECK_MODULES: AtomicBool = AtomicBool::new(false);
+/// Whether 8-byte loads and stores are recorded (TRAMP_CAPTURE_POINTERS,
+/// set by `tramp record --pointers`).
+static POINTERS: AtomicBool = AtomicBool::new(false);
 
 /// Written during init (single thread) and in a fork child (single thread),
 /// read afterwards: the log's directory, path and the executable's path.
@@ -404,6 +417,14 @@ fn env_number(name: &core::ffi::CStr) -> Option<u64> {
 /// Returns whether recording is on.
 #[cold]
 fn init() -> bool {
+    init_from(false)
+}
+
+/// `init`; `at_load` when called by our constructor. Code that runs before
+/// it (a program's pre-init array) may allocate before libc has set up the
+/// environment: there a missing TRAMP_CAPTURE_DIR only means "not yet".
+#[cold]
+fn init_from(at_load: bool) -> bool {
     match STATE.compare_exchange(UNINIT, INITIALIZING, Ordering::AcqRel, Ordering::Acquire) {
         Ok(_) => {}
         Err(s) => return s == READY,
@@ -412,7 +433,8 @@ fn init() -> bool {
     // long as the environment; we copy it out at once.
     let dir = unsafe { sys::getenv(c"TRAMP_CAPTURE_DIR".as_ptr()) };
     if dir.is_null() {
-        STATE.store(DISABLED, Ordering::Release);
+        let next = if at_load { DISABLED } else { UNINIT };
+        STATE.store(next, Ordering::Release);
         return false;
     }
     {
@@ -438,6 +460,9 @@ fn init() -> bool {
     }
     if let Some(n) = env_number(c"TRAMP_CAPTURE_BACKLOG") {
         BACKLOG.store(n, Ordering::Relaxed);
+    }
+    if env_number(c"TRAMP_CAPTURE_POINTERS").is_some_and(|n| n > 0) {
+        POINTERS.store(true, Ordering::Relaxed);
     }
     if !open_log() {
         STATE.store(DISABLED, Ordering::Release);
@@ -471,13 +496,16 @@ fn init() -> bool {
     }
     KEY.store(key, Ordering::Release);
     STATE.store(READY, Ordering::Release);
+    if POINTERS.load(Ordering::Relaxed) {
+        connect_pointer_hooks();
+    }
     true
 }
 
 /// Runs at load time so that the log exists even for programs that never
 /// allocate, and so that signal hooks are in place early.
 extern "C" fn on_load() {
-    init();
+    init_from(true);
 }
 
 extern "C" fn on_unload() {
@@ -563,6 +591,9 @@ fn this_buffer() -> *mut ThreadBuf {
         t.last_tsc = now;
         t.prev_addr = 0;
         t.prev_site = 0;
+        t.prev_value = 0;
+        t.pending_addr = 0;
+        t.pending_site = 0;
         t.stack_hash = [0; STACK_SLOTS];
         sys::pthread_setspecific(KEY.load(Ordering::Acquire), b as *const c_void);
     }
@@ -673,6 +704,7 @@ fn flush(t: &mut ThreadBuf, foreign: bool) {
         t.last_tsc = end_tsc;
         t.prev_addr = 0;
         t.prev_site = 0;
+        t.prev_value = 0;
         t.len.store(0, Ordering::Release);
         if t.stalled_ns > 0 {
             // The new chunk starts with the wait (the event's time is when
@@ -732,7 +764,14 @@ fn flush_everything(modules: bool) {
         let own = this_buffer();
         if !own.is_null() {
             // SAFETY: our own buffer.
-            record_modules(unsafe { &mut *own });
+            let t = unsafe { &mut *own };
+            // The thread's last store is done (we are in exit or exec). Not
+            // from a signal handler: the pending store may be the very
+            // access that faulted, and reading it would fault again.
+            if t.pending_site != 0 {
+                write_pending_store(t);
+            }
+            record_modules(t);
         }
     }
     let own = TLS.with(|t| t.buf.get());
@@ -812,6 +851,9 @@ unsafe extern "C" fn thread_exit(value: *mut c_void) {
     // SAFETY: the value we set with pthread_setspecific: this thread's buffer.
     let t = unsafe { &mut *t };
     if !t.closed.load(Ordering::Relaxed) {
+        if t.pending_site != 0 {
+            write_pending_store(t);
+        }
         let mut w = Writer::new(t);
         w.byte(EV_THREAD_END);
         w.time(now_tsc());
@@ -925,6 +967,9 @@ fn with_buffer(f: impl FnOnce(&mut ThreadBuf)) {
                 record_modules(t);
             }
             if !t.closed.load(Ordering::Relaxed) {
+                if t.pending_site != 0 {
+                    write_pending_store(t);
+                }
                 f(t);
             }
         }
@@ -1027,6 +1072,121 @@ fn record_realloc(old: *mut c_void, size: usize, new: *mut c_void, ret: usize) {
         w.commit();
         flush_if_stale(t, now);
     });
+}
+
+// ---------------------------------------------------------------------------
+// Pointer capture: 8-byte loads and stores of instrumented programs.
+//
+// `tramp cc` compiles a program with the compiler's per-access hooks (gcc:
+// `__asan_load8_noabort`/`__asan_store8_noabort` of
+// `-fsanitize=kernel-address` with calls for every access; clang:
+// `__sanitizer_cov_load8`/`__sanitizer_cov_store8` of
+// `-fsanitize-coverage=trace-loads,trace-stores`) and links a small stub
+// that defines them: each forwards the address and its own return address
+// (the instrumented instruction) through the function pointers of the
+// program's `tramp_pointer_hooks`, which are null until this library fills
+// them in. An instrumented program therefore runs alone too.
+
+/// The stub's table, as `tramp cc` defines it (docs/formats/capture.md).
+#[repr(C)]
+struct PointerHooks {
+    /// `TRAMP_HOOKS_MAGIC`: the layout this library knows.
+    magic: u64,
+    load8: Option<extern "C" fn(usize, usize)>,
+    store8: Option<extern "C" fn(usize, usize)>,
+}
+
+const TRAMP_HOOKS_MAGIC: u64 = 0x3170_6d61_7274_5054; // "TPtramp1"
+
+/// Finds the program's hook table and points it at our recorders.
+fn connect_pointer_hooks() {
+    // SAFETY: dlsym with a NUL-terminated name; RTLD_DEFAULT (null) searches
+    // the program and its libraries. It may allocate: the state is READY
+    // and those allocations are recorded like any other.
+    let p = unsafe { sys::dlsym(null_mut(), c"tramp_pointer_hooks".as_ptr()) } as *mut PointerHooks;
+    if p.is_null() {
+        return;
+    }
+    // SAFETY: the symbol is the stub's table (`tramp cc` defines it with
+    // this layout and exports it); the magic is checked before anything is
+    // written. The program's threads have not started: we run in the
+    // preloaded library's constructor, before the program's own.
+    unsafe {
+        if core::ptr::read_volatile(&(*p).magic) != TRAMP_HOOKS_MAGIC {
+            return;
+        }
+        core::ptr::write_volatile(&mut (*p).load8, Some(pointer_load8));
+        core::ptr::write_volatile(&mut (*p).store8, Some(pointer_store8));
+    }
+}
+
+/// Reads the 8 bytes at `addr`.
+///
+/// # Safety
+/// The program accesses these bytes at the hook that reports them (the hook
+/// runs just before the access) or has just stored to them (a pending
+/// store, read at the thread's next event, before any free or munmap that
+/// could unmap them passes through this library).
+#[inline(always)]
+unsafe fn peek(addr: u64) -> u64 {
+    // SAFETY: see above; a byte array has no alignment to respect.
+    u64::from_ne_bytes(unsafe { core::ptr::read_volatile(addr as *const [u8; 8]) })
+}
+
+/// Appends a load or store event.
+#[inline(always)]
+fn write_access(t: &mut ThreadBuf, kind: u8, addr: u64, value: u64, site: u64, tsc: u64) {
+    let mut w = Writer::new(t);
+    w.byte(kind);
+    w.addr(addr);
+    let d = value.wrapping_sub(w.t.prev_value) as i64;
+    w.t.prev_value = value;
+    w.varint(((d << 1) ^ (d >> 63)) as u64);
+    w.site(site);
+    w.time(tsc);
+    w.commit();
+}
+
+/// Writes the thread's pending store with the value memory now holds.
+fn write_pending_store(t: &mut ThreadBuf) {
+    let (addr, site, tsc) = (t.pending_addr, t.pending_site, t.pending_tsc);
+    t.pending_site = 0;
+    // SAFETY: see `peek`: the store is done and nothing unmapped its bytes
+    // since (every free and munmap comes through here first).
+    let value = unsafe { peek(addr) };
+    write_access(t, EV_STORE, addr, value, site, tsc);
+}
+
+extern "C" fn pointer_load8(addr: usize, ip: usize) {
+    with_buffer(|t| {
+        let now = now_tsc();
+        // SAFETY: the program loads these bytes right after this hook.
+        let value = unsafe { peek(addr as u64) };
+        write_access(t, EV_LOAD, addr as u64, value, ip as u64, now);
+        flush_if_stale(t, now);
+    });
+}
+
+extern "C" fn pointer_store8(addr: usize, ip: usize) {
+    with_buffer(|t| {
+        // `with_buffer` wrote the previous pending store; this one waits for
+        // the next event (its value is not in memory yet).
+        t.pending_addr = addr as u64;
+        t.pending_site = (ip as u64).max(1);
+        t.pending_tsc = now_tsc();
+    });
+}
+
+/// munmap: a pending store into the region is written before the region
+/// goes away.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn munmap(addr: *mut c_void, len: usize) -> c_int {
+    if POINTERS.load(Ordering::Relaxed) {
+        with_buffer(|_| {});
+    }
+    // SAFETY: the munmap system call with the caller's arguments; `syscall`
+    // sets errno on failure as munmap does.
+    unsafe { sys::syscall(sys::SYS_MUNMAP, addr, len) as c_int }
 }
 
 // ---------------------------------------------------------------------------

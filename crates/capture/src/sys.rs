@@ -18,6 +18,7 @@ pub const MAP_ANONYMOUS: c_int = 0x20;
 pub const MAP_FAILED: *mut c_void = !0usize as *mut c_void;
 pub const CLOCK_MONOTONIC: c_int = 1;
 pub const SYS_EXIT_GROUP: c_long = 231;
+pub const SYS_MUNMAP: c_long = 11;
 pub const SIG_DFL: usize = 0;
 pub const SA_RESTART: c_int = 0x1000_0000;
 

@@ -37,6 +37,7 @@ enum Command {
     /// extensions that select them
     Formats,
     Record(cmd::record::RecordArgs),
+    Cc(cmd::cc::CcArgs),
     Replay(cmd::replay::ReplayArgs),
     Gen(cmd::gen_code::GenArgs),
     Verify(cmd::verify::VerifyArgs),
@@ -70,6 +71,11 @@ fn main() -> ExitCode {
         Command::Spans(a) => cmd::spans::run(a),
         Command::Workload(a) => cmd::workload::run(a),
         Command::Help { command } => help(command.as_deref()),
+        Command::Cc(a) => match cmd::cc::run(a) {
+            // The compiler's exit status is ours.
+            Ok(code) => return ExitCode::from(code),
+            Err(e) => Err(e),
+        },
         Command::Record(a) => match cmd::record::run(a) {
             // The recorded program's exit status is ours.
             Ok(code) => return ExitCode::from(code),

@@ -19,6 +19,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use tramp_core::Error;
 use tramp_hatf::{Event, EventKind, Item};
 
+use crate::pointers::Access;
 use crate::raw::RawEvent;
 
 /// What a conversion did.
@@ -29,6 +30,9 @@ pub struct ConvertStats {
     pub allocs: u64,
     pub frees: u64,
     pub reallocs: u64,
+    /// 8-byte loads and stores (`--pointers`).
+    pub loads: u64,
+    pub stores: u64,
     pub threads: u64,
     /// The damage that ended a log early (a process killed mid-write).
     pub damage: Vec<String>,
@@ -49,6 +53,9 @@ impl std::fmt::Display for ConvertStats {
             "{} records ({} allocs, {} frees, {} reallocs, {} threads)",
             self.records, self.allocs, self.frees, self.reallocs, self.threads
         )?;
+        if self.loads + self.stores > 0 {
+            write!(f, "; {} loads, {} stores", self.loads, self.stores)?;
+        }
         if self.stalls > 0 {
             write!(
                 f,
@@ -338,6 +345,29 @@ impl State {
                 self.comment(w, &a, stats)?;
             }
             RawEvent::ThreadStart { .. } => self.thread_seen(tid, time, w, stats)?,
+            RawEvent::Access {
+                store,
+                address,
+                value,
+                site,
+                ..
+            } => {
+                self.thread_seen(tid, time, w, stats)?;
+                stats.records += 1;
+                if *store {
+                    stats.stores += 1;
+                } else {
+                    stats.loads += 1;
+                }
+                w.write_access(&Access {
+                    store: *store,
+                    thread: tid as u64,
+                    time,
+                    address: *address,
+                    value: *value,
+                    site: *site,
+                })?;
+            }
             RawEvent::ThreadEnd { .. } => {
                 self.thread_seen(tid, time, w, stats)?;
                 self.threads_live.remove(&tid);
@@ -421,9 +451,19 @@ impl State {
     }
 }
 
-/// Where a recording's items go: a HATF writer or a tpack writer.
+/// Where a recording's items go: a HATF writer, a tpack writer, or a
+/// pointer trace.
 pub trait TraceOut {
     fn write_item(&mut self, item: &Item<'_>) -> Result<(), tramp_core::Error>;
+
+    /// A load or store; only pointer traces hold them.
+    fn write_access(&mut self, a: &Access) -> Result<(), tramp_core::Error> {
+        let _ = a;
+        Err(tramp_core::Error::Usage(
+            "the log has loads and stores, which only a pointer trace holds (tramp record --pointers)"
+                .into(),
+        ))
+    }
 
     fn write_comment(&mut self, text: &[u8]) -> Result<(), tramp_core::Error> {
         self.write_item(&Item::Comment(text))

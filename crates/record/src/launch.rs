@@ -24,6 +24,9 @@ pub struct RecordOptions {
     /// Unread raw log bytes a process may leave on disk before its threads
     /// wait for the conversion ([`BACKLOG_PER_LOG`] unless told otherwise).
     pub backlog: u64,
+    /// Record the 8-byte loads and stores of programs built with `tramp cc`
+    /// too; the output is then a pointer trace (Meta-TF, `.mtf`).
+    pub pointers: bool,
 }
 
 impl RecordOptions {
@@ -50,6 +53,7 @@ impl RecordOptions {
             stack: 0,
             pack: tramp_tpack::Options::parse(Self::RECORD_PACK).expect("a valid codec"),
             backlog: BACKLOG_PER_LOG,
+            pointers: false,
         }
     }
 }
@@ -190,6 +194,13 @@ pub fn record(lib: &Path, cmd: &[OsString], opts: &RecordOptions) -> Result<Reco
     let (program, args) = cmd
         .split_first()
         .ok_or_else(|| Error::Usage("no command to record".into()))?;
+    let name = opts.output.to_string_lossy();
+    let bare = tramp_core::io::Compression::strip_extension(&name);
+    if opts.pointers && !bare.ends_with(".mtf") {
+        return Err(Error::Usage(format!(
+            "{name}: a pointer trace is Meta-TF (tpack and HATF hold no loads or stores): name it *.mtf or *.mtf.zst"
+        )));
+    }
     // Removed when dropped, also when the command cannot start.
     let logs_dir = tempfile::Builder::new().prefix("tramp-record-").tempdir()?;
     let logs = logs_dir.path().to_path_buf();
@@ -203,7 +214,11 @@ pub fn record(lib: &Path, cmd: &[OsString], opts: &RecordOptions) -> Result<Reco
         .args(args)
         .env("LD_PRELOAD", preload)
         .env("TRAMP_CAPTURE_DIR", &logs)
-        .env("TRAMP_CAPTURE_STACK", opts.stack.to_string());
+        .env("TRAMP_CAPTURE_STACK", opts.stack.to_string())
+        .env(
+            "TRAMP_CAPTURE_POINTERS",
+            if opts.pointers { "1" } else { "0" },
+        );
     // The started process's pid names its trace; it is known once spawned.
     let mut session = Session::new(&logs, 0, opts);
     if session.bounded() {

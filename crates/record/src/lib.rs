@@ -9,12 +9,18 @@
 //!   frees, reallocs with the right outcome tag and their accompanying
 //!   alloc/free records, sites in the attributes field, module map, call
 //!   stacks and stalls in comment records.
+//! * [`pointers`]: pointer traces (`--pointers`): heap events, loads and
+//!   stores as Meta-TF with a built-in DTD.
+//! * [`cc`]: compiling C programs with the load/store hooks the capture
+//!   fills in (`tramp cc`).
 //! * [`launch`]: running a command under the capture library and collecting
 //!   what it recorded.
 
+pub mod cc;
 pub mod convert;
 pub mod launch;
 pub mod live;
+pub mod pointers;
 pub mod raw;
 pub mod replay;
 pub mod sites;

@@ -34,6 +34,7 @@ use tramp_hatf::{Field, Interp, Item, Meta, Policy, Width};
 
 use crate::convert::{ConvertStats, State, TraceOut};
 use crate::launch::{RecordOptions, child_output, is_tpack};
+use crate::pointers::{Access, PointerOut};
 use crate::raw::{self, CHUNK_HEADER, ChunkRef, RawError, RawEvent};
 
 /// Raw chunk bytes queued per process before the oldest events are
@@ -49,17 +50,22 @@ const READ_BYTES: usize = 8 << 20;
 /// when holes can be punched).
 pub const BACKLOG_PER_LOG: u64 = 32 << 20;
 
-/// The output of one process: tpack or HATF, by its name.
+/// The output of one process: tpack or HATF, by its name, or a pointer
+/// trace.
 enum Out {
     Tpack(Box<tramp_tpack::Writer<Output>>),
     Hatf(Box<tramp_hatf::Writer<Output>>),
+    Pointers(Box<PointerOut>),
 }
 
 impl Out {
-    fn create(target: &Path, pack: tramp_tpack::Options) -> Result<Out, Error> {
+    fn create(target: &Path, opts: &RecordOptions) -> Result<Out, Error> {
         let name = target.to_string_lossy().into_owned();
         let file = Output::create(&name, None)?;
-        Ok(if is_tpack(&name) {
+        Ok(if opts.pointers {
+            Out::Pointers(Box::new(PointerOut::new(file)?))
+        } else if is_tpack(&name) {
+            let pack = opts.pack;
             Out::Tpack(Box::new(tramp_tpack::Writer::new(file, pack)?))
         } else {
             let mut w = tramp_hatf::Writer::new(file, Policy::Naive);
@@ -75,6 +81,7 @@ impl Out {
         match self {
             Out::Tpack(w) => w.into_inner()?.finish()?,
             Out::Hatf(w) => w.into_inner()?.finish()?,
+            Out::Pointers(w) => w.finish()?,
         }
         Ok(())
     }
@@ -85,6 +92,15 @@ impl TraceOut for Out {
         match self {
             Out::Tpack(w) => w.write_item(item),
             Out::Hatf(w) => w.write_item(item),
+            Out::Pointers(w) => w.write_item(item),
+        }
+    }
+
+    fn write_access(&mut self, a: &Access) -> Result<(), Error> {
+        match self {
+            Out::Pointers(w) => w.write_access(a),
+            Out::Tpack(w) => w.write_access(a),
+            Out::Hatf(w) => w.write_access(a),
         }
     }
 }
@@ -262,7 +278,7 @@ impl Session {
                     } else {
                         child_output(&self.opts.output, pid)
                     };
-                    let out = Out::create(&target, self.opts.pack)?;
+                    let out = Out::create(&target, &self.opts)?;
                     v.insert(Proc::new(target, out))
                 }
             };

@@ -27,6 +27,8 @@ pub const EV_STACK: u8 = 5;
 pub const EV_MODULE: u8 = 6;
 pub const EV_PROCESS: u8 = 7;
 pub const EV_STALL: u8 = 8;
+pub const EV_LOAD: u8 = 9;
+pub const EV_STORE: u8 = 10;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RawError {
@@ -197,6 +199,15 @@ pub enum RawEvent {
         time: u64,
         waited_ns: u64,
     },
+    /// An 8-byte load or store of an instrumented program (`tramp record
+    /// --pointers`): the address, the value moved, the instruction.
+    Access {
+        time: u64,
+        store: bool,
+        address: u64,
+        value: u64,
+        site: u64,
+    },
 }
 
 /// The value a zigzag varint holds.
@@ -215,7 +226,8 @@ impl RawEvent {
             | RawEvent::Stack { time, .. }
             | RawEvent::Module { time, .. }
             | RawEvent::Process { time, .. }
-            | RawEvent::Stall { time, .. } => *time,
+            | RawEvent::Stall { time, .. }
+            | RawEvent::Access { time, .. } => *time,
         }
     }
 }
@@ -237,7 +249,7 @@ pub fn decode_chunk(
     let mut at = 0usize;
     let mut tsc = c.base_tsc;
     let mut time = c.base_ns;
-    let (mut prev_addr, mut prev_site) = (0u64, 0u64);
+    let (mut prev_addr, mut prev_site, mut prev_value) = (0u64, 0u64, 0u64);
     let bad = |kind, at| RawError::Event {
         offset: c.offset,
         kind,
@@ -262,7 +274,8 @@ pub fn decode_chunk(
             // The time delta comes last (the capture reads the clock first
             // and uses it last, so its latency overlaps the other stores);
             // addresses and sites are differences from the chunk's last.
-            EV_ALLOC | EV_FREE | EV_REALLOC | EV_THREAD_START | EV_THREAD_END | EV_STALL => {
+            EV_ALLOC | EV_FREE | EV_REALLOC | EV_THREAD_START | EV_THREAD_END | EV_STALL
+            | EV_LOAD | EV_STORE => {
                 let mut addr = |at: &mut usize| -> Result<u64, RawError> {
                     prev_addr = prev_addr.wrapping_add(unzigzag(varint(at, kind)?));
                     Ok(prev_addr)
@@ -293,6 +306,16 @@ pub fn decode_chunk(
                         size: varint(&mut at, kind)?,
                         old: addr(&mut at)?,
                         new: addr(&mut at)?,
+                        site: site(&mut at)?,
+                        time: clock(&mut at)?,
+                    },
+                    EV_LOAD | EV_STORE => RawEvent::Access {
+                        store: kind == EV_STORE,
+                        address: addr(&mut at)?,
+                        value: {
+                            prev_value = prev_value.wrapping_add(unzigzag(varint(&mut at, kind)?));
+                            prev_value
+                        },
                         site: site(&mut at)?,
                         time: clock(&mut at)?,
                     },

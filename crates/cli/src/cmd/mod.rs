@@ -3,6 +3,7 @@
 //! arguments, opening an input, printing reports, and ending a run.
 
 pub mod cachesim;
+pub mod cc;
 pub mod convert;
 pub mod dump;
 pub mod export;

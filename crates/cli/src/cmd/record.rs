@@ -71,6 +71,14 @@ pub struct RecordArgs {
     /// With --stats: also the top allocation sites (see `tramp stats --sites`).
     #[arg(long, requires = "stats")]
     sites: bool,
+    /// Also record the program's 8-byte loads and stores (address, value,
+    /// instruction), for `tramp rds`: the program must be built with `tramp
+    /// cc` (uninstrumented code is not seen). The output is then a pointer
+    /// trace in Meta-TF with its DTD embedded (default PROGRAM.mtf.zst;
+    /// docs/formats/capture.md, "Pointer traces"). Every access costs an
+    /// event: expect tens of times the program's own time.
+    #[arg(long)]
+    pointers: bool,
     /// With --sites: how many sites per table.
     #[arg(long, default_value_t = 10, requires = "sites")]
     top: usize,
@@ -90,11 +98,18 @@ pub fn run(a: RecordArgs) -> Result<u8> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "trace".into());
-    let output = a.output.unwrap_or_else(|| format!("{program}.tpack"));
+    let output = a.output.unwrap_or_else(|| {
+        if a.pointers {
+            format!("{program}.mtf.zst")
+        } else {
+            format!("{program}.tpack")
+        }
+    });
     let lib = tramp_record::launch::install_library(CAPTURE_LIBRARY)
         .context("installing the capture library")?;
     let mut opts = tramp_record::RecordOptions::new(output.clone().into());
     opts.stack = a.stack;
+    opts.pointers = a.pointers;
     opts.backlog = (a.temp_limit.max(0.0) * (1u64 << 20) as f64) as u64;
     if let Some(p) = &a.pack {
         opts.set_pack(p).context("--pack")?;

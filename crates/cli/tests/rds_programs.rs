@@ -1,0 +1,234 @@
+//! Real C programs through the pointer capture: built with `tramp cc`,
+//! recorded with `tramp record --pointers`, profiled with `tramp rds`. The
+//! expected profiles follow from each program's source (fixtures/rds/*.c),
+//! worked out in the comments; the programs check their own results and
+//! exit 0 only when they computed them.
+//!
+//! Every program is built with the machine's `cc` (gcc here: ThreadSanitizer
+//! hooks), and with clang too when one is installed (sanitizer-coverage
+//! hooks): both must give the same profile. `-O0` keeps every access the
+//! source makes (at -O1 gcc drops the Figure 2 program's stores into its
+//! array, which nothing reads).
+
+mod common;
+use common::{fixture, ok, path_in as p, tramp};
+use serde_json::Value;
+
+/// The compilers to build with: `cc`, and clang if there is one.
+fn compilers() -> Vec<&'static str> {
+    let mut v = vec!["cc"];
+    for c in ["clang", "clang-14"] {
+        if std::process::Command::new(c)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+        {
+            v.push(c);
+            break;
+        }
+    }
+    v
+}
+
+/// Builds, runs under the capture and profiles `fixtures/rds/NAME.c`.
+fn profile(name: &str, cc: &str) -> Value {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = p(&dir, name);
+    let src = fixture(&format!("rds/{name}.c"));
+    ok(&tramp(&["cc", "--", cc, "-O0", "-g", &src, "-o", &exe]));
+    let trace = p(&dir, &format!("{name}.mtf.zst"));
+    let rec = tramp(&["record", "--pointers", "-o", &trace, "--", &exe]);
+    assert!(
+        rec.status.success(),
+        "{name} ({cc}) failed under the capture: {}",
+        String::from_utf8_lossy(&rec.stderr)
+    );
+    serde_json::from_str(&ok(&tramp(&["rds", &trace, "--json"]))).unwrap()
+}
+
+/// Checks the profile of `name` with every compiler.
+fn check(name: &str, expect: impl Fn(&Value)) {
+    for cc in compilers() {
+        let json = profile(name, cc);
+        eprintln!("{name} with {cc}");
+        expect(&json);
+    }
+}
+
+fn u(v: &Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+/// Each instance's (nodes, shape), sorted.
+fn instances(json: &Value) -> Vec<(u64, String)> {
+    let mut v: Vec<(u64, String)> = json["instances"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| (u(&i["nodes"]), i["shape"].as_str().unwrap().to_string()))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn figure2_two_trees_one_type_the_array_edges_queued() {
+    check("figure2", |j| {
+        let s = &j["summary"];
+        // One RDS type: make_tree's malloc site (T); the array (A) is not
+        // in an SCC with it.
+        assert_eq!(s["rds_types"], 1, "{j}");
+        assert_eq!(j["types"][0]["sites"].as_array().unwrap().len(), 1);
+        // Two instances {1,2,3} and {4,5,6}: each root to its two children,
+        // parents allocated before children (forward).
+        assert_eq!(instances(j), vec![(3, "tree".into()), (3, "tree".into())]);
+        assert_eq!(s["forward_edges"], 4);
+        assert_eq!(s["backward_edges"], 0);
+        // arr[0] = …, arr[1] = …: queued, never merged.
+        assert_eq!(j["counts"]["edges_queued"], 2);
+        assert_eq!(j["counts"]["edges_merged_later"], 0);
+        assert_eq!(j["counts"]["allocations"], 7);
+        // sum() follows root->left and root->right of each tree (the
+        // leaves' children are null).
+        assert_eq!(s["total_accesses"], 4);
+    });
+}
+
+#[test]
+fn a_singly_linked_list_built_then_only_traversed_has_rsf_1() {
+    check("slist", |j| {
+        assert_eq!(j["summary"]["rds_types"], 1, "{j}");
+        assert_eq!(instances(j), vec![(100, "list".into())]);
+        // Appending: each next from an older node to a younger one.
+        assert_eq!(j["summary"]["forward_edges"], 99);
+        assert_eq!(j["summary"]["backward_edges"], 0);
+        // Two walks over 99 edges.
+        assert_eq!(j["summary"]["total_accesses"], 198);
+        assert_eq!(j["instances"][0]["rsf"], 1);
+    });
+}
+
+#[test]
+fn a_doubly_linked_list_is_cyclic_with_edges_both_ways() {
+    check("dlist", |j| {
+        assert_eq!(instances(j), vec![(50, "cyclic".into())], "{j}");
+        assert_eq!(j["summary"]["forward_edges"], 49);
+        assert_eq!(j["summary"]["backward_edges"], 49);
+        // One walk forward, one back.
+        assert_eq!(j["summary"]["total_accesses"], 98);
+    });
+}
+
+#[test]
+fn a_tree_built_bottom_up_has_only_backward_edges() {
+    check("bottomup", |j| {
+        assert_eq!(j["summary"]["rds_types"], 1, "{j}");
+        assert_eq!(instances(j), vec![(15, "tree".into())]);
+        assert_eq!(j["summary"]["forward_edges"], 0);
+        assert_eq!(j["summary"]["backward_edges"], 14);
+        // sum() walks the 14 edges once.
+        assert_eq!(j["summary"]["total_accesses"], 14);
+    });
+}
+
+#[test]
+fn a_list_reversed_in_place_stays_one_list() {
+    check("reverse", |j| {
+        assert_eq!(instances(j), vec![(20, "list".into())], "{j}");
+        let i = &j["instances"][0];
+        // The 19 forward edges are replaced within the transient window
+        // by 19 backward ones (the first node's next becomes null).
+        assert_eq!(i["forward_edges"], 0);
+        assert_eq!(i["backward_edges"], 19);
+        assert_eq!(i["transient_edges"], 19);
+        // walk, the reversal's reads of p->next, walk, the frees' reads of
+        // head->next: 19 traversals each.
+        assert_eq!(i["accesses"], 4 * 19);
+        assert_eq!(i["alive_at_end"], false);
+        // The reversal alternates a read and a write of the same field.
+        assert!(u(&i["rsf"]) > 2);
+    });
+}
+
+#[test]
+fn a_hash_table_has_one_instance_per_chain() {
+    check("hash", |j| {
+        assert_eq!(j["summary"]["rds_types"], 1, "{j}");
+        // 64 keys into 16 buckets: 16 chains of 4, each new entry in front
+        // (next from younger to older).
+        assert_eq!(instances(j), vec![(4, "list".into()); 16]);
+        assert_eq!(j["summary"]["forward_edges"], 0);
+        assert_eq!(j["summary"]["backward_edges"], 48);
+        // Bucket array to entry: 64 stores, queued (the array's site is in
+        // no SCC with the entries').
+        assert_eq!(j["counts"]["edges_queued"], 64);
+        // Looking up key k walks its chain from the front to k: the chains
+        // hold k+48, k+32, k+16, k, so 0+1+2+3 edges per chain.
+        assert_eq!(j["summary"]["total_accesses"], 16 * 6);
+    });
+}
+
+#[test]
+fn a_graph_through_adjacency_arrays_is_one_type_of_two_sites() {
+    check("graph", |j| {
+        // vertex -> adjacency array -> vertex: one SCC of two sites.
+        assert_eq!(j["summary"]["rds_types"], 1, "{j}");
+        assert_eq!(j["types"][0]["sites"].as_array().unwrap().len(), 2);
+        assert_eq!(instances(j), vec![(20, "cyclic".into())]);
+        // Dynamic ids v0=0, adj0=1, v1=2, …: vertex->adj is forward (10);
+        // adj_i -> v_(i+1) is forward but for i=9, adj_i -> v_(i+3) forward
+        // but for i=7,8,9.
+        assert_eq!(j["summary"]["forward_edges"], 10 + 9 + 7);
+        assert_eq!(j["summary"]["backward_edges"], 1 + 3);
+        // The vertex->adj stores come before any adj->vertex edge closes
+        // the cycle: queued, then merged when the SCC forms.
+        assert_eq!(j["counts"]["edges_queued"], 10);
+        assert_eq!(j["counts"]["edges_merged_later"], 10);
+    });
+}
+
+/// The instrumented program runs on its own too (the hooks do nothing).
+#[test]
+fn an_instrumented_program_runs_without_tramp() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = p(&dir, "slist");
+    let src = fixture("rds/slist.c");
+    ok(&tramp(&["cc", "--", "cc", "-O1", &src, "-o", &exe]));
+    let st = std::process::Command::new(&exe).status().unwrap();
+    assert!(st.success());
+}
+
+/// Separate compile and link steps, as a build system runs them.
+#[test]
+fn compile_then_link_records_the_same_profile() {
+    let dir = tempfile::tempdir().unwrap();
+    let obj = p(&dir, "figure2.o");
+    let exe = p(&dir, "figure2");
+    let src = fixture("rds/figure2.c");
+    ok(&tramp(&["cc", "--", "cc", "-O0", "-c", &src, "-o", &obj]));
+    ok(&tramp(&["cc", "--", "cc", &obj, "-o", &exe]));
+    let trace = p(&dir, "f.mtf");
+    let rec = tramp(&["record", "--pointers", "-o", &trace, "--", &exe]);
+    assert!(rec.status.success());
+    let j: Value = serde_json::from_str(&ok(&tramp(&["rds", &trace, "--json"]))).unwrap();
+    assert_eq!(instances(&j), vec![(3, "tree".into()), (3, "tree".into())]);
+}
+
+/// A pointer trace is Meta-TF; asking for tpack is refused before the
+/// program runs.
+#[test]
+fn pointers_need_a_meta_tf_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = tramp(&[
+        "record",
+        "--pointers",
+        "-o",
+        &p(&dir, "x.tpack"),
+        "--",
+        "true",
+    ]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("*.mtf"), "{err}");
+    assert!(!std::path::Path::new(&p(&dir, "x.tpack")).exists());
+}

@@ -1,0 +1,177 @@
+//! Pointer traces: what `tramp record --pointers` writes.
+//!
+//! HATF and tpack hold heap events only, so a recording with loads and
+//! stores is written as Meta-TF with the built-in DTD [`POINTER_DTD`]
+//! (embedded in every trace): the heap events of a normal recording, with
+//! the allocation site as a number (the `site` role, which `tramp rds`
+//! takes as the static id), plus 8-byte loads and stores with address,
+//! value and instruction. Layout and decisions: `docs/formats/capture.md`.
+
+use std::sync::Arc;
+
+use tramp_core::io::Output;
+use tramp_core::{Error, RecordBuf, Schema, Sink};
+use tramp_hatf::{EventKind, Item};
+use tramp_metatf::codec::MetaSink;
+
+use crate::convert::{TraceOut, decode_site};
+
+/// The DTD of pointer traces (`docs/formats/capture.md`, "Pointer traces").
+pub const POINTER_DTD: &str = include_str!("pointers.dtd");
+
+/// A load or a store seen by the capture.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Access {
+    pub store: bool,
+    pub thread: u64,
+    pub time: u64,
+    pub address: u64,
+    pub value: u64,
+    /// The instrumented instruction (the hook's return address).
+    pub site: u64,
+}
+
+/// Record types of [`POINTER_DTD`], by schema index.
+struct Types {
+    alloc: usize,
+    free: usize,
+    realloc: [usize; 4],
+    thread_start: usize,
+    thread_end: usize,
+    load: usize,
+    store: usize,
+    note: usize,
+}
+
+/// Writes a pointer trace.
+pub struct PointerOut {
+    sink: MetaSink<Output>,
+    schema: Arc<Schema>,
+    types: Types,
+    buf: RecordBuf,
+}
+
+impl PointerOut {
+    pub fn new(out: Output) -> Result<PointerOut, Error> {
+        let sink = MetaSink::new(out, POINTER_DTD, false)?;
+        let schema = sink.schema().clone();
+        let ty = |name: &str| {
+            schema
+                .types
+                .iter()
+                .position(|t| t.name == name)
+                .unwrap_or_else(|| panic!("the pointer DTD defines {name}"))
+        };
+        let types = Types {
+            alloc: ty("alloc"),
+            free: ty("free"),
+            realloc: [
+                ty("reallocInPlace"),
+                ty("reallocMoved"),
+                ty("reallocAllocOnly"),
+                ty("reallocFreeOnly"),
+            ],
+            thread_start: ty("threadStart"),
+            thread_end: ty("threadEnd"),
+            load: ty("load"),
+            store: ty("store"),
+            note: ty("note"),
+        };
+        Ok(PointerOut {
+            sink,
+            schema,
+            types,
+            buf: RecordBuf::new(),
+        })
+    }
+
+    /// Sets field `name` of the record being built.
+    fn set(&mut self, ty: usize, name: &str, v: u64) {
+        if let Some(i) = self.schema.types[ty].field_index(name) {
+            self.buf.set_u64(i, v);
+        }
+    }
+
+    fn write(&mut self, ty: usize) -> Result<(), Error> {
+        let t = &self.schema.types[ty];
+        self.sink.write_record(&self.buf.as_record(t))
+    }
+
+    pub fn finish(self) -> Result<(), Error> {
+        Box::new(self.sink).finish()
+    }
+}
+
+impl TraceOut for PointerOut {
+    fn write_item(&mut self, item: &Item<'_>) -> Result<(), Error> {
+        match item {
+            Item::Event(e) => {
+                let ty = match e.kind {
+                    EventKind::Alloc => self.types.alloc,
+                    EventKind::Free => self.types.free,
+                    EventKind::ReallocNoAlloc => self.types.realloc[0],
+                    EventKind::ReallocAllocFree => self.types.realloc[1],
+                    EventKind::ReallocAlloc => self.types.realloc[2],
+                    EventKind::ReallocFree => self.types.realloc[3],
+                    EventKind::CreateThread => self.types.thread_start,
+                    EventKind::DestroyThread => self.types.thread_end,
+                    // The capture has no heaps of its own.
+                    EventKind::CreateHeap | EventKind::DestroyHeap => return Ok(()),
+                };
+                self.buf.reset(&self.schema.types[ty]);
+                self.set(ty, "thread", e.thread);
+                self.set(ty, "time", e.time);
+                self.set(ty, "size", e.size);
+                if e.kind.is_realloc() {
+                    self.set(ty, "old", e.address);
+                    self.set(ty, "new", e.new_address);
+                } else {
+                    self.set(ty, "address", e.address);
+                }
+                let site = decode_site(e.attributes).map_or(0, |(_, v)| v);
+                self.set(ty, "site", site);
+                self.write(ty)
+            }
+            Item::Comment(text) => {
+                let ty = self.types.note;
+                self.buf.reset(&self.schema.types[ty]);
+                let n = text.len().min(u16::MAX as usize);
+                self.set(ty, "length", n as u64);
+                if let Some(i) = self.schema.types[ty].field_index("data") {
+                    self.buf.set_bytes(i, &text[..n]);
+                }
+                self.write(ty)
+            }
+            Item::Meta(_) => Ok(()),
+        }
+    }
+
+    fn write_access(&mut self, a: &Access) -> Result<(), Error> {
+        let ty = if a.store {
+            self.types.store
+        } else {
+            self.types.load
+        };
+        self.buf.reset(&self.schema.types[ty]);
+        self.set(ty, "thread", a.thread);
+        self.set(ty, "time", a.time);
+        self.set(ty, "address", a.address);
+        self.set(ty, "value", a.value);
+        self.set(ty, "site", a.site);
+        self.write(ty)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_dtd_is_valid_and_has_every_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.mtf");
+        let out = Output::create(path.to_str().unwrap(), None).unwrap();
+        let p = PointerOut::new(out).unwrap();
+        p.finish().unwrap();
+    }
+}
