@@ -41,7 +41,9 @@ static CAPTURE_LIBRARY: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/libtra
 #[derive(Args)]
 pub struct RecordArgs {
     /// Output trace: tpack, or HATF for a name with `.hatf` (compressed by
-    /// extension: `x.hatf.zst`). Default: PROGRAM.tpack.
+    /// extension: `x.hatf.zst`); with --pointers, Meta-TF (`.mtf`,
+    /// `.mtf.zst`). Default: PROGRAM.tpack (PROGRAM.mtf.zst with
+    /// --pointers).
     #[arg(short, long)]
     output: Option<String>,
     /// Record up to N frames of call stack per allocation (deduplicated)
