@@ -51,6 +51,23 @@ fn oo7_profiles_and_plots() {
     }
     let json: serde_json::Value =
         serde_json::from_str(&ok(&tramp(&["rds", &trace, "--json"]))).unwrap();
+    // OO7's relationships run both ways (atomic part <-> composite part via
+    // parts/partOf, composite part <-> base assembly via
+    // componentsPriv/usedInPriv, base <-> complex assembly via
+    // subAssemblies/superAssembly, atomic part <-> connection via to/from),
+    // so the static shape graph has one SCC holding all of them: by the
+    // paper's definition (type = SCC) OO7 is one RDS type, not one for the
+    // assembly hierarchy and one for the part graph (docs/rds.md).
+    assert_eq!(json["summary"]["rds_types"], 1);
+    let sites: Vec<u64> = json["types"][0]["sites"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
+    for format in [42, 43, 44, 48, 49] {
+        assert!(sites.contains(&format), "{format} in {sites:?}");
+    }
     // Every object created is counted once.
     let stats: serde_json::Value =
         serde_json::from_str(&ok(&tramp(&["stats", &trace, "--json"]))).unwrap();
