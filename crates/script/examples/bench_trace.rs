@@ -61,6 +61,39 @@ fn main() {
             }
             println!("{reads} {writes}");
         }
+        Some("lru") => {
+            // Figure 8 by hand: the raw bytes, the same buffer (an LRU
+            // Cache of tramp-cachesim, 2048 objects) and the same keys as the
+            // script gives it: the floor under `tramp run fig8`.
+            use tramp_cachesim::{Cache, PolicyKind, Request, Unit};
+            let mut r =
+                BufReader::with_capacity(1 << 16, std::fs::File::open(&args[2]).expect("bin"));
+            let mut cache = Cache::new(PolicyKind::Lru, 2048, Unit::Objects);
+            let mut rec = [0u8; 14];
+            loop {
+                match r.read_exact(&mut rec) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => break,
+                    Err(e) => panic!("{e}"),
+                }
+                if rec[0] == 0 {
+                    let file = u32::from_ne_bytes(rec[5..9].try_into().unwrap()) as u64;
+                    let page = u32::from_ne_bytes(rec[9..13].try_into().unwrap()) as u64;
+                    let id = 1 << 63 | file << 31 | page;
+                    let req = if rec[13] == 0 {
+                        Request::read(id, 1)
+                    } else {
+                        Request {
+                            op: tramp_cachesim::Op::Write,
+                            ..Request::read(id, 1)
+                        }
+                    };
+                    cache.access(&req);
+                }
+            }
+            let s = cache.stats();
+            println!("{} requests, {} misses", s.reads + s.writes, s.reads + s.writes - s.read_hits - s.write_hits);
+        }
         Some("count-records") => {
             use tramp_core::{Source, Value};
             let text = std::fs::read_to_string(&args[2]).expect("description");
