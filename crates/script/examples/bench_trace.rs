@@ -92,7 +92,11 @@ fn main() {
                 }
             }
             let s = cache.stats();
-            println!("{} requests, {} misses", s.reads + s.writes, s.reads + s.writes - s.read_hits - s.write_hits);
+            println!(
+                "{} requests, {} misses",
+                s.reads + s.writes,
+                s.reads + s.writes - s.read_hits - s.write_hits
+            );
         }
         Some("count-records") => {
             use tramp_core::{Source, Value};
