@@ -41,16 +41,8 @@ fn main() {
             }
         }
         Some("count") => {
-            let mut r =
-                BufReader::with_capacity(1 << 16, std::fs::File::open(&args[2]).expect("bin"));
             let (mut reads, mut writes) = (0u64, 0u64);
-            let mut rec = [0u8; 14];
-            loop {
-                match r.read_exact(&mut rec) {
-                    Ok(()) => {}
-                    Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => break,
-                    Err(e) => panic!("{e}"),
-                }
+            each_raw_record(&args[2], |rec| {
                 if rec[0] == 0 {
                     if rec[13] == 0 {
                         reads += 1;
@@ -58,7 +50,7 @@ fn main() {
                         writes += 1;
                     }
                 }
-            }
+            });
             println!("{reads} {writes}");
         }
         Some("lru") => {
@@ -66,16 +58,8 @@ fn main() {
             // Cache of tramp-cachesim, 2048 objects) and the same keys as the
             // script gives it: the floor under `tramp run fig8`.
             use tramp_cachesim::{Cache, PolicyKind, Request, Unit};
-            let mut r =
-                BufReader::with_capacity(1 << 16, std::fs::File::open(&args[2]).expect("bin"));
             let mut cache = Cache::new(PolicyKind::Lru, 2048, Unit::Objects);
-            let mut rec = [0u8; 14];
-            loop {
-                match r.read_exact(&mut rec) {
-                    Ok(()) => {}
-                    Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => break,
-                    Err(e) => panic!("{e}"),
-                }
+            each_raw_record(&args[2], |rec| {
                 if rec[0] == 0 {
                     let file = u32::from_ne_bytes(rec[5..9].try_into().unwrap()) as u64;
                     let page = u32::from_ne_bytes(rec[9..13].try_into().unwrap()) as u64;
@@ -90,7 +74,7 @@ fn main() {
                     };
                     cache.access(&req);
                 }
-            }
+            });
             let s = cache.stats();
             println!(
                 "{} requests, {} misses",
@@ -129,6 +113,19 @@ fn main() {
                 "usage: bench_trace gen N OUT.bin OUT.txt | count FILE.bin | count-records DESC FILE.bin"
             );
             std::process::exit(2);
+        }
+    }
+}
+
+/// Calls `f` on each 14-byte record of the generated trace's binary form.
+fn each_raw_record(path: &str, mut f: impl FnMut(&[u8; 14])) {
+    let mut r = BufReader::with_capacity(1 << 16, std::fs::File::open(path).expect("bin"));
+    let mut rec = [0u8; 14];
+    loop {
+        match r.read_exact(&mut rec) {
+            Ok(()) => f(&rec),
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => break,
+            Err(e) => panic!("{e}"),
         }
     }
 }
