@@ -6,7 +6,7 @@
 use std::io::{ErrorKind, Read};
 
 use tramp_core::{Error, Position, Warning};
-use tramp_hatf::spec::TAG_COMMENT;
+use tramp_hatf::spec::{EVENT_KINDS, TAG_COMMENT};
 use tramp_hatf::{Event, EventKind, Item};
 
 use crate::error::TpackError;
@@ -27,7 +27,24 @@ enum Step {
     End,
     Warning(Warning),
     Comment,
-    Event(Event<'static>),
+    /// An event, in `Reader::cur`.
+    Event,
+}
+
+/// A decoded event's scalars, every one a full word, kept in the reader
+/// (`Reader::cur`) and read back field by field where the `Event` is built.
+/// Moving an event through the `Result`s of the decode chain made the
+/// compiler copy it in mixed widths, and a wide load over narrower stores
+/// stalls on store forwarding: a quarter of the record loop.
+#[derive(Clone, Copy, Default)]
+struct Decoded {
+    kind: u64,
+    size: u64,
+    address: u64,
+    new_address: u64,
+    thread: u64,
+    heap: u64,
+    time: u64,
 }
 
 /// What [`Reader::next_entry`] yields: an item, or damage skipped.
@@ -43,6 +60,8 @@ pub struct Reader<R: Read> {
     block_start: u64,
     streams: [Cursor; STREAMS],
     model: Model,
+    /// The event last decoded.
+    cur: Decoded,
     /// Records left in the current block.
     left: u32,
     /// Records delivered in all.
@@ -71,6 +90,7 @@ impl<R: Read> Reader<R> {
             block_start: 0,
             streams: Default::default(),
             model: Model::new(),
+            cur: Decoded::default(),
             left: 0,
             record: 0,
             in_block: 0,
@@ -144,8 +164,8 @@ impl<R: Read> Reader<R> {
             }
         }
         match self.decode_record() {
-            Ok(Some(e)) => Ok(Step::Event(e)),
-            Ok(None) => Ok(Step::Comment),
+            Ok(true) => Ok(Step::Event),
+            Ok(false) => Ok(Step::Comment),
             Err(e) => {
                 self.done = true;
                 self.left = 0;
@@ -160,7 +180,7 @@ impl<R: Read> Reader<R> {
             Step::End => None,
             Step::Warning(w) => Some(Next::Warning(w)),
             Step::Comment => Some(Next::Item(Item::Comment(&self.comment))),
-            Step::Event(e) => Some(Next::Item(self.item(e))),
+            Step::Event => Some(Next::Item(self.item())),
         })
     }
 
@@ -170,7 +190,7 @@ impl<R: Read> Reader<R> {
         match self.advance()? {
             Step::End => Ok(None),
             Step::Comment => Ok(Some(Item::Comment(&self.comment))),
-            Step::Event(e) => Ok(Some(self.item(e))),
+            Step::Event => Ok(Some(self.item())),
             Step::Warning(w) => Err(Error::decode(
                 FORMAT,
                 Position::new(w.offset, self.record),
@@ -437,7 +457,12 @@ impl<R: Read> Reader<R> {
 
     /// A decoded event with its attributes, lent from the reader.
     #[inline]
-    fn item(&self, e: Event<'static>) -> Item<'_> {
+    fn item(&self) -> Item<'_> {
+        // Each field read alone (`black_box`): merged into 16-byte loads
+        // over the 8-byte stores that wrote them, they stall on store
+        // forwarding.
+        let e = &self.cur;
+        let w = std::hint::black_box;
         // A record's attributes are always the front of the recent table
         // (found entries move there, new ones are inserted there).
         let attributes: &[u8] = if self.has_attrs {
@@ -445,18 +470,27 @@ impl<R: Read> Reader<R> {
         } else {
             &[]
         };
-        Item::Event(Event { attributes, ..e })
+        Item::Event(Event {
+            kind: EVENT_KINDS[e.kind as usize],
+            size: w(e.size),
+            address: w(e.address),
+            new_address: w(e.new_address),
+            thread: w(e.thread),
+            heap: w(e.heap),
+            time: w(e.time),
+            attributes,
+        })
     }
 
     /// Decodes one record from the block's streams: the event, or `None`
     /// for a comment (in `self.comment`).
     #[inline]
-    fn decode_record(&mut self) -> Result<Option<Event<'static>>, Error> {
+    fn decode_record(&mut self) -> Result<bool, Error> {
         self.decode_inner().map_err(|b| self.record_error(b))
     }
 
     #[inline]
-    fn decode_inner(&mut self) -> Dec<Option<Event<'static>>> {
+    fn decode_inner(&mut self) -> Dec<bool> {
         let tag = self.get(Stream::Kind)?;
         if tag == TAG_COMMENT {
             let n = self.var(Stream::Comment)?;
@@ -469,7 +503,7 @@ impl<R: Read> Reader<R> {
                 None => return Err(self.bad("comment cut short")),
             }
             self.end_record();
-            return Ok(None);
+            return Ok(false);
         }
         let Some(kind) = EventKind::from_tag(tag) else {
             return Err(self.bad(format!("unknown record kind {tag}")));
@@ -518,16 +552,16 @@ impl<R: Read> Reader<R> {
         self.model.time = self.model.time.wrapping_add(dt as u64);
         self.attributes()?;
         self.end_record();
-        Ok(Some(Event {
-            kind,
+        self.cur = Decoded {
+            kind: kind as u64,
             size,
             address,
             new_address,
             thread,
             heap,
             time: self.model.time,
-            attributes: &[],
-        }))
+        };
+        Ok(true)
     }
 
     fn end_record(&mut self) {
