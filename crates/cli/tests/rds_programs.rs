@@ -232,3 +232,29 @@ fn pointers_need_a_meta_tf_output() {
     assert!(err.contains("*.mtf"), "{err}");
     assert!(!std::path::Path::new(&p(&dir, "x.tpack")).exists());
 }
+
+/// A pointer trace's allocation sites (plain numbers, with the module map
+/// in its notes) are symbolized like a heap recording's.
+#[test]
+fn pointer_trace_sites_are_symbolized() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = p(&dir, "figure2");
+    let src = fixture("rds/figure2.c");
+    ok(&tramp(&["cc", "--", "cc", "-O0", "-g", &src, "-o", &exe]));
+    let trace = p(&dir, "f.mtf");
+    assert!(
+        tramp(&["record", "--pointers", "-o", &trace, "--", &exe])
+            .status
+            .success()
+    );
+    let text = ok(&tramp(&["stats", &trace, "--sites"]));
+    // make_tree's six nodes and main's array, by function and line.
+    assert!(
+        text.contains("make_tree (") && text.contains("figure2.c:13)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("main (") && text.contains("figure2.c:25)"),
+        "{text}"
+    );
+}

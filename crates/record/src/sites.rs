@@ -187,6 +187,9 @@ pub struct SiteStats {
     stacks: FxHashMap<u64, Vec<u64>>,
     totals: FxHashMap<(u8, u64), SiteTotals>,
     live: FxHashMap<u64, ((u8, u64), u64)>,
+    /// From the process annotation: whether plain site numbers are stack
+    /// ids (`--stack`) or return addresses.
+    stacks_on: bool,
 }
 
 impl SiteStats {
@@ -209,14 +212,27 @@ impl SiteStats {
                     Some(Annotation::Stack { id, frames }) => {
                         self.stacks.insert(id, frames);
                     }
+                    Some(Annotation::Process { stack_depth, .. }) => {
+                        self.stacks_on = stack_depth > 0;
+                    }
                     _ => {}
                 }
             }
             RecordKind::Alloc => {
+                // HATF and tpack keep the site in the attributes; pointer
+                // traces (and other DTDs) as a plain number.
                 let site = rec
                     .role(Role::Attributes)
                     .and_then(|v| v.as_bytes())
                     .and_then(decode_site)
+                    .or_else(|| {
+                        let kind = if self.stacks_on {
+                            SITE_STACK
+                        } else {
+                            SITE_RETURN_ADDRESS
+                        };
+                        rec.role_u64(Role::Site).map(|v| (kind, v))
+                    })
                     .unwrap_or((0, 0));
                 let size = rec.role_u64(Role::Size).unwrap_or(0);
                 let address = rec.role_u64(Role::Address).unwrap_or(0);
