@@ -258,3 +258,47 @@ fn pointer_trace_sites_are_symbolized() {
         "{text}"
     );
 }
+
+/// `tramp rds` names a recorded program's sites and the instructions that
+/// create and traverse each type's edges (the paper's static instructions).
+#[test]
+fn rds_names_the_code_behind_each_type() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = p(&dir, "figure2");
+    let src = fixture("rds/figure2.c");
+    ok(&tramp(&["cc", "--", "cc", "-O0", "-g", &src, "-o", &exe]));
+    let trace = p(&dir, "f.mtf");
+    assert!(
+        tramp(&["record", "--pointers", "-o", &trace, "--", &exe])
+            .status
+            .success()
+    );
+    let text = ok(&tramp(&["rds", &trace]));
+    // The type is make_tree's malloc (line 13); t->left and t->right are
+    // stored on lines 15 and 16; sum() reads them on line 22.
+    let line = |l: &str| {
+        text.lines()
+            .find(|x| x.trim_start().starts_with(l))
+            .unwrap_or("")
+            .to_string()
+    };
+    assert!(
+        text.contains("make_tree (") && text.contains("figure2.c:13)"),
+        "{text}"
+    );
+    let creates = line("creates edges");
+    assert!(
+        creates.contains("figure2.c:15)") && creates.contains("figure2.c:16)"),
+        "{text}"
+    );
+    assert!(line("traverses").contains("sum ("), "{text}");
+    let json: Value = serde_json::from_str(&ok(&tramp(&["rds", &trace, "--json"]))).unwrap();
+    let site = json["types"][0]["sites"][0].as_u64().unwrap().to_string();
+    assert!(
+        json["places"][&site]
+            .as_str()
+            .unwrap()
+            .starts_with("make_tree"),
+        "{json}"
+    );
+}

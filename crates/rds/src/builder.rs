@@ -153,8 +153,9 @@ struct Object {
     idx: u32,
     /// Current same-instance edges: (offset, target dynid, event added).
     out: Vec<(u64, u64, u64)>,
-    /// Edges waiting for their sites to share an SCC: (offset, target dynid).
-    pending: Vec<(u64, u64)>,
+    /// Edges waiting for their sites to share an SCC: (offset, target
+    /// dynid, the instruction that stored it).
+    pending: Vec<(u64, u64, u64)>,
 }
 
 /// Counts over the whole run.
@@ -297,7 +298,7 @@ impl Builder {
             let dd = self.obj(d).dynid;
             let o = self.obj_mut(s);
             o.pending.retain(|p| p.0 != offset);
-            o.pending.push((offset, dd));
+            o.pending.push((offset, dd, pc));
             self.pending.insert(s);
             self.counts.edges_queued += 1;
         }
@@ -414,16 +415,16 @@ impl Builder {
             };
             let items = o.pending.clone();
             let mut keep = Vec::new();
-            for (off, dyn_target) in items {
+            for (off, dyn_target, pc) in items {
                 let Some(&d) = self.by_dynid.get(&dyn_target) else {
                     continue;
                 };
                 let (ss, ds) = (self.obj(s).site, self.obj(d).site);
                 if self.ssg.same_scc(ss, ds) {
                     self.counts.edges_merged_later += 1;
-                    self.join(s, d, off, 0);
+                    self.join(s, d, off, pc);
                 } else {
-                    keep.push((off, dyn_target));
+                    keep.push((off, dyn_target, pc));
                 }
             }
             let empty = keep.is_empty();

@@ -79,9 +79,41 @@ pub struct RdsReport {
     /// Figure 7: (RSF, fraction of pointer-chasing loads in instances with
     /// an RSF ≤ it).
     pub rsf_cdf: Vec<(f64, f64)>,
+    /// Names of the sites and instructions above, where the trace says what
+    /// code they are (a recorded program's module map): function (file:line).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub places: BTreeMap<u64, String>,
 }
 
 impl RdsReport {
+    /// Names every site and instruction of the types that `name` knows
+    /// (allocation sites, and the instructions that create, traverse and
+    /// free edges).
+    pub fn name_sites(&mut self, mut name: impl FnMut(u64) -> Option<String>) {
+        for t in &self.types {
+            for a in t
+                .sites
+                .iter()
+                .chain(&t.create_pcs)
+                .chain(&t.traverse_pcs)
+                .chain(&t.free_pcs)
+            {
+                if !self.places.contains_key(a)
+                    && let Some(n) = name(*a)
+                {
+                    self.places.insert(*a, n);
+                }
+            }
+        }
+    }
+
+    fn place(&self, a: u64) -> String {
+        self.places
+            .get(&a)
+            .cloned()
+            .unwrap_or_else(|| format!("{a:#x}"))
+    }
+
     /// Sums up a builder; `site_names` maps dense site numbers to the
     /// trace's site or format ids.
     pub fn new(b: &Builder, site_names: &[u64], top: usize) -> RdsReport {
@@ -257,6 +289,7 @@ impl RdsReport {
             lifetime_cdf,
             live_over_time,
             rsf_cdf,
+            places: BTreeMap::new(),
         }
     }
 
@@ -343,7 +376,7 @@ impl fmt::Display for RdsReport {
             "type", "instances", "nodes", "fwd", "bwd", "accesses"
         )?;
         for t in &self.types {
-            let sites: Vec<String> = t.sites.iter().take(6).map(|x| format!("{x:#x}")).collect();
+            let sites: Vec<String> = t.sites.iter().take(6).map(|x| self.place(*x)).collect();
             writeln!(
                 f,
                 "{:>5} {:>9} {:>9} {:>9} {:>9} {:>10}  {}",
@@ -353,8 +386,31 @@ impl fmt::Display for RdsReport {
                 t.forward_edges,
                 t.backward_edges,
                 t.accesses,
-                sites.join(" ")
+                sites.join(if self.places.is_empty() { " " } else { ", " })
             )?;
+        }
+        if !self.places.is_empty() {
+            // The code behind each type: what the paper lists per RDS.
+            for t in &self.types {
+                writeln!(f)?;
+                writeln!(f, "type {}:", t.rds_type)?;
+                for (what, pcs) in [
+                    ("creates edges", &t.create_pcs),
+                    ("traverses", &t.traverse_pcs),
+                    ("frees", &t.free_pcs),
+                ] {
+                    if pcs.is_empty() {
+                        continue;
+                    }
+                    let names: Vec<String> = pcs.iter().take(8).map(|a| self.place(*a)).collect();
+                    let more = if pcs.len() > 8 {
+                        format!(" (+{} more)", pcs.len() - 8)
+                    } else {
+                        String::new()
+                    };
+                    writeln!(f, "  {what:<14} {}{more}", names.join(", "))?;
+                }
+            }
         }
         writeln!(f)?;
         writeln!(

@@ -42,6 +42,68 @@ impl std::fmt::Display for Place {
     }
 }
 
+/// The module map a recorded trace carries in its `tramp:module` notes:
+/// what names the code addresses of any analysis (allocation sites,
+/// instructions of a pointer trace) afterwards, with [`Modules::symbolizer`].
+#[derive(Default)]
+pub struct ModuleMap {
+    modules: Vec<(u64, String)>,
+}
+
+impl ModuleMap {
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+/// A trace's modules: (load address, path).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Modules {
+    pub modules: Vec<(u64, String)>,
+}
+
+impl Modules {
+    /// A symbolizer over these modules.
+    pub fn symbolizer(&self) -> Symbolizer {
+        let mut s = Symbolizer::default();
+        for (base, path) in &self.modules {
+            s.add_module(*base, path);
+        }
+        s
+    }
+}
+
+impl std::fmt::Display for Modules {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (base, path) in &self.modules {
+            writeln!(f, "{base:#x} {path}")?;
+        }
+        Ok(())
+    }
+}
+
+impl tramp_core::Analysis for ModuleMap {
+    type Report = Modules;
+
+    fn observe(&mut self, rec: &Record<'_>) -> Result<(), tramp_core::Error> {
+        if rec.record_type().kind == RecordKind::Comment
+            && let Some(Annotation::Module { base, path }) = rec
+                .role(Role::Text)
+                .and_then(|v| v.as_bytes())
+                .and_then(Annotation::parse)
+        {
+            self.modules.push((base, path));
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> Modules {
+        Modules {
+            modules: self.modules,
+        }
+    }
+}
+
 /// Maps code addresses of a recorded process to places.
 #[derive(Default)]
 pub struct Symbolizer {
@@ -59,6 +121,14 @@ impl Symbolizer {
         if let Err(i) = self.modules.binary_search_by_key(&base, |(b, _)| *b) {
             self.modules.insert(i, (base, path.to_string()));
         }
+    }
+
+    /// The place of a return address as text, when it lies in a known
+    /// module (else `None`: the number is not a code address of this
+    /// trace, such as a PTF format id).
+    pub fn name(&mut self, address: u64) -> Option<String> {
+        let place = self.symbolize(address);
+        place.module.is_some().then(|| place.to_string())
     }
 
     /// The place of a return address (the call before it is looked up).

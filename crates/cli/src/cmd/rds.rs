@@ -23,8 +23,10 @@ use super::{InputArgs, end_run, print_report};
 /// the static instructions that create, traverse and free its edges) and
 /// the top instances (nodes, edges, lifetime, loads,
 /// latency, stability factor RSF with t = 0.99, shape — list, tree, DAG,
-/// cyclic — and traversal patterns: chain, sibling, other). See
-/// docs/rds.md.
+/// cyclic — and traversal patterns: chain, sibling, other). For a
+/// recorded program (`tramp cc`, `tramp record --pointers`) sites and
+/// instructions are named by function and line, and each type lists the
+/// code that creates, traverses and frees its edges. See docs/rds.md.
 #[derive(Args)]
 pub struct RdsArgs {
     #[command(flatten)]
@@ -52,8 +54,17 @@ pub fn run(a: RdsArgs) -> Result<()> {
     if a.gc {
         rds = rds.with_collection();
     }
-    let run = drive(&mut *o.source, &mut [&mut rds], Vec::new(), &mut o.progress);
-    let report = tramp_core::Analysis::finish(rds);
+    let mut modules = tramp_record::sites::ModuleMap::new();
+    let run = drive(
+        &mut *o.source,
+        &mut [&mut rds, &mut modules],
+        Vec::new(),
+        &mut o.progress,
+    );
+    let mut report = tramp_core::Analysis::finish(rds);
+    // A recorded program's sites and instructions by function and line.
+    let mut symbols = tramp_core::Analysis::finish(modules).symbolizer();
+    report.name_sites(|a| symbols.name(a));
     print_report(&report, a.json)?;
     if let Some(dir) = &a.plots {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {dir}"))?;
