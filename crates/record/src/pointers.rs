@@ -43,11 +43,28 @@ struct Types {
     note: usize,
 }
 
+/// Where each field of the DTD is in a record type (looked up once).
+#[derive(Clone, Copy, Default)]
+struct Fields {
+    thread: Option<usize>,
+    time: Option<usize>,
+    address: Option<usize>,
+    old: Option<usize>,
+    new: Option<usize>,
+    size: Option<usize>,
+    site: Option<usize>,
+    value: Option<usize>,
+    length: Option<usize>,
+    data: Option<usize>,
+}
+
 /// Writes a pointer trace.
 pub struct PointerOut {
     sink: MetaSink<Output>,
     schema: Arc<Schema>,
     types: Types,
+    /// By schema type index.
+    fields: Vec<Fields>,
     buf: RecordBuf,
 }
 
@@ -77,17 +94,38 @@ impl PointerOut {
             store: ty("store"),
             note: ty("note"),
         };
+        let fields = schema
+            .types
+            .iter()
+            .map(|t| {
+                let f = |n: &str| t.field_index(n);
+                Fields {
+                    thread: f("thread"),
+                    time: f("time"),
+                    address: f("address"),
+                    old: f("old"),
+                    new: f("new"),
+                    size: f("size"),
+                    site: f("site"),
+                    value: f("value"),
+                    length: f("length"),
+                    data: f("data"),
+                }
+            })
+            .collect();
         Ok(PointerOut {
             sink,
             schema,
             types,
+            fields,
             buf: RecordBuf::new(),
         })
     }
 
-    /// Sets field `name` of the record being built.
-    fn set(&mut self, ty: usize, name: &str, v: u64) {
-        if let Some(i) = self.schema.types[ty].field_index(name) {
+    /// Sets a field of the record being built (if its type has it).
+    #[inline]
+    fn set(&mut self, field: Option<usize>, v: u64) {
+        if let Some(i) = field {
             self.buf.set_u64(i, v);
         }
     }
@@ -118,26 +156,28 @@ impl TraceOut for PointerOut {
                     // The capture has no heaps of its own.
                     EventKind::CreateHeap | EventKind::DestroyHeap => return Ok(()),
                 };
+                let f = self.fields[ty];
                 self.buf.reset(&self.schema.types[ty]);
-                self.set(ty, "thread", e.thread);
-                self.set(ty, "time", e.time);
-                self.set(ty, "size", e.size);
+                self.set(f.thread, e.thread);
+                self.set(f.time, e.time);
+                self.set(f.size, e.size);
                 if e.kind.is_realloc() {
-                    self.set(ty, "old", e.address);
-                    self.set(ty, "new", e.new_address);
+                    self.set(f.old, e.address);
+                    self.set(f.new, e.new_address);
                 } else {
-                    self.set(ty, "address", e.address);
+                    self.set(f.address, e.address);
                 }
                 let site = decode_site(e.attributes).map_or(0, |(_, v)| v);
-                self.set(ty, "site", site);
+                self.set(f.site, site);
                 self.write(ty)
             }
             Item::Comment(text) => {
                 let ty = self.types.note;
+                let f = self.fields[ty];
                 self.buf.reset(&self.schema.types[ty]);
                 let n = text.len().min(u16::MAX as usize);
-                self.set(ty, "length", n as u64);
-                if let Some(i) = self.schema.types[ty].field_index("data") {
+                self.set(f.length, n as u64);
+                if let Some(i) = f.data {
                     self.buf.set_bytes(i, &text[..n]);
                 }
                 self.write(ty)
@@ -152,12 +192,13 @@ impl TraceOut for PointerOut {
         } else {
             self.types.load
         };
+        let f = self.fields[ty];
         self.buf.reset(&self.schema.types[ty]);
-        self.set(ty, "thread", a.thread);
-        self.set(ty, "time", a.time);
-        self.set(ty, "address", a.address);
-        self.set(ty, "value", a.value);
-        self.set(ty, "site", a.site);
+        self.set(f.thread, a.thread);
+        self.set(f.time, a.time);
+        self.set(f.address, a.address);
+        self.set(f.value, a.value);
+        self.set(f.site, a.site);
         self.write(ty)
     }
 }

@@ -36,6 +36,10 @@ pub struct MetaSink<W: Finish> {
     own: bool,
     /// Records of other formats that the DTD has no record for.
     pub skipped: u64,
+    /// Per-record scratch: field values by position, and the delta fields'
+    /// new previous values.
+    values: Vec<u64>,
+    prev_updates: Vec<(usize, u64)>,
 }
 
 fn same_kind(a: tramp_core::RecordKind, b: tramp_core::RecordKind) -> bool {
@@ -115,6 +119,8 @@ impl<W: Finish> MetaSink<W> {
             own: true,
             skipped: 0,
             compress_sections: true,
+            values: Vec::new(),
+            prev_updates: Vec::new(),
         })
     }
 
@@ -208,20 +214,26 @@ impl<W: Finish> MetaSink<W> {
             }
             return Ok(());
         }
-        let mut values = vec![0u64; rp.positions];
-        let mut prev_updates = Vec::new();
+        // Scratch reused from record to record (no allocation per record).
+        let mut values = std::mem::take(&mut self.values);
+        values.clear();
+        values.resize(rp.positions, 0);
+        let mut prev_updates = std::mem::take(&mut self.prev_updates);
+        prev_updates.clear();
         let res = self.encode_ops(&rp.ops, rp, rec, &mut values, None, &mut prev_updates);
-        if let Err(e) = res {
+        if res.is_ok() {
+            for &(id, v) in &prev_updates {
+                self.live.set_prev(id, v);
+            }
+            if rp.tag == TAG_SECTION {
+                self.live.section = values.get(1).copied().unwrap_or(0).min(255) as u8;
+            }
+        } else {
             self.buf.truncate(mark);
-            return Err(e);
         }
-        for (id, v) in prev_updates {
-            self.live.set_prev(id, v);
-        }
-        if rp.tag == TAG_SECTION {
-            self.live.section = values.get(1).copied().unwrap_or(0).min(255) as u8;
-        }
-        Ok(())
+        self.values = values;
+        self.prev_updates = prev_updates;
+        res
     }
 
     fn encode_ops(
