@@ -65,6 +65,12 @@ pub struct LiveObjects<T = ()> {
     intervals: Option<BTreeMap<u64, u64>>,
     next_id: u64,
     live_bytes: u64,
+    /// The lowest start and highest end any object ever had: an address
+    /// outside them (the stack, most globals) is answered without a search.
+    bounds: (u64, u64),
+    /// The object `find` found last, as (start, end); (0, 0) when unknown.
+    /// Consecutive accesses are mostly to the same object.
+    last: std::cell::Cell<(u64, u64)>,
 }
 
 impl<T> Default for LiveObjects<T> {
@@ -74,6 +80,8 @@ impl<T> Default for LiveObjects<T> {
             intervals: None,
             next_id: 1,
             live_bytes: 0,
+            bounds: (u64::MAX, 0),
+            last: std::cell::Cell::new((0, 0)),
         }
     }
 }
@@ -143,6 +151,8 @@ impl<T> LiveObjects<T> {
         }
         if let Some(iv) = &mut self.intervals {
             iv.insert(address, end);
+            self.bounds = (self.bounds.0.min(address), self.bounds.1.max(end));
+            self.last.set((0, 0));
         }
         evicted
     }
@@ -153,6 +163,7 @@ impl<T> LiveObjects<T> {
         self.live_bytes -= slot.size;
         if let Some(iv) = &mut self.intervals {
             iv.remove(&address);
+            self.last.set((0, 0));
         }
         Some(Object {
             address,
@@ -190,7 +201,10 @@ impl<T> LiveObjects<T> {
         slot.size = size;
         self.live_bytes = self.live_bytes - old + size;
         if let Some(iv) = &mut self.intervals {
-            iv.insert(address, end(address, size));
+            let e = end(address, size);
+            iv.insert(address, e);
+            self.bounds.1 = self.bounds.1.max(e);
+            self.last.set((0, 0));
         }
         Some(old)
     }
@@ -200,8 +214,16 @@ impl<T> LiveObjects<T> {
     pub fn find(&self, address: u64) -> Option<Object<&T>> {
         match &self.intervals {
             Some(iv) => {
+                if address < self.bounds.0 || address >= self.bounds.1 {
+                    return None;
+                }
+                let (s, e) = self.last.get();
+                if s <= address && address < e {
+                    return self.get(s);
+                }
                 let (start, end) = iv.range(..=address).next_back()?;
                 if address < *end {
+                    self.last.set((*start, *end));
                     self.get(*start)
                 } else {
                     None
