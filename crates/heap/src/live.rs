@@ -69,8 +69,11 @@ pub struct LiveObjects<T = ()> {
     /// outside them (the stack, most globals) is answered without a search.
     bounds: (u64, u64),
     /// The object `find` found last, as (start, end); (0, 0) when unknown.
-    /// Consecutive accesses are mostly to the same object.
+    /// Consecutive accesses are mostly to the same object. Not used once a
+    /// resize made objects overlap (a trace that grows a block in place over
+    /// another): `find` then answers from the index alone.
     last: std::cell::Cell<(u64, u64)>,
+    overlapping: bool,
 }
 
 impl<T> Default for LiveObjects<T> {
@@ -82,6 +85,7 @@ impl<T> Default for LiveObjects<T> {
             live_bytes: 0,
             bounds: (u64::MAX, 0),
             last: std::cell::Cell::new((0, 0)),
+            overlapping: false,
         }
     }
 }
@@ -203,6 +207,9 @@ impl<T> LiveObjects<T> {
         if let Some(iv) = &mut self.intervals {
             let e = end(address, size);
             iv.insert(address, e);
+            if iv.range(address + 1..e).next().is_some() {
+                self.overlapping = true;
+            }
             self.bounds.1 = self.bounds.1.max(e);
             self.last.set((0, 0));
         }
@@ -218,7 +225,7 @@ impl<T> LiveObjects<T> {
                     return None;
                 }
                 let (s, e) = self.last.get();
-                if s <= address && address < e {
+                if s <= address && address < e && !self.overlapping {
                     return self.get(s);
                 }
                 let (start, end) = iv.range(..=address).next_back()?;
@@ -340,5 +347,56 @@ mod tests {
         assert_eq!(m.get(0x5000).map(|o| *o.extra), Some(6));
         let all: Vec<(u64, u64, u32)> = m.iter().map(|o| (o.address, o.size, *o.extra)).collect();
         assert_eq!(all, vec![(0x5000, 0x40, 6)]);
+    }
+
+    proptest::proptest! {
+        /// Containment through the interval index (with its bounds and
+        /// last-found shortcut) agrees with a scan of the live objects,
+        /// whatever inserts (overlapping ones evict), removals and resizes
+        /// come before.
+        #[test]
+        fn find_agrees_with_a_scan(ops in proptest::collection::vec((0u8..4, 0u64..64, 0u64..12), 0..300)) {
+            let mut m = LiveObjects::<Identity>::with_intervals();
+            let mut model: Vec<(u64, u64, u64)> = Vec::new(); // start, end, id
+            for (op, a, n) in ops {
+                let addr = 0x1000 + a * 4;
+                match op {
+                    0 => {
+                        let (id, _) = m.insert_identified(addr, n, 0, 0);
+                        let e = end(addr, n);
+                        model.retain(|&(s, me, _)| me <= addr || s >= e);
+                        model.push((addr, e, id));
+                    }
+                    1 => {
+                        m.remove(addr);
+                        model.retain(|&(s, _, _)| s != addr);
+                    }
+                    // Resizes that would run into another object are not
+                    // made (realloc in place grows only into free memory).
+                    2 if !model
+                        .iter()
+                        .any(|o| o.0 > addr && o.0 < end(addr, n)) => {
+                        if m.resize(addr, n).is_some() {
+                            for o in model.iter_mut().filter(|o| o.0 == addr) {
+                                o.1 = end(addr, n);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+                for probe in [addr, addr + 1, addr + 5, 0x0fff, 0x1000 + 70 * 4] {
+                    // The object with the greatest start at or below the
+                    // probe, if it reaches it (what the index answers, also
+                    // when a resize made objects overlap).
+                    let want = model
+                        .iter()
+                        .filter(|o| o.0 <= probe)
+                        .max_by_key(|o| o.0)
+                        .filter(|o| probe < o.1)
+                        .map(|o| o.2);
+                    proptest::prop_assert_eq!(m.find(probe).map(|o| o.extra.id), want);
+                }
+            }
+        }
     }
 }
