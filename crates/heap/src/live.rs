@@ -375,11 +375,10 @@ mod tests {
                     // made (realloc in place grows only into free memory).
                     2 if !model
                         .iter()
-                        .any(|o| o.0 > addr && o.0 < end(addr, n)) => {
-                        if m.resize(addr, n).is_some() {
-                            for o in model.iter_mut().filter(|o| o.0 == addr) {
-                                o.1 = end(addr, n);
-                            }
+                        .any(|o| o.0 > addr && o.0 < end(addr, n))
+                        && m.resize(addr, n).is_some() => {
+                        for o in model.iter_mut().filter(|o| o.0 == addr) {
+                            o.1 = end(addr, n);
                         }
                     }
                     _ => {}
