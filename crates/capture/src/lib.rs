@@ -74,6 +74,9 @@ pub const EV_PROCESS: u8 = 7;
 pub const EV_STALL: u8 = 8;
 pub const EV_LOAD: u8 = 9;
 pub const EV_STORE: u8 = 10;
+/// A free with its call site (pointer captures, where the profile names
+/// the code that frees each structure's nodes).
+pub const EV_FREE_AT: u8 = 11;
 
 /// Bytes of one thread buffer (one mmap).
 const BUF_BYTES: usize = 1 << 18;
@@ -1042,15 +1045,22 @@ fn record_alloc(size: usize, p: *mut c_void, ret: usize) {
 }
 
 #[inline(always)]
-fn record_free(p: *mut c_void) {
+fn record_free(p: *mut c_void, ret: usize) {
     if p.is_null() {
         return;
     }
+    let with_site = POINTERS.load(Ordering::Relaxed);
     with_buffer(|t| {
         let mut w = Writer::new(t);
         let now = now_tsc();
-        w.byte(EV_FREE);
-        w.addr(p as u64);
+        if with_site {
+            w.byte(EV_FREE_AT);
+            w.addr(p as u64);
+            w.site(ret as u64);
+        } else {
+            w.byte(EV_FREE);
+            w.addr(p as u64);
+        }
         w.time(now);
         w.commit();
         flush_if_stale(t, now);
@@ -1221,8 +1231,8 @@ extern "C" fn malloc_impl(size: usize, ret: usize) -> *mut c_void {
     p
 }
 
-extern "C" fn free_impl(p: *mut c_void, _ret: usize) {
-    record_free(p);
+extern "C" fn free_impl(p: *mut c_void, ret: usize) {
+    record_free(p, ret);
     // SAFETY: `p` is the caller's block (or NULL), from glibc's allocator.
     unsafe { sys::__libc_free(p) }
 }

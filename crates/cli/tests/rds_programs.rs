@@ -302,3 +302,29 @@ fn rds_names_the_code_behind_each_type() {
         "{json}"
     );
 }
+
+/// Pointer captures keep each free's call site: the profile names the code
+/// that frees a type's nodes (reverse.c frees its list on line 30).
+#[test]
+fn rds_names_the_code_that_frees() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = p(&dir, "reverse");
+    let src = fixture("rds/reverse.c");
+    ok(&tramp(&["cc", "--", "cc", "-O0", "-g", &src, "-o", &exe]));
+    let trace = p(&dir, "r.mtf");
+    assert!(
+        tramp(&["record", "--pointers", "-o", &trace, "--", &exe])
+            .status
+            .success()
+    );
+    let json: Value = serde_json::from_str(&ok(&tramp(&["rds", &trace, "--json"]))).unwrap();
+    let frees = json["types"][0]["free_pcs"].as_array().unwrap();
+    assert_eq!(frees.len(), 1, "{json}");
+    let name = json["places"][frees[0].as_u64().unwrap().to_string()]
+        .as_str()
+        .unwrap();
+    assert!(
+        name.starts_with("main (") && name.ends_with("reverse.c:30)"),
+        "{name}"
+    );
+}

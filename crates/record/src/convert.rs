@@ -212,6 +212,8 @@ pub(crate) struct State {
     stack_ids: FxHashMap<Vec<u64>, u64>,
     slots: FxHashMap<(usize, u32, u64), u64>,
     attrs: Vec<u8>,
+    /// A free's site (pointer captures), encoded like `attrs`.
+    free_attrs: Vec<u8>,
 }
 
 impl State {
@@ -392,12 +394,22 @@ impl State {
                 self.attrs = attrs;
                 r?;
             }
-            RawEvent::Free { address, .. } => {
+            RawEvent::Free { address, site, .. } => {
                 self.thread_seen(tid, time, w, stats)?;
                 let mut e = base(EventKind::Free);
                 e.address = *address;
                 stats.frees += 1;
-                Self::event(w, e, stats)?;
+                // Pointer captures give the free's call site (a return
+                // address, also with --stack); only pointer traces keep it.
+                let mut attrs = std::mem::take(&mut self.free_attrs);
+                attrs.clear();
+                if *site != 0 {
+                    encode_site(SITE_RETURN_ADDRESS, *site, &mut attrs);
+                }
+                e.attributes = &attrs;
+                let r = Self::event(w, e, stats);
+                self.free_attrs = attrs;
+                r?;
             }
             RawEvent::Realloc {
                 size,

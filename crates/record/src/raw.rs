@@ -29,6 +29,7 @@ pub const EV_PROCESS: u8 = 7;
 pub const EV_STALL: u8 = 8;
 pub const EV_LOAD: u8 = 9;
 pub const EV_STORE: u8 = 10;
+pub const EV_FREE_AT: u8 = 11;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RawError {
@@ -162,6 +163,8 @@ pub enum RawEvent {
     Free {
         time: u64,
         address: u64,
+        /// The call site (pointer captures only; 0 otherwise).
+        site: u64,
     },
     Realloc {
         time: u64,
@@ -275,7 +278,7 @@ pub fn decode_chunk(
             // and uses it last, so its latency overlaps the other stores);
             // addresses and sites are differences from the chunk's last.
             EV_ALLOC | EV_FREE | EV_REALLOC | EV_THREAD_START | EV_THREAD_END | EV_STALL
-            | EV_LOAD | EV_STORE => {
+            | EV_LOAD | EV_STORE | EV_FREE_AT => {
                 let mut addr = |at: &mut usize| -> Result<u64, RawError> {
                     prev_addr = prev_addr.wrapping_add(unzigzag(varint(at, kind)?));
                     Ok(prev_addr)
@@ -300,6 +303,12 @@ pub fn decode_chunk(
                     },
                     EV_FREE => RawEvent::Free {
                         address: addr(&mut at)?,
+                        site: 0,
+                        time: clock(&mut at)?,
+                    },
+                    EV_FREE_AT => RawEvent::Free {
+                        address: addr(&mut at)?,
+                        site: site(&mut at)?,
                         time: clock(&mut at)?,
                     },
                     EV_REALLOC => RawEvent::Realloc {
