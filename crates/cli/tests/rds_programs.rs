@@ -35,7 +35,17 @@ fn profile(name: &str, cc: &str) -> Value {
     let dir = tempfile::tempdir().unwrap();
     let exe = p(&dir, name);
     let src = fixture(&format!("rds/{name}.c"));
-    ok(&tramp(&["cc", "--", cc, "-O0", "-g", &src, "-o", &exe]));
+    ok(&tramp(&[
+        "cc",
+        "--",
+        cc,
+        "-O0",
+        "-g",
+        &src,
+        "-o",
+        &exe,
+        "-lpthread",
+    ]));
     let trace = p(&dir, &format!("{name}.mtf.zst"));
     let rec = tramp(&["record", "--pointers", "-o", &trace, "--", &exe]);
     assert!(
@@ -184,6 +194,27 @@ fn a_graph_through_adjacency_arrays_is_one_type_of_two_sites() {
         // the cycle: queued, then merged when the SCC forms.
         assert_eq!(j["counts"]["edges_queued"], 10);
         assert_eq!(j["counts"]["edges_merged_later"], 10);
+    });
+}
+
+#[test]
+fn threads_each_build_their_own_instance() {
+    check("threads", |j| {
+        assert_eq!(j["summary"]["rds_types"], 1, "{j}");
+        // One list per thread, each node in front of the older ones.
+        assert_eq!(
+            instances(j),
+            vec![
+                (100, "list".into()),
+                (101, "list".into()),
+                (102, "list".into()),
+                (103, "list".into())
+            ]
+        );
+        assert_eq!(j["summary"]["forward_edges"], 0);
+        assert_eq!(j["summary"]["backward_edges"], 99 + 100 + 101 + 102);
+        // Each walk follows every edge once.
+        assert_eq!(j["summary"]["total_accesses"], 402);
     });
 }
 
