@@ -216,7 +216,7 @@ impl<'a> Machine<'a> {
             self.touched = false;
         }
         if let Some(n) = &self.script.main {
-            self.eval(n, Some(rec))?;
+            self.exec(n, Some(rec))?;
         }
         self.record += 1;
         Ok(())
@@ -264,6 +264,23 @@ impl<'a> Machine<'a> {
             return Err(err);
         }
         Ok(())
+    }
+
+    /// An integer field of the current record, when it is one and the
+    /// script has not updated it (else `None`: ask [`Machine::field`], which
+    /// also says what is wrong). Comes back in registers, where a `Val` in
+    /// a `Result` goes through memory.
+    #[inline]
+    fn field_int(&self, rec: Option<&Record<'_>>, ty: usize, field: usize) -> Option<i64> {
+        let rec = rec?;
+        if rec.record_type().index != ty || self.touched {
+            return None;
+        }
+        match rec.get(field)? {
+            Value::U64(v) => Some(v as i64),
+            Value::I64(v) => Some(v),
+            _ => None,
+        }
     }
 
     #[inline]
@@ -364,6 +381,12 @@ impl<'a> Machine<'a> {
     /// One request to buffer `b` for the object `key` names; 1 on a hit.
     #[inline]
     fn buffer_request(&mut self, op: BufferOp, b: usize, key: Key) -> Val {
+        Val::Int(self.buffer_hit(op, b, key) as i64)
+    }
+
+    /// One request to buffer `b` for the object `key` names; true on a hit.
+    #[inline]
+    fn buffer_hit(&mut self, op: BufferOp, b: usize, key: Key) -> bool {
         let id = self.buffer_id(key);
         let req = Request {
             op: if op == BufferOp::Write {
@@ -380,7 +403,7 @@ impl<'a> Machine<'a> {
             }
             _ => self.buffers[b].access(&req),
         };
-        Val::Int(hit as i64)
+        hit
     }
 
     fn buffer(&self, v: Val) -> R<usize> {
@@ -647,28 +670,8 @@ impl<'a> Machine<'a> {
                 }
                 Int(0)
             }
-            Node::Seq(v) => {
-                for n in v {
-                    self.eval(n, rec)?;
-                }
-                TRUE
-            }
-            Node::If(arms, otherwise) => {
-                for (c, body) in arms {
-                    if self.eval(c, rec)?.truthy() {
-                        self.eval(body, rec)?;
-                        return Ok(TRUE);
-                    }
-                }
-                if let Some(e) = otherwise {
-                    self.eval(e, rec)?;
-                }
-                TRUE
-            }
-            Node::While(c, body) => {
-                while self.eval(c, rec)?.truthy() {
-                    self.eval(body, rec)?;
-                }
+            Node::Seq(_) | Node::If(..) | Node::While(..) => {
+                self.exec(node, rec)?;
                 TRUE
             }
             Node::TypeIs(c) => match rec {
@@ -693,19 +696,7 @@ impl<'a> Machine<'a> {
                 self.scalars[*slot] = v;
                 TRUE
             }
-            Node::BufferVars(op, b, keys) => {
-                let key = match (keys.first(), keys.get(1)) {
-                    (Some(&a), None) => self.scalars[a].key(),
-                    (Some(&a), Some(&c)) => match (&self.scalars[a], &self.scalars[c]) {
-                        (Int(x), Int(y)) => Key::II(*x, *y),
-                        (x, y) => Key::P(Box::new((x.key(), y.key()))),
-                    },
-                    _ => unreachable!("one or two keys"),
-                };
-                let bv = self.scalars[*b].clone();
-                let b = self.buffer(bv)?;
-                self.buffer_request(*op, b, key)
-            }
+            Node::BufferVars(op, b, keys) => Int(self.buffer_vars(*op, *b, keys)? as i64),
             Node::AddVar(slot, c) => {
                 match &mut self.scalars[*slot] {
                     Int(v) => match v.checked_add(*c) {
@@ -739,6 +730,114 @@ impl<'a> Machine<'a> {
                 let k = self.keys(keys, rec)?;
                 self.buffer_request(*op, b, k)
             }
+        })
+    }
+
+    /// Runs a statement. Statements need no value, so the hot ones return
+    /// nothing here (a `Val` in a `Result` comes back through memory, a
+    /// unit or a bool in registers); anything else is evaluated.
+    fn exec(&mut self, node: &Node, rec: Option<&Record<'_>>) -> R<()> {
+        match node {
+            Node::Seq(v) => {
+                for n in v {
+                    self.exec(n, rec)?;
+                }
+            }
+            Node::If(arms, otherwise) => {
+                for (c, body) in arms {
+                    if self.cond(c, rec)? {
+                        return self.exec(body, rec);
+                    }
+                }
+                if let Some(e) = otherwise {
+                    self.exec(e, rec)?;
+                }
+            }
+            Node::While(c, body) => {
+                while self.cond(c, rec)? {
+                    self.exec(body, rec)?;
+                }
+            }
+            Node::BufferVars(op, b, keys) => {
+                self.buffer_vars(*op, *b, keys)?;
+            }
+            Node::LoadField { slot, ty, field } => match self.field_int(rec, *ty, *field) {
+                // An integer over an integer: one word written, no `Val`
+                // assembled and copied (which stalled on store forwarding).
+                Some(i) => match &mut self.scalars[*slot] {
+                    Val::Int(x) => *x = i,
+                    other => *other = Val::Int(i),
+                },
+                None => {
+                    let v = self.field(rec, *ty, *field)?;
+                    self.scalars[*slot] = v;
+                }
+            },
+            _ => {
+                self.eval(node, rec)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A buffer call whose buffer and keys are variables; true on a hit.
+    #[inline]
+    fn buffer_vars(&mut self, op: BufferOp, b: usize, keys: &[usize]) -> R<bool> {
+        let key = match (keys.first(), keys.get(1)) {
+            (Some(&a), None) => self.scalars[a].key(),
+            (Some(&a), Some(&c)) => match (&self.scalars[a], &self.scalars[c]) {
+                (Val::Int(x), Val::Int(y)) => Key::II(*x, *y),
+                (x, y) => Key::P(Box::new((x.key(), y.key()))),
+            },
+            _ => unreachable!("one or two keys"),
+        };
+        let b = match self.scalars[b] {
+            Val::Int(i) if i >= 0 && (i as usize) < self.buffers.len() => i as usize,
+            ref other => {
+                let v = other.clone();
+                self.buffer(v)?
+            }
+        };
+        Ok(self.buffer_hit(op, b, key))
+    }
+
+    /// Evaluates a condition.
+    fn cond(&mut self, node: &Node, rec: Option<&Record<'_>>) -> R<bool> {
+        Ok(match node {
+            Node::TypeIs(c) => match rec {
+                Some(r) => r.record_type().index as i64 == *c,
+                None => return Err(self.err("RECORD_TYPE exists only in main")),
+            },
+            Node::FieldCmp {
+                ty,
+                field,
+                op,
+                value,
+            } => {
+                let ord = match self.field_int(rec, *ty, *field) {
+                    Some(v) => v.cmp(value),
+                    None => compare(&self.field(rec, *ty, *field)?, &Val::Int(*value)),
+                };
+                holds(*op, ord)
+            }
+            Node::Not(a) => !self.cond(a, rec)?,
+            Node::And(v) => {
+                for n in v {
+                    if !self.cond(n, rec)? {
+                        return Ok(false);
+                    }
+                }
+                true
+            }
+            Node::Or(v) => {
+                for n in v {
+                    if self.cond(n, rec)? {
+                        return Ok(true);
+                    }
+                }
+                false
+            }
+            _ => self.eval(node, rec)?.truthy(),
         })
     }
 }
