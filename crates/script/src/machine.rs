@@ -396,14 +396,13 @@ impl<'a> Machine<'a> {
             },
             ..Request::read(id, 1)
         };
-        let hit = match op {
+        match op {
             BufferOp::Prefetch => {
                 self.buffers[b].prefetch(&req);
                 true
             }
             _ => self.buffers[b].access(&req),
-        };
-        hit
+        }
     }
 
     fn buffer(&self, v: Val) -> R<usize> {
