@@ -760,6 +760,11 @@ impl<'a> Machine<'a> {
             Node::BufferVars(op, b, keys) => {
                 self.buffer_vars(*op, *b, keys)?;
             }
+            // Lisp sequences with `and`/`or`: their truth decides, their
+            // value is not wanted.
+            Node::And(_) | Node::Or(_) | Node::Not(_) => {
+                self.cond(node, rec)?;
+            }
             Node::LoadField { slot, ty, field } => match self.field_int(rec, *ty, *field) {
                 // An integer over an integer: one word written, no `Val`
                 // assembled and copied (which stalled on store forwarding).
@@ -820,6 +825,17 @@ impl<'a> Machine<'a> {
                 holds(*op, ord)
             }
             Node::Not(a) => !self.cond(a, rec)?,
+            // Statements are true (a buffer call: whether it hit).
+            Node::BufferVars(op, b, keys) => self.buffer_vars(*op, *b, keys)?,
+            Node::SetVar(..)
+            | Node::AddVar(..)
+            | Node::LoadField { .. }
+            | Node::Seq(_)
+            | Node::If(..)
+            | Node::While(..) => {
+                self.exec(node, rec)?;
+                true
+            }
             Node::And(v) => {
                 for n in v {
                     if !self.cond(n, rec)? {
