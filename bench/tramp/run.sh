@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # TRAMP command language throughput, in one run: Figure 8's LRU script over
 # a 10 M-record binary trace beside the same LRU in awk (mawk and gawk) over
-# the trace's text form, and Figure 4's counting script beside hand-written
-# Rust loops over the same records (as the description reader gives them to
-# the script) and over the raw bytes.
+# the trace's text form and beside a hand-written Rust loop over the raw
+# bytes with the same buffer (the floor: tramp-cachesim's LRU alone), and
+# Figure 4's counting script beside hand-written Rust loops over the same
+# records (as the description reader gives them to the script) and over the
+# raw bytes.
 #
 # usage: bench/tramp/run.sh [RECORDS]   (needs hyperfine, mawk, gawk)
 set -euo pipefail
@@ -21,12 +23,14 @@ ls -l "$tmp/t.bin" "$tmp/t.txt" | awk '{print "  " $5 " bytes  " $9}'
 echo "== answers (must agree)"
 "$tramp" run "$s/fig8.tramp" -f "$s/fs.desc" "$tmp/t.bin" | head -1
 mawk -f bench/tramp/lru.awk "$tmp/t.txt"
+"$ex" lru "$tmp/t.bin"
 "$tramp" run "$s/fig4.tramp" -f "$s/fs.desc" "$tmp/t.bin"
 "$ex" count "$tmp/t.bin"
 "$ex" count-records "$s/fs.desc" "$tmp/t.bin"
 echo "== Figure 8 (LRU, 2048 buffers)"
 hyperfine -N -w 1 -r 3 --export-markdown "$tmp/lru.md" \
   -n "tramp run fig8 (binary)" "$tramp run $s/fig8.tramp -f $s/fs.desc $tmp/t.bin" \
+  -n "hand-written Rust loop, raw bytes, same buffer" "$ex lru $tmp/t.bin" \
   -n "mawk lru.awk (text)" "mawk -f bench/tramp/lru.awk $tmp/t.txt" \
   -n "gawk lru.awk (text)" "gawk -f bench/tramp/lru.awk $tmp/t.txt"
 cat "$tmp/lru.md"
