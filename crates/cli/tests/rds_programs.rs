@@ -30,29 +30,27 @@ fn compilers() -> Vec<&'static str> {
     v
 }
 
-/// Builds, runs under the capture and profiles `fixtures/rds/NAME.c`.
-fn profile(name: &str, cc: &str) -> Value {
-    let dir = tempfile::tempdir().unwrap();
-    let exe = p(&dir, name);
+/// Builds `fixtures/rds/NAME.c` with `tramp cc -- CC -O0 -g` in `dir`, runs
+/// it under `tramp record --pointers`; returns the trace's path.
+fn record(dir: &tempfile::TempDir, name: &str, cc: &str) -> String {
+    let exe = p(dir, name);
     let src = fixture(&format!("rds/{name}.c"));
-    ok(&tramp(&[
-        "cc",
-        "--",
-        cc,
-        "-O0",
-        "-g",
-        &src,
-        "-o",
-        &exe,
-        "-lpthread",
-    ]));
-    let trace = p(&dir, &format!("{name}.mtf.zst"));
+    let build = ["cc", "--", cc, "-O0", "-g", &src, "-o", &exe, "-lpthread"];
+    ok(&tramp(&build));
+    let trace = p(dir, &format!("{name}.mtf.zst"));
     let rec = tramp(&["record", "--pointers", "-o", &trace, "--", &exe]);
     assert!(
         rec.status.success(),
         "{name} ({cc}) failed under the capture: {}",
         String::from_utf8_lossy(&rec.stderr)
     );
+    trace
+}
+
+/// The `tramp rds --json` profile of `fixtures/rds/NAME.c` built with `cc`.
+fn profile(name: &str, cc: &str) -> Value {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = record(&dir, name, cc);
     serde_json::from_str(&ok(&tramp(&["rds", &trace, "--json"]))).unwrap()
 }
 
@@ -269,15 +267,7 @@ fn pointers_need_a_meta_tf_output() {
 #[test]
 fn pointer_trace_sites_are_symbolized() {
     let dir = tempfile::tempdir().unwrap();
-    let exe = p(&dir, "figure2");
-    let src = fixture("rds/figure2.c");
-    ok(&tramp(&["cc", "--", "cc", "-O0", "-g", &src, "-o", &exe]));
-    let trace = p(&dir, "f.mtf");
-    assert!(
-        tramp(&["record", "--pointers", "-o", &trace, "--", &exe])
-            .status
-            .success()
-    );
+    let trace = record(&dir, "figure2", "cc");
     let text = ok(&tramp(&["stats", &trace, "--sites"]));
     // make_tree's six nodes and main's array, by function and line.
     assert!(
@@ -295,15 +285,7 @@ fn pointer_trace_sites_are_symbolized() {
 #[test]
 fn rds_names_the_code_behind_each_type() {
     let dir = tempfile::tempdir().unwrap();
-    let exe = p(&dir, "figure2");
-    let src = fixture("rds/figure2.c");
-    ok(&tramp(&["cc", "--", "cc", "-O0", "-g", &src, "-o", &exe]));
-    let trace = p(&dir, "f.mtf");
-    assert!(
-        tramp(&["record", "--pointers", "-o", &trace, "--", &exe])
-            .status
-            .success()
-    );
+    let trace = record(&dir, "figure2", "cc");
     let text = ok(&tramp(&["rds", &trace]));
     // The type is make_tree's malloc (line 13); t->left and t->right are
     // stored on lines 15 and 16; sum() reads them on line 22.
@@ -339,15 +321,7 @@ fn rds_names_the_code_behind_each_type() {
 #[test]
 fn rds_names_the_code_that_frees() {
     let dir = tempfile::tempdir().unwrap();
-    let exe = p(&dir, "reverse");
-    let src = fixture("rds/reverse.c");
-    ok(&tramp(&["cc", "--", "cc", "-O0", "-g", &src, "-o", &exe]));
-    let trace = p(&dir, "r.mtf");
-    assert!(
-        tramp(&["record", "--pointers", "-o", &trace, "--", &exe])
-            .status
-            .success()
-    );
+    let trace = record(&dir, "reverse", "cc");
     let json: Value = serde_json::from_str(&ok(&tramp(&["rds", &trace, "--json"]))).unwrap();
     let frees = json["types"][0]["free_pcs"].as_array().unwrap();
     assert_eq!(frees.len(), 1, "{json}");

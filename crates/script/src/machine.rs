@@ -652,44 +652,12 @@ impl<'a> Machine<'a> {
                 Float(v) => Float(-v),
                 Str(_) => return Err(self.err("arithmetic on text")),
             },
-            Node::Not(a) => Int(!self.eval(a, rec)?.truthy() as i64),
-            Node::And(v) => {
-                for n in v {
-                    if !self.eval(n, rec)?.truthy() {
-                        return Ok(Int(0));
-                    }
-                }
-                TRUE
-            }
-            Node::Or(v) => {
-                for n in v {
-                    if self.eval(n, rec)?.truthy() {
-                        return Ok(TRUE);
-                    }
-                }
-                Int(0)
-            }
+            Node::Not(_) | Node::And(_) | Node::Or(_) => Int(self.cond(node, rec)? as i64),
             Node::Seq(_) | Node::If(..) | Node::While(..) => {
                 self.exec(node, rec)?;
                 TRUE
             }
-            Node::TypeIs(c) => match rec {
-                Some(r) => Int((r.record_type().index as i64 == *c) as i64),
-                None => return Err(self.err("RECORD_TYPE exists only in main")),
-            },
-            Node::FieldCmp {
-                ty,
-                field,
-                op,
-                value,
-            } => {
-                let x = self.field(rec, *ty, *field)?;
-                let ord = match x {
-                    Int(v) => v.cmp(value),
-                    ref other => compare(other, &Int(*value)),
-                };
-                Int(holds(*op, ord) as i64)
-            }
+            Node::TypeIs(_) | Node::FieldCmp { .. } => Int(self.cond(node, rec)? as i64),
             Node::LoadField { slot, ty, field } => {
                 let v = self.field(rec, *ty, *field)?;
                 self.scalars[*slot] = v;
