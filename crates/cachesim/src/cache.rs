@@ -70,11 +70,14 @@ fn ratio(a: u64, b: u64) -> f64 {
 }
 
 /// A cache: a policy, its capacity unit, its statistics and which cached
-/// objects are dirty.
+/// objects are dirty (in the policy's entries when it keeps that, else in a
+/// set here).
 pub struct Cache {
     policy: Box<dyn Policy>,
     unit: Unit,
     stats: Stats,
+    /// Whether the policy keeps the dirty bits (`Policy::mark_dirty`).
+    policy_dirty: bool,
     dirty: FxHashSet<u64>,
     evicted: Vec<u64>,
 }
@@ -88,6 +91,7 @@ impl Cache {
     /// A cache around any policy.
     pub fn with_policy(policy: Box<dyn Policy>, unit: Unit) -> Cache {
         Cache {
+            policy_dirty: policy.write_backs().is_some(),
             policy,
             unit,
             stats: Stats::default(),
@@ -138,6 +142,18 @@ impl Cache {
 
     fn settle(&mut self, write: bool, id: u64) {
         self.stats.evictions += self.evicted.len() as u64;
+        if self.policy_dirty {
+            if !self.evicted.is_empty() {
+                self.evicted.clear();
+                if let Some(w) = self.policy.write_backs() {
+                    self.stats.write_backs = w;
+                }
+            }
+            if write {
+                self.policy.mark_dirty(id);
+            }
+            return;
+        }
         if !self.dirty.is_empty() {
             for v in self.evicted.drain(..) {
                 if self.dirty.remove(&v) {
@@ -168,7 +184,7 @@ impl Cache {
     /// Objects written and still cached (they would be written back at a
     /// flush).
     pub fn dirty(&self) -> usize {
-        self.dirty.len()
+        self.policy.dirty_len().unwrap_or(self.dirty.len())
     }
 
     /// A report of this cache.
@@ -179,7 +195,7 @@ impl Cache {
             unit: self.unit,
             cached: self.policy.len() as u64,
             occupied: self.policy.occupied(),
-            dirty: self.dirty.len() as u64,
+            dirty: self.dirty() as u64,
             miss_ratio: self.stats.miss_ratio(),
             byte_miss_ratio: self.stats.byte_miss_ratio(),
             stats: self.stats.clone(),

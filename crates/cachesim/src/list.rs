@@ -17,6 +17,9 @@ pub(crate) struct Node {
     pub freq: u64,
     /// Which of a policy's lists holds the entry.
     pub tag: u8,
+    /// Written since it was admitted (policies that keep it: the
+    /// single-queue ones, see [`Queue::mark_dirty`]).
+    pub dirty: bool,
     prev: u32,
     next: u32,
 }
@@ -40,6 +43,7 @@ impl Table {
             size,
             freq: 0,
             tag,
+            dirty: false,
             prev: NIL,
             next: NIL,
         };
@@ -175,6 +179,8 @@ pub(crate) struct Queue {
     pub cap: u64,
     pub t: Table,
     pub q: List,
+    /// Dirty entries removed (evicted): write-backs.
+    pub write_backs: u64,
 }
 
 impl Queue {
@@ -183,6 +189,7 @@ impl Queue {
             cap,
             t: Table::default(),
             q: List::default(),
+            write_backs: 0,
         }
     }
 
@@ -190,10 +197,33 @@ impl Queue {
         self.t.find(id)
     }
 
+    /// Marks a cached object written; false if it is not cached.
+    pub fn mark_dirty(&mut self, id: u64) -> bool {
+        match self.t.find(id) {
+            Some(s) => {
+                self.t[s].dirty = true;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Cached objects written since they were admitted.
+    pub fn dirty_len(&self) -> usize {
+        let mut n = 0;
+        let mut s = self.q.head;
+        while s != NIL {
+            n += self.t[s].dirty as usize;
+            s = self.t[s].next;
+        }
+        n
+    }
+
     /// Unlinks and forgets an entry; returns its id.
     pub fn remove(&mut self, slot: u32) -> u64 {
         self.q.unlink(&mut self.t, slot);
         let id = self.t[slot].id;
+        self.write_backs += self.t[slot].dirty as u64;
         self.t.remove(slot);
         id
     }

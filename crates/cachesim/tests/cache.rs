@@ -32,6 +32,59 @@ fn dirty_evictions_are_write_backs() {
     assert_eq!(s.bytes_missed, 5 * 8);
 }
 
+/// A policy with its own write-back bookkeeping hidden, so that the cache
+/// keeps its set of dirty ids instead.
+struct SetKept(Box<dyn tramp_cachesim::policy::Policy>);
+
+impl tramp_cachesim::policy::Policy for SetKept {
+    fn name(&self) -> &'static str {
+        self.0.name()
+    }
+    fn capacity(&self) -> u64 {
+        self.0.capacity()
+    }
+    fn get(&mut self, a: tramp_cachesim::policy::Access, evicted: &mut Vec<u64>) -> bool {
+        self.0.get(a, evicted)
+    }
+    fn contains(&self, id: u64) -> bool {
+        self.0.contains(id)
+    }
+    fn occupied(&self) -> u64 {
+        self.0.occupied()
+    }
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+}
+
+proptest! {
+    /// The dirty bits a single-queue policy keeps in its entries give the
+    /// same write-backs and dirty count as the cache's own set of dirty ids.
+    #[test]
+    fn policy_kept_dirty_bits_agree_with_the_set(
+        reqs in proptest::collection::vec((0u64..40, any::<bool>(), 1u32..5), 0..400),
+        cap in 1u64..16,
+        bytes in any::<bool>(),
+    ) {
+        let unit = if bytes { Unit::Bytes } else { Unit::Objects };
+        for kind in [
+            PolicyKind::Lru,
+            PolicyKind::Fifo,
+            PolicyKind::Clock { bits: 1 },
+            PolicyKind::Sieve,
+        ] {
+            let mut fast = Cache::new(kind, cap, unit);
+            let mut set = Cache::with_policy(Box::new(SetKept(kind.build(cap))), unit);
+            for &(id, write, size) in &reqs {
+                let r = if write { Request::write(id, size) } else { Request::read(id, size) };
+                prop_assert_eq!(fast.access(&r), set.access(&r));
+            }
+            prop_assert_eq!(fast.stats().write_backs, set.stats().write_backs, "{}", kind);
+            prop_assert_eq!(fast.dirty(), set.dirty(), "{}", kind);
+        }
+    }
+}
+
 #[test]
 fn a_write_miss_that_is_not_admitted_leaves_nothing_dirty() {
     let mut c = Cache::new(PolicyKind::Lru, 10, Unit::Bytes);

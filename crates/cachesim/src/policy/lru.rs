@@ -37,4 +37,13 @@ impl Policy for Lru {
     fn len(&self) -> usize {
         self.0.len()
     }
+    fn mark_dirty(&mut self, id: u64) -> Option<bool> {
+        Some(self.0.mark_dirty(id))
+    }
+    fn write_backs(&self) -> Option<u64> {
+        Some(self.0.write_backs)
+    }
+    fn dirty_len(&self) -> Option<usize> {
+        Some(self.0.dirty_len())
+    }
 }

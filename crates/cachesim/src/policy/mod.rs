@@ -69,6 +69,21 @@ pub trait Policy: Send {
             self.get(a, evicted);
         }
     }
+    /// Write-back bookkeeping kept in the policy's own entries (no set
+    /// lookups per request): marks a cached object written (`Some(false)`:
+    /// not cached). `None`: the policy does not keep it, and the cache keeps
+    /// a set of dirty ids instead.
+    fn mark_dirty(&mut self, _id: u64) -> Option<bool> {
+        None
+    }
+    /// With `mark_dirty`: dirty objects evicted so far.
+    fn write_backs(&self) -> Option<u64> {
+        None
+    }
+    /// With `mark_dirty`: dirty objects cached now (a walk over them).
+    fn dirty_len(&self) -> Option<usize> {
+        None
+    }
 }
 
 /// The policies by name.

@@ -54,4 +54,13 @@ impl Policy for Sieve {
     fn len(&self) -> usize {
         self.queue.len()
     }
+    fn mark_dirty(&mut self, id: u64) -> Option<bool> {
+        Some(self.queue.mark_dirty(id))
+    }
+    fn write_backs(&self) -> Option<u64> {
+        Some(self.queue.write_backs)
+    }
+    fn dirty_len(&self) -> Option<usize> {
+        Some(self.queue.dirty_len())
+    }
 }
