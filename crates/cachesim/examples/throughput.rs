@@ -63,6 +63,7 @@ fn main() {
                         id: r.id,
                         charge: 1,
                         next_access: r.next_access,
+                        write: false,
                     };
                     m += !p.get(a, &mut ev) as u64;
                 }

@@ -107,6 +107,7 @@ impl Cache {
             id: req.id,
             charge: self.unit.charge(req),
             next_access: req.next_access,
+            write: req.op == Op::Write,
         };
         let hit = self.policy.get(a, &mut self.evicted);
         let s = &mut self.stats;
@@ -134,6 +135,7 @@ impl Cache {
             id: req.id,
             charge: self.unit.charge(req),
             next_access: req.next_access,
+            write: false,
         };
         self.stats.prefetches += 1;
         self.policy.prefetch(a, &mut self.evicted);
@@ -148,9 +150,6 @@ impl Cache {
                 if let Some(w) = self.policy.write_backs() {
                     self.stats.write_backs = w;
                 }
-            }
-            if write {
-                self.policy.mark_dirty(id);
             }
             return;
         }

@@ -197,17 +197,6 @@ impl Queue {
         self.t.find(id)
     }
 
-    /// Marks a cached object written; false if it is not cached.
-    pub fn mark_dirty(&mut self, id: u64) -> bool {
-        match self.t.find(id) {
-            Some(s) => {
-                self.t[s].dirty = true;
-                true
-            }
-            None => false,
-        }
-    }
-
     /// Cached objects written since they were admitted.
     pub fn dirty_len(&self) -> usize {
         let mut n = 0;
@@ -231,11 +220,13 @@ impl Queue {
     /// Admits an object that missed, at the head: nothing if it is larger
     /// than the whole capacity (false), else first evicts the entries
     /// `victim` picks while room is short, pushing their ids to `evicted`.
+    /// `dirty`: the request writes the object.
     #[inline]
     pub fn admit(
         &mut self,
         id: u64,
         charge: u64,
+        dirty: bool,
         evicted: &mut Vec<u64>,
         mut victim: impl FnMut(&mut Queue) -> u32,
     ) -> bool {
@@ -247,6 +238,7 @@ impl Queue {
             evicted.push(self.remove(v));
         }
         let s = self.t.insert(id, charge, 0);
+        self.t[s].dirty = dirty;
         self.q.push_head(&mut self.t, s);
         true
     }

@@ -45,9 +45,10 @@ impl Policy for Clock {
             if n.freq < self.max {
                 n.freq += 1;
             }
+            n.dirty |= a.write;
             return true;
         }
-        self.queue.admit(a.id, a.charge, evicted, victim);
+        self.queue.admit(a.id, a.charge, a.write, evicted, victim);
         false
     }
     fn contains(&self, id: u64) -> bool {
@@ -58,9 +59,6 @@ impl Policy for Clock {
     }
     fn len(&self) -> usize {
         self.queue.len()
-    }
-    fn mark_dirty(&mut self, id: u64) -> Option<bool> {
-        Some(self.queue.mark_dirty(id))
     }
     fn write_backs(&self) -> Option<u64> {
         Some(self.queue.write_backs)

@@ -19,10 +19,11 @@ impl Policy for Fifo {
         self.0.cap
     }
     fn get(&mut self, a: Access, evicted: &mut Vec<u64>) -> bool {
-        if self.0.find(a.id).is_some() {
+        if let Some(s) = self.0.find(a.id) {
+            self.0.t[s].dirty |= a.write;
             return true;
         }
-        self.0.admit(a.id, a.charge, evicted, |q| q.q.tail);
+        self.0.admit(a.id, a.charge, a.write, evicted, |q| q.q.tail);
         false
     }
     fn contains(&self, id: u64) -> bool {
@@ -33,9 +34,6 @@ impl Policy for Fifo {
     }
     fn len(&self) -> usize {
         self.0.len()
-    }
-    fn mark_dirty(&mut self, id: u64) -> Option<bool> {
-        Some(self.0.mark_dirty(id))
     }
     fn write_backs(&self) -> Option<u64> {
         Some(self.0.write_backs)
@@ -69,7 +67,8 @@ impl Ghost {
     pub fn add(&mut self, id: u64, charge: u64) {
         if self.0.find(id).is_none() {
             let mut forgotten = Vec::new();
-            self.0.admit(id, charge, &mut forgotten, |q| q.q.tail);
+            self.0
+                .admit(id, charge, false, &mut forgotten, |q| q.q.tail);
         }
     }
 }

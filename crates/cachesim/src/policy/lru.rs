@@ -23,9 +23,10 @@ impl Policy for Lru {
         let q = &mut self.0;
         if let Some(s) = q.find(a.id) {
             q.q.move_to_head(&mut q.t, s);
+            q.t[s].dirty |= a.write;
             return true;
         }
-        q.admit(a.id, a.charge, evicted, |q| q.q.tail);
+        q.admit(a.id, a.charge, a.write, evicted, |q| q.q.tail);
         false
     }
     fn contains(&self, id: u64) -> bool {
@@ -36,9 +37,6 @@ impl Policy for Lru {
     }
     fn len(&self) -> usize {
         self.0.len()
-    }
-    fn mark_dirty(&mut self, id: u64) -> Option<bool> {
-        Some(self.0.mark_dirty(id))
     }
     fn write_backs(&self) -> Option<u64> {
         Some(self.0.write_backs)

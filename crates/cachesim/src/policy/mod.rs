@@ -38,6 +38,9 @@ pub struct Access {
     pub charge: u64,
     /// The request number of its next request ([`crate::NEVER`] if none).
     pub next_access: u64,
+    /// The request writes the object (policies that keep dirty bits mark
+    /// it, see [`Policy::write_backs`]).
+    pub write: bool,
 }
 
 /// A replacement policy.
@@ -70,17 +73,14 @@ pub trait Policy: Send {
         }
     }
     /// Write-back bookkeeping kept in the policy's own entries (no set
-    /// lookups per request): marks a cached object written (`Some(false)`:
-    /// not cached). `None`: the policy does not keep it, and the cache keeps
-    /// a set of dirty ids instead.
-    fn mark_dirty(&mut self, _id: u64) -> Option<bool> {
-        None
-    }
-    /// With `mark_dirty`: dirty objects evicted so far.
+    /// lookups per request): a policy that keeps it marks an object dirty
+    /// when a request with `write` finds or admits it, and answers the dirty
+    /// objects evicted so far here. `None`: the policy does not keep it, and
+    /// the cache keeps a set of dirty ids instead.
     fn write_backs(&self) -> Option<u64> {
         None
     }
-    /// With `mark_dirty`: dirty objects cached now (a walk over them).
+    /// With `write_backs`: dirty objects cached now (a walk over them).
     fn dirty_len(&self) -> Option<usize> {
         None
     }

@@ -30,10 +30,11 @@ impl Policy for Sieve {
     fn get(&mut self, a: Access, evicted: &mut Vec<u64>) -> bool {
         if let Some(s) = self.queue.find(a.id) {
             self.queue.t[s].freq = 1;
+            self.queue.t[s].dirty |= a.write;
             return true;
         }
         let hand = &mut self.hand;
-        self.queue.admit(a.id, a.charge, evicted, |q| {
+        self.queue.admit(a.id, a.charge, a.write, evicted, |q| {
             let mut v = if *hand == NIL { q.q.tail } else { *hand };
             while q.t[v].freq > 0 {
                 q.t[v].freq -= 1;
@@ -53,9 +54,6 @@ impl Policy for Sieve {
     }
     fn len(&self) -> usize {
         self.queue.len()
-    }
-    fn mark_dirty(&mut self, id: u64) -> Option<bool> {
-        Some(self.queue.mark_dirty(id))
     }
     fn write_backs(&self) -> Option<u64> {
         Some(self.queue.write_backs)
