@@ -388,6 +388,12 @@ impl<'a> Machine<'a> {
     #[inline]
     fn buffer_hit(&mut self, op: BufferOp, b: usize, key: Key) -> bool {
         let id = self.buffer_id(key);
+        self.request(op, b, id)
+    }
+
+    /// One request to buffer `b` for object `id`; true on a hit.
+    #[inline]
+    fn request(&mut self, op: BufferOp, b: usize, id: u64) -> bool {
         let req = Request {
             op: if op == BufferOp::Write {
                 ReqOp::Write
@@ -755,11 +761,29 @@ impl<'a> Machine<'a> {
     /// A buffer call whose buffer and keys are variables; true on a hit.
     #[inline]
     fn buffer_vars(&mut self, op: BufferOp, b: usize, keys: &[usize]) -> R<bool> {
-        let key = match (keys.first(), keys.get(1)) {
-            (Some(&a), None) => self.scalars[a].key(),
+        // The object's id straight from integer variables (a `Key` built
+        // and passed by value stalled on store forwarding); anything else
+        // through `buffer_id`, which gives the same ids.
+        const LIMIT: i64 = 1 << 31;
+        let id = match (keys.first(), keys.get(1)) {
+            (Some(&a), None) => match self.scalars[a] {
+                Val::Int(v) if (0..1 << 62).contains(&v) => v as u64,
+                ref other => {
+                    let k = other.key();
+                    self.buffer_id(k)
+                }
+            },
             (Some(&a), Some(&c)) => match (&self.scalars[a], &self.scalars[c]) {
-                (Val::Int(x), Val::Int(y)) => Key::II(*x, *y),
-                (x, y) => Key::P(Box::new((x.key(), y.key()))),
+                (&Val::Int(x), &Val::Int(y))
+                    if (0..LIMIT).contains(&x) && (0..LIMIT).contains(&y) =>
+                {
+                    1 << 63 | (x as u64) << 31 | y as u64
+                }
+                (&Val::Int(x), &Val::Int(y)) => self.buffer_id(Key::II(x, y)),
+                (x, y) => {
+                    let k = Key::P(Box::new((x.key(), y.key())));
+                    self.buffer_id(k)
+                }
             },
             _ => unreachable!("one or two keys"),
         };
@@ -770,7 +794,7 @@ impl<'a> Machine<'a> {
                 self.buffer(v)?
             }
         };
-        Ok(self.buffer_hit(op, b, key))
+        Ok(self.request(op, b, id))
     }
 
     /// Evaluates a condition.
