@@ -10,14 +10,18 @@ use clap::Args;
 /// Runs the compiler command given after `--` with the flags that make it
 /// call a hook before every memory access, and, when the command links,
 /// with a small stub that defines the hooks (compiled without
-/// instrumentation, in a temporary directory removed afterwards):
+/// instrumentation, in a temporary directory removed afterwards).
 ///
-///   gcc:   -fsanitize=thread --param=tsan-instrument-func-entry-exit=0
-///          (ThreadSanitizer's instrumentation, not its runtime: a command
-///          that compiles and links is run as one `-c` per source, then
-///          the link without -fsanitize=thread)
-///   clang: -fsanitize-coverage=edge,trace-loads,trace-stores
-///          -fno-sanitize-link-runtime
+/// With gcc: -fsanitize=thread --param=tsan-instrument-func-entry-exit=0
+/// (ThreadSanitizer's instrumentation, not its runtime; a command that
+/// compiles and links runs as one `-c` per source, then the link without
+/// -fsanitize=thread).
+///
+/// With clang: -fsanitize-coverage=edge,trace-loads,trace-stores
+/// -fno-sanitize-link-runtime.
+///
+/// At -O0 every access the source makes is kept; optimizers drop stores
+/// that nothing reads back.
 ///
 /// The program runs normally on its own (the hooks do nothing); under
 /// `tramp record --pointers -o prog.mtf -- ./prog` its loads and stores are
