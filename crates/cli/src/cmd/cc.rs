@@ -31,7 +31,7 @@ use clap::Args;
 /// file with `tramp cc -- cc -c`, link with `tramp cc -- cc`.
 /// docs/formats/capture.md ("Pointer traces") documents the hooks.
 ///
-/// Example: `tramp cc -- cc -O1 -g list.c -o list`
+/// Example: `tramp cc -- cc -O0 -g list.c -o list`
 #[derive(Args)]
 pub struct CcArgs {
     /// The compiler command and its arguments.
