@@ -333,3 +333,52 @@ fn rds_names_the_code_that_frees() {
         "{name}"
     );
 }
+
+/// A TRAMP script runs over a pointer trace like over any Meta-TF trace:
+/// loads, stores and the instructions behind them, checked against the
+/// records `tramp dump` prints.
+#[test]
+fn a_script_counts_a_pointer_traces_loads_and_stores() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = record(&dir, "figure2", "cc");
+    let script = p(&dir, "count.tramp");
+    std::fs::write(
+        &script,
+        "preprocess begin set loads = 0; set stores = 0; end
+procedure main begin
+  if (RECORD_TYPE == load) then
+    set loads = loads + 1;
+    set sites[load_site] = 1;
+  endif
+  if (RECORD_TYPE == store) then
+    set stores = stores + 1;
+    set sites[store_site] = 1;
+  endif
+end
+postprocess begin
+  set n = 0;
+  for (s in sites) begin set n = n + 1; end
+  echo loads, stores, n;
+end
+",
+    )
+    .unwrap();
+    let out = ok(&tramp(&["run", &script, &trace]));
+    let dump = ok(&tramp(&["dump", &trace]));
+    let (mut loads, mut stores) = (0, 0);
+    let mut sites = std::collections::BTreeSet::new();
+    for line in dump.lines() {
+        let kind = line.split(' ').next().unwrap_or("");
+        if kind == "load" || kind == "store" {
+            if kind == "load" {
+                loads += 1;
+            } else {
+                stores += 1;
+            }
+            let site = line.split(' ').find(|f| f.starts_with("site=")).unwrap();
+            sites.insert(site.to_string());
+        }
+    }
+    assert!(loads > 0 && stores > 0, "{dump}");
+    assert_eq!(out.trim(), format!("{loads} {stores} {}", sites.len()));
+}
