@@ -1181,9 +1181,12 @@ extern "C" fn pointer_store8(addr: usize, ip: usize) {
     with_buffer(|t| {
         // `with_buffer` wrote the previous pending store; this one waits for
         // the next event (its value is not in memory yet).
+        let now = now_tsc();
         t.pending_addr = addr as u64;
         t.pending_site = (ip as u64).max(1);
-        t.pending_tsc = now_tsc();
+        t.pending_tsc = now;
+        // A thread that only stores still hands its events over in time.
+        flush_if_stale(t, now);
     });
 }
 
