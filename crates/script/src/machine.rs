@@ -208,6 +208,14 @@ impl<'a> Machine<'a> {
         self.main_inner(rec).map_err(|e| *e)
     }
 
+    /// [`Machine::main`] with the error boxed: the record loop's form (a
+    /// one-word result, where the unboxed error makes every return go
+    /// through memory).
+    #[inline]
+    pub fn main_boxed(&mut self, rec: &Record<'_>) -> Result<(), Box<RunError>> {
+        self.main_inner(rec)
+    }
+
     #[inline]
     fn main_inner(&mut self, rec: &Record<'_>) -> R<()> {
         self.place = "main";

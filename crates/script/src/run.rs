@@ -190,7 +190,7 @@ fn run_here(job: &Job<'_>, out: &mut dyn Write) -> Result<Summary, Failure> {
             loop {
                 match src.next_record() {
                     Ok(Some(rec)) => {
-                        m.main(&rec)?;
+                        m.main_boxed(&rec).map_err(|e| *e)?;
                         summary.records += 1;
                         progress.record(summary.records);
                     }
