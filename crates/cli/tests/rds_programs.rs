@@ -382,3 +382,39 @@ end
     assert!(loads > 0 && stores > 0, "{dump}");
     assert_eq!(out.trim(), format!("{loads} {stores} {}", sites.len()));
 }
+
+/// A store's value is read at the thread's next event: a store into a
+/// mapping that is unmapped right after is written before the munmap (no
+/// fault), and the program's very last store is written at exit.
+#[test]
+fn pending_stores_survive_munmap_and_exit() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = record(&dir, "pending", "cc");
+    let dump = ok(&tramp(&["dump", &trace]));
+    let field = |line: &str, name: &str| -> u64 {
+        line.split(' ')
+            .find_map(|f| f.strip_prefix(&format!("{name}=")))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("{name} in {line}"))
+    };
+    let stores: Vec<&str> = dump.lines().filter(|l| l.starts_with("store ")).collect();
+    let allocs: Vec<&str> = dump.lines().filter(|l| l.starts_with("alloc ")).collect();
+    // page[0] = page: the mapping's first word holds its own address.
+    assert!(
+        stores
+            .iter()
+            .any(|l| field(l, "address") == field(l, "value")),
+        "{dump}"
+    );
+    // a->next = b, the last access.
+    let (a, b) = (
+        field(allocs[allocs.len() - 2], "address"),
+        field(allocs[allocs.len() - 1], "address"),
+    );
+    let last = stores.last().unwrap();
+    assert_eq!(
+        (field(last, "address"), field(last, "value")),
+        (a, b),
+        "{dump}"
+    );
+}
