@@ -1088,10 +1088,9 @@ fn record_realloc(old: *mut c_void, size: usize, new: *mut c_void, ret: usize) {
 // Pointer capture: 8-byte loads and stores of instrumented programs.
 //
 // `tramp cc` compiles a program with the compiler's per-access hooks (gcc:
-// `__asan_load8_noabort`/`__asan_store8_noabort` of
-// `-fsanitize=kernel-address` with calls for every access; clang:
-// `__sanitizer_cov_load8`/`__sanitizer_cov_store8` of
-// `-fsanitize-coverage=trace-loads,trace-stores`) and links a small stub
+// `__tsan_read8`/`__tsan_write8` of ThreadSanitizer's instrumentation,
+// without its runtime; clang: `__sanitizer_cov_load8`/`__sanitizer_cov_store8`
+// of `-fsanitize-coverage=edge,trace-loads,trace-stores`) and links a small stub
 // that defines them: each forwards the address and its own return address
 // (the instrumented instruction) through the function pointers of the
 // program's `tramp_pointer_hooks`, which are null until this library fills

@@ -2,8 +2,8 @@
 //! record --pointers` can see.
 //!
 //! The compiler is asked to call a hook before every memory access: gcc
-//! through `-fsanitize=kernel-address` with calls instead of inline checks
-//! (its hooks are plain functions, no sanitizer runtime is linked), clang
+//! through ThreadSanitizer's instrumentation (`-fsanitize=thread`, whose
+//! hooks are plain functions; the link leaves out its runtime), clang
 //! through `-fsanitize-coverage=edge,trace-loads,trace-stores`. A link also gets
 //! the hook stub (`pointer_hooks.c`, compiled here without instrumentation)
 //! and exports its table, which the capture library fills in.
