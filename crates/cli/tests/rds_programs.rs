@@ -33,12 +33,20 @@ fn compilers() -> Vec<&'static str> {
 /// Builds `fixtures/rds/NAME.c` with `tramp cc -- CC -O0 -g` in `dir`, runs
 /// it under `tramp record --pointers`; returns the trace's path.
 fn record(dir: &tempfile::TempDir, name: &str, cc: &str) -> String {
+    record_with(dir, name, cc, &[])
+}
+
+/// [`record`] with more `tramp record` options.
+fn record_with(dir: &tempfile::TempDir, name: &str, cc: &str, opts: &[&str]) -> String {
     let exe = p(dir, name);
     let src = fixture(&format!("rds/{name}.c"));
     let build = ["cc", "--", cc, "-O0", "-g", &src, "-o", &exe, "-lpthread"];
     ok(&tramp(&build));
     let trace = p(dir, &format!("{name}.mtf.zst"));
-    let rec = tramp(&["record", "--pointers", "-o", &trace, "--", &exe]);
+    let mut args = vec!["record", "--pointers", "-o", &trace];
+    args.extend_from_slice(opts);
+    args.extend(["--", &exe]);
+    let rec = tramp(&args);
     assert!(
         rec.status.success(),
         "{name} ({cc}) failed under the capture: {}",
@@ -417,4 +425,37 @@ fn pending_stores_survive_munmap_and_exit() {
         (a, b),
         "{dump}"
     );
+}
+
+/// Allocations through a wrapper share its malloc site; `--stack 2` makes
+/// the wrapper's callers the static ids, and `tramp rds` names them by both
+/// frames.
+#[test]
+fn stacks_tell_allocations_through_a_wrapper_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let rds = |trace: &str| -> (Value, String) {
+        (
+            serde_json::from_str(&ok(&tramp(&["rds", trace, "--json"]))).unwrap(),
+            ok(&tramp(&["rds", trace])),
+        )
+    };
+    let (one, _) = rds(&record(&dir, "wrapper", "cc"));
+    // One site (xmalloc's malloc), so one type holding both structures.
+    assert_eq!(one["summary"]["rds_types"], 1, "{one}");
+    assert_eq!(
+        instances(&one),
+        vec![(7, "tree".into()), (10, "list".into())]
+    );
+    let dir2 = tempfile::tempdir().unwrap();
+    let (two, text) = rds(&record_with(&dir2, "wrapper", "cc", &["--stack", "2"]));
+    assert_eq!(two["summary"]["rds_types"], 2, "{two}");
+    assert_eq!(
+        instances(&two),
+        vec![(7, "tree".into()), (10, "list".into())]
+    );
+    assert!(
+        text.contains("xmalloc (") && text.contains(" ← build_list ("),
+        "{text}"
+    );
+    assert!(text.contains(" ← build_tree ("), "{text}");
 }

@@ -86,22 +86,24 @@ pub struct RdsReport {
 }
 
 impl RdsReport {
-    /// Names every site and instruction of the types that `name` knows
-    /// (allocation sites, and the instructions that create, traverse and
-    /// free edges).
-    pub fn name_sites(&mut self, mut name: impl FnMut(u64) -> Option<String>) {
+    /// Names every site and instruction of the types that `name` knows:
+    /// `name(number, true)` for an allocation site (or stack id),
+    /// `name(address, false)` for an instruction that creates, traverses or
+    /// frees edges.
+    pub fn name_sites(&mut self, mut name: impl FnMut(u64, bool) -> Option<String>) {
         for t in &self.types {
-            for a in t
-                .sites
+            let sites = t.sites.iter().map(|a| (*a, true));
+            let pcs = t
+                .create_pcs
                 .iter()
-                .chain(&t.create_pcs)
                 .chain(&t.traverse_pcs)
                 .chain(&t.free_pcs)
-            {
-                if !self.places.contains_key(a)
-                    && let Some(n) = name(*a)
+                .map(|a| (*a, false));
+            for (a, is_site) in sites.chain(pcs) {
+                if !self.places.contains_key(&a)
+                    && let Some(n) = name(a, is_site)
                 {
-                    self.places.insert(*a, n);
+                    self.places.insert(a, n);
                 }
             }
         }

@@ -7,6 +7,10 @@
  * program also runs on its own. This file is compiled without
  * instrumentation. */
 
+#ifdef __cplusplus
+extern "C" { /* g++ and clang++ compile this file as C++: keep C names */
+#endif
+
 typedef void (*tramp_hook)(unsigned long addr, unsigned long ip);
 
 struct tramp_pointer_hooks {
@@ -127,3 +131,7 @@ TRAMP_NOP(__sanitizer_cov_store4)
 TRAMP_NOP(__sanitizer_cov_store16)
 __attribute__((visibility("default"))) void __sanitizer_cov_trace_pc_guard_init(unsigned *a, unsigned *b) { (void)a; (void)b; }
 __attribute__((visibility("default"))) void __sanitizer_cov_trace_pc_guard(unsigned *g) { (void)g; }
+
+#ifdef __cplusplus
+}
+#endif

@@ -48,6 +48,8 @@ impl std::fmt::Display for Place {
 #[derive(Default)]
 pub struct ModuleMap {
     modules: Vec<(u64, String)>,
+    stacks: Vec<(u64, Vec<u64>)>,
+    stack_depth: u64,
 }
 
 impl ModuleMap {
@@ -56,10 +58,14 @@ impl ModuleMap {
     }
 }
 
-/// A trace's modules: (load address, path).
+/// A trace's modules: (load address, path); and, for a recording with
+/// `--stack`, its call stacks by id.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Modules {
     pub modules: Vec<(u64, String)>,
+    pub stacks: Vec<(u64, Vec<u64>)>,
+    /// Frames per allocation site (0: sites are return addresses).
+    pub stack_depth: u64,
 }
 
 impl Modules {
@@ -70,6 +76,46 @@ impl Modules {
             s.add_module(*base, path);
         }
         s
+    }
+
+    /// Names code addresses and allocation sites of the trace.
+    pub fn names(&self) -> Names {
+        Names {
+            symbolizer: self.symbolizer(),
+            stacks: self.stacks.iter().cloned().collect(),
+            stack_depth: self.stack_depth,
+        }
+    }
+}
+
+/// Names for a trace's numbers: code addresses by function and line, and
+/// allocation sites — with `--stack`, a site is a stack id, named by its
+/// first two frames (`operator new ← main (list.cpp:5)`: what tells C++
+/// allocations apart, which all come from `operator new`).
+pub struct Names {
+    symbolizer: Symbolizer,
+    stacks: FxHashMap<u64, Vec<u64>>,
+    stack_depth: u64,
+}
+
+impl Names {
+    /// A code address (a return address or an instrumented instruction).
+    pub fn code(&mut self, address: u64) -> Option<String> {
+        self.symbolizer.name(address)
+    }
+
+    /// An allocation site.
+    pub fn site(&mut self, site: u64) -> Option<String> {
+        if self.stack_depth == 0 {
+            return self.code(site);
+        }
+        let frames = self.stacks.get(&site)?.clone();
+        let names: Vec<String> = frames
+            .iter()
+            .take(2)
+            .map(|f| self.code(*f).unwrap_or_else(|| format!("{f:#x}")))
+            .collect();
+        (!names.is_empty()).then(|| names.join(" ← "))
     }
 }
 
@@ -86,13 +132,17 @@ impl tramp_core::Analysis for ModuleMap {
     type Report = Modules;
 
     fn observe(&mut self, rec: &Record<'_>) -> Result<(), tramp_core::Error> {
-        if rec.record_type().kind == RecordKind::Comment
-            && let Some(Annotation::Module { base, path }) = rec
+        if rec.record_type().kind == RecordKind::Comment {
+            match rec
                 .role(Role::Text)
                 .and_then(|v| v.as_bytes())
                 .and_then(Annotation::parse)
-        {
-            self.modules.push((base, path));
+            {
+                Some(Annotation::Module { base, path }) => self.modules.push((base, path)),
+                Some(Annotation::Stack { id, frames }) => self.stacks.push((id, frames)),
+                Some(Annotation::Process { stack_depth, .. }) => self.stack_depth = stack_depth,
+                _ => {}
+            }
         }
         Ok(())
     }
@@ -100,6 +150,8 @@ impl tramp_core::Analysis for ModuleMap {
     fn finish(self) -> Modules {
         Modules {
             modules: self.modules,
+            stacks: self.stacks,
+            stack_depth: self.stack_depth,
         }
     }
 }

@@ -63,8 +63,14 @@ pub fn run(a: RdsArgs) -> Result<()> {
     );
     let mut report = tramp_core::Analysis::finish(rds);
     // A recorded program's sites and instructions by function and line.
-    let mut symbols = tramp_core::Analysis::finish(modules).symbolizer();
-    report.name_sites(|a| symbols.name(a));
+    let mut names = tramp_core::Analysis::finish(modules).names();
+    report.name_sites(|a, is_site| {
+        if is_site {
+            names.site(a)
+        } else {
+            names.code(a)
+        }
+    });
     print_report(&report, a.json)?;
     if let Some(dir) = &a.plots {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {dir}"))?;
