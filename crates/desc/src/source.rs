@@ -44,6 +44,10 @@ pub struct DescSource<R: Read> {
     /// Each record type's fields as (encoding, time kind): the decode loop
     /// touches only these.
     plans: Vec<Vec<(Encoding, TimeKind)>>,
+    /// For a type of fixed size whose fields are all plain integers: its
+    /// size and each field's (size, order, signed), decoded by a loop with
+    /// nothing else to decide.
+    fixed_ints: Vec<Option<(usize, Vec<(u8, crate::layout::Order, bool)>)>>,
     record: u64,
     time: u64,
     done: bool,
@@ -57,7 +61,30 @@ impl<R: Read> DescSource<R> {
             .iter()
             .map(|r| r.fields.iter().map(|f| (f.enc, f.time)).collect())
             .collect();
+        let fixed_ints = desc
+            .records
+            .iter()
+            .map(|r| {
+                let size = r.fixed_size?;
+                r.fields
+                    .iter()
+                    .map(|f| match (f.enc, f.time) {
+                        (
+                            Encoding::Int {
+                                size,
+                                order,
+                                signed,
+                            },
+                            TimeKind::No,
+                        ) => Some((size, order, signed)),
+                        _ => None,
+                    })
+                    .collect::<Option<Vec<_>>>()
+                    .map(|ints| (size, ints))
+            })
+            .collect();
         DescSource {
+            fixed_ints,
             plans,
             desc,
             schema,
@@ -128,6 +155,39 @@ impl<R: Read> Source for DescSource<R> {
         } else {
             0
         };
+        if let Some((size, ints)) = &self.fixed_ints[ty] {
+            let size = *size;
+            if !self.window.fill(size)? {
+                let have = self.window.len();
+                let name = self.desc.records[ty].name.clone();
+                return Err(self.fail(
+                    at,
+                    DescError::Cut {
+                        name,
+                        have,
+                        need: size,
+                    },
+                ));
+            }
+            let bytes = self.window.consume(size);
+            self.slots.clear();
+            let mut p = self.desc.tagged as usize;
+            for &(n, order, signed) in ints {
+                let v = read_int(&bytes[p..], n, order, signed);
+                p += n as usize;
+                self.slots.push(if signed {
+                    Slot::I(v as i64)
+                } else {
+                    Slot::U(v)
+                });
+            }
+            self.record += 1;
+            return Ok(Some(Record::new(
+                &self.schema.types[ty],
+                &self.slots,
+                bytes,
+            )));
+        }
         let size = match self.size_of(ty)? {
             Ok(n) => n,
             Err(need) if need > MAX_RECORD => {
