@@ -35,6 +35,10 @@ pub enum DescError {
     },
 }
 
+/// A record of plain integers: its size and each field's (size, byte order,
+/// signed).
+type IntPlan = (usize, Vec<(u8, crate::layout::Order, bool)>);
+
 /// Reads a described trace.
 pub struct DescSource<R: Read> {
     desc: Arc<Description>,
@@ -47,7 +51,7 @@ pub struct DescSource<R: Read> {
     /// For a type of fixed size whose fields are all plain integers: its
     /// size and each field's (size, order, signed), decoded by a loop with
     /// nothing else to decide.
-    fixed_ints: Vec<Option<(usize, Vec<(u8, crate::layout::Order, bool)>)>>,
+    fixed_ints: Vec<Option<IntPlan>>,
     record: u64,
     time: u64,
     done: bool,
