@@ -459,3 +459,21 @@ fn stacks_tell_allocations_through_a_wrapper_apart() {
     );
     assert!(text.contains(" ← build_tree ("), "{text}");
 }
+
+/// A forked child gets a pointer trace of its own, named with its pid
+/// before the extensions (`fork.PID.mtf.zst`).
+#[test]
+fn a_forked_child_gets_its_own_pointer_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let parent = record(&dir, "fork", "cc");
+    let child = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path().to_string_lossy().into_owned())
+        .find(|p| p.ends_with(".mtf.zst") && *p != parent)
+        .expect("the child's trace");
+    let nodes = |trace: &str| -> Vec<(u64, String)> {
+        instances(&serde_json::from_str(&ok(&tramp(&["rds", trace, "--json"]))).unwrap())
+    };
+    assert_eq!(nodes(&parent), vec![(5, "list".into())]);
+    assert_eq!(nodes(&child), vec![(7, "list".into())]);
+}

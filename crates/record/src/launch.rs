@@ -180,7 +180,10 @@ pub fn child_output(output: &Path, pid: u64) -> PathBuf {
         .file_name()
         .and_then(|n| n.to_str())
         .unwrap_or("trace.hatf");
-    let (stem, ext) = match name.find(".hatf").or_else(|| name.find(".tpack")) {
+    let (stem, ext) = match [".hatf", ".tpack", ".mtf"]
+        .iter()
+        .find_map(|e| name.find(e))
+    {
         Some(i) => (&name[..i], &name[i..]),
         None => (name, ""),
     };
@@ -295,6 +298,11 @@ mod tests {
         assert_eq!(
             child_output(Path::new("/x/ls.tpack"), 42),
             Path::new("/x/ls.42.tpack")
+        );
+        // Pointer traces (Meta-TF) keep their extensions after the pid too.
+        assert_eq!(
+            child_output(Path::new("fk.mtf.zst"), 9),
+            Path::new("fk.9.mtf.zst")
         );
     }
 }
