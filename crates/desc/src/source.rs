@@ -104,6 +104,14 @@ impl<R: Read> DescSource<R> {
         &self.desc
     }
 
+    /// A record of type `ty` at `at` cut by the end of the input, `need`
+    /// bytes long.
+    fn cut(&mut self, at: u64, ty: usize, need: usize) -> Error {
+        let have = self.window.len();
+        let name = self.desc.records[ty].name.clone();
+        self.fail(at, DescError::Cut { name, have, need })
+    }
+
     fn fail(&mut self, at: u64, e: DescError) -> Error {
         self.done = true;
         Error::decode("tramp-desc", Position::new(at, self.record), e)
@@ -159,23 +167,24 @@ impl<R: Read> Source for DescSource<R> {
         } else {
             0
         };
-        if let Some((size, ints)) = &self.fixed_ints[ty] {
-            let size = *size;
-            if !self.window.fill(size)? {
-                let have = self.window.len();
-                let name = self.desc.records[ty].name.clone();
-                return Err(self.fail(
-                    at,
-                    DescError::Cut {
-                        name,
-                        have,
-                        need: size,
-                    },
-                ));
-            }
-            let bytes = self.window.consume(size);
-            self.slots.clear();
-            let mut p = self.desc.tagged as usize;
+        let size = match &self.fixed_ints[ty] {
+            Some((n, _)) => *n,
+            None => match self.size_of(ty)? {
+                Ok(n) => n,
+                Err(need) if need > MAX_RECORD => {
+                    let name = self.desc.records[ty].name.clone();
+                    return Err(self.fail(at, DescError::TooLarge { name, size: need }));
+                }
+                Err(need) => return Err(self.cut(at, ty, need)),
+            },
+        };
+        if !self.window.fill(size)? {
+            return Err(self.cut(at, ty, size));
+        }
+        let bytes = self.window.consume(size);
+        self.slots.clear();
+        let mut p = self.desc.tagged as usize;
+        if let Some((_, ints)) = &self.fixed_ints[ty] {
             for &(n, order, signed) in ints {
                 let v = read_int(&bytes[p..], n, order, signed);
                 p += n as usize;
@@ -192,33 +201,6 @@ impl<R: Read> Source for DescSource<R> {
                 bytes,
             )));
         }
-        let size = match self.size_of(ty)? {
-            Ok(n) => n,
-            Err(need) if need > MAX_RECORD => {
-                let name = self.desc.records[ty].name.clone();
-                return Err(self.fail(at, DescError::TooLarge { name, size: need }));
-            }
-            Err(need) => {
-                let have = self.window.len();
-                let name = self.desc.records[ty].name.clone();
-                return Err(self.fail(at, DescError::Cut { name, have, need }));
-            }
-        };
-        if !self.window.fill(size)? {
-            let have = self.window.len();
-            let name = self.desc.records[ty].name.clone();
-            return Err(self.fail(
-                at,
-                DescError::Cut {
-                    name,
-                    have,
-                    need: size,
-                },
-            ));
-        }
-        let bytes = self.window.consume(size);
-        self.slots.clear();
-        let mut p = self.desc.tagged as usize;
         for &(enc, time) in &self.plans[ty] {
             let slot = match enc {
                 Encoding::Int {
