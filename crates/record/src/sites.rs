@@ -44,7 +44,7 @@ impl std::fmt::Display for Place {
 
 /// The module map a recorded trace carries in its `tramp:module` notes:
 /// what names the code addresses of any analysis (allocation sites,
-/// instructions of a pointer trace) afterwards, with [`Modules::symbolizer`].
+/// instructions of a pointer trace) afterwards, with [`Modules::names`]. `SiteStats` keeps one too.
 #[derive(Default)]
 pub struct ModuleMap {
     modules: Vec<(u64, String)>,
@@ -55,6 +55,39 @@ pub struct ModuleMap {
 impl ModuleMap {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Takes in what a comment record says about modules, stacks and the
+    /// stack depth (other records are ignored).
+    pub fn note(&mut self, rec: &Record<'_>) {
+        if rec.record_type().kind != RecordKind::Comment {
+            return;
+        }
+        match rec
+            .role(Role::Text)
+            .and_then(|v| v.as_bytes())
+            .and_then(Annotation::parse)
+        {
+            Some(Annotation::Module { base, path }) => self.modules.push((base, path)),
+            Some(Annotation::Stack { id, frames }) => self.stacks.push((id, frames)),
+            Some(Annotation::Process { stack_depth, .. }) => self.stack_depth = stack_depth,
+            _ => {}
+        }
+    }
+
+    /// Names for what was seen so far.
+    pub fn names(&self) -> Names {
+        Names {
+            symbolizer: {
+                let mut s = Symbolizer::default();
+                for (base, path) in &self.modules {
+                    s.add_module(*base, path);
+                }
+                s
+            },
+            stacks: self.stacks.iter().cloned().collect(),
+            stack_depth: self.stack_depth,
+        }
     }
 }
 
@@ -69,22 +102,14 @@ pub struct Modules {
 }
 
 impl Modules {
-    /// A symbolizer over these modules.
-    pub fn symbolizer(&self) -> Symbolizer {
-        let mut s = Symbolizer::default();
-        for (base, path) in &self.modules {
-            s.add_module(*base, path);
-        }
-        s
-    }
-
     /// Names code addresses and allocation sites of the trace.
     pub fn names(&self) -> Names {
-        Names {
-            symbolizer: self.symbolizer(),
-            stacks: self.stacks.iter().cloned().collect(),
+        ModuleMap {
+            modules: self.modules.clone(),
+            stacks: self.stacks.clone(),
             stack_depth: self.stack_depth,
         }
+        .names()
     }
 }
 
@@ -132,18 +157,7 @@ impl tramp_core::Analysis for ModuleMap {
     type Report = Modules;
 
     fn observe(&mut self, rec: &Record<'_>) -> Result<(), tramp_core::Error> {
-        if rec.record_type().kind == RecordKind::Comment {
-            match rec
-                .role(Role::Text)
-                .and_then(|v| v.as_bytes())
-                .and_then(Annotation::parse)
-            {
-                Some(Annotation::Module { base, path }) => self.modules.push((base, path)),
-                Some(Annotation::Stack { id, frames }) => self.stacks.push((id, frames)),
-                Some(Annotation::Process { stack_depth, .. }) => self.stack_depth = stack_depth,
-                _ => {}
-            }
-        }
+        self.note(rec);
         Ok(())
     }
 
@@ -305,13 +319,10 @@ pub struct SitesReport {
 /// Collects per-site totals from the records of a recorded trace.
 #[derive(Default)]
 pub struct SiteStats {
-    symbolizer: Symbolizer,
-    stacks: FxHashMap<u64, Vec<u64>>,
+    /// Modules, stacks and the stack depth, from the trace's comments.
+    modules: ModuleMap,
     totals: FxHashMap<(u8, u64), SiteTotals>,
     live: FxHashMap<u64, ((u8, u64), u64)>,
-    /// From the process annotation: whether plain site numbers are stack
-    /// ids (`--stack`) or return addresses.
-    stacks_on: bool,
 }
 
 impl SiteStats {
@@ -322,24 +333,7 @@ impl SiteStats {
     pub fn observe(&mut self, rec: &Record<'_>) {
         let kind = rec.record_type().kind;
         match kind {
-            RecordKind::Comment => {
-                let text = rec
-                    .role(Role::Text)
-                    .and_then(|v| v.as_bytes())
-                    .unwrap_or(&[]);
-                match Annotation::parse(text) {
-                    Some(Annotation::Module { base, path }) => {
-                        self.symbolizer.add_module(base, &path)
-                    }
-                    Some(Annotation::Stack { id, frames }) => {
-                        self.stacks.insert(id, frames);
-                    }
-                    Some(Annotation::Process { stack_depth, .. }) => {
-                        self.stacks_on = stack_depth > 0;
-                    }
-                    _ => {}
-                }
-            }
+            RecordKind::Comment => self.modules.note(rec),
             RecordKind::Alloc => {
                 // HATF and tpack keep the site in the attributes; pointer
                 // traces (and other DTDs) as a plain number.
@@ -348,7 +342,8 @@ impl SiteStats {
                     .and_then(|v| v.as_bytes())
                     .and_then(decode_site)
                     .or_else(|| {
-                        let kind = if self.stacks_on {
+                        // Plain site numbers are stack ids with --stack.
+                        let kind = if self.modules.stack_depth > 0 {
                             SITE_STACK
                         } else {
                             SITE_RETURN_ADDRESS
@@ -393,14 +388,14 @@ impl SiteStats {
         }
     }
 
-    fn stack_of(&mut self, site: (u8, u64)) -> Vec<Place> {
+    fn stack_of(names: &mut Names, site: (u8, u64)) -> Vec<Place> {
         match site {
-            (SITE_RETURN_ADDRESS, addr) => vec![self.symbolizer.symbolize(addr)],
+            (SITE_RETURN_ADDRESS, addr) => vec![names.symbolizer.symbolize(addr)],
             (SITE_STACK, id) => {
-                let frames = self.stacks.get(&id).cloned().unwrap_or_default();
+                let frames = names.stacks.get(&id).cloned().unwrap_or_default();
                 frames
                     .iter()
-                    .map(|f| self.symbolizer.symbolize(*f))
+                    .map(|f| names.symbolizer.symbolize(*f))
                     .collect()
             }
             _ => vec![],
@@ -413,23 +408,24 @@ impl SiteStats {
         let mut all: Vec<((u8, u64), SiteTotals)> =
             self.totals.iter().map(|(k, v)| (*k, v.clone())).collect();
         all.sort_by_key(|(k, _)| *k);
-        let top = |key: &dyn Fn(&SiteTotals) -> u64, this: &mut Self| -> Vec<SiteRow> {
+        let mut names = self.modules.names();
+        let top = |key: &dyn Fn(&SiteTotals) -> u64, names: &mut Names| -> Vec<SiteRow> {
             let mut v: Vec<&((u8, u64), SiteTotals)> =
                 all.iter().filter(|(_, t)| key(t) > 0).collect();
             v.sort_by(|a, b| key(&b.1).cmp(&key(&a.1)).then(a.0.cmp(&b.0)));
             v.into_iter()
                 .take(n)
                 .map(|(site, t)| SiteRow {
-                    stack: this.stack_of(*site),
+                    stack: Self::stack_of(names, *site),
                     totals: t.clone(),
                 })
                 .collect()
         };
         SitesReport {
             sites: all.len() as u64,
-            by_count: top(&|t| t.allocs, self),
-            by_bytes: top(&|t| t.bytes, self),
-            by_live_bytes_at_exit: top(&|t| t.live_bytes, self),
+            by_count: top(&|t| t.allocs, &mut names),
+            by_bytes: top(&|t| t.bytes, &mut names),
+            by_live_bytes_at_exit: top(&|t| t.live_bytes, &mut names),
         }
     }
 }
