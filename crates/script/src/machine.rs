@@ -386,19 +386,6 @@ impl<'a> Machine<'a> {
         }
     }
 
-    /// One request to buffer `b` for the object `key` names; 1 on a hit.
-    #[inline]
-    fn buffer_request(&mut self, op: BufferOp, b: usize, key: Key) -> Val {
-        Val::Int(self.buffer_hit(op, b, key) as i64)
-    }
-
-    /// One request to buffer `b` for the object `key` names; true on a hit.
-    #[inline]
-    fn buffer_hit(&mut self, op: BufferOp, b: usize, key: Key) -> bool {
-        let id = self.buffer_id(key);
-        self.request(op, b, id)
-    }
-
     /// One request to buffer `b` for object `id`; true on a hit.
     #[inline]
     fn request(&mut self, op: BufferOp, b: usize, id: u64) -> bool {
@@ -709,7 +696,8 @@ impl<'a> Machine<'a> {
                 let bv = self.eval(b, rec)?;
                 let b = self.buffer(bv)?;
                 let k = self.keys(keys, rec)?;
-                self.buffer_request(*op, b, k)
+                let id = self.buffer_id(k);
+                Int(self.request(*op, b, id) as i64)
             }
         })
     }
