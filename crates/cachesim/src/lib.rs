@@ -15,6 +15,7 @@
 //! * [`plot`]: miss-ratio curves as SVG.
 
 mod list;
+mod ordered;
 
 pub mod cache;
 pub mod cpu;

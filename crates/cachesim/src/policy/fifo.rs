@@ -2,12 +2,13 @@
 
 use super::{Access, Policy};
 use crate::list::Queue;
+use crate::ordered::{Ordered, Probe};
 
-pub struct Fifo(Queue);
+pub struct Fifo(Ordered);
 
 impl Fifo {
     pub fn new(capacity: u64) -> Fifo {
-        Fifo(Queue::new(capacity))
+        Fifo(Ordered::new(capacity))
     }
 }
 
@@ -18,16 +19,22 @@ impl Policy for Fifo {
     fn capacity(&self) -> u64 {
         self.0.cap
     }
+    #[inline]
     fn get(&mut self, a: Access, evicted: &mut Vec<u64>) -> bool {
-        if let Some(s) = self.0.find(a.id) {
-            self.0.t[s].dirty |= a.write;
-            return true;
+        let t = &mut self.0;
+        match t.find(a.id) {
+            Probe::Found(s) => {
+                t.mark(s, a.write);
+                true
+            }
+            Probe::Vacant => {
+                t.admit(a.id, a.charge, a.write, evicted);
+                false
+            }
         }
-        self.0.admit(a.id, a.charge, a.write, evicted, |q| q.q.tail);
-        false
     }
     fn contains(&self, id: u64) -> bool {
-        self.0.find(id).is_some()
+        self.0.contains(id)
     }
     fn occupied(&self) -> u64 {
         self.0.occupied()

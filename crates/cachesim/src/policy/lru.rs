@@ -1,13 +1,13 @@
 //! LRU: a hit moves the object to the head; the tail is evicted.
 
 use super::{Access, Policy};
-use crate::list::Queue;
+use crate::ordered::{Ordered, Probe};
 
-pub struct Lru(Queue);
+pub struct Lru(Ordered);
 
 impl Lru {
     pub fn new(capacity: u64) -> Lru {
-        Lru(Queue::new(capacity))
+        Lru(Ordered::new(capacity))
     }
 }
 
@@ -20,17 +20,21 @@ impl Policy for Lru {
     }
     #[inline]
     fn get(&mut self, a: Access, evicted: &mut Vec<u64>) -> bool {
-        let q = &mut self.0;
-        if let Some(s) = q.find(a.id) {
-            q.q.move_to_head(&mut q.t, s);
-            q.t[s].dirty |= a.write;
-            return true;
+        let t = &mut self.0;
+        match t.find(a.id) {
+            Probe::Found(s) => {
+                t.move_to_head(s);
+                t.mark(s, a.write);
+                true
+            }
+            Probe::Vacant => {
+                t.admit(a.id, a.charge, a.write, evicted);
+                false
+            }
         }
-        q.admit(a.id, a.charge, a.write, evicted, |q| q.q.tail);
-        false
     }
     fn contains(&self, id: u64) -> bool {
-        self.0.find(id).is_some()
+        self.0.contains(id)
     }
     fn occupied(&self) -> u64 {
         self.0.occupied()
