@@ -202,7 +202,7 @@ impl Ordered {
     fn remove_tail(&mut self) -> u64 {
         let s = self.tail;
         let b = self.buckets[s as usize];
-        self.write_backs += (b.size >> 63) as u64;
+        self.write_backs += b.size >> 63;
         self.bytes -= b.size & !DIRTY;
         self.len -= 1;
         self.unlink(s);
