@@ -5,7 +5,7 @@ use std::fmt;
 use rustc_hash::FxHashSet;
 use serde::Serialize;
 
-use crate::policy::{Access, Policy, PolicyKind};
+use crate::policy::{Access, Fifo, Lru, Policy, PolicyKind};
 use crate::request::{Op, Request};
 
 /// What capacity counts.
@@ -73,7 +73,7 @@ fn ratio(a: u64, b: u64) -> f64 {
 /// objects are dirty (in the policy's entries when it keeps that, else in a
 /// set here).
 pub struct Cache {
-    policy: Box<dyn Policy>,
+    policy: Held,
     unit: Unit,
     stats: Stats,
     /// Whether the policy keeps the dirty bits (`Policy::mark_dirty`).
@@ -85,13 +85,21 @@ pub struct Cache {
 impl Cache {
     /// A cache of `kind` holding `capacity` units.
     pub fn new(kind: PolicyKind, capacity: u64, unit: Unit) -> Cache {
-        Cache::with_policy(kind.build(capacity), unit)
+        match kind {
+            PolicyKind::Lru => Cache::held(Held::Lru(Lru::new(capacity)), unit),
+            PolicyKind::Fifo => Cache::held(Held::Fifo(Fifo::new(capacity)), unit),
+            _ => Cache::with_policy(kind.build(capacity), unit),
+        }
     }
 
     /// A cache around any policy.
     pub fn with_policy(policy: Box<dyn Policy>, unit: Unit) -> Cache {
+        Cache::held(Held::Other(policy), unit)
+    }
+
+    fn held(policy: Held, unit: Unit) -> Cache {
         Cache {
-            policy_dirty: policy.write_backs().is_some(),
+            policy_dirty: policy.as_dyn().write_backs().is_some(),
             policy,
             unit,
             stats: Stats::default(),
@@ -109,7 +117,11 @@ impl Cache {
             next_access: req.next_access,
             write: req.op == Op::Write,
         };
-        let hit = self.policy.get(a, &mut self.evicted);
+        let hit = match &mut self.policy {
+            Held::Lru(p) => p.get(a, &mut self.evicted),
+            Held::Fifo(p) => p.get(a, &mut self.evicted),
+            Held::Other(p) => p.get(a, &mut self.evicted),
+        };
         let s = &mut self.stats;
         s.bytes += req.size as u64;
         if !hit {
@@ -138,7 +150,7 @@ impl Cache {
             write: false,
         };
         self.stats.prefetches += 1;
-        self.policy.prefetch(a, &mut self.evicted);
+        self.policy.as_dyn_mut().prefetch(a, &mut self.evicted);
         self.settle(false, req.id);
     }
 
@@ -147,7 +159,12 @@ impl Cache {
         if self.policy_dirty {
             if !self.evicted.is_empty() {
                 self.evicted.clear();
-                if let Some(w) = self.policy.write_backs() {
+                let w = match &self.policy {
+                    Held::Lru(p) => p.write_backs(),
+                    Held::Fifo(p) => p.write_backs(),
+                    Held::Other(p) => p.write_backs(),
+                };
+                if let Some(w) = w {
                     self.stats.write_backs = w;
                 }
             }
@@ -162,20 +179,20 @@ impl Cache {
         } else {
             self.evicted.clear();
         }
-        if write && self.policy.contains(id) {
+        if write && self.policy.as_dyn().contains(id) {
             self.dirty.insert(id);
         }
     }
 
     /// Whether `id` is cached.
     pub fn contains(&self, id: u64) -> bool {
-        self.policy.contains(id)
+        self.policy.as_dyn().contains(id)
     }
     pub fn stats(&self) -> &Stats {
         &self.stats
     }
     pub fn policy(&self) -> &dyn Policy {
-        &*self.policy
+        self.policy.as_dyn()
     }
     pub fn unit(&self) -> Unit {
         self.unit
@@ -183,21 +200,48 @@ impl Cache {
     /// Objects written and still cached (they would be written back at a
     /// flush).
     pub fn dirty(&self) -> usize {
-        self.policy.dirty_len().unwrap_or(self.dirty.len())
+        self.policy().dirty_len().unwrap_or(self.dirty.len())
     }
 
     /// A report of this cache.
     pub fn report(&self) -> CacheReport {
+        let policy = self.policy();
         CacheReport {
-            policy: self.policy.name().to_string(),
-            capacity: self.policy.capacity(),
+            policy: policy.name().to_string(),
+            capacity: policy.capacity(),
             unit: self.unit,
-            cached: self.policy.len() as u64,
-            occupied: self.policy.occupied(),
+            cached: policy.len() as u64,
+            occupied: policy.occupied(),
             dirty: self.dirty() as u64,
             miss_ratio: self.stats.miss_ratio(),
             byte_miss_ratio: self.stats.byte_miss_ratio(),
             stats: self.stats.clone(),
+        }
+    }
+}
+
+/// A cache's policy: the two commonest held by value, so that their
+/// requests inline into [`Cache::access`] (no call through a trait object
+/// per request), any other behind the trait.
+enum Held {
+    Lru(Lru),
+    Fifo(Fifo),
+    Other(Box<dyn Policy>),
+}
+
+impl Held {
+    fn as_dyn(&self) -> &dyn Policy {
+        match self {
+            Held::Lru(p) => p,
+            Held::Fifo(p) => p,
+            Held::Other(p) => &**p,
+        }
+    }
+    fn as_dyn_mut(&mut self) -> &mut dyn Policy {
+        match self {
+            Held::Lru(p) => p,
+            Held::Fifo(p) => p,
+            Held::Other(p) => &mut **p,
         }
     }
 }
