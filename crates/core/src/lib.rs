@@ -6,6 +6,7 @@
 //!   [`RecordBuf`], the owned, reusable buffer that decoders and scripts fill.
 //! * [`stream`]: the [`Source`] and [`Sink`] traits that connect formats,
 //!   the [`Header`] a trace carries, and in-stream [`Warning`]s.
+//! * [`ahead`]: [`ReadAhead`], a source decoded on a second core.
 //! * [`analysis`]: the [`Analysis`] trait and [`drive`], the one driver
 //!   that runs a source through analyses and sinks.
 //! * [`format`]: the [`FormatDesc`] each format crate registers.
@@ -15,6 +16,7 @@
 //! * [`io`]: inputs from paths or stdin with transparent decompression, and
 //!   outputs compressed by extension or by choice.
 
+pub mod ahead;
 pub mod analysis;
 pub mod error;
 pub mod format;
@@ -26,6 +28,7 @@ pub mod stream;
 pub mod text;
 pub mod window;
 
+pub use ahead::ReadAhead;
 pub use analysis::{Analysis, Observe, Run, Stop, drive, render};
 pub use error::{Error, Position};
 pub use format::{CreateOptions, Domain, FormatDesc, OpenOptions, Sniff};

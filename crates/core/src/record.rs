@@ -226,6 +226,13 @@ impl<'a> Record<'a> {
         self.ty
     }
 
+    /// The type and the buffers the record is a view over: its slots (one
+    /// per field, then any nested items) and the bytes their spans index.
+    #[inline]
+    pub fn parts(&self) -> (&'a RecordType, &'a [Slot], &'a [u8]) {
+        (self.ty, self.buf.slots, self.buf.bytes)
+    }
+
     /// Field `i`'s value; `None` if absent.
     #[inline]
     pub fn get(&self, i: usize) -> Option<Value<'a>> {
