@@ -67,7 +67,8 @@ pub struct CreateOptions<'a> {
 }
 
 /// Opens a source over decompressed input bytes.
-pub type OpenFn = fn(Box<dyn BufRead + Send>, &OpenOptions) -> Result<Box<dyn Source>, Error>;
+pub type OpenFn =
+    fn(Box<dyn BufRead + Send>, &OpenOptions) -> Result<Box<dyn Source + Send>, Error>;
 /// Creates a sink writing to an output.
 pub type CreateFn = fn(Output, &CreateOptions<'_>) -> Result<Box<dyn Sink>, Error>;
 

@@ -102,3 +102,25 @@ pub trait Sink {
     /// Flushes and closes the output (finishing any compression frame).
     fn finish(self: Box<Self>) -> Result<(), Error>;
 }
+
+/// A boxed source is a source (so that a `Box<dyn Source + Send>` can be
+/// moved into [`crate::ReadAhead`]).
+impl<S: Source + ?Sized> Source for Box<S> {
+    fn schema(&self) -> &Arc<Schema> {
+        (**self).schema()
+    }
+    #[inline]
+    fn next_record(&mut self) -> Result<Option<Record<'_>>, Error> {
+        (**self).next_record()
+    }
+    #[inline]
+    fn next_item(&mut self) -> Result<Option<Item<'_>>, Error> {
+        (**self).next_item()
+    }
+    fn position(&self) -> Position {
+        (**self).position()
+    }
+    fn header(&self) -> &Header {
+        (**self).header()
+    }
+}

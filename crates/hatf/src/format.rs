@@ -34,7 +34,7 @@ pub static HATF_TEXT: FormatDesc = FormatDesc {
     sniff: |head| Sniff::magic(head, &[crate::text::HEADER.as_bytes()]),
     domain: Domain::Heap,
     text_form: Some("hatf-text"),
-    open: |input, _| Ok(Box::new(HatfTextSource::new(input)) as Box<dyn Source>),
+    open: |input, _| Ok(Box::new(HatfTextSource::new(input)) as Box<dyn Source + Send>),
     create: |out: Output, _| Ok(Box::new(HatfTextSink::new(out)) as Box<dyn Sink>),
 };
 

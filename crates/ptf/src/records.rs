@@ -296,14 +296,14 @@ pub fn record_to_event(rec: &Record<'_>) -> Result<Event, MapError> {
 
 /// A PTF trace (either form) as a tramp source.
 pub struct PtfSource {
-    events: Box<dyn EventSource>,
+    events: Box<dyn EventSource + Send>,
     header: tramp_core::Header,
     buf: RecordBuf,
     count: u64,
 }
 
 impl PtfSource {
-    pub fn new(events: Box<dyn EventSource>) -> Self {
+    pub fn new(events: Box<dyn EventSource + Send>) -> Self {
         let header = tramp_core::Header {
             dtd: None,
             notes: events.notes().to_vec(),

@@ -64,7 +64,10 @@ pub fn run(a: ConvertArgs) -> Result<()> {
         Some(t) => tramp_formats::parse(t)?,
         None => tramp_formats::from_path(&a.output).unwrap_or(&tramp_hatf::format::HATF),
     };
-    let mut o = super::open(&a.input, true)?;
+    // A zstd output compresses on the second core; decoding then stays here.
+    let zstd_out =
+        compression.unwrap_or_else(|| Compression::from_path(&a.output)) == Compression::Zstd;
+    let mut o = super::detect(&a.input)?.open_with(&a.input, true, !zstd_out)?;
     if a.output != "-" && a.output == a.input.input {
         bail!("input and output are the same file");
     }
