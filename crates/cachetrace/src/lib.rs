@@ -29,7 +29,9 @@ use tramp_cachesim::sim::{Options, SimReport, Simulation};
 use tramp_cachesim::trace::{CsvReader, OracleReader, TraceError, looks_like_csv};
 use tramp_cachesim::{Op, Request};
 use tramp_core::io::Input;
-use tramp_core::{Analysis, Domain, OpenOptions, Progress, Record, RecordKind, Role, drive};
+use tramp_core::{
+    Analysis, Domain, OpenOptions, Progress, Record, RecordKind, Role, Source, drive,
+};
 use tramp_formats::Format;
 
 /// Why requests could not be read.
@@ -401,7 +403,8 @@ pub fn simulate(
                 desc: mapping.desc.clone(),
                 ..OpenOptions::default()
             };
-            let mut source = (format.open)(input.reader, &open)?;
+            // Decoded on the second core while the caches run.
+            let mut source = tramp_core::ReadAhead::new((format.open)(input.reader, &open)?);
             let keys = match &mapping.keys {
                 Some(k) => Some(ResolvedKeys::new(k, source.schema())?),
                 None => None,
@@ -413,7 +416,7 @@ pub fn simulate(
                 keys,
                 fed: Fed::default(),
             };
-            let run = drive(&mut *source, &mut [&mut feed], Vec::new(), &mut progress);
+            let run = drive(&mut source, &mut [&mut feed], Vec::new(), &mut progress);
             let fed = feed.finish();
             let skipped = (run.warning_count > 0).then(|| Error::Skipped {
                 count: run.warning_count,

@@ -117,8 +117,8 @@ fn run_here(job: &Job<'_>, out: &mut dyn Write) -> Result<Summary, Failure> {
         })?;
         let progress = Progress::of(&input);
         let (src, fmt): (Box<dyn Source>, Option<Format>) = match &desc {
-            // Described records are decoded on the second core while the
-            // script runs (tramp_core::ahead).
+            // Records are decoded on the second core while the script runs
+            // (tramp_core::ahead).
             Some(d) => (
                 Box::new(tramp_core::ReadAhead::new(tramp_desc::DescSource::new(
                     d.clone(),
@@ -139,7 +139,7 @@ fn run_here(job: &Job<'_>, out: &mut dyn Write) -> Result<Summary, Failure> {
                         name: name.clone(),
                         source: e,
                     })?;
-                (s, Some(f))
+                (Box::new(tramp_core::ReadAhead::new(s)), Some(f))
             }
         };
         sources.push((name.clone(), src, progress, fmt));
