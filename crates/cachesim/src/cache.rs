@@ -99,7 +99,7 @@ impl Cache {
 
     fn held(policy: Held, unit: Unit) -> Cache {
         Cache {
-            policy_dirty: policy.as_dyn().write_backs().is_some(),
+            policy_dirty: policy.write_backs().is_some(),
             policy,
             unit,
             stats: Stats::default(),
@@ -117,11 +117,7 @@ impl Cache {
             next_access: req.next_access,
             write: req.op == Op::Write,
         };
-        let hit = match &mut self.policy {
-            Held::Lru(p) => p.get(a, &mut self.evicted),
-            Held::Fifo(p) => p.get(a, &mut self.evicted),
-            Held::Other(p) => p.get(a, &mut self.evicted),
-        };
+        let hit = self.policy.get(a, &mut self.evicted);
         let s = &mut self.stats;
         s.bytes += req.size as u64;
         if !hit {
@@ -159,12 +155,7 @@ impl Cache {
         if self.policy_dirty {
             if !self.evicted.is_empty() {
                 self.evicted.clear();
-                let w = match &self.policy {
-                    Held::Lru(p) => p.write_backs(),
-                    Held::Fifo(p) => p.write_backs(),
-                    Held::Other(p) => p.write_backs(),
-                };
-                if let Some(w) = w {
+                if let Some(w) = self.policy.write_backs() {
                     self.stats.write_backs = w;
                 }
             }
@@ -230,6 +221,24 @@ enum Held {
 }
 
 impl Held {
+    /// [`Policy::get`], called directly for the policies held by value.
+    #[inline]
+    fn get(&mut self, a: Access, evicted: &mut Vec<u64>) -> bool {
+        match self {
+            Held::Lru(p) => p.get(a, evicted),
+            Held::Fifo(p) => p.get(a, evicted),
+            Held::Other(p) => p.get(a, evicted),
+        }
+    }
+    /// [`Policy::write_backs`], likewise (asked after every eviction).
+    #[inline]
+    fn write_backs(&self) -> Option<u64> {
+        match self {
+            Held::Lru(p) => p.write_backs(),
+            Held::Fifo(p) => p.write_backs(),
+            Held::Other(p) => p.write_backs(),
+        }
+    }
     fn as_dyn(&self) -> &dyn Policy {
         match self {
             Held::Lru(p) => p,

@@ -19,6 +19,12 @@ const EMPTY: u32 = u32::MAX - 1;
 /// The dirty bit, kept in the top bit of an entry's charge.
 const DIRTY: u64 = 1 << 63;
 
+/// [`DIRTY`] when `dirty`, else 0 (no branch).
+#[inline]
+fn dirty_bit(dirty: bool) -> u64 {
+    (dirty as u64) << 63
+}
+
 #[derive(Clone, Copy)]
 struct Bucket {
     id: u64,
@@ -121,7 +127,7 @@ impl Ordered {
     /// Marks the entry in `slot` dirty when `write`.
     #[inline]
     pub fn mark(&mut self, slot: u32, write: bool) {
-        self.buckets[slot as usize].size |= (write as u64) << 63;
+        self.buckets[slot as usize].size |= dirty_bit(write);
     }
 
     /// Cached objects written since they were admitted.
@@ -188,7 +194,7 @@ impl Ordered {
         }
         self.buckets[i] = Bucket {
             id,
-            size: charge | (dirty as u64) << 63,
+            size: charge | dirty_bit(dirty),
             prev: NIL,
             next: NIL,
         };
@@ -202,7 +208,7 @@ impl Ordered {
     fn remove_tail(&mut self) -> u64 {
         let s = self.tail;
         let b = self.buckets[s as usize];
-        self.write_backs += b.size >> 63;
+        self.write_backs += (b.size & DIRTY != 0) as u64;
         self.bytes -= b.size & !DIRTY;
         self.len -= 1;
         self.unlink(s);
