@@ -404,7 +404,7 @@ pub fn simulate(
                 ..OpenOptions::default()
             };
             // Decoded on the second core while the caches run.
-            let mut source = tramp_core::ReadAhead::new((format.open)(input.reader, &open)?);
+            let mut source = tramp_core::ReadAhead::new((format.open)(input.reader, &open)?)?;
             let keys = match &mapping.keys {
                 Some(k) => Some(ResolvedKeys::new(k, source.schema())?),
                 None => None,

@@ -69,8 +69,9 @@ impl ReadAhead {
     /// Batches decoded ahead of the consumer.
     pub const DEPTH: usize = 4;
 
-    /// Starts decoding `source` on a new thread.
-    pub fn new<S: Source + Send + 'static>(source: S) -> ReadAhead {
+    /// Starts decoding `source` on a new thread (an error only when the
+    /// system cannot start one).
+    pub fn new<S: Source + Send + 'static>(source: S) -> Result<ReadAhead, Error> {
         let schema = source.schema().clone();
         let header = source.header().clone();
         let position = source.position();
@@ -78,9 +79,8 @@ impl ReadAhead {
         let (empty, empty_rx) = channel();
         std::thread::Builder::new()
             .name("tramp-read-ahead".into())
-            .spawn(move || decode(source, full_tx, empty_rx))
-            .expect("a thread for reading ahead");
-        ReadAhead {
+            .spawn(move || decode(source, full_tx, empty_rx))?;
+        Ok(ReadAhead {
             schema,
             header,
             full,
@@ -90,7 +90,7 @@ impl ReadAhead {
             warning: 0,
             position,
             finished: false,
-        }
+        })
     }
 
     /// Moves to the next batch; false when the worker is gone without
@@ -373,7 +373,7 @@ mod tests {
                 buf: RecordBuf::new(),
             };
             let want = observe(&mut make());
-            let got = observe(&mut ReadAhead::new(make()));
+            let got = observe(&mut ReadAhead::new(make()).unwrap());
             prop_assert_eq!(got, want);
         }
     }
@@ -395,7 +395,8 @@ mod tests {
             at: 0,
             fail: false,
             buf: RecordBuf::new(),
-        });
+        })
+        .unwrap();
         let mut seen = Vec::new();
         while let Some(rec) = r.next_record().unwrap() {
             seen.push(rec.get(0).and_then(|v| v.as_u64()).unwrap());

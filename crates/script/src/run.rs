@@ -116,14 +116,9 @@ fn run_here(job: &Job<'_>, out: &mut dyn Write) -> Result<Summary, Failure> {
             source: e,
         })?;
         let progress = Progress::of(&input);
-        let (src, fmt): (Box<dyn Source>, Option<Format>) = match &desc {
-            // Records are decoded on the second core while the script runs
-            // (tramp_core::ahead).
+        let (src, fmt): (Box<dyn Source + Send>, Option<Format>) = match &desc {
             Some(d) => (
-                Box::new(tramp_core::ReadAhead::new(tramp_desc::DescSource::new(
-                    d.clone(),
-                    input.reader,
-                ))),
+                Box::new(tramp_desc::DescSource::new(d.clone(), input.reader)),
                 None,
             ),
             None => {
@@ -139,9 +134,16 @@ fn run_here(job: &Job<'_>, out: &mut dyn Write) -> Result<Summary, Failure> {
                         name: name.clone(),
                         source: e,
                     })?;
-                (Box::new(tramp_core::ReadAhead::new(s)), Some(f))
+                (s, Some(f))
             }
         };
+        // Records are decoded on the second core while the script runs
+        // (tramp_core::ahead).
+        let src: Box<dyn Source> =
+            Box::new(tramp_core::ReadAhead::new(src).map_err(|e| Failure::Read {
+                name: name.clone(),
+                source: e,
+            })?);
         sources.push((name.clone(), src, progress, fmt));
     }
     let schema = match (sources.first(), &desc) {

@@ -136,7 +136,10 @@ impl Detected {
         let source = (self.format.open)(self.input.reader, &opts)
             .with_context(|| format!("reading {}", self.name))?;
         let source: Box<dyn Source> = if ahead {
-            Box::new(tramp_core::ReadAhead::new(source))
+            Box::new(
+                tramp_core::ReadAhead::new(source)
+                    .with_context(|| format!("reading {}", self.name))?,
+            )
         } else {
             source
         };
