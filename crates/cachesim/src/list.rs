@@ -1,6 +1,8 @@
-//! The storage every policy shares: a table of cached (or ghost) objects in
-//! a slab, found by id through a hash map, threaded on intrusive
-//! doubly-linked lists by slot number. Head = most recently linked.
+//! The storage of the policies that hold slot numbers across evictions
+//! (CLOCK, SIEVE, S3-FIFO, ARC, 2Q, ghost lists; LRU and FIFO use
+//! [`crate::ordered`]): a table of cached (or ghost) objects in a slab,
+//! found by id through a hash map, threaded on intrusive doubly-linked
+//! lists by slot number. Head = most recently linked.
 
 use rustc_hash::FxHashMap;
 
@@ -173,8 +175,8 @@ impl List {
     }
 }
 
-/// One list over its own table, with a capacity: the storage of the
-/// single-queue policies (LRU, FIFO, CLOCK, SIEVE) and of ghost queues.
+/// One list over its own table, with a capacity: the storage of CLOCK,
+/// SIEVE and the ghost queues.
 pub(crate) struct Queue {
     pub cap: u64,
     pub t: Table,
