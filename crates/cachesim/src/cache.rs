@@ -76,7 +76,7 @@ pub struct Cache {
     policy: Held,
     unit: Unit,
     stats: Stats,
-    /// Whether the policy keeps the dirty bits (`Policy::mark_dirty`).
+    /// Whether the policy keeps the dirty bits (`Policy::write_backs`).
     policy_dirty: bool,
     dirty: FxHashSet<u64>,
     evicted: Vec<u64>,

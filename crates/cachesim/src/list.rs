@@ -19,8 +19,8 @@ pub(crate) struct Node {
     pub freq: u64,
     /// Which of a policy's lists holds the entry.
     pub tag: u8,
-    /// Written since it was admitted (policies that keep it: the
-    /// single-queue ones, see [`Queue::mark_dirty`]).
+    /// Written since it was admitted (kept by CLOCK and SIEVE, see
+    /// [`crate::Policy::write_backs`]).
     pub dirty: bool,
     prev: u32,
     next: u32,
