@@ -3,7 +3,9 @@
 //! extension or by explicit choice. An output path is written through a
 //! temporary file in the same directory, renamed over the path only when
 //! [`Output::finish`] succeeds: a failed or interrupted run leaves no
-//! partial file behind (nor an old file half-overwritten).
+//! partial file behind (nor an old file half-overwritten). A device or a
+//! named pipe (`/dev/null`, a FIFO) is written into directly, and a
+//! symbolic link is written through to the file it names.
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Cursor, Read, Write};
@@ -377,12 +379,27 @@ impl Output {
             return Self::to_writer(Box::new(io::stdout()), c);
         }
         let target = std::path::PathBuf::from(name);
-        if target.is_dir() {
-            return Err(io::Error::new(
-                io::ErrorKind::IsADirectory,
-                format!("{name} is a directory"),
-            ));
+        match std::fs::metadata(&target) {
+            Ok(m) if m.is_dir() => {
+                return Err(io::Error::new(
+                    io::ErrorKind::IsADirectory,
+                    format!("{name} is a directory"),
+                ));
+            }
+            // A device, a named pipe or a socket (`-o /dev/null`, a FIFO
+            // another program reads): written into as it is. A file
+            // renamed over it would replace the node itself, and a
+            // /dev/null turned into a regular file breaks every program on
+            // the machine.
+            Ok(m) if !m.is_file() => {
+                let f = std::fs::OpenOptions::new().write(true).open(&target)?;
+                return Self::to_writer(Box::new(f), c);
+            }
+            _ => {}
         }
+        // Through a symbolic link, the file it names is replaced and the
+        // link stays.
+        let target = resolve_links(target)?;
         let dir = match target.parent() {
             Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
             _ => std::path::PathBuf::from("."),
@@ -440,6 +457,27 @@ impl Output {
         }
         Ok(())
     }
+}
+
+/// `path` with every symbolic link along its last component followed (a
+/// dangling link gives the path it names; a loop is an error).
+fn resolve_links(mut path: std::path::PathBuf) -> io::Result<std::path::PathBuf> {
+    for _ in 0..40 {
+        match std::fs::symlink_metadata(&path) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let to = std::fs::read_link(&path)?;
+                path = match path.parent() {
+                    Some(dir) if to.is_relative() => dir.join(to),
+                    _ => to,
+                };
+            }
+            _ => return Ok(path),
+        }
+    }
+    Err(io::Error::other(format!(
+        "{}: too many levels of symbolic links",
+        path.display()
+    )))
 }
 
 #[cfg(unix)]
@@ -596,6 +634,81 @@ mod tests {
         assert!(Output::create(missing.to_str().unwrap(), None).is_err());
         assert!(Output::create(dir.path().to_str().unwrap(), None).is_err());
         assert!(listing(dir.path()).is_empty());
+    }
+
+    #[test]
+    fn a_device_is_written_into_not_replaced() {
+        // Only checked, never finished: were the output a temporary file,
+        // finishing would rename it over /dev/null.
+        let out = Output::create("/dev/null", None).unwrap();
+        assert!(out.commit.is_none(), "/dev/null must be written directly");
+        drop(out);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::FileTypeExt;
+            let t = std::fs::metadata("/dev/null").unwrap().file_type();
+            assert!(t.is_char_device());
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_named_pipe_is_written_into_and_stays_a_pipe() {
+        use std::os::unix::fs::FileTypeExt;
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("pipe");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::read(fifo).unwrap())
+        };
+        let mut out = Output::create(fifo.to_str().unwrap(), None).unwrap();
+        out.write_all(b"through the pipe").unwrap();
+        out.finish().unwrap();
+        // Checked before joining: a pipe replaced by a file would leave
+        // the reader waiting forever.
+        assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
+        assert_eq!(reader.join().unwrap(), b"through the pipe");
+        assert_eq!(listing(dir.path()), vec!["pipe".to_string()]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_symbolic_link_stays_and_its_file_is_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real.hatf");
+        let link = dir.path().join("link.hatf");
+        std::fs::write(&real, b"old").unwrap();
+        std::os::unix::fs::symlink("real.hatf", &link).unwrap();
+        let mut out = Output::create(link.to_str().unwrap(), None).unwrap();
+        out.write_all(b"new").unwrap();
+        out.finish().unwrap();
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(std::fs::read(&real).unwrap(), b"new");
+        // A dangling link gets the file it names.
+        let dangling = dir.path().join("dangling.hatf");
+        std::os::unix::fs::symlink("made.hatf", &dangling).unwrap();
+        let mut out = Output::create(dangling.to_str().unwrap(), None).unwrap();
+        out.write_all(b"made").unwrap();
+        out.finish().unwrap();
+        assert_eq!(
+            std::fs::read(dir.path().join("made.hatf")).unwrap(),
+            b"made"
+        );
+        // A loop is an error, and nothing is written.
+        let a = dir.path().join("a");
+        std::os::unix::fs::symlink("b", &a).unwrap();
+        std::os::unix::fs::symlink("a", dir.path().join("b")).unwrap();
+        assert!(Output::create(a.to_str().unwrap(), None).is_err());
     }
 
     #[test]
