@@ -22,18 +22,25 @@ fn fix_checksums(data: &mut [u8]) {
     }
 }
 
-fn read(data: &[u8]) -> (Vec<OwnedItem>, bool) {
-    let mut r = Reader::new(data);
-    let mut items = Vec::new();
-    let mut clean = true;
+/// Items, warnings and the error, as text.
+fn drain<R: std::io::Read>(mut r: Reader<R>) -> (Vec<OwnedItem>, Vec<String>, Option<String>) {
+    let (mut items, mut warnings) = (Vec::new(), Vec::new());
     loop {
         match r.next_entry() {
-            Ok(None) => return (items, clean),
+            Ok(None) => return (items, warnings, None),
             Ok(Some(Next::Item(i))) => items.push(i.to_owned()),
-            Ok(Some(Next::Warning(_))) => clean = false,
-            Err(_) => return (items, false),
+            Ok(Some(Next::Warning(w))) => warnings.push(w.to_string()),
+            Err(e) => return (items, warnings, Some(e.to_string())),
         }
     }
+}
+
+fn read(data: &[u8]) -> (Vec<OwnedItem>, bool) {
+    let inline = drain(Reader::new(data));
+    let ahead = drain(Reader::read_ahead(std::io::Cursor::new(data.to_vec())).unwrap());
+    assert_eq!(inline, ahead);
+    let clean = inline.1.is_empty() && inline.2.is_none();
+    (inline.0, clean)
 }
 
 fuzz_target!(|data: &[u8]| {

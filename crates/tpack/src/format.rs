@@ -21,7 +21,13 @@ pub static TPACK: FormatDesc = FormatDesc {
     sniff: |head| Sniff::magic(head, &[&MAGIC[..6]]),
     domain: Domain::Heap,
     text_form: Some("hatf-text"),
-    open: |input, _| Ok(Box::new(TpackSource::from_reader(Reader::new(input)))),
+    // Blocks are read and decompressed on a thread of their own, one
+    // ahead of the decoding.
+    open: |input, _| {
+        Ok(Box::new(TpackSource::from_reader(Reader::read_ahead(
+            input,
+        )?)))
+    },
     create: |out: Output, opts| {
         Ok(Box::new(TpackSink::from_writer(Writer::new(out, options(opts)?)?)) as Box<dyn Sink>)
     },

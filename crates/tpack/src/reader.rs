@@ -1,9 +1,17 @@
 //! The tpack reader: blocks in, HATF items out, one at a time. A block
 //! whose checksum fails is skipped with a warning (blocks are independent,
 //! so every other block still decodes); a block header without its magic
-//! is skipped by scanning for the next block magic. Memory: one block.
+//! is skipped by scanning for the next block magic.
+//!
+//! Two layers: the framer reads block headers and bodies, checks them and
+//! decompresses the streams; the decoder turns the streams into records
+//! with the model. [`Reader::read_ahead`] runs the framer on a thread of
+//! its own, one block ahead of the decoder, so decompression overlaps with
+//! decoding. Memory: a block's body and streams for each layer (three
+//! blocks' streams at most when reading ahead).
 
 use std::io::{ErrorKind, Read};
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 
 use tramp_core::{Error, Position, Warning};
 use tramp_hatf::spec::{EVENT_KINDS, TAG_COMMENT};
@@ -50,13 +58,58 @@ struct Decoded {
 /// What [`Reader::next_entry`] yields: an item, or damage skipped.
 pub use tramp_hatf::records::Entry as Next;
 
-/// Reads tpack from any `Read`.
-pub struct Reader<R: Read> {
+/// A block's streams, one buffer per stream.
+type Streams = [Vec<u8>; STREAMS];
+
+/// What the framer gives the decoder.
+enum Framed {
+    /// A block that passed its checksum, its streams decompressed.
+    Block {
+        /// The offset of its header.
+        start: u64,
+        records: u32,
+        streams: Streams,
+    },
+    /// Damage skipped.
+    Skipped(Warning),
+    End,
+}
+
+/// The block layer: the file magic, block headers and bodies, checksums,
+/// resynchronisation past damage, and decompression of the streams.
+struct Framer<R: Read> {
     input: R,
     started: bool,
     /// Decompressed bytes read so far (file offsets: tpack is not itself
     /// wrapped in a stream compressor, though the file may be).
     offset: u64,
+    block_start: u64,
+    /// Records in the blocks handed on so far (positions in errors: the
+    /// decoder asks for a block only when it has decoded every earlier one).
+    records: u64,
+    body: Vec<u8>,
+    /// A header read while resynchronising, to use next.
+    pending_header: Option<[u8; BLOCK_HEADER]>,
+    /// Bytes read past that header while resynchronising, read again first.
+    pushback: Vec<u8>,
+    done: bool,
+}
+
+/// Where the decoder's blocks come from.
+enum Feed<R: Read> {
+    /// The framer, called in line.
+    Inline(Framer<R>),
+    /// The framer on its thread: blocks in order, and a way back for used
+    /// buffers.
+    Ahead {
+        blocks: Receiver<Result<Framed, Error>>,
+        spare: SyncSender<Streams>,
+    },
+}
+
+/// Reads tpack from any `Read`.
+pub struct Reader<R: Read> {
+    feed: Feed<R>,
     block_start: u64,
     streams: [Cursor; STREAMS],
     model: Model,
@@ -71,22 +124,20 @@ pub struct Reader<R: Read> {
     /// Whether the last event has attributes (the recent table's front).
     has_attrs: bool,
     comment: Vec<u8>,
-    body: Vec<u8>,
-    /// A header read while resynchronising, to use next.
-    pending_header: Option<[u8; BLOCK_HEADER]>,
-    /// Bytes read past that header while resynchronising, read again first.
-    pushback: Vec<u8>,
     done: bool,
     /// A stream the last block did not use up (reported before the next block).
     trailing: Option<usize>,
 }
 
 impl<R: Read> Reader<R> {
+    /// A reader that frames, decompresses and decodes on the caller's thread.
     pub fn new(input: R) -> Self {
+        Self::with_feed(Feed::Inline(Framer::new(input)))
+    }
+
+    fn with_feed(feed: Feed<R>) -> Self {
         Reader {
-            input,
-            started: false,
-            offset: 0,
+            feed,
             block_start: 0,
             streams: Default::default(),
             model: Model::new(),
@@ -96,9 +147,6 @@ impl<R: Read> Reader<R> {
             in_block: 0,
             has_attrs: false,
             comment: Vec::new(),
-            body: Vec::new(),
-            pending_header: None,
-            pushback: Vec::new(),
             done: false,
             trailing: None,
         }
@@ -109,44 +157,9 @@ impl<R: Read> Reader<R> {
         Position::new(self.block_start, self.record)
     }
 
-    fn err(&self, e: TpackError) -> Error {
-        Error::decode(FORMAT, self.position(), e)
-    }
-
-    /// Reads up to `buf.len()` bytes; returns how many (fewer only at the end).
-    fn fill(&mut self, buf: &mut [u8]) -> Result<usize, Error> {
-        let mut n = self.pushback.len().min(buf.len());
-        buf[..n].copy_from_slice(&self.pushback[..n]);
-        self.pushback.drain(..n);
-        while n < buf.len() {
-            match self.input.read(&mut buf[n..]) {
-                Ok(0) => break,
-                Ok(k) => n += k,
-                Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                Err(e) => return Err(e.into()),
-            }
-        }
-        self.offset += n as u64;
-        Ok(n)
-    }
-
     /// Decodes the next record, or returns a warning about skipped damage,
     /// or the end.
     fn advance(&mut self) -> Result<Step, Error> {
-        if !self.started {
-            self.started = true;
-            let mut m = [0u8; 8];
-            let n = self.fill(&mut m)?;
-            if n < 8 || m[..6] != MAGIC[..6] {
-                self.done = true;
-                self.left = 0;
-                return Err(self.err(TpackError::BadMagic));
-            }
-            if m[6] != MAGIC[6] {
-                self.done = true;
-                return Err(self.err(TpackError::Version(m[6])));
-            }
-        }
         while self.left == 0 {
             if let Some(i) = self.trailing.take() {
                 self.done = true;
@@ -202,220 +215,52 @@ impl<R: Read> Reader<R> {
         }
     }
 
-    /// Reads the next block; `Ok(Some(w))` when damage was skipped to find it.
-    /// (Never inlined: it is rare and its buffers would weigh on every
-    /// record's stack frame.)
+    /// Takes the next block from the framer; `Ok(Some(w))` when damage was
+    /// skipped to find it, `Ok(None)` with `done` set at the end. (Never
+    /// inlined: it is rare and would weigh on every record's stack frame.)
     #[inline(never)]
     fn next_block(&mut self) -> Result<Option<Warning>, Error> {
-        let start = self.offset;
-        let header = match self.pending_header.take() {
-            Some(h) => h,
-            None => {
-                let mut h = [0u8; BLOCK_HEADER];
-                let n = self.fill(&mut h)?;
-                if n == 0 {
-                    self.done = true;
-                    return Ok(None);
-                }
-                if n < BLOCK_HEADER {
-                    self.done = true;
-                    self.block_start = start;
-                    return Err(self.err(TpackError::Truncated("in a block header")));
-                }
-                h
+        let used: Streams = std::array::from_fn(|i| std::mem::take(&mut self.streams[i].data));
+        let framed = match &mut self.feed {
+            Feed::Inline(f) => f.next(used),
+            Feed::Ahead { blocks, spare } => {
+                // The framer's thread may not want buffers now; a buffer
+                // dropped is only allocated again.
+                let _ = spare.try_send(used);
+                blocks.recv().unwrap_or_else(|_| {
+                    Err(std::io::Error::other("tpack's block reading thread stopped").into())
+                })
             }
         };
-        let start = if self.pending_header.is_none() && self.offset >= BLOCK_HEADER as u64 {
-            self.offset - BLOCK_HEADER as u64
-        } else {
-            start
-        };
-        self.block_start = start;
-        if header[..4] != BLOCK_MAGIC {
-            return self.resync(header, start, "block header damaged (no block magic)");
-        }
-        let records = u32::from_le_bytes(header[4..8].try_into().unwrap());
-        let len = u32::from_le_bytes(header[8..12].try_into().unwrap());
-        let crc = u32::from_le_bytes(header[12..16].try_into().unwrap());
-        if len > MAX_BODY {
-            return self.resync(header, start, &TpackError::BodyTooLarge(len).to_string());
-        }
-        // Read as the bytes come (a damaged length on a short file does not
-        // allocate what it claims).
-        let mut body = std::mem::take(&mut self.body);
-        body.clear();
-        while body.len() < len as usize {
-            let at = body.len();
-            let want = (len as usize - at).min(1 << 20);
-            body.resize(at + want, 0);
-            let n = self.fill(&mut body[at..])?;
-            body.truncate(at + n);
-            if n == 0 {
-                break;
-            }
-        }
-        if body.len() < len as usize {
-            self.done = true;
-            self.body = body;
-            return Err(self.err(TpackError::Truncated("in a block body")));
-        }
-        let computed = crc32fast::hash(&body);
-        if computed != crc {
-            self.body = body;
-            let w = Warning {
-                format: FORMAT,
-                offset: start,
-                message: format!(
-                    "block of {records} records skipped: {}",
-                    TpackError::Checksum {
-                        stored: crc,
-                        computed
-                    }
-                ),
-                skipped: BLOCK_HEADER as u64 + len as u64,
-            };
-            return Ok(Some(w));
-        }
-        let r = self.unpack(&body);
-        self.body = body;
-        r?;
-        self.left = records;
-        self.in_block = 0;
-        self.model.reset();
-        Ok(None)
-    }
-
-    /// Scans from a damaged header for the next block magic. The bytes
-    /// skipped are reported; the header found is read next.
-    #[cold]
-    #[inline(never)]
-    fn resync(
-        &mut self,
-        header: [u8; BLOCK_HEADER],
-        start: u64,
-        why: &str,
-    ) -> Result<Option<Warning>, Error> {
-        let mut window: Vec<u8> = header[1..].to_vec();
-        let mut skipped = 1u64;
-        loop {
-            if let Some(p) = window.windows(4).position(|w| w == BLOCK_MAGIC) {
-                skipped += p as u64;
-                window.drain(..p);
-                while window.len() < BLOCK_HEADER {
-                    let mut b = [0u8; 1];
-                    if self.fill(&mut b)? == 0 {
-                        self.done = true;
-                        break;
-                    }
-                    window.push(b[0]);
-                }
-                if window.len() >= BLOCK_HEADER {
-                    self.pending_header = Some(window[..BLOCK_HEADER].try_into().unwrap());
-                    // Bytes read past the header are read again; bytes
-                    // still pushed back were never counted as read.
-                    let mut rest = window.split_off(BLOCK_HEADER);
-                    self.offset -= rest.len() as u64;
-                    rest.append(&mut self.pushback);
-                    self.pushback = rest;
-                } else {
-                    skipped += window.len() as u64;
-                }
-                break;
-            }
-            let keep = window.len().saturating_sub(3);
-            skipped += keep as u64;
-            window.drain(..keep);
-            let mut b = vec![0u8; 4096];
-            let n = self.fill(&mut b)?;
-            if n == 0 {
-                skipped += window.len() as u64;
+        match framed {
+            Err(e) => {
                 self.done = true;
-                break;
+                Err(e)
             }
-            window.extend_from_slice(&b[..n]);
-        }
-        Ok(Some(Warning {
-            format: FORMAT,
-            offset: start,
-            message: why.to_string(),
-            skipped,
-        }))
-    }
-
-    /// Splits a block body into its decompressed streams.
-    #[inline(never)]
-    fn unpack(&mut self, body: &[u8]) -> Result<(), Error> {
-        let mut pos = 0usize;
-        let mut entries = [(0u8, 0usize, 0usize); STREAMS];
-        let mut total_raw = 0u64;
-        for (i, e) in entries.iter_mut().enumerate() {
-            let bad = |why: &str| TpackError::Stream {
-                stream: NAMES[i],
-                why: why.to_string(),
-            };
-            let cut = || self.err(bad("table cut short"));
-            let codec = *body.get(pos).ok_or_else(cut)?;
-            pos += 1;
-            let raw = get_varint(body, &mut pos).ok_or_else(cut)?;
-            let stored = get_varint(body, &mut pos).ok_or_else(cut)?;
-            total_raw = total_raw.saturating_add(raw);
-            if total_raw > MAX_RAW || stored > body.len() as u64 {
-                return Err(self.err(bad("length out of range")));
+            Ok(Framed::End) => {
+                self.done = true;
+                Ok(None)
             }
-            *e = (codec, raw as usize, stored as usize);
-        }
-        let mut at = pos;
-        for (i, (codec, raw, stored)) in entries.into_iter().enumerate() {
-            let bad = |why: String| TpackError::Stream {
-                stream: NAMES[i],
-                why,
-            };
-            let end = at
-                .checked_add(stored)
-                .filter(|e| *e <= body.len())
-                .ok_or_else(|| self.err(bad("data cut short".into())))?;
-            let data = &body[at..end];
-            at = end;
-            let mut out = std::mem::take(&mut self.streams[i].data);
-            out.clear();
-            let r = match codec {
-                0 => {
-                    out.extend_from_slice(data);
-                    Ok(())
+            Ok(Framed::Skipped(w)) => {
+                self.block_start = w.offset;
+                Ok(Some(w))
+            }
+            Ok(Framed::Block {
+                start,
+                records,
+                streams,
+            }) => {
+                self.block_start = start;
+                for (c, data) in self.streams.iter_mut().zip(streams) {
+                    c.data = data;
+                    c.pos = 0;
                 }
-                1 => zstd::stream::read::Decoder::new(data)
-                    .and_then(|d| d.take(raw as u64 + 1).read_to_end(&mut out))
-                    .map(|_| ())
-                    .map_err(|e| format!("zstd: {e}")),
-                2 => liblzma::read::XzDecoder::new(data)
-                    .take(raw as u64 + 1)
-                    .read_to_end(&mut out)
-                    .map(|_| ())
-                    .map_err(|e| format!("xz: {e}")),
-                3 => flate2::read::GzDecoder::new(data)
-                    .take(raw as u64 + 1)
-                    .read_to_end(&mut out)
-                    .map(|_| ())
-                    .map_err(|e| format!("gzip: {e}")),
-                c => Err(format!("unknown codec {c}")),
-            };
-            self.streams[i].data = out;
-            self.streams[i].pos = 0;
-            r.map_err(|e| self.err(bad(e)))?;
-            if self.streams[i].data.len() != raw {
-                return Err(self.err(bad(format!(
-                    "{} bytes decompressed, the table says {raw}",
-                    self.streams[i].data.len()
-                ))));
+                self.left = records;
+                self.in_block = 0;
+                self.model.reset();
+                Ok(None)
             }
         }
-        if at != body.len() {
-            return Err(self.err(TpackError::Stream {
-                stream: "block",
-                why: format!("{} bytes after the last stream", body.len() - at),
-            }));
-        }
-        Ok(())
     }
 
     #[cold]
@@ -693,5 +538,300 @@ impl<R: Read> Reader<R> {
             c => return Err(self.bad(format!("attributes code {c}"))),
         }
         Ok(())
+    }
+}
+
+impl<R: Read + Send + 'static> Reader<R> {
+    /// A reader whose framer (reading, checksums, decompression) runs on a
+    /// thread of its own, one block ahead of the decoding on the caller's
+    /// thread. It yields exactly what [`Reader::new`] yields. The error is
+    /// the system's when no thread can be started.
+    pub fn read_ahead(input: R) -> std::io::Result<Self> {
+        let (tx, blocks) = sync_channel(1);
+        let (spare, spares) = sync_channel::<Streams>(2);
+        std::thread::Builder::new()
+            .name("tpack-blocks".into())
+            .spawn(move || {
+                let mut framer = Framer::new(input);
+                loop {
+                    let buffers = spares.try_recv().unwrap_or_default();
+                    let framed = framer.next(buffers);
+                    let last = !matches!(framed, Ok(Framed::Block { .. } | Framed::Skipped(_)));
+                    // A send fails when the reader was dropped: stop.
+                    if tx.send(framed).is_err() || last {
+                        break;
+                    }
+                }
+            })?;
+        Ok(Self::with_feed(Feed::Ahead { blocks, spare }))
+    }
+}
+
+impl<R: Read> Framer<R> {
+    fn new(input: R) -> Self {
+        Framer {
+            input,
+            started: false,
+            offset: 0,
+            block_start: 0,
+            records: 0,
+            body: Vec::new(),
+            pending_header: None,
+            pushback: Vec::new(),
+            done: false,
+        }
+    }
+
+    fn err(&self, e: TpackError) -> Error {
+        Error::decode(FORMAT, Position::new(self.block_start, self.records), e)
+    }
+
+    /// Reads up to `buf.len()` bytes; returns how many (fewer only at the end).
+    fn fill(&mut self, buf: &mut [u8]) -> Result<usize, Error> {
+        let mut n = self.pushback.len().min(buf.len());
+        buf[..n].copy_from_slice(&self.pushback[..n]);
+        self.pushback.drain(..n);
+        while n < buf.len() {
+            match self.input.read(&mut buf[n..]) {
+                Ok(0) => break,
+                Ok(k) => n += k,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        self.offset += n as u64;
+        Ok(n)
+    }
+
+    /// The next block, decompressed into `streams` (buffers to reuse), or
+    /// the damage skipped to find it, or the end. After an error, the end.
+    fn next(&mut self, streams: Streams) -> Result<Framed, Error> {
+        if self.done {
+            return Ok(Framed::End);
+        }
+        let r = self.read_block(streams);
+        if r.is_err() {
+            self.done = true;
+        }
+        r
+    }
+
+    fn read_block(&mut self, streams: Streams) -> Result<Framed, Error> {
+        if !self.started {
+            self.started = true;
+            let mut m = [0u8; 8];
+            let n = self.fill(&mut m)?;
+            if n < 8 || m[..6] != MAGIC[..6] {
+                return Err(self.err(TpackError::BadMagic));
+            }
+            if m[6] != MAGIC[6] {
+                return Err(self.err(TpackError::Version(m[6])));
+            }
+        }
+        let start = self.offset;
+        let header = match self.pending_header.take() {
+            Some(h) => h,
+            None => {
+                let mut h = [0u8; BLOCK_HEADER];
+                let n = self.fill(&mut h)?;
+                if n == 0 {
+                    self.done = true;
+                    return Ok(Framed::End);
+                }
+                if n < BLOCK_HEADER {
+                    self.block_start = start;
+                    return Err(self.err(TpackError::Truncated("in a block header")));
+                }
+                h
+            }
+        };
+        let start = if self.pending_header.is_none() && self.offset >= BLOCK_HEADER as u64 {
+            self.offset - BLOCK_HEADER as u64
+        } else {
+            start
+        };
+        self.block_start = start;
+        if header[..4] != BLOCK_MAGIC {
+            return self.resync(header, start, "block header damaged (no block magic)");
+        }
+        let records = u32::from_le_bytes(header[4..8].try_into().unwrap());
+        let len = u32::from_le_bytes(header[8..12].try_into().unwrap());
+        let crc = u32::from_le_bytes(header[12..16].try_into().unwrap());
+        if len > MAX_BODY {
+            return self.resync(header, start, &TpackError::BodyTooLarge(len).to_string());
+        }
+        // Read as the bytes come (a damaged length on a short file does not
+        // allocate what it claims).
+        let mut body = std::mem::take(&mut self.body);
+        body.clear();
+        while body.len() < len as usize {
+            let at = body.len();
+            let want = (len as usize - at).min(1 << 20);
+            body.resize(at + want, 0);
+            let n = self.fill(&mut body[at..])?;
+            body.truncate(at + n);
+            if n == 0 {
+                break;
+            }
+        }
+        if body.len() < len as usize {
+            self.body = body;
+            return Err(self.err(TpackError::Truncated("in a block body")));
+        }
+        let computed = crc32fast::hash(&body);
+        if computed != crc {
+            self.body = body;
+            return Ok(Framed::Skipped(Warning {
+                format: FORMAT,
+                offset: start,
+                message: format!(
+                    "block of {records} records skipped: {}",
+                    TpackError::Checksum {
+                        stored: crc,
+                        computed
+                    }
+                ),
+                skipped: BLOCK_HEADER as u64 + len as u64,
+            }));
+        }
+        let r = self.unpack(&body, streams);
+        self.body = body;
+        let streams = r?;
+        self.records += u64::from(records);
+        Ok(Framed::Block {
+            start,
+            records,
+            streams,
+        })
+    }
+
+    /// Scans from a damaged header for the next block magic. The bytes
+    /// skipped are reported; the header found is read next.
+    #[cold]
+    #[inline(never)]
+    fn resync(
+        &mut self,
+        header: [u8; BLOCK_HEADER],
+        start: u64,
+        why: &str,
+    ) -> Result<Framed, Error> {
+        let mut window: Vec<u8> = header[1..].to_vec();
+        let mut skipped = 1u64;
+        loop {
+            if let Some(p) = window.windows(4).position(|w| w == BLOCK_MAGIC) {
+                skipped += p as u64;
+                window.drain(..p);
+                while window.len() < BLOCK_HEADER {
+                    let mut b = [0u8; 1];
+                    if self.fill(&mut b)? == 0 {
+                        self.done = true;
+                        break;
+                    }
+                    window.push(b[0]);
+                }
+                if window.len() >= BLOCK_HEADER {
+                    self.pending_header = Some(window[..BLOCK_HEADER].try_into().unwrap());
+                    // Bytes read past the header are read again; bytes
+                    // still pushed back were never counted as read.
+                    let mut rest = window.split_off(BLOCK_HEADER);
+                    self.offset -= rest.len() as u64;
+                    rest.append(&mut self.pushback);
+                    self.pushback = rest;
+                } else {
+                    skipped += window.len() as u64;
+                }
+                break;
+            }
+            let keep = window.len().saturating_sub(3);
+            skipped += keep as u64;
+            window.drain(..keep);
+            let mut b = vec![0u8; 4096];
+            let n = self.fill(&mut b)?;
+            if n == 0 {
+                skipped += window.len() as u64;
+                self.done = true;
+                break;
+            }
+            window.extend_from_slice(&b[..n]);
+        }
+        Ok(Framed::Skipped(Warning {
+            format: FORMAT,
+            offset: start,
+            message: why.to_string(),
+            skipped,
+        }))
+    }
+
+    /// Splits a block body into its decompressed streams.
+    #[inline(never)]
+    fn unpack(&self, body: &[u8], mut streams: Streams) -> Result<Streams, Error> {
+        let mut pos = 0usize;
+        let mut entries = [(0u8, 0usize, 0usize); STREAMS];
+        let mut total_raw = 0u64;
+        for (i, e) in entries.iter_mut().enumerate() {
+            let bad = |why: &str| TpackError::Stream {
+                stream: NAMES[i],
+                why: why.to_string(),
+            };
+            let cut = || self.err(bad("table cut short"));
+            let codec = *body.get(pos).ok_or_else(cut)?;
+            pos += 1;
+            let raw = get_varint(body, &mut pos).ok_or_else(cut)?;
+            let stored = get_varint(body, &mut pos).ok_or_else(cut)?;
+            total_raw = total_raw.saturating_add(raw);
+            if total_raw > MAX_RAW || stored > body.len() as u64 {
+                return Err(self.err(bad("length out of range")));
+            }
+            *e = (codec, raw as usize, stored as usize);
+        }
+        let mut at = pos;
+        for (i, ((codec, raw, stored), out)) in entries.into_iter().zip(&mut streams).enumerate() {
+            let bad = |why: String| TpackError::Stream {
+                stream: NAMES[i],
+                why,
+            };
+            let end = at
+                .checked_add(stored)
+                .filter(|e| *e <= body.len())
+                .ok_or_else(|| self.err(bad("data cut short".into())))?;
+            let data = &body[at..end];
+            at = end;
+            out.clear();
+            let r = match codec {
+                0 => {
+                    out.extend_from_slice(data);
+                    Ok(())
+                }
+                1 => zstd::stream::read::Decoder::new(data)
+                    .and_then(|d| d.take(raw as u64 + 1).read_to_end(out))
+                    .map(|_| ())
+                    .map_err(|e| format!("zstd: {e}")),
+                2 => liblzma::read::XzDecoder::new(data)
+                    .take(raw as u64 + 1)
+                    .read_to_end(out)
+                    .map(|_| ())
+                    .map_err(|e| format!("xz: {e}")),
+                3 => flate2::read::GzDecoder::new(data)
+                    .take(raw as u64 + 1)
+                    .read_to_end(out)
+                    .map(|_| ())
+                    .map_err(|e| format!("gzip: {e}")),
+                c => Err(format!("unknown codec {c}")),
+            };
+            r.map_err(|e| self.err(bad(e)))?;
+            if out.len() != raw {
+                return Err(self.err(bad(format!(
+                    "{} bytes decompressed, the table says {raw}",
+                    out.len()
+                ))));
+            }
+        }
+        if at != body.len() {
+            return Err(self.err(TpackError::Stream {
+                stream: "block",
+                why: format!("{} bytes after the last stream", body.len() - at),
+            }));
+        }
+        Ok(streams)
     }
 }

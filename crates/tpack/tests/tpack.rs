@@ -14,9 +14,18 @@ fn pack(items: &[OwnedItem], opts: Options) -> Vec<u8> {
     w.into_inner().unwrap()
 }
 
-/// Items, warnings and the error that ended reading, if any.
-fn unpack(bytes: &[u8]) -> (Vec<OwnedItem>, Vec<String>, Option<String>) {
-    let mut r = Reader::new(bytes);
+type Unpacked = (Vec<OwnedItem>, Vec<String>, Option<String>);
+
+/// Items, warnings and the error that ended reading, if any; read both in
+/// line and with the framer on its own thread, which must agree exactly.
+fn unpack(bytes: &[u8]) -> Unpacked {
+    let inline = drain(Reader::new(bytes));
+    let ahead = drain(Reader::read_ahead(std::io::Cursor::new(bytes.to_vec())).unwrap());
+    assert_eq!(inline, ahead, "reading ahead changed what was read");
+    inline
+}
+
+fn drain<R: std::io::Read>(mut r: Reader<R>) -> Unpacked {
     let (mut items, mut warnings) = (Vec::new(), Vec::new());
     loop {
         match r.next_entry() {
