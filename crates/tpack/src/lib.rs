@@ -12,13 +12,18 @@
 //! * [`streams`]: the stream ids and their byte coding (LEB128, zigzag).
 //! * [`model`]: the predictor state both sides keep, reset every block.
 //! * [`writer`] / [`reader`]: the streaming codec over HATF items.
+//! * [`framer`]: the block layer the readers share (headers, checksums,
+//!   resynchronisation, decompression).
+//! * [`parallel`]: decoding several blocks at once on threads.
 //! * [`format`]: tpack in the format registry, as a Source and a Sink.
 //!
 //! The layout, byte for byte, is in docs/formats/tpack.md.
 
 pub mod error;
 pub mod format;
+pub mod framer;
 pub mod model;
+pub mod parallel;
 pub mod reader;
 pub mod streams;
 pub mod writer;

@@ -3,14 +3,14 @@
 //! so every other block still decodes); a block header without its magic
 //! is skipped by scanning for the next block magic.
 //!
-//! Two layers: the framer reads block headers and bodies, checks them and
-//! decompresses the streams; the decoder turns the streams into records
-//! with the model. [`Reader::read_ahead`] runs the framer on a thread of
-//! its own, one block ahead of the decoder, so decompression overlaps with
-//! decoding. Memory: a block's body and streams for each layer (three
-//! blocks' streams at most when reading ahead).
+//! Three ways to read, all yielding the same items, warnings and errors:
+//! [`Reader::new`] frames, decompresses and decodes on the caller's thread;
+//! [`Reader::read_ahead`] runs the framer (crate::framer) on a thread of
+//! its own, one block ahead; [`Reader::parallel`] decodes whole blocks on
+//! several threads (crate::parallel). Memory: a block's body and streams
+//! for each layer; for the parallel reader, decoded blocks too.
 
-use std::io::{ErrorKind, Read};
+use std::io::Read;
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 
 use tramp_core::{Error, Position, Warning};
@@ -18,10 +18,11 @@ use tramp_hatf::spec::{EVENT_KINDS, TAG_COMMENT};
 use tramp_hatf::{Event, EventKind, Item};
 
 use crate::error::TpackError;
+use crate::framer::{Framed, Framer, Streams};
 use crate::model::{Guess, Model};
-use crate::streams::{Cursor, NAMES, STREAMS, Stream, TABLE, addr_code, get_varint, unzigzag};
+use crate::parallel::Parallel;
+use crate::streams::{Cursor, NAMES, STREAMS, Stream, TABLE, addr_code, unzigzag};
 use crate::writer::FORMAT;
-use crate::{BLOCK_HEADER, BLOCK_MAGIC, MAGIC, MAX_BODY, MAX_RAW};
 
 /// Why a record does not decode (turned into the reader's error, with its
 /// position, only on that cold path).
@@ -29,73 +30,126 @@ pub struct Bad(String);
 
 type Dec<T> = Result<T, Bad>;
 
-/// What one step of the reader gives (the decoded event by value: kept in
-/// the reader and read back, it stalled on store forwarding).
+/// What one step of the serial reader gives (the decoded event by value:
+/// kept in the decoder and read back, it stalled on store forwarding).
 enum Step {
     End,
     Warning(Warning),
     Comment,
-    /// An event, in `Reader::cur`.
+    /// An event, in `Decoder::cur`.
     Event,
 }
 
-/// A decoded event's scalars, every one a full word, kept in the reader
-/// (`Reader::cur`) and read back field by field where the `Event` is built.
-/// Moving an event through the `Result`s of the decode chain made the
-/// compiler copy it in mixed widths, and a wide load over narrower stores
-/// stalls on store forwarding: a quarter of the record loop.
+/// A decoded event's scalars, every one a full word, kept in the decoder
+/// (`Decoder::cur`) and read back field by field where the `Event` is
+/// built. Moving an event through the `Result`s of the decode chain made
+/// the compiler copy it in mixed widths, and a wide load over narrower
+/// stores stalls on store forwarding: a quarter of the record loop.
 #[derive(Clone, Copy, Default)]
-struct Decoded {
-    kind: u64,
-    size: u64,
-    address: u64,
-    new_address: u64,
-    thread: u64,
-    heap: u64,
-    time: u64,
+pub(crate) struct Decoded {
+    pub kind: u64,
+    pub size: u64,
+    pub address: u64,
+    pub new_address: u64,
+    pub thread: u64,
+    pub heap: u64,
+    pub time: u64,
 }
 
 /// What [`Reader::next_entry`] yields: an item, or damage skipped.
 pub use tramp_hatf::records::Entry as Next;
 
-/// A block's streams, one buffer per stream.
-type Streams = [Vec<u8>; STREAMS];
+/// Reads tpack from any `Read`.
+pub struct Reader<R: Read>(Inner<R>);
 
-/// What the framer gives the decoder.
-enum Framed {
-    /// A block that passed its checksum, its streams decompressed.
-    Block {
-        /// The offset of its header.
-        start: u64,
-        records: u32,
-        streams: Streams,
-    },
-    /// Damage skipped.
-    Skipped(Warning),
-    End,
+enum Inner<R: Read> {
+    Serial(Serial<R>),
+    Parallel(Parallel),
 }
 
-/// The block layer: the file magic, block headers and bodies, checksums,
-/// resynchronisation past damage, and decompression of the streams.
-struct Framer<R: Read> {
-    input: R,
-    started: bool,
-    /// Decompressed bytes read so far (file offsets: tpack is not itself
-    /// wrapped in a stream compressor, though the file may be).
-    offset: u64,
-    block_start: u64,
-    /// Records in the blocks handed on so far (positions in errors: the
-    /// decoder asks for a block only when it has decoded every earlier one).
-    records: u64,
-    body: Vec<u8>,
-    /// A header read while resynchronising, to use next.
-    pending_header: Option<[u8; BLOCK_HEADER]>,
-    /// Bytes read past that header while resynchronising, read again first.
-    pushback: Vec<u8>,
-    done: bool,
+impl<R: Read> Reader<R> {
+    /// A reader that frames, decompresses and decodes on the caller's thread.
+    pub fn new(input: R) -> Self {
+        Reader(Inner::Serial(Serial::new(Feed::Inline(Framer::new(input)))))
+    }
+
+    /// Where the next record starts: the offset of its block, and its number.
+    pub fn position(&self) -> Position {
+        match &self.0 {
+            Inner::Serial(s) => s.dec.position(),
+            Inner::Parallel(p) => p.position(),
+        }
+    }
+
+    /// The next item or warning, `Ok(None)` at the end.
+    #[inline]
+    pub fn next_entry(&mut self) -> Result<Option<Next<'_>>, Error> {
+        match &mut self.0 {
+            Inner::Serial(s) => s.next_entry(),
+            Inner::Parallel(p) => p.next_entry(),
+        }
+    }
+
+    /// The next item; skipped damage is an error here (use [`Reader::next_entry`]
+    /// to read past it).
+    pub fn next_item(&mut self) -> Result<Option<Item<'_>>, Error> {
+        let record = self.position().record;
+        match self.next_entry()? {
+            None => Ok(None),
+            Some(Next::Item(i)) => Ok(Some(i)),
+            Some(Next::Warning(w)) => Err(Error::decode(
+                FORMAT,
+                Position::new(w.offset, record),
+                TpackError::Stream {
+                    stream: "block",
+                    why: w.message,
+                },
+            )),
+        }
+    }
 }
 
-/// Where the decoder's blocks come from.
+impl<R: Read + Send + 'static> Reader<R> {
+    /// A reader whose framer (reading, checksums, decompression) runs on a
+    /// thread of its own, one block ahead of the decoding on the caller's
+    /// thread. The error is the system's when no thread can be started.
+    pub fn read_ahead(input: R) -> std::io::Result<Self> {
+        let (tx, blocks) = sync_channel(1);
+        let (spare, spares) = sync_channel::<Streams>(2);
+        std::thread::Builder::new()
+            .name("tpack-blocks".into())
+            .spawn(move || {
+                let mut framer = Framer::new(input);
+                loop {
+                    let buffers = spares.try_recv().unwrap_or_default();
+                    let framed = framer.next(buffers);
+                    let last = !matches!(framed, Ok(Framed::Block { .. } | Framed::Skipped(_)));
+                    // A send fails when the reader was dropped: stop.
+                    if tx.send(framed).is_err() || last {
+                        break;
+                    }
+                }
+            })?;
+        Ok(Reader(Inner::Serial(Serial::new(Feed::Ahead {
+            blocks,
+            spare,
+        }))))
+    }
+
+    /// A reader that decodes `workers` blocks at a time, each on a thread
+    /// of its own, while a further thread reads the blocks; the caller
+    /// takes the records in order. Memory: up to `workers + 1` decoded
+    /// blocks (32 bytes a record). The error is the system's when no
+    /// thread can be started.
+    pub fn parallel(input: R, workers: usize) -> std::io::Result<Self> {
+        Ok(Reader(Inner::Parallel(Parallel::start(
+            Framer::new(input),
+            workers,
+        )?)))
+    }
+}
+
+/// Where the serial reader's blocks come from.
 enum Feed<R: Read> {
     /// The framer, called in line.
     Inline(Framer<R>),
@@ -107,67 +161,29 @@ enum Feed<R: Read> {
     },
 }
 
-/// Reads tpack from any `Read`.
-pub struct Reader<R: Read> {
+/// Decodes the records of one block after another on the caller's thread.
+struct Serial<R: Read> {
     feed: Feed<R>,
-    block_start: u64,
-    streams: [Cursor; STREAMS],
-    model: Model,
-    /// The event last decoded.
-    cur: Decoded,
-    /// Records left in the current block.
-    left: u32,
-    /// Records delivered in all.
-    record: u64,
-    /// Record index within the block.
-    in_block: u64,
-    /// Whether the last event has attributes (the recent table's front).
-    has_attrs: bool,
-    comment: Vec<u8>,
+    dec: Decoder,
     done: bool,
-    /// A stream the last block did not use up (reported before the next block).
-    trailing: Option<usize>,
 }
 
-impl<R: Read> Reader<R> {
-    /// A reader that frames, decompresses and decodes on the caller's thread.
-    pub fn new(input: R) -> Self {
-        Self::with_feed(Feed::Inline(Framer::new(input)))
-    }
-
-    fn with_feed(feed: Feed<R>) -> Self {
-        Reader {
+impl<R: Read> Serial<R> {
+    fn new(feed: Feed<R>) -> Self {
+        Serial {
             feed,
-            block_start: 0,
-            streams: Default::default(),
-            model: Model::new(),
-            cur: Decoded::default(),
-            left: 0,
-            record: 0,
-            in_block: 0,
-            has_attrs: false,
-            comment: Vec::new(),
+            dec: Decoder::new(),
             done: false,
-            trailing: None,
         }
-    }
-
-    /// Where the next record starts: the offset of its block, and its number.
-    pub fn position(&self) -> Position {
-        Position::new(self.block_start, self.record)
     }
 
     /// Decodes the next record, or returns a warning about skipped damage,
     /// or the end.
     fn advance(&mut self) -> Result<Step, Error> {
-        while self.left == 0 {
-            if let Some(i) = self.trailing.take() {
+        while self.dec.left == 0 {
+            if let Some(e) = self.dec.trailing_error() {
                 self.done = true;
-                let b = self.bad(format!(
-                    "the block's records end before its {} stream",
-                    NAMES[i]
-                ));
-                return Err(self.record_error(b));
+                return Err(e);
             }
             if self.done {
                 return Ok(Step::End);
@@ -176,43 +192,24 @@ impl<R: Read> Reader<R> {
                 return Ok(Step::Warning(w));
             }
         }
-        match self.decode_record() {
+        match self.dec.decode_record() {
             Ok(true) => Ok(Step::Event),
             Ok(false) => Ok(Step::Comment),
             Err(e) => {
                 self.done = true;
-                self.left = 0;
+                self.dec.left = 0;
                 Err(e)
             }
         }
     }
 
-    /// The next item or warning, `Ok(None)` at the end.
-    pub fn next_entry(&mut self) -> Result<Option<Next<'_>>, Error> {
+    fn next_entry(&mut self) -> Result<Option<Next<'_>>, Error> {
         Ok(match self.advance()? {
             Step::End => None,
             Step::Warning(w) => Some(Next::Warning(w)),
-            Step::Comment => Some(Next::Item(Item::Comment(&self.comment))),
-            Step::Event => Some(Next::Item(self.item())),
+            Step::Comment => Some(Next::Item(Item::Comment(&self.dec.comment))),
+            Step::Event => Some(Next::Item(self.dec.item())),
         })
-    }
-
-    /// The next item; skipped damage is an error here (use [`Reader::next_entry`]
-    /// to read past it).
-    pub fn next_item(&mut self) -> Result<Option<Item<'_>>, Error> {
-        match self.advance()? {
-            Step::End => Ok(None),
-            Step::Comment => Ok(Some(Item::Comment(&self.comment))),
-            Step::Event => Ok(Some(self.item())),
-            Step::Warning(w) => Err(Error::decode(
-                FORMAT,
-                Position::new(w.offset, self.record),
-                TpackError::Stream {
-                    stream: "block",
-                    why: w.message,
-                },
-            )),
-        }
     }
 
     /// Takes the next block from the framer; `Ok(Some(w))` when damage was
@@ -220,7 +217,7 @@ impl<R: Read> Reader<R> {
     /// inlined: it is rare and would weigh on every record's stack frame.)
     #[inline(never)]
     fn next_block(&mut self) -> Result<Option<Warning>, Error> {
-        let used: Streams = std::array::from_fn(|i| std::mem::take(&mut self.streams[i].data));
+        let used = self.dec.take_streams();
         let framed = match &mut self.feed {
             Feed::Inline(f) => f.next(used),
             Feed::Ahead { blocks, spare } => {
@@ -242,7 +239,7 @@ impl<R: Read> Reader<R> {
                 Ok(None)
             }
             Ok(Framed::Skipped(w)) => {
-                self.block_start = w.offset;
+                self.dec.block_start = w.offset;
                 Ok(Some(w))
             }
             Ok(Framed::Block {
@@ -250,16 +247,92 @@ impl<R: Read> Reader<R> {
                 records,
                 streams,
             }) => {
-                self.block_start = start;
-                for (c, data) in self.streams.iter_mut().zip(streams) {
-                    c.data = data;
-                    c.pos = 0;
-                }
-                self.left = records;
-                self.in_block = 0;
-                self.model.reset();
+                self.dec.start_block(start, records, streams);
                 Ok(None)
             }
+        }
+    }
+}
+
+/// Decodes the records of a block from its streams with the model.
+pub(crate) struct Decoder {
+    /// The offset of the block's header.
+    pub block_start: u64,
+    streams: [Cursor; STREAMS],
+    model: Model,
+    /// The event last decoded.
+    pub cur: Decoded,
+    /// Records left in the current block.
+    pub left: u32,
+    /// Records decoded in all (the blocks before included).
+    pub record: u64,
+    /// Record index within the block.
+    in_block: u64,
+    /// Whether the last event has attributes (the recent table's front).
+    has_attrs: bool,
+    /// The comment last decoded.
+    pub comment: Vec<u8>,
+    /// A stream the last block did not use up (reported before the next block).
+    trailing: Option<usize>,
+}
+
+impl Decoder {
+    pub fn new() -> Self {
+        Decoder {
+            block_start: 0,
+            streams: Default::default(),
+            model: Model::new(),
+            cur: Decoded::default(),
+            left: 0,
+            record: 0,
+            in_block: 0,
+            has_attrs: false,
+            comment: Vec::new(),
+            trailing: None,
+        }
+    }
+
+    pub fn position(&self) -> Position {
+        Position::new(self.block_start, self.record)
+    }
+
+    /// The streams' buffers, for reuse.
+    pub fn take_streams(&mut self) -> Streams {
+        std::array::from_fn(|i| std::mem::take(&mut self.streams[i].data))
+    }
+
+    /// Starts a block: its header's offset, its records and its streams.
+    pub fn start_block(&mut self, start: u64, records: u32, streams: Streams) {
+        self.block_start = start;
+        for (c, data) in self.streams.iter_mut().zip(streams) {
+            c.data = data;
+            c.pos = 0;
+        }
+        self.left = records;
+        self.in_block = 0;
+        self.model.reset();
+    }
+
+    /// The error for a block whose streams hold more than its records used
+    /// (once, after its last record).
+    pub fn trailing_error(&mut self) -> Option<Error> {
+        let i = self.trailing.take()?;
+        let b = self.bad(format!(
+            "the block's records end before its {} stream",
+            NAMES[i]
+        ));
+        Some(self.record_error(b))
+    }
+
+    /// The attributes of the event last decoded.
+    #[inline]
+    pub fn attributes_value(&self) -> &[u8] {
+        // A record's attributes are always the front of the recent table
+        // (found entries move there, new ones are inserted there).
+        if self.has_attrs {
+            self.model.attr_front_value()
+        } else {
+            &[]
         }
     }
 
@@ -300,7 +373,7 @@ impl<R: Read> Reader<R> {
         }
     }
 
-    /// A decoded event with its attributes, lent from the reader.
+    /// A decoded event with its attributes, lent from the decoder.
     #[inline]
     fn item(&self) -> Item<'_> {
         // Each field read alone (`black_box`): merged into 16-byte loads
@@ -308,13 +381,7 @@ impl<R: Read> Reader<R> {
         // forwarding.
         let e = &self.cur;
         let w = std::hint::black_box;
-        // A record's attributes are always the front of the recent table
-        // (found entries move there, new ones are inserted there).
-        let attributes: &[u8] = if self.has_attrs {
-            self.model.attr_front_value()
-        } else {
-            &[]
-        };
+        let attributes = self.attributes_value();
         Item::Event(Event {
             kind: EVENT_KINDS[e.kind as usize],
             size: w(e.size),
@@ -330,7 +397,7 @@ impl<R: Read> Reader<R> {
     /// Decodes one record from the block's streams: the event, or `None`
     /// for a comment (in `self.comment`).
     #[inline]
-    fn decode_record(&mut self) -> Result<bool, Error> {
+    pub fn decode_record(&mut self) -> Result<bool, Error> {
         self.decode_inner().map_err(|b| self.record_error(b))
     }
 
@@ -538,300 +605,5 @@ impl<R: Read> Reader<R> {
             c => return Err(self.bad(format!("attributes code {c}"))),
         }
         Ok(())
-    }
-}
-
-impl<R: Read + Send + 'static> Reader<R> {
-    /// A reader whose framer (reading, checksums, decompression) runs on a
-    /// thread of its own, one block ahead of the decoding on the caller's
-    /// thread. It yields exactly what [`Reader::new`] yields. The error is
-    /// the system's when no thread can be started.
-    pub fn read_ahead(input: R) -> std::io::Result<Self> {
-        let (tx, blocks) = sync_channel(1);
-        let (spare, spares) = sync_channel::<Streams>(2);
-        std::thread::Builder::new()
-            .name("tpack-blocks".into())
-            .spawn(move || {
-                let mut framer = Framer::new(input);
-                loop {
-                    let buffers = spares.try_recv().unwrap_or_default();
-                    let framed = framer.next(buffers);
-                    let last = !matches!(framed, Ok(Framed::Block { .. } | Framed::Skipped(_)));
-                    // A send fails when the reader was dropped: stop.
-                    if tx.send(framed).is_err() || last {
-                        break;
-                    }
-                }
-            })?;
-        Ok(Self::with_feed(Feed::Ahead { blocks, spare }))
-    }
-}
-
-impl<R: Read> Framer<R> {
-    fn new(input: R) -> Self {
-        Framer {
-            input,
-            started: false,
-            offset: 0,
-            block_start: 0,
-            records: 0,
-            body: Vec::new(),
-            pending_header: None,
-            pushback: Vec::new(),
-            done: false,
-        }
-    }
-
-    fn err(&self, e: TpackError) -> Error {
-        Error::decode(FORMAT, Position::new(self.block_start, self.records), e)
-    }
-
-    /// Reads up to `buf.len()` bytes; returns how many (fewer only at the end).
-    fn fill(&mut self, buf: &mut [u8]) -> Result<usize, Error> {
-        let mut n = self.pushback.len().min(buf.len());
-        buf[..n].copy_from_slice(&self.pushback[..n]);
-        self.pushback.drain(..n);
-        while n < buf.len() {
-            match self.input.read(&mut buf[n..]) {
-                Ok(0) => break,
-                Ok(k) => n += k,
-                Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                Err(e) => return Err(e.into()),
-            }
-        }
-        self.offset += n as u64;
-        Ok(n)
-    }
-
-    /// The next block, decompressed into `streams` (buffers to reuse), or
-    /// the damage skipped to find it, or the end. After an error, the end.
-    fn next(&mut self, streams: Streams) -> Result<Framed, Error> {
-        if self.done {
-            return Ok(Framed::End);
-        }
-        let r = self.read_block(streams);
-        if r.is_err() {
-            self.done = true;
-        }
-        r
-    }
-
-    fn read_block(&mut self, streams: Streams) -> Result<Framed, Error> {
-        if !self.started {
-            self.started = true;
-            let mut m = [0u8; 8];
-            let n = self.fill(&mut m)?;
-            if n < 8 || m[..6] != MAGIC[..6] {
-                return Err(self.err(TpackError::BadMagic));
-            }
-            if m[6] != MAGIC[6] {
-                return Err(self.err(TpackError::Version(m[6])));
-            }
-        }
-        let start = self.offset;
-        let header = match self.pending_header.take() {
-            Some(h) => h,
-            None => {
-                let mut h = [0u8; BLOCK_HEADER];
-                let n = self.fill(&mut h)?;
-                if n == 0 {
-                    self.done = true;
-                    return Ok(Framed::End);
-                }
-                if n < BLOCK_HEADER {
-                    self.block_start = start;
-                    return Err(self.err(TpackError::Truncated("in a block header")));
-                }
-                h
-            }
-        };
-        let start = if self.pending_header.is_none() && self.offset >= BLOCK_HEADER as u64 {
-            self.offset - BLOCK_HEADER as u64
-        } else {
-            start
-        };
-        self.block_start = start;
-        if header[..4] != BLOCK_MAGIC {
-            return self.resync(header, start, "block header damaged (no block magic)");
-        }
-        let records = u32::from_le_bytes(header[4..8].try_into().unwrap());
-        let len = u32::from_le_bytes(header[8..12].try_into().unwrap());
-        let crc = u32::from_le_bytes(header[12..16].try_into().unwrap());
-        if len > MAX_BODY {
-            return self.resync(header, start, &TpackError::BodyTooLarge(len).to_string());
-        }
-        // Read as the bytes come (a damaged length on a short file does not
-        // allocate what it claims).
-        let mut body = std::mem::take(&mut self.body);
-        body.clear();
-        while body.len() < len as usize {
-            let at = body.len();
-            let want = (len as usize - at).min(1 << 20);
-            body.resize(at + want, 0);
-            let n = self.fill(&mut body[at..])?;
-            body.truncate(at + n);
-            if n == 0 {
-                break;
-            }
-        }
-        if body.len() < len as usize {
-            self.body = body;
-            return Err(self.err(TpackError::Truncated("in a block body")));
-        }
-        let computed = crc32fast::hash(&body);
-        if computed != crc {
-            self.body = body;
-            return Ok(Framed::Skipped(Warning {
-                format: FORMAT,
-                offset: start,
-                message: format!(
-                    "block of {records} records skipped: {}",
-                    TpackError::Checksum {
-                        stored: crc,
-                        computed
-                    }
-                ),
-                skipped: BLOCK_HEADER as u64 + len as u64,
-            }));
-        }
-        let r = self.unpack(&body, streams);
-        self.body = body;
-        let streams = r?;
-        self.records += u64::from(records);
-        Ok(Framed::Block {
-            start,
-            records,
-            streams,
-        })
-    }
-
-    /// Scans from a damaged header for the next block magic. The bytes
-    /// skipped are reported; the header found is read next.
-    #[cold]
-    #[inline(never)]
-    fn resync(
-        &mut self,
-        header: [u8; BLOCK_HEADER],
-        start: u64,
-        why: &str,
-    ) -> Result<Framed, Error> {
-        let mut window: Vec<u8> = header[1..].to_vec();
-        let mut skipped = 1u64;
-        loop {
-            if let Some(p) = window.windows(4).position(|w| w == BLOCK_MAGIC) {
-                skipped += p as u64;
-                window.drain(..p);
-                while window.len() < BLOCK_HEADER {
-                    let mut b = [0u8; 1];
-                    if self.fill(&mut b)? == 0 {
-                        self.done = true;
-                        break;
-                    }
-                    window.push(b[0]);
-                }
-                if window.len() >= BLOCK_HEADER {
-                    self.pending_header = Some(window[..BLOCK_HEADER].try_into().unwrap());
-                    // Bytes read past the header are read again; bytes
-                    // still pushed back were never counted as read.
-                    let mut rest = window.split_off(BLOCK_HEADER);
-                    self.offset -= rest.len() as u64;
-                    rest.append(&mut self.pushback);
-                    self.pushback = rest;
-                } else {
-                    skipped += window.len() as u64;
-                }
-                break;
-            }
-            let keep = window.len().saturating_sub(3);
-            skipped += keep as u64;
-            window.drain(..keep);
-            let mut b = vec![0u8; 4096];
-            let n = self.fill(&mut b)?;
-            if n == 0 {
-                skipped += window.len() as u64;
-                self.done = true;
-                break;
-            }
-            window.extend_from_slice(&b[..n]);
-        }
-        Ok(Framed::Skipped(Warning {
-            format: FORMAT,
-            offset: start,
-            message: why.to_string(),
-            skipped,
-        }))
-    }
-
-    /// Splits a block body into its decompressed streams.
-    #[inline(never)]
-    fn unpack(&self, body: &[u8], mut streams: Streams) -> Result<Streams, Error> {
-        let mut pos = 0usize;
-        let mut entries = [(0u8, 0usize, 0usize); STREAMS];
-        let mut total_raw = 0u64;
-        for (i, e) in entries.iter_mut().enumerate() {
-            let bad = |why: &str| TpackError::Stream {
-                stream: NAMES[i],
-                why: why.to_string(),
-            };
-            let cut = || self.err(bad("table cut short"));
-            let codec = *body.get(pos).ok_or_else(cut)?;
-            pos += 1;
-            let raw = get_varint(body, &mut pos).ok_or_else(cut)?;
-            let stored = get_varint(body, &mut pos).ok_or_else(cut)?;
-            total_raw = total_raw.saturating_add(raw);
-            if total_raw > MAX_RAW || stored > body.len() as u64 {
-                return Err(self.err(bad("length out of range")));
-            }
-            *e = (codec, raw as usize, stored as usize);
-        }
-        let mut at = pos;
-        for (i, ((codec, raw, stored), out)) in entries.into_iter().zip(&mut streams).enumerate() {
-            let bad = |why: String| TpackError::Stream {
-                stream: NAMES[i],
-                why,
-            };
-            let end = at
-                .checked_add(stored)
-                .filter(|e| *e <= body.len())
-                .ok_or_else(|| self.err(bad("data cut short".into())))?;
-            let data = &body[at..end];
-            at = end;
-            out.clear();
-            let r = match codec {
-                0 => {
-                    out.extend_from_slice(data);
-                    Ok(())
-                }
-                1 => zstd::stream::read::Decoder::new(data)
-                    .and_then(|d| d.take(raw as u64 + 1).read_to_end(out))
-                    .map(|_| ())
-                    .map_err(|e| format!("zstd: {e}")),
-                2 => liblzma::read::XzDecoder::new(data)
-                    .take(raw as u64 + 1)
-                    .read_to_end(out)
-                    .map(|_| ())
-                    .map_err(|e| format!("xz: {e}")),
-                3 => flate2::read::GzDecoder::new(data)
-                    .take(raw as u64 + 1)
-                    .read_to_end(out)
-                    .map(|_| ())
-                    .map_err(|e| format!("gzip: {e}")),
-                c => Err(format!("unknown codec {c}")),
-            };
-            r.map_err(|e| self.err(bad(e)))?;
-            if out.len() != raw {
-                return Err(self.err(bad(format!(
-                    "{} bytes decompressed, the table says {raw}",
-                    out.len()
-                ))));
-            }
-        }
-        if at != body.len() {
-            return Err(self.err(TpackError::Stream {
-                stream: "block",
-                why: format!("{} bytes after the last stream", body.len() - at),
-            }));
-        }
-        Ok(streams)
     }
 }

@@ -16,12 +16,21 @@ fn pack(items: &[OwnedItem], opts: Options) -> Vec<u8> {
 
 type Unpacked = (Vec<OwnedItem>, Vec<String>, Option<String>);
 
-/// Items, warnings and the error that ended reading, if any; read both in
-/// line and with the framer on its own thread, which must agree exactly.
+/// Items, warnings and the error that ended reading, if any; read in line,
+/// with the framer on its own thread, and with blocks decoded on one and on
+/// three threads, which must all agree exactly.
 fn unpack(bytes: &[u8]) -> Unpacked {
     let inline = drain(Reader::new(bytes));
     let ahead = drain(Reader::read_ahead(std::io::Cursor::new(bytes.to_vec())).unwrap());
     assert_eq!(inline, ahead, "reading ahead changed what was read");
+    for workers in [1, 3] {
+        let parallel =
+            drain(Reader::parallel(std::io::Cursor::new(bytes.to_vec()), workers).unwrap());
+        assert_eq!(
+            inline, parallel,
+            "decoding on {workers} threads changed what was read"
+        );
+    }
     inline
 }
 

@@ -1,0 +1,361 @@
+//! The block layer of tpack: the file magic, block headers and bodies,
+//! checksums, resynchronisation past damage, and decompression of a
+//! block's streams. The record decoder (crate::reader) and the parallel
+//! decoder (crate::parallel) take their blocks from here.
+
+use std::io::{ErrorKind, Read};
+
+use tramp_core::{Error, Position, Warning};
+
+use crate::error::TpackError;
+use crate::streams::{NAMES, STREAMS, get_varint};
+use crate::writer::FORMAT;
+use crate::{BLOCK_HEADER, BLOCK_MAGIC, MAGIC, MAX_BODY, MAX_RAW};
+
+/// A block's streams, one buffer per stream.
+pub type Streams = [Vec<u8>; STREAMS];
+
+/// A block as stored, or what stood in its place.
+pub enum Frame {
+    /// A block whose checksum matched.
+    Block {
+        /// The offset of its header.
+        start: u64,
+        records: u32,
+        /// Records in the blocks before it.
+        record_base: u64,
+        body: Vec<u8>,
+    },
+    /// Damage skipped.
+    Skipped(Warning),
+    End,
+}
+
+/// A block with its streams decompressed, or what stood in its place.
+pub enum Framed {
+    Block {
+        /// The offset of its header.
+        start: u64,
+        records: u32,
+        streams: Streams,
+    },
+    /// Damage skipped.
+    Skipped(Warning),
+    End,
+}
+
+/// Reads blocks from any `Read`.
+pub struct Framer<R: Read> {
+    input: R,
+    started: bool,
+    /// Decompressed bytes read so far (file offsets: tpack is not itself
+    /// wrapped in a stream compressor, though the file may be).
+    offset: u64,
+    block_start: u64,
+    /// Records in the blocks handed on so far (positions in errors: a
+    /// block's records come after every earlier block's).
+    records: u64,
+    body: Vec<u8>,
+    /// A header read while resynchronising, to use next.
+    pending_header: Option<[u8; BLOCK_HEADER]>,
+    /// Bytes read past that header while resynchronising, read again first.
+    pushback: Vec<u8>,
+    done: bool,
+}
+
+impl<R: Read> Framer<R> {
+    pub fn new(input: R) -> Self {
+        Framer {
+            input,
+            started: false,
+            offset: 0,
+            block_start: 0,
+            records: 0,
+            body: Vec::new(),
+            pending_header: None,
+            pushback: Vec::new(),
+            done: false,
+        }
+    }
+
+    fn err(&self, e: TpackError) -> Error {
+        Error::decode(FORMAT, Position::new(self.block_start, self.records), e)
+    }
+
+    /// Reads up to `buf.len()` bytes; returns how many (fewer only at the end).
+    fn fill(&mut self, buf: &mut [u8]) -> Result<usize, Error> {
+        let mut n = self.pushback.len().min(buf.len());
+        buf[..n].copy_from_slice(&self.pushback[..n]);
+        self.pushback.drain(..n);
+        while n < buf.len() {
+            match self.input.read(&mut buf[n..]) {
+                Ok(0) => break,
+                Ok(k) => n += k,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        self.offset += n as u64;
+        Ok(n)
+    }
+
+    /// The next block, decompressed into `streams` (buffers to reuse), or
+    /// the damage skipped to find it, or the end. After an error, the end.
+    pub fn next(&mut self, streams: Streams) -> Result<Framed, Error> {
+        let r = match self.next_raw() {
+            Ok(Frame::Block {
+                start,
+                records,
+                record_base,
+                body,
+            }) => {
+                let r = unpack(&body, streams, Position::new(start, record_base));
+                self.body = body;
+                r.map(|streams| Framed::Block {
+                    start,
+                    records,
+                    streams,
+                })
+            }
+            Ok(Frame::Skipped(w)) => Ok(Framed::Skipped(w)),
+            Ok(Frame::End) => Ok(Framed::End),
+            Err(e) => Err(e),
+        };
+        if r.is_err() {
+            self.done = true;
+        }
+        r
+    }
+
+    /// The next block's body as stored (checksum checked), or the damage
+    /// skipped to find it, or the end. After an error, the end.
+    pub fn next_raw(&mut self) -> Result<Frame, Error> {
+        if self.done {
+            return Ok(Frame::End);
+        }
+        let r = self.read_frame();
+        if r.is_err() {
+            self.done = true;
+        }
+        r
+    }
+
+    fn read_frame(&mut self) -> Result<Frame, Error> {
+        if !self.started {
+            self.started = true;
+            let mut m = [0u8; 8];
+            let n = self.fill(&mut m)?;
+            if n < 8 || m[..6] != MAGIC[..6] {
+                return Err(self.err(TpackError::BadMagic));
+            }
+            if m[6] != MAGIC[6] {
+                return Err(self.err(TpackError::Version(m[6])));
+            }
+        }
+        let start = self.offset;
+        let header = match self.pending_header.take() {
+            Some(h) => h,
+            None => {
+                let mut h = [0u8; BLOCK_HEADER];
+                let n = self.fill(&mut h)?;
+                if n == 0 {
+                    self.done = true;
+                    return Ok(Frame::End);
+                }
+                if n < BLOCK_HEADER {
+                    self.block_start = start;
+                    return Err(self.err(TpackError::Truncated("in a block header")));
+                }
+                h
+            }
+        };
+        let start = if self.pending_header.is_none() && self.offset >= BLOCK_HEADER as u64 {
+            self.offset - BLOCK_HEADER as u64
+        } else {
+            start
+        };
+        self.block_start = start;
+        if header[..4] != BLOCK_MAGIC {
+            return self.resync(header, start, "block header damaged (no block magic)");
+        }
+        let records = u32::from_le_bytes(header[4..8].try_into().unwrap());
+        let len = u32::from_le_bytes(header[8..12].try_into().unwrap());
+        let crc = u32::from_le_bytes(header[12..16].try_into().unwrap());
+        if len > MAX_BODY {
+            return self.resync(header, start, &TpackError::BodyTooLarge(len).to_string());
+        }
+        // Read as the bytes come (a damaged length on a short file does not
+        // allocate what it claims).
+        let mut body = std::mem::take(&mut self.body);
+        body.clear();
+        while body.len() < len as usize {
+            let at = body.len();
+            let want = (len as usize - at).min(1 << 20);
+            body.resize(at + want, 0);
+            let n = self.fill(&mut body[at..])?;
+            body.truncate(at + n);
+            if n == 0 {
+                break;
+            }
+        }
+        if body.len() < len as usize {
+            self.body = body;
+            return Err(self.err(TpackError::Truncated("in a block body")));
+        }
+        let computed = crc32fast::hash(&body);
+        if computed != crc {
+            self.body = body;
+            return Ok(Frame::Skipped(Warning {
+                format: FORMAT,
+                offset: start,
+                message: format!(
+                    "block of {records} records skipped: {}",
+                    TpackError::Checksum {
+                        stored: crc,
+                        computed
+                    }
+                ),
+                skipped: BLOCK_HEADER as u64 + len as u64,
+            }));
+        }
+        let record_base = self.records;
+        self.records += u64::from(records);
+        Ok(Frame::Block {
+            start,
+            records,
+            record_base,
+            body,
+        })
+    }
+
+    /// Scans from a damaged header for the next block magic. The bytes
+    /// skipped are reported; the header found is read next.
+    #[cold]
+    #[inline(never)]
+    fn resync(
+        &mut self,
+        header: [u8; BLOCK_HEADER],
+        start: u64,
+        why: &str,
+    ) -> Result<Frame, Error> {
+        let mut window: Vec<u8> = header[1..].to_vec();
+        let mut skipped = 1u64;
+        loop {
+            if let Some(p) = window.windows(4).position(|w| w == BLOCK_MAGIC) {
+                skipped += p as u64;
+                window.drain(..p);
+                while window.len() < BLOCK_HEADER {
+                    let mut b = [0u8; 1];
+                    if self.fill(&mut b)? == 0 {
+                        self.done = true;
+                        break;
+                    }
+                    window.push(b[0]);
+                }
+                if window.len() >= BLOCK_HEADER {
+                    self.pending_header = Some(window[..BLOCK_HEADER].try_into().unwrap());
+                    // Bytes read past the header are read again; bytes
+                    // still pushed back were never counted as read.
+                    let mut rest = window.split_off(BLOCK_HEADER);
+                    self.offset -= rest.len() as u64;
+                    rest.append(&mut self.pushback);
+                    self.pushback = rest;
+                } else {
+                    skipped += window.len() as u64;
+                }
+                break;
+            }
+            let keep = window.len().saturating_sub(3);
+            skipped += keep as u64;
+            window.drain(..keep);
+            let mut b = vec![0u8; 4096];
+            let n = self.fill(&mut b)?;
+            if n == 0 {
+                skipped += window.len() as u64;
+                self.done = true;
+                break;
+            }
+            window.extend_from_slice(&b[..n]);
+        }
+        Ok(Frame::Skipped(Warning {
+            format: FORMAT,
+            offset: start,
+            message: why.to_string(),
+            skipped,
+        }))
+    }
+}
+
+/// Splits a block body into its streams, decompressed into `streams`
+/// (buffers to reuse); errors are reported at `pos`.
+pub fn unpack(body: &[u8], mut streams: Streams, pos: Position) -> Result<Streams, Error> {
+    let err = |e: TpackError| Error::decode(FORMAT, pos, e);
+    let mut pos = 0usize;
+    let mut entries = [(0u8, 0usize, 0usize); STREAMS];
+    let mut total_raw = 0u64;
+    for (i, e) in entries.iter_mut().enumerate() {
+        let bad = |why: &str| TpackError::Stream {
+            stream: NAMES[i],
+            why: why.to_string(),
+        };
+        let cut = || err(bad("table cut short"));
+        let codec = *body.get(pos).ok_or_else(cut)?;
+        pos += 1;
+        let raw = get_varint(body, &mut pos).ok_or_else(cut)?;
+        let stored = get_varint(body, &mut pos).ok_or_else(cut)?;
+        total_raw = total_raw.saturating_add(raw);
+        if total_raw > MAX_RAW || stored > body.len() as u64 {
+            return Err(err(bad("length out of range")));
+        }
+        *e = (codec, raw as usize, stored as usize);
+    }
+    let mut at = pos;
+    for (i, ((codec, raw, stored), out)) in entries.into_iter().zip(&mut streams).enumerate() {
+        let bad = |why: String| TpackError::Stream {
+            stream: NAMES[i],
+            why,
+        };
+        let end = at
+            .checked_add(stored)
+            .filter(|e| *e <= body.len())
+            .ok_or_else(|| err(bad("data cut short".into())))?;
+        let data = &body[at..end];
+        at = end;
+        out.clear();
+        let r = match codec {
+            0 => {
+                out.extend_from_slice(data);
+                Ok(())
+            }
+            1 => zstd::stream::read::Decoder::new(data)
+                .and_then(|d| d.take(raw as u64 + 1).read_to_end(out))
+                .map(|_| ())
+                .map_err(|e| format!("zstd: {e}")),
+            2 => liblzma::read::XzDecoder::new(data)
+                .take(raw as u64 + 1)
+                .read_to_end(out)
+                .map(|_| ())
+                .map_err(|e| format!("xz: {e}")),
+            3 => flate2::read::GzDecoder::new(data)
+                .take(raw as u64 + 1)
+                .read_to_end(out)
+                .map(|_| ())
+                .map_err(|e| format!("gzip: {e}")),
+            c => Err(format!("unknown codec {c}")),
+        };
+        r.map_err(|e| err(bad(e)))?;
+        if out.len() != raw {
+            return Err(err(bad(format!(
+                "{} bytes decompressed, the table says {raw}",
+                out.len()
+            ))));
+        }
+    }
+    if at != body.len() {
+        return Err(err(TpackError::Stream {
+            stream: "block",
+            why: format!("{} bytes after the last stream", body.len() - at),
+        }));
+    }
+    Ok(streams)
+}

@@ -1,0 +1,387 @@
+//! Decoding tpack blocks on several threads at once. Blocks are
+//! independent (the model starts afresh in each), so a thread reads the
+//! blocks, each of `workers` threads decompresses and decodes whole blocks
+//! into a compact table of records, and the reader hands the records on
+//! in file order, with the warnings and errors where the serial reader
+//! gives them.
+//!
+//! Memory is bounded by blocks: at most two blocks wait beyond the one
+//! being read for each worker past the first, and a decoded block takes 32
+//! bytes a record (addresses of reallocs, thread and heap changes,
+//! attribute values and comments beside).
+
+use std::io::Read;
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::sync::{Arc, Mutex};
+
+use tramp_core::{Error, Position, Warning};
+use tramp_hatf::spec::EVENT_KINDS;
+use tramp_hatf::{Event, Item};
+
+use crate::framer::{Frame, Framer, Streams, unpack};
+use crate::reader::{Decoder, Next};
+
+/// The slot kind of a comment (event kinds are 0–9).
+const COMMENT: u8 = u8::MAX;
+
+/// One decoded record: the event's kind and its fields that change from
+/// record to record; for a comment, only its text.
+#[derive(Clone, Copy)]
+struct Slot {
+    kind: u8,
+    /// 1 + the index of the attribute value or comment in `spans`; 0 for
+    /// an event without attributes.
+    span: u32,
+    size: u64,
+    address: u64,
+    time: u64,
+}
+
+/// A block's records, decoded.
+struct DecodedBlock {
+    /// The offset of the block's header.
+    start: u64,
+    slots: Vec<Slot>,
+    /// The new address of every realloc, in order.
+    new_addresses: Vec<u64>,
+    /// The slot from which each (thread, heap) pair holds (both 0 before
+    /// the first).
+    changes: Vec<(u32, u64, u64)>,
+    /// Attribute values and comments, each once (an attribute value the
+    /// same as the previous event's is not stored again).
+    bytes: Vec<u8>,
+    spans: Vec<(u32, u32)>,
+    /// What stopped decoding after the last slot (damage in the block).
+    end: Option<Error>,
+}
+
+impl DecodedBlock {
+    fn span(&self, span: u32) -> &[u8] {
+        match span.checked_sub(1) {
+            Some(i) => {
+                let (at, len) = self.spans[i as usize];
+                &self.bytes[at as usize..(at + len) as usize]
+            }
+            None => &[],
+        }
+    }
+
+    /// Stores bytes; returns their span number.
+    fn store(&mut self, b: &[u8]) -> u32 {
+        let at = self.bytes.len() as u32;
+        self.bytes.extend_from_slice(b);
+        self.spans.push((at, b.len() as u32));
+        self.spans.len() as u32
+    }
+}
+
+/// Whether events of this kind (an index in `EVENT_KINDS`) have a new
+/// address: the reallocs.
+fn has_new_address(kind: u8) -> bool {
+    (2..=5).contains(&kind)
+}
+
+/// A block for a worker, and where its records go.
+struct Job {
+    start: u64,
+    records: u32,
+    record_base: u64,
+    body: Vec<u8>,
+    reply: SyncSender<DecodedBlock>,
+}
+
+/// What the reading thread hands the reader, in file order.
+enum Ordered {
+    /// A block, decoded by whichever worker took it.
+    Block(Receiver<DecodedBlock>),
+    Skipped(Warning),
+    Failed(Error),
+    End,
+}
+
+/// Decompresses and decodes one block. The streams' buffers are lent and
+/// given back for the next block.
+fn decode(dec: &mut Decoder, job: &Job, streams: Streams) -> (DecodedBlock, Streams) {
+    let mut out = DecodedBlock {
+        start: job.start,
+        slots: Vec::with_capacity(job.records as usize),
+        new_addresses: Vec::new(),
+        changes: Vec::new(),
+        bytes: Vec::new(),
+        spans: Vec::new(),
+        end: None,
+    };
+    let streams = match unpack(
+        &job.body,
+        streams,
+        Position::new(job.start, job.record_base),
+    ) {
+        Ok(s) => s,
+        Err(e) => {
+            out.end = Some(e);
+            return (out, Streams::default());
+        }
+    };
+    dec.record = job.record_base;
+    dec.start_block(job.start, job.records, streams);
+    let (mut thread, mut heap) = (0, 0);
+    // The span of the last event's attributes (0: none).
+    let mut last_attr = 0u32;
+    while dec.left > 0 {
+        match dec.decode_record() {
+            Ok(true) => {
+                let c = dec.cur;
+                let kind = c.kind as u8;
+                if (c.thread, c.heap) != (thread, heap) {
+                    (thread, heap) = (c.thread, c.heap);
+                    out.changes.push((out.slots.len() as u32, thread, heap));
+                }
+                if has_new_address(kind) {
+                    out.new_addresses.push(c.new_address);
+                }
+                let a = dec.attributes_value();
+                let span = if a.is_empty() {
+                    0
+                } else if last_attr != 0 && out.span(last_attr) == a {
+                    last_attr
+                } else {
+                    last_attr = out.store(a);
+                    last_attr
+                };
+                out.slots.push(Slot {
+                    kind,
+                    span,
+                    size: c.size,
+                    address: c.address,
+                    time: c.time,
+                });
+            }
+            Ok(false) => {
+                let span = out.store(&dec.comment);
+                out.slots.push(Slot {
+                    kind: COMMENT,
+                    span,
+                    size: 0,
+                    address: 0,
+                    time: 0,
+                });
+            }
+            Err(e) => {
+                out.end = Some(e);
+                break;
+            }
+        }
+    }
+    if out.end.is_none() {
+        out.end = dec.trailing_error();
+    }
+    dec.left = 0;
+    let streams = dec.take_streams();
+    (out, streams)
+}
+
+/// The reader's side: decoded blocks in order, taken record by record.
+pub(crate) struct Parallel {
+    order: Receiver<Ordered>,
+    block: Option<DecodedBlock>,
+    /// The next slot of `block`, and where its side tables stand.
+    at: usize,
+    new_at: usize,
+    change_at: usize,
+    thread: u64,
+    heap: u64,
+    block_start: u64,
+    record: u64,
+    done: bool,
+}
+
+impl Parallel {
+    /// Starts the reading thread and `workers` decoding threads.
+    pub fn start<R: Read + Send + 'static>(
+        framer: Framer<R>,
+        workers: usize,
+    ) -> std::io::Result<Parallel> {
+        let workers = workers.max(1);
+        // A worker takes a block only when it is free, and the reading
+        // thread runs ahead of the reader by `workers - 1` blocks (at
+        // least one): every worker busy, few blocks waiting.
+        let (job_tx, job_rx) = sync_channel::<Job>(0);
+        let (order_tx, order) = sync_channel::<Ordered>(workers.saturating_sub(1).max(1));
+        let jobs = Arc::new(Mutex::new(job_rx));
+        for i in 0..workers {
+            let jobs = jobs.clone();
+            std::thread::Builder::new()
+                .name(format!("tpack-decode-{i}"))
+                .spawn(move || {
+                    let mut dec = Decoder::new();
+                    let mut spare = Streams::default();
+                    loop {
+                        let job = {
+                            let rx = jobs.lock().unwrap_or_else(|p| p.into_inner());
+                            match rx.recv() {
+                                Ok(j) => j,
+                                Err(_) => break,
+                            }
+                        };
+                        let (block, streams) = decode(&mut dec, &job, spare);
+                        spare = streams;
+                        // The reader may be gone; the next job tells.
+                        let _ = job.reply.send(block);
+                    }
+                })?;
+        }
+        std::thread::Builder::new()
+            .name("tpack-blocks".into())
+            .spawn(move || {
+                let mut framer = framer;
+                loop {
+                    let msg = match framer.next_raw() {
+                        Ok(Frame::Block {
+                            start,
+                            records,
+                            record_base,
+                            body,
+                        }) => {
+                            let (reply, rx) = sync_channel(1);
+                            let job = Job {
+                                start,
+                                records,
+                                record_base,
+                                body,
+                                reply,
+                            };
+                            if job_tx.send(job).is_err() {
+                                break;
+                            }
+                            Ordered::Block(rx)
+                        }
+                        Ok(Frame::Skipped(w)) => Ordered::Skipped(w),
+                        Ok(Frame::End) => Ordered::End,
+                        Err(e) => Ordered::Failed(e),
+                    };
+                    let last = matches!(msg, Ordered::End | Ordered::Failed(_));
+                    // A send fails when the reader was dropped: stop.
+                    if order_tx.send(msg).is_err() || last {
+                        break;
+                    }
+                }
+            })?;
+        Ok(Parallel {
+            order,
+            block: None,
+            at: 0,
+            new_at: 0,
+            change_at: 0,
+            thread: 0,
+            heap: 0,
+            block_start: 0,
+            record: 0,
+            done: false,
+        })
+    }
+
+    pub fn position(&self) -> Position {
+        Position::new(self.block_start, self.record)
+    }
+
+    /// The next item or warning, `Ok(None)` at the end.
+    #[inline]
+    pub fn next_entry(&mut self) -> Result<Option<Next<'_>>, Error> {
+        loop {
+            match &self.block {
+                Some(b) if self.at < b.slots.len() => break,
+                Some(_) => {
+                    if let Some(e) = self.block.take().and_then(|b| b.end) {
+                        self.done = true;
+                        return Err(e);
+                    }
+                }
+                None => {}
+            }
+            if let Some(w) = self.next_block()? {
+                return Ok(Some(Next::Warning(w)));
+            }
+            if self.done {
+                return Ok(None);
+            }
+        }
+        let Some(b) = &self.block else {
+            unreachable!("the loop stops only at a slot")
+        };
+        let i = self.at;
+        let s = b.slots[i];
+        self.at += 1;
+        self.record += 1;
+        if s.kind == COMMENT {
+            return Ok(Some(Next::Item(Item::Comment(b.span(s.span)))));
+        }
+        while let Some(&(from, thread, heap)) = b.changes.get(self.change_at)
+            && from as usize <= i
+        {
+            self.thread = thread;
+            self.heap = heap;
+            self.change_at += 1;
+        }
+        let new_address = if has_new_address(s.kind) {
+            let a = b.new_addresses.get(self.new_at).copied().unwrap_or(0);
+            self.new_at += 1;
+            a
+        } else {
+            0
+        };
+        Ok(Some(Next::Item(Item::Event(Event {
+            kind: EVENT_KINDS[s.kind as usize],
+            size: s.size,
+            address: s.address,
+            new_address,
+            thread: self.thread,
+            heap: self.heap,
+            time: s.time,
+            attributes: b.span(s.span),
+        }))))
+    }
+
+    /// Takes the next block, or returns the damage skipped, or sets `done`.
+    #[inline(never)]
+    fn next_block(&mut self) -> Result<Option<Warning>, Error> {
+        if self.done {
+            return Ok(None);
+        }
+        match self.order.recv() {
+            Ok(Ordered::Block(rx)) => match rx.recv() {
+                Ok(b) => {
+                    self.block_start = b.start;
+                    (self.at, self.new_at, self.change_at) = (0, 0, 0);
+                    (self.thread, self.heap) = (0, 0);
+                    self.block = Some(b);
+                    Ok(None)
+                }
+                Err(_) => {
+                    self.done = true;
+                    Err(stopped())
+                }
+            },
+            Ok(Ordered::Skipped(w)) => {
+                self.block_start = w.offset;
+                Ok(Some(w))
+            }
+            Ok(Ordered::Failed(e)) => {
+                self.done = true;
+                Err(e)
+            }
+            Ok(Ordered::End) => {
+                self.done = true;
+                Ok(None)
+            }
+            Err(_) => {
+                self.done = true;
+                Err(stopped())
+            }
+        }
+    }
+}
+
+#[cold]
+fn stopped() -> Error {
+    std::io::Error::other("a tpack decoding thread stopped").into()
+}
