@@ -1,6 +1,7 @@
 //! Times decoding a tpack file into HATF items (no other work), best of 3,
-//! with everything on one thread and with the blocks read and decompressed
-//! on a thread of their own (`Reader::read_ahead`, what `tramp` uses):
+//! with everything on one thread, with the blocks read and decompressed on
+//! a thread of their own (`Reader::read_ahead`), and with whole blocks
+//! decoded on 2 and 3 threads (`Reader::parallel`):
 //! `cargo run --release -p tramp-tpack --example decode FILE.tpack`.
 
 use std::io::Read;
@@ -37,15 +38,30 @@ impl Read for Shared {
 fn main() {
     let path = std::env::args().nth(1).expect("a tpack file");
     let bytes = Arc::new(std::fs::read(&path).expect("readable"));
-    for (name, ahead) in [("one thread", false), ("read ahead", true)] {
+    // Which ways, by number (0 one thread, 1 read ahead, N ≥ 2 workers
+    // parallel, 1000 one worker): all of them unless listed after the file.
+    let only: Vec<u32> = std::env::args()
+        .skip(2)
+        .map(|a| a.parse().expect("a number"))
+        .collect();
+    for (name, mode) in [
+        ("one thread", 0),
+        ("read ahead", 1),
+        ("1 worker", 1000),
+        ("2 workers", 2),
+        ("3 workers", 3),
+    ] {
+        if !only.is_empty() && !only.contains(&mode) {
+            continue;
+        }
         let mut best = f64::MAX;
         let mut n = 0;
         for _ in 0..3 {
             let t = Instant::now();
-            let (count, sum) = if ahead {
-                drain(Reader::read_ahead(Shared(bytes.clone(), 0)).expect("a thread"))
-            } else {
-                drain(Reader::new(&bytes[..]))
+            let (count, sum) = match mode {
+                0 => drain(Reader::new(&bytes[..])),
+                1 => drain(Reader::read_ahead(Shared(bytes.clone(), 0)).expect("a thread")),
+                w => drain(Reader::parallel(Shared(bytes.clone(), 0), w as usize % 999).expect("threads")),
             };
             std::hint::black_box(sum);
             n = count;

@@ -206,7 +206,7 @@ impl Parallel {
         // thread runs ahead of the reader by `workers - 1` blocks (at
         // least one): every worker busy, few blocks waiting.
         let (job_tx, job_rx) = sync_channel::<Job>(0);
-        let (order_tx, order) = sync_channel::<Ordered>(workers.saturating_sub(1).max(1));
+        let (order_tx, order) = sync_channel::<Ordered>(workers);
         let jobs = Arc::new(Mutex::new(job_rx));
         for i in 0..workers {
             let jobs = jobs.clone();

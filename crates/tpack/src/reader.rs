@@ -92,21 +92,35 @@ impl<R: Read> Reader<R> {
 
     /// The next item; skipped damage is an error here (use [`Reader::next_entry`]
     /// to read past it).
+    #[inline]
     pub fn next_item(&mut self) -> Result<Option<Item<'_>>, Error> {
-        let record = self.position().record;
-        match self.next_entry()? {
-            None => Ok(None),
-            Some(Next::Item(i)) => Ok(Some(i)),
-            Some(Next::Warning(w)) => Err(Error::decode(
-                FORMAT,
-                Position::new(w.offset, record),
-                TpackError::Stream {
-                    stream: "block",
-                    why: w.message,
-                },
-            )),
+        // Each way straight to its items: going through `next_entry` and
+        // its `Next` copied every event once more (a quarter slower).
+        match &mut self.0 {
+            Inner::Serial(s) => s.next_item(),
+            Inner::Parallel(p) => {
+                let record = p.position().record;
+                match p.next_entry()? {
+                    None => Ok(None),
+                    Some(Next::Item(i)) => Ok(Some(i)),
+                    Some(Next::Warning(w)) => Err(damage(w, record)),
+                }
+            }
         }
     }
+}
+
+/// Skipped damage as an error (for [`Reader::next_item`]).
+#[cold]
+fn damage(w: Warning, record: u64) -> Error {
+    Error::decode(
+        FORMAT,
+        Position::new(w.offset, record),
+        TpackError::Stream {
+            stream: "block",
+            why: w.message,
+        },
+    )
 }
 
 impl<R: Read + Send + 'static> Reader<R> {
@@ -210,6 +224,15 @@ impl<R: Read> Serial<R> {
             Step::Comment => Some(Next::Item(Item::Comment(&self.dec.comment))),
             Step::Event => Some(Next::Item(self.dec.item())),
         })
+    }
+
+    fn next_item(&mut self) -> Result<Option<Item<'_>>, Error> {
+        match self.advance()? {
+            Step::End => Ok(None),
+            Step::Comment => Ok(Some(Item::Comment(&self.dec.comment))),
+            Step::Event => Ok(Some(self.dec.item())),
+            Step::Warning(w) => Err(damage(w, self.dec.record)),
+        }
     }
 
     /// Takes the next block from the framer; `Ok(Some(w))` when damage was
@@ -325,7 +348,7 @@ impl Decoder {
     }
 
     /// The attributes of the event last decoded.
-    #[inline]
+    #[inline(always)]
     pub fn attributes_value(&self) -> &[u8] {
         // A record's attributes are always the front of the recent table
         // (found entries move there, new ones are inserted there).
@@ -354,7 +377,7 @@ impl Decoder {
         )
     }
 
-    #[inline]
+    #[inline(always)]
     fn get(&mut self, s: Stream) -> Dec<u8> {
         match self.streams[s as usize].byte() {
             Some(b) => Ok(b),
@@ -362,7 +385,7 @@ impl Decoder {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn var(&mut self, s: Stream) -> Dec<u64> {
         match self.streams[s as usize].varint() {
             Some(v) => Ok(v),
@@ -374,7 +397,7 @@ impl Decoder {
     }
 
     /// A decoded event with its attributes, lent from the decoder.
-    #[inline]
+    #[inline(always)]
     fn item(&self) -> Item<'_> {
         // Each field read alone (`black_box`): merged into 16-byte loads
         // over the 8-byte stores that wrote them, they stall on store
@@ -396,12 +419,12 @@ impl Decoder {
 
     /// Decodes one record from the block's streams: the event, or `None`
     /// for a comment (in `self.comment`).
-    #[inline]
+    #[inline(always)]
     pub fn decode_record(&mut self) -> Result<bool, Error> {
         self.decode_inner().map_err(|b| self.record_error(b))
     }
 
-    #[inline]
+    #[inline(always)]
     fn decode_inner(&mut self) -> Dec<bool> {
         let tag = self.get(Stream::Kind)?;
         if tag == TAG_COMMENT {
@@ -488,7 +511,7 @@ impl Decoder {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn size(&mut self) -> Dec<u64> {
         let c = self.get(Stream::SizeCode)? as usize;
         if c < TABLE {
@@ -565,7 +588,7 @@ impl Decoder {
         Ok((self.model.objects[i].0, Some(i)))
     }
 
-    #[inline]
+    #[inline(always)]
     /// The thread, and the heap when the record has one (else 0).
     fn heap_thread(&mut self, heap: bool) -> Dec<(u64, u64)> {
         if self.get(Stream::ThreadCode)? != 0 {
@@ -580,7 +603,7 @@ impl Decoder {
         Ok((self.model.thread, self.model.heap))
     }
 
-    #[inline]
+    #[inline(always)]
     fn attributes(&mut self) -> Dec<()> {
         let c = self.get(Stream::AttrCode)? as usize;
         self.has_attrs = c != 0;
