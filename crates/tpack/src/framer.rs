@@ -327,10 +327,7 @@ pub fn unpack(body: &[u8], mut streams: Streams, pos: Position) -> Result<Stream
                 out.extend_from_slice(data);
                 Ok(())
             }
-            1 => zstd::stream::read::Decoder::new(data)
-                .and_then(|d| d.take(raw as u64 + 1).read_to_end(out))
-                .map(|_| ())
-                .map_err(|e| format!("zstd: {e}")),
+            1 => unzstd(data, raw, out).map_err(|e| format!("zstd: {e}")),
             2 => liblzma::read::XzDecoder::new(data)
                 .take(raw as u64 + 1)
                 .read_to_end(out)
@@ -358,4 +355,22 @@ pub fn unpack(body: &[u8], mut streams: Streams, pos: Position) -> Result<Stream
         }));
     }
     Ok(streams)
+}
+
+/// Decompresses a zstd stream into `out`. A frame that states its size,
+/// the size the table gives, is decompressed in one call straight into the
+/// buffer; the streaming decoder, used otherwise, copies everything once
+/// more through its window (a tenth of a block's decoding). The streaming
+/// decoder grows the buffer only as data comes, so a table that lies
+/// about an unsized frame allocates nothing it claims.
+fn unzstd(data: &[u8], raw: usize, out: &mut Vec<u8>) -> std::io::Result<()> {
+    if zstd::zstd_safe::get_frame_content_size(data).ok().flatten() == Some(raw as u64) {
+        out.reserve(raw);
+        zstd::bulk::Decompressor::new()?.decompress_to_buffer(data, out)?;
+        return Ok(());
+    }
+    zstd::stream::read::Decoder::new(data)?
+        .take(raw as u64 + 1)
+        .read_to_end(out)?;
+    Ok(())
 }

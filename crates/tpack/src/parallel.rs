@@ -38,6 +38,7 @@ struct Slot {
 }
 
 /// A block's records, decoded.
+#[derive(Default)]
 struct DecodedBlock {
     /// The offset of the block's header.
     start: u64,
@@ -56,6 +57,7 @@ struct DecodedBlock {
 }
 
 impl DecodedBlock {
+    #[inline]
     fn span(&self, span: u32) -> &[u8] {
         match span.checked_sub(1) {
             Some(i) => {
@@ -77,6 +79,7 @@ impl DecodedBlock {
 
 /// Whether events of this kind (an index in `EVENT_KINDS`) have a new
 /// address: the reallocs.
+#[inline]
 fn has_new_address(kind: u8) -> bool {
     (2..=5).contains(&kind)
 }
@@ -99,18 +102,23 @@ enum Ordered {
     End,
 }
 
-/// Decompresses and decodes one block. The streams' buffers are lent and
-/// given back for the next block.
-fn decode(dec: &mut Decoder, job: &Job, streams: Streams) -> (DecodedBlock, Streams) {
-    let mut out = DecodedBlock {
-        start: job.start,
-        slots: Vec::with_capacity(job.records as usize),
-        new_addresses: Vec::new(),
-        changes: Vec::new(),
-        bytes: Vec::new(),
-        spans: Vec::new(),
-        end: None,
-    };
+/// Decompresses and decodes one block into `out` (a block read before, its
+/// buffers reused: fresh pages cost a fault each). The streams' buffers
+/// are lent and given back for the next block.
+fn decode(
+    dec: &mut Decoder,
+    job: &Job,
+    streams: Streams,
+    mut out: DecodedBlock,
+) -> (DecodedBlock, Streams) {
+    out.start = job.start;
+    out.slots.clear();
+    out.slots.reserve(job.records as usize);
+    out.new_addresses.clear();
+    out.changes.clear();
+    out.bytes.clear();
+    out.spans.clear();
+    out.end = None;
     let streams = match unpack(
         &job.body,
         streams,
@@ -125,35 +133,39 @@ fn decode(dec: &mut Decoder, job: &Job, streams: Streams) -> (DecodedBlock, Stre
     dec.record = job.record_base;
     dec.start_block(job.start, job.records, streams);
     let (mut thread, mut heap) = (0, 0);
-    // The span of the last event's attributes (0: none).
+    // The span of the attributes of the last event that had any (0: none
+    // yet).
     let mut last_attr = 0u32;
     while dec.left > 0 {
         match dec.decode_record() {
             Ok(true) => {
-                let c = dec.cur;
-                let kind = c.kind as u8;
-                if (c.thread, c.heap) != (thread, heap) {
-                    (thread, heap) = (c.thread, c.heap);
+                // Field by field (`black_box`): copied whole, the event's
+                // word stores are read back by wider loads, which stall.
+                let w = std::hint::black_box;
+                let c = &dec.cur;
+                let kind = w(c.kind) as u8;
+                let (t, h) = (w(c.thread), w(c.heap));
+                if (t, h) != (thread, heap) {
+                    (thread, heap) = (t, h);
                     out.changes.push((out.slots.len() as u32, thread, heap));
                 }
                 if has_new_address(kind) {
-                    out.new_addresses.push(c.new_address);
+                    out.new_addresses.push(w(c.new_address));
                 }
-                let a = dec.attributes_value();
-                let span = if a.is_empty() {
+                let span = if !dec.has_attrs {
                     0
-                } else if last_attr != 0 && out.span(last_attr) == a {
+                } else if dec.attrs_same && last_attr != 0 {
                     last_attr
                 } else {
-                    last_attr = out.store(a);
+                    last_attr = out.store(dec.attributes_value());
                     last_attr
                 };
                 out.slots.push(Slot {
                     kind,
                     span,
-                    size: c.size,
-                    address: c.address,
-                    time: c.time,
+                    size: w(c.size),
+                    address: w(c.address),
+                    time: w(c.time),
                 });
             }
             Ok(false) => {
@@ -183,6 +195,8 @@ fn decode(dec: &mut Decoder, job: &Job, streams: Streams) -> (DecodedBlock, Stre
 /// The reader's side: decoded blocks in order, taken record by record.
 pub(crate) struct Parallel {
     order: Receiver<Ordered>,
+    /// Blocks read, back to the workers for reuse.
+    spare: SyncSender<DecodedBlock>,
     block: Option<DecodedBlock>,
     /// The next slot of `block`, and where its side tables stand.
     at: usize,
@@ -208,8 +222,11 @@ impl Parallel {
         let (job_tx, job_rx) = sync_channel::<Job>(0);
         let (order_tx, order) = sync_channel::<Ordered>(workers);
         let jobs = Arc::new(Mutex::new(job_rx));
+        let (spare, spares) = sync_channel::<DecodedBlock>(workers);
+        let spares = Arc::new(Mutex::new(spares));
         for i in 0..workers {
             let jobs = jobs.clone();
+            let spares = spares.clone();
             std::thread::Builder::new()
                 .name(format!("tpack-decode-{i}"))
                 .spawn(move || {
@@ -223,7 +240,12 @@ impl Parallel {
                                 Err(_) => break,
                             }
                         };
-                        let (block, streams) = decode(&mut dec, &job, spare);
+                        let reuse = spares
+                            .lock()
+                            .ok()
+                            .and_then(|r| r.try_recv().ok())
+                            .unwrap_or_default();
+                        let (block, streams) = decode(&mut dec, &job, spare, reuse);
                         spare = streams;
                         // The reader may be gone; the next job tells.
                         let _ = job.reply.send(block);
@@ -268,6 +290,7 @@ impl Parallel {
             })?;
         Ok(Parallel {
             order,
+            spare,
             block: None,
             at: 0,
             new_at: 0,
@@ -291,9 +314,14 @@ impl Parallel {
             match &self.block {
                 Some(b) if self.at < b.slots.len() => break,
                 Some(_) => {
-                    if let Some(e) = self.block.take().and_then(|b| b.end) {
-                        self.done = true;
-                        return Err(e);
+                    if let Some(mut b) = self.block.take() {
+                        let end = b.end.take();
+                        // Workers may have spares enough; then it is freed.
+                        let _ = self.spare.try_send(b);
+                        if let Some(e) = end {
+                            self.done = true;
+                            return Err(e);
+                        }
                     }
                 }
                 None => {}

@@ -292,7 +292,10 @@ pub(crate) struct Decoder {
     /// Record index within the block.
     in_block: u64,
     /// Whether the last event has attributes (the recent table's front).
-    has_attrs: bool,
+    pub has_attrs: bool,
+    /// Whether they are those of the event before it that had any (code 1:
+    /// the table's front, unmoved).
+    pub attrs_same: bool,
     /// The comment last decoded.
     pub comment: Vec<u8>,
     /// A stream the last block did not use up (reported before the next block).
@@ -310,6 +313,7 @@ impl Decoder {
             record: 0,
             in_block: 0,
             has_attrs: false,
+            attrs_same: false,
             comment: Vec::new(),
             trailing: None,
         }
@@ -607,6 +611,7 @@ impl Decoder {
     fn attributes(&mut self) -> Dec<()> {
         let c = self.get(Stream::AttrCode)? as usize;
         self.has_attrs = c != 0;
+        self.attrs_same = c == 1;
         match c {
             0 => {}
             c if c <= TABLE => {
