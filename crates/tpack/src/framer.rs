@@ -32,6 +32,8 @@ pub enum Frame {
 }
 
 /// A block with its streams decompressed, or what stood in its place.
+// One a block, moved once: boxing the streams would save nothing.
+#[allow(clippy::large_enum_variant)]
 pub enum Framed {
     Block {
         /// The offset of its header.

@@ -62,6 +62,9 @@ pub use tramp_hatf::records::Entry as Next;
 /// Reads tpack from any `Read`.
 pub struct Reader<R: Read>(Inner<R>);
 
+// One a reader; boxing the serial reader would put an indirection on
+// every record's path.
+#[allow(clippy::large_enum_variant)]
 enum Inner<R: Read> {
     Serial(Serial<R>),
     Parallel(Parallel),
