@@ -21,17 +21,29 @@ pub static TPACK: FormatDesc = FormatDesc {
     sniff: |head| Sniff::magic(head, &[&MAGIC[..6]]),
     domain: Domain::Heap,
     text_form: Some("hatf-text"),
-    // Blocks are read and decompressed on a thread of their own, one
-    // ahead of the decoding.
-    open: |input, _| {
-        Ok(Box::new(TpackSource::from_reader(Reader::read_ahead(
-            input,
-        )?)))
-    },
+    open: |input, _| Ok(Box::new(TpackSource::from_reader(open_reader(input)?))),
     create: |out: Output, opts| {
         Ok(Box::new(TpackSink::from_writer(Writer::new(out, options(opts)?)?)) as Box<dyn Sink>)
     },
 };
+
+/// The way to read for the machine. Whoever reads through the registry
+/// (every `tramp` command) works on its own thread, and the commands pass
+/// records on through a thread of their own (`tramp_core::ReadAhead`), so
+/// two cores are taken already. On a machine with no more than that, the
+/// blocks are read and decompressed one ahead on a third thread
+/// ([`Reader::read_ahead`]): decoding whole blocks on two more threads was
+/// slower there (docs/benchmarks.md). With more cores, the cores beyond
+/// two decode whole blocks ([`Reader::parallel`]), four at most, which
+/// bounds the memory to about six decoded blocks.
+fn open_reader<R: Read + Send + 'static>(input: R) -> Result<Reader<R>, Error> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    Ok(if cores >= 4 {
+        Reader::parallel(input, (cores - 2).min(4))?
+    } else {
+        Reader::read_ahead(input)?
+    })
+}
 
 /// `--policy` names tpack's stream codec and, optionally, its block size:
 /// `zstd`, `zstd-N`, `xz`, `xz-N`, `gzip`, `gzip-N` or `raw` (default zstd
