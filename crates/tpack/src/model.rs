@@ -326,7 +326,7 @@ impl Model {
             .position(|&slot| self.attrs[slot as usize] == a);
         match i {
             Some(i) => self.attr_front(i),
-            None => self.attr_insert(a.to_vec()),
+            None => self.attr_insert(a),
         }
         i
     }
@@ -334,7 +334,12 @@ impl Model {
     /// Moves entry `i` of the recent-attributes table to the front.
     #[inline]
     fn attr_front(&mut self, i: usize) {
-        self.attr_order[..=i].rotate_right(1);
+        // By hand: `rotate_right` on a few bytes took a general routine.
+        let slot = self.attr_order[i];
+        for j in (1..=i).rev() {
+            self.attr_order[j] = self.attr_order[j - 1];
+        }
+        self.attr_order[0] = slot;
     }
 
     /// The attributes at `i`, moved to the front.
@@ -356,13 +361,16 @@ impl Model {
 
     /// Inserts new attributes at the front, reusing the least recent slot
     /// when the table is full.
-    pub fn attr_insert(&mut self, a: Vec<u8>) {
+    pub fn attr_insert(&mut self, a: &[u8]) {
         if self.attr_order.len() == TABLE {
             let slot = self.attr_order[TABLE - 1];
-            self.attrs[slot as usize] = a;
-            self.attr_order.rotate_right(1);
+            // The slot's buffer is reused: no allocation per new value.
+            let v = &mut self.attrs[slot as usize];
+            v.clear();
+            v.extend_from_slice(a);
+            self.attr_front(TABLE - 1);
         } else {
-            self.attrs.push(a);
+            self.attrs.push(a.to_vec());
             self.attr_order.insert(0, (self.attrs.len() - 1) as u8);
         }
     }

@@ -626,10 +626,7 @@ impl Decoder {
                 let n = self.var(Stream::AttrRaw)?;
                 let r = &mut self.streams[Stream::AttrRaw as usize];
                 match r.bytes(usize::try_from(n).unwrap_or(usize::MAX)) {
-                    Some(b) => {
-                        let v = b.to_vec();
-                        self.model.attr_insert(v);
-                    }
+                    Some(b) => self.model.attr_insert(b),
                     None => return Err(self.bad("attributes cut short")),
                 }
             }

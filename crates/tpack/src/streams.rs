@@ -155,8 +155,15 @@ impl Cursor {
         Some(b)
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn varint(&mut self) -> Option<u64> {
+        // Most values take one byte: that case without the loop.
+        if let Some(&b) = self.data.get(self.pos)
+            && b < 0x80
+        {
+            self.pos += 1;
+            return Some(u64::from(b));
+        }
         get_varint(&self.data, &mut self.pos)
     }
 
