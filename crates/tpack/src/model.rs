@@ -190,7 +190,9 @@ impl Model {
             attrs: Vec::with_capacity(TABLE),
             attr_order: Vec::with_capacity(TABLE),
             objects: Vec::new(),
-            bins_small: Vec::new(),
+            // Every direct class's bin made up front (256 KiB): looking a
+            // bin up is then an index, with no growth to check for.
+            bins_small: vec![Bin::default(); DIRECT_CLASSES],
             bins_large: FxHashMap::default(),
             index: None,
             ring: vec![(0, 0); FREE_RING],
@@ -317,6 +319,15 @@ impl Model {
         s
     }
 
+    /// Puts a size known not to be in the recent-size table at its front
+    /// (the reader's side of a new size: the writer codes a size as new
+    /// only when its search failed).
+    #[inline]
+    pub fn size_insert(&mut self, size: u64) {
+        self.sizes.copy_within(0..TABLE - 1, 1);
+        self.sizes[0] = size;
+    }
+
     /// The index of `a` in the recent-attributes table, moved to the front;
     /// new attributes are inserted at the front and `None` returned.
     pub fn attr_index(&mut self, a: &[u8]) -> Option<usize> {
@@ -378,9 +389,6 @@ impl Model {
     fn bin_mut(&mut self, class: u64) -> &mut Bin {
         let i = (class / 16) as usize;
         if i < DIRECT_CLASSES {
-            if i >= self.bins_small.len() {
-                self.bins_small.resize_with(i + 1, Bin::default);
-            }
             &mut self.bins_small[i]
         } else {
             self.bins_large.entry(class).or_default()

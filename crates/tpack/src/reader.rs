@@ -525,7 +525,7 @@ impl Decoder {
             Ok(self.model.size_at(c))
         } else if c == TABLE {
             let v = self.var(Stream::SizeRaw)?;
-            self.model.size_index(v);
+            self.model.size_insert(v);
             Ok(v)
         } else {
             Err(self.bad(format!("size code {c}")))
