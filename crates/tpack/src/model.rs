@@ -386,13 +386,21 @@ impl Model {
         }
     }
 
+    #[inline]
     fn bin_mut(&mut self, class: u64) -> &mut Bin {
         let i = (class / 16) as usize;
         if i < DIRECT_CLASSES {
             &mut self.bins_small[i]
         } else {
-            self.bins_large.entry(class).or_default()
+            self.large_bin_mut(class)
         }
+    }
+
+    /// The bin of a class beyond the direct ones (kept out of line: its
+    /// hash table would make every lookup save registers).
+    #[inline(never)]
+    fn large_bin_mut(&mut self, class: u64) -> &mut Bin {
+        self.bins_large.entry(class).or_default()
     }
 
     /// The bin of a class, if it has one.
@@ -402,8 +410,13 @@ impl Model {
         if i < DIRECT_CLASSES {
             self.bins_small.get(i)
         } else {
-            self.bins_large.get(&class)
+            self.large_bin(class)
         }
+    }
+
+    #[inline(never)]
+    fn large_bin(&self, class: u64) -> Option<&Bin> {
+        self.bins_large.get(&class)
     }
 
     /// What a missed address of `size` is coded against: the last
