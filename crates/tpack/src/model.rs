@@ -90,13 +90,20 @@ impl Bin {
     fn take(&mut self, depth: usize) -> u64 {
         let t = self.tcache.len();
         if depth < t {
-            return self.tcache.remove(t - 1 - depth);
+            // The top (LIFO reuse, the usual case) without a general remove.
+            return if depth == 0 {
+                self.tcache.pop().expect("the depth was resolved")
+            } else {
+                self.tcache.remove(t - 1 - depth)
+            };
         }
         let s = self.spill.len();
-        let a = self
-            .spill
-            .remove(s - 1 - (depth - t))
-            .expect("the depth was resolved");
+        let a = if depth == t {
+            self.spill.pop_back()
+        } else {
+            self.spill.remove(s - 1 - (depth - t))
+        }
+        .expect("the depth was resolved");
         if t == 0 {
             while self.tcache.len() < TCACHE
                 && let Some(a) = self.spill.pop_back()
