@@ -39,6 +39,8 @@ fn read(data: &[u8]) -> (Vec<OwnedItem>, bool) {
     let inline = drain(Reader::new(data));
     let ahead = drain(Reader::read_ahead(std::io::Cursor::new(data.to_vec())).unwrap());
     assert_eq!(inline, ahead);
+    let parallel = drain(Reader::parallel(std::io::Cursor::new(data.to_vec()), 2).unwrap());
+    assert_eq!(inline, parallel);
     let clean = inline.1.is_empty() && inline.2.is_none();
     (inline.0, clean)
 }

@@ -61,7 +61,9 @@ fn main() {
             let (count, sum) = match mode {
                 0 => drain(Reader::new(&bytes[..])),
                 1 => drain(Reader::read_ahead(Shared(bytes.clone(), 0)).expect("a thread")),
-                w => drain(Reader::parallel(Shared(bytes.clone(), 0), w as usize % 999).expect("threads")),
+                w => drain(
+                    Reader::parallel(Shared(bytes.clone(), 0), w as usize % 999).expect("threads"),
+                ),
             };
             std::hint::black_box(sum);
             n = count;
