@@ -25,9 +25,9 @@ use crate::streams::{Cursor, NAMES, STREAMS, Stream, TABLE, addr_code, unzigzag}
 use crate::writer::FORMAT;
 
 /// Why a record does not decode (turned into the reader's error, with its
-/// position, only on that cold path). Boxed, so that a `Result` of a
-/// decoding step is two words and comes back in registers.
-pub struct Bad(Box<String>);
+/// position, only on that cold path). A boxed `str`, so that a `Result`
+/// of a decoding step is two words and comes back in registers.
+pub struct Bad(Box<str>);
 
 type Dec<T> = Result<T, Bad>;
 
@@ -369,7 +369,7 @@ impl Decoder {
 
     #[cold]
     fn bad(&self, why: impl Into<String>) -> Bad {
-        Bad(Box::new(why.into()))
+        Bad(why.into().into_boxed_str())
     }
 
     /// A record that does not decode, as the reader's error.
@@ -380,7 +380,7 @@ impl Decoder {
             Position::new(self.block_start, self.record),
             TpackError::Record {
                 record: self.in_block,
-                why: *b.0,
+                why: b.0.into_string(),
             },
         )
     }
