@@ -5,10 +5,12 @@
 //! in file order, with the warnings and errors where the serial reader
 //! gives them.
 //!
-//! Memory is bounded by blocks: at most two blocks wait beyond the one
-//! being read for each worker past the first, and a decoded block takes 32
-//! bytes a record (addresses of reallocs, thread and heap changes,
-//! attribute values and comments beside).
+//! Memory is bounded by blocks: up to `workers + 2` decoded blocks are
+//! alive, and a decoded block takes 32 bytes a record (addresses of
+//! reallocs, thread and heap changes, attribute values and comments
+//! beside): 32 MiB for the default block of 1 Mi records, 512 MiB for the
+//! largest (16 Mi records), which is why the registry decodes this way
+//! only on machines with cores to spare and at most on four threads.
 
 use std::io::Read;
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
@@ -20,6 +22,7 @@ use tramp_hatf::{Event, Item};
 
 use crate::framer::{Frame, Framer, Streams, unpack};
 use crate::reader::{Decoder, Next};
+use crate::streams::Stream;
 
 /// The slot kind of a comment (event kinds are 0–9).
 const COMMENT: u8 = u8::MAX;
@@ -113,7 +116,6 @@ fn decode(
 ) -> (DecodedBlock, Streams) {
     out.start = job.start;
     out.slots.clear();
-    out.slots.reserve(job.records as usize);
     out.new_addresses.clear();
     out.changes.clear();
     out.bytes.clear();
@@ -130,6 +132,11 @@ fn decode(
             return (out, Streams::default());
         }
     };
+    // Room for the records the block can hold: one kind byte each. The
+    // header's count alone is not trusted (a damaged one could ask for
+    // terabytes); past this, the table grows only as records decode.
+    let kinds = streams[Stream::Kind as usize].len();
+    out.slots.reserve((job.records as usize).min(kinds));
     dec.record = job.record_base;
     dec.start_block(job.start, job.records, streams);
     let (mut thread, mut heap) = (0, 0);

@@ -419,6 +419,24 @@ fn huge_stream_lengths_are_an_error() {
     assert!(err.contains("length out of range"), "{err}");
 }
 
+/// A block header that claims far more records than its streams hold: every
+/// reader (the parallel one sizes its table of records by the block) reads
+/// the records there are and then fails on the missing ones, without
+/// asking for memory the claim would need (found by the fuzzer).
+#[test]
+fn a_record_count_past_the_streams_allocates_nothing_it_claims() {
+    let items = heap_trace(7, 50);
+    let mut bytes = pack(&items, Options::default());
+    // The first block's header follows the 8-byte file magic: magic, then
+    // its record count.
+    bytes[12..16].copy_from_slice(&u32::MAX.to_le_bytes());
+    let (read, warnings, err) = unpack(&bytes);
+    assert_eq!(read, items, "every record the streams hold is read");
+    assert!(warnings.is_empty());
+    let err = err.expect("an error");
+    assert!(err.contains("ends early"), "{err}");
+}
+
 /// `--policy` for tpack: a codec, optionally a block size.
 #[test]
 fn policies_name_a_codec_and_a_block_size() {
