@@ -367,8 +367,12 @@ pub fn unpack(body: &[u8], mut streams: Streams, pos: Position) -> Result<Stream
 /// about an unsized frame allocates nothing it claims.
 fn unzstd(data: &[u8], raw: usize, out: &mut Vec<u8>) -> std::io::Result<()> {
     if zstd::zstd_safe::get_frame_content_size(data).ok().flatten() == Some(raw as u64) {
-        out.reserve(raw);
-        zstd::bulk::Decompressor::new()?.decompress_to_buffer(data, out)?;
+        // Exactly `raw` bytes of room, whatever the buffer's capacity from
+        // earlier blocks: how far damaged data decodes, and so the error,
+        // must not depend on which buffer a reader happened to reuse.
+        out.resize(raw, 0);
+        let n = zstd::bulk::Decompressor::new()?.decompress_to_buffer(data, &mut out[..])?;
+        out.truncate(n);
         return Ok(());
     }
     zstd::stream::read::Decoder::new(data)?

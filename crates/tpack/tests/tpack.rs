@@ -437,6 +437,17 @@ fn a_record_count_past_the_streams_allocates_nothing_it_claims() {
     assert!(err.contains("ends early"), "{err}");
 }
 
+/// A zstd stream whose frame states the table's size but holds more (found
+/// by the fuzzer): every way of reading stops at the same record with the
+/// same error, whichever buffers each reused before.
+#[test]
+fn a_zstd_stream_longer_than_its_table_fails_alike_every_way() {
+    let (items, _, err) = unpack(&fix_checksums(fixture("zstd-frame-longer-than-table.bin")));
+    assert_eq!(items.len(), 4000, "the blocks before it are read");
+    let err = err.expect("an error");
+    assert!(err.contains("size-code: zstd"), "{err}");
+}
+
 /// `--policy` for tpack: a codec, optionally a block size.
 #[test]
 fn policies_name_a_codec_and_a_block_size() {
