@@ -26,6 +26,7 @@ pub mod model;
 pub mod parallel;
 pub mod reader;
 pub mod streams;
+mod threads;
 pub mod writer;
 
 pub use error::TpackError;

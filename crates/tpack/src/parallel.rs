@@ -23,6 +23,7 @@ use tramp_hatf::{Event, Item};
 use crate::framer::{Frame, Framer, Streams, unpack};
 use crate::reader::{Decoder, Next};
 use crate::streams::Stream;
+use crate::threads::Threads;
 
 /// The slot kind of a comment (event kinds are 0–9).
 const COMMENT: u8 = u8::MAX;
@@ -204,6 +205,7 @@ pub(crate) struct Parallel {
     order: Receiver<Ordered>,
     /// Blocks read, back to the workers for reuse.
     spare: SyncSender<DecodedBlock>,
+    threads: Threads,
     block: Option<DecodedBlock>,
     /// The next slot of `block`, and where its side tables stand.
     at: usize,
@@ -231,10 +233,11 @@ impl Parallel {
         let jobs = Arc::new(Mutex::new(job_rx));
         let (spare, spares) = sync_channel::<DecodedBlock>(workers);
         let spares = Arc::new(Mutex::new(spares));
+        let mut threads = Threads::default();
         for i in 0..workers {
             let jobs = jobs.clone();
             let spares = spares.clone();
-            std::thread::Builder::new()
+            let h = std::thread::Builder::new()
                 .name(format!("tpack-decode-{i}"))
                 .spawn(move || {
                     let mut dec = Decoder::new();
@@ -258,8 +261,9 @@ impl Parallel {
                         let _ = job.reply.send(block);
                     }
                 })?;
+            threads.push(h);
         }
-        std::thread::Builder::new()
+        let h = std::thread::Builder::new()
             .name("tpack-blocks".into())
             .spawn(move || {
                 let mut framer = framer;
@@ -295,9 +299,11 @@ impl Parallel {
                     }
                 }
             })?;
+        threads.push(h);
         Ok(Parallel {
             order,
             spare,
+            threads,
             block: None,
             at: 0,
             new_at: 0,
@@ -382,7 +388,11 @@ impl Parallel {
         if self.done {
             return Ok(None);
         }
-        match self.order.recv() {
+        let next = self.order.recv();
+        // The reading thread's last message (or its end): it has stopped
+        // handing out blocks, and the workers stop with it.
+        self.threads.finished = matches!(next, Ok(Ordered::End | Ordered::Failed(_)) | Err(_));
+        match next {
             Ok(Ordered::Block(rx)) => match rx.recv() {
                 Ok(b) => {
                     self.block_start = b.start;

@@ -22,6 +22,7 @@ use crate::framer::{Framed, Framer, Streams};
 use crate::model::{Guess, Model};
 use crate::parallel::Parallel;
 use crate::streams::{Cursor, NAMES, STREAMS, Stream, TABLE, addr_code, unzigzag};
+use crate::threads::Threads;
 use crate::writer::FORMAT;
 
 /// Why a record does not decode (turned into the reader's error, with its
@@ -134,7 +135,8 @@ impl<R: Read + Send + 'static> Reader<R> {
     pub fn read_ahead(input: R) -> std::io::Result<Self> {
         let (tx, blocks) = sync_channel(1);
         let (spare, spares) = sync_channel::<Streams>(2);
-        std::thread::Builder::new()
+        let mut threads = Threads::default();
+        let h = std::thread::Builder::new()
             .name("tpack-blocks".into())
             .spawn(move || {
                 let mut framer = Framer::new(input);
@@ -148,9 +150,11 @@ impl<R: Read + Send + 'static> Reader<R> {
                     }
                 }
             })?;
+        threads.push(h);
         Ok(Reader(Inner::Serial(Serial::new(Feed::Ahead {
             blocks,
             spare,
+            threads,
         }))))
     }
 
@@ -176,6 +180,7 @@ enum Feed<R: Read> {
     Ahead {
         blocks: Receiver<Result<Framed, Error>>,
         spare: SyncSender<Streams>,
+        threads: Threads,
     },
 }
 
@@ -247,13 +252,20 @@ impl<R: Read> Serial<R> {
         let used = self.dec.take_streams();
         let framed = match &mut self.feed {
             Feed::Inline(f) => f.next(used),
-            Feed::Ahead { blocks, spare } => {
+            Feed::Ahead {
+                blocks,
+                spare,
+                threads,
+            } => {
                 // The framer's thread may not want buffers now; a buffer
                 // dropped is only allocated again.
                 let _ = spare.try_send(used);
-                blocks.recv().unwrap_or_else(|_| {
+                let framed = blocks.recv().unwrap_or_else(|_| {
                     Err(std::io::Error::other("tpack's block reading thread stopped").into())
-                })
+                });
+                // Its last message: the thread is ending.
+                threads.finished = !matches!(framed, Ok(Framed::Block { .. } | Framed::Skipped(_)));
+                framed
             }
         };
         match framed {

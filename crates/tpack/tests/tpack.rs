@@ -448,6 +448,34 @@ fn a_zstd_stream_longer_than_its_table_fails_alike_every_way() {
     assert!(err.contains("size-code: zstd"), "{err}");
 }
 
+/// Readers with threads can be dropped part-way (their threads are left to
+/// stop on their own) and after their end (their threads are joined).
+#[test]
+fn readers_with_threads_drop_part_way_and_at_the_end() {
+    let items = heap_trace(11, 5000);
+    let bytes = pack(
+        &items,
+        Options {
+            block_records: 300,
+            ..Options::default()
+        },
+    );
+    for read_all in [false, true] {
+        let mut ahead = Reader::read_ahead(std::io::Cursor::new(bytes.clone())).unwrap();
+        let mut parallel = Reader::parallel(std::io::Cursor::new(bytes.clone()), 2).unwrap();
+        for r in [&mut ahead, &mut parallel] {
+            let mut n = 0;
+            while r.next_item().unwrap().is_some() {
+                n += 1;
+                if !read_all && n == 10 {
+                    break;
+                }
+            }
+            assert_eq!(n, if read_all { items.len() } else { 10 });
+        }
+    }
+}
+
 /// `--policy` for tpack: a codec, optionally a block size.
 #[test]
 fn policies_name_a_codec_and_a_block_size() {
