@@ -15,17 +15,26 @@ use crate::{BLOCK_HEADER, BLOCK_MAGIC, MAGIC, MAX_BODY, MAX_RAW};
 /// A block's streams, one buffer per stream.
 pub type Streams = [Vec<u8>; STREAMS];
 
+/// A block as stored, its checksum matched.
+pub struct RawBlock {
+    /// The offset of its header.
+    pub start: u64,
+    pub records: u32,
+    /// Records in the blocks before it.
+    pub record_base: u64,
+    pub body: Vec<u8>,
+}
+
+impl RawBlock {
+    /// Where its first record is (errors in the block name it).
+    pub fn position(&self) -> Position {
+        Position::new(self.start, self.record_base)
+    }
+}
+
 /// A block as stored, or what stood in its place.
 pub enum Frame {
-    /// A block whose checksum matched.
-    Block {
-        /// The offset of its header.
-        start: u64,
-        records: u32,
-        /// Records in the blocks before it.
-        record_base: u64,
-        body: Vec<u8>,
-    },
+    Block(RawBlock),
     /// Damage skipped.
     Skipped(Warning),
     End,
@@ -105,17 +114,12 @@ impl<R: Read> Framer<R> {
     /// the damage skipped to find it, or the end. After an error, the end.
     pub fn next(&mut self, streams: Streams) -> Result<Framed, Error> {
         let r = match self.next_raw() {
-            Ok(Frame::Block {
-                start,
-                records,
-                record_base,
-                body,
-            }) => {
-                let r = unpack(&body, streams, Position::new(start, record_base));
-                self.body = body;
+            Ok(Frame::Block(b)) => {
+                let r = unpack(&b.body, streams, b.position());
+                self.body = b.body;
                 r.map(|streams| Framed::Block {
-                    start,
-                    records,
+                    start: b.start,
+                    records: b.records,
                     streams,
                 })
             }
@@ -222,12 +226,12 @@ impl<R: Read> Framer<R> {
         }
         let record_base = self.records;
         self.records += u64::from(records);
-        Ok(Frame::Block {
+        Ok(Frame::Block(RawBlock {
             start,
             records,
             record_base,
             body,
-        })
+        }))
     }
 
     /// Scans from a damaged header for the next block magic. The bytes

@@ -20,7 +20,7 @@ use tramp_core::{Error, Position, Warning};
 use tramp_hatf::spec::EVENT_KINDS;
 use tramp_hatf::{Event, Item};
 
-use crate::framer::{Frame, Framer, Streams, unpack};
+use crate::framer::{Frame, Framer, RawBlock, Streams, unpack};
 use crate::reader::{Decoder, Next};
 use crate::streams::Stream;
 use crate::threads::Threads;
@@ -90,10 +90,7 @@ fn has_new_address(kind: u8) -> bool {
 
 /// A block for a worker, and where its records go.
 struct Job {
-    start: u64,
-    records: u32,
-    record_base: u64,
-    body: Vec<u8>,
+    block: RawBlock,
     reply: SyncSender<DecodedBlock>,
 }
 
@@ -111,7 +108,7 @@ enum Ordered {
 /// are lent and given back for the next block.
 fn decode(
     dec: &mut Decoder,
-    job: &Job,
+    job: &RawBlock,
     streams: Streams,
     mut out: DecodedBlock,
 ) -> (DecodedBlock, Streams) {
@@ -122,11 +119,7 @@ fn decode(
     out.bytes.clear();
     out.spans.clear();
     out.end = None;
-    let streams = match unpack(
-        &job.body,
-        streams,
-        Position::new(job.start, job.record_base),
-    ) {
+    let streams = match unpack(&job.body, streams, job.position()) {
         Ok(s) => s,
         Err(e) => {
             out.end = Some(e);
@@ -255,7 +248,7 @@ impl Parallel {
                             .ok()
                             .and_then(|r| r.try_recv().ok())
                             .unwrap_or_default();
-                        let (block, streams) = decode(&mut dec, &job, spare, reuse);
+                        let (block, streams) = decode(&mut dec, &job.block, spare, reuse);
                         spare = streams;
                         // The reader may be gone; the next job tells.
                         let _ = job.reply.send(block);
@@ -269,21 +262,9 @@ impl Parallel {
                 let mut framer = framer;
                 loop {
                     let msg = match framer.next_raw() {
-                        Ok(Frame::Block {
-                            start,
-                            records,
-                            record_base,
-                            body,
-                        }) => {
+                        Ok(Frame::Block(block)) => {
                             let (reply, rx) = sync_channel(1);
-                            let job = Job {
-                                start,
-                                records,
-                                record_base,
-                                body,
-                                reply,
-                            };
-                            if job_tx.send(job).is_err() {
+                            if job_tx.send(Job { block, reply }).is_err() {
                                 break;
                             }
                             Ordered::Block(rx)
