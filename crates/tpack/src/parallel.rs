@@ -198,7 +198,6 @@ pub(crate) struct Parallel {
     order: Receiver<Ordered>,
     /// Blocks read, back to the workers for reuse.
     spare: SyncSender<DecodedBlock>,
-    threads: Threads,
     block: Option<DecodedBlock>,
     /// The next slot of `block`, and where its side tables stand.
     at: usize,
@@ -209,6 +208,8 @@ pub(crate) struct Parallel {
     block_start: u64,
     record: u64,
     done: bool,
+    /// Last, so that the channels above are closed when it is dropped.
+    threads: Threads,
 }
 
 impl Parallel {
@@ -230,9 +231,11 @@ impl Parallel {
         for i in 0..workers {
             let jobs = jobs.clone();
             let spares = spares.clone();
+            let token = threads.token();
             let h = std::thread::Builder::new()
                 .name(format!("tpack-decode-{i}"))
                 .spawn(move || {
+                    let _running = token;
                     let mut dec = Decoder::new();
                     let mut spare = Streams::default();
                     loop {
@@ -256,9 +259,11 @@ impl Parallel {
                 })?;
             threads.push(h);
         }
+        let token = threads.token();
         let h = std::thread::Builder::new()
             .name("tpack-blocks".into())
             .spawn(move || {
+                let _running = token;
                 let mut framer = framer;
                 loop {
                     let msg = match framer.next_raw() {
@@ -284,7 +289,6 @@ impl Parallel {
         Ok(Parallel {
             order,
             spare,
-            threads,
             block: None,
             at: 0,
             new_at: 0,
@@ -294,6 +298,7 @@ impl Parallel {
             block_start: 0,
             record: 0,
             done: false,
+            threads,
         })
     }
 

@@ -136,9 +136,11 @@ impl<R: Read + Send + 'static> Reader<R> {
         let (tx, blocks) = sync_channel(1);
         let (spare, spares) = sync_channel::<Streams>(2);
         let mut threads = Threads::default();
+        let token = threads.token();
         let h = std::thread::Builder::new()
             .name("tpack-blocks".into())
             .spawn(move || {
+                let _running = token;
                 let mut framer = Framer::new(input);
                 loop {
                     let buffers = spares.try_recv().unwrap_or_default();
@@ -176,7 +178,7 @@ enum Feed<R: Read> {
     /// The framer, called in line.
     Inline(Framer<R>),
     /// The framer on its thread: blocks in order, and a way back for used
-    /// buffers.
+    /// buffers (the thread last: dropped after the channels).
     Ahead {
         blocks: Receiver<Result<Framed, Error>>,
         spare: SyncSender<Streams>,
