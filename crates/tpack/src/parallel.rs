@@ -5,7 +5,7 @@
 //! in file order, with the warnings and errors where the serial reader
 //! gives them.
 //!
-//! Memory is bounded by blocks: up to `workers + 2` decoded blocks are
+//! Memory is bounded by blocks: up to `workers + 3` decoded blocks are
 //! alive, and a decoded block takes 32 bytes a record (addresses of
 //! reallocs, thread and heap changes, attribute values and comments
 //! beside): 32 MiB for the default block of 1 Mi records, 512 MiB for the
@@ -220,12 +220,15 @@ impl Parallel {
     ) -> std::io::Result<Parallel> {
         let workers = workers.max(1);
         // A worker takes a block only when it is free, and the reading
-        // thread runs ahead of the reader by `workers - 1` blocks (at
-        // least one): every worker busy, few blocks waiting.
+        // thread runs ahead of the reader by `workers` blocks: every
+        // worker busy while the reader takes a block, few blocks waiting.
+        // Alive at once: the reader's block, `workers` waiting for it, one
+        // more given to a worker while the reading thread waits to say so,
+        // and one spare for reuse.
         let (job_tx, job_rx) = sync_channel::<Job>(0);
         let (order_tx, order) = sync_channel::<Ordered>(workers);
         let jobs = Arc::new(Mutex::new(job_rx));
-        let (spare, spares) = sync_channel::<DecodedBlock>(workers);
+        let (spare, spares) = sync_channel::<DecodedBlock>(1);
         let spares = Arc::new(Mutex::new(spares));
         let mut threads = Threads::default();
         for i in 0..workers {

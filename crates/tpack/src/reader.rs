@@ -162,7 +162,7 @@ impl<R: Read + Send + 'static> Reader<R> {
 
     /// A reader that decodes `workers` blocks at a time, each on a thread
     /// of its own, while a further thread reads the blocks; the caller
-    /// takes the records in order. Memory: up to `workers + 1` decoded
+    /// takes the records in order. Memory: up to `workers + 3` decoded
     /// blocks (32 bytes a record). The error is the system's when no
     /// thread can be started.
     pub fn parallel(input: R, workers: usize) -> std::io::Result<Self> {
