@@ -327,7 +327,11 @@ pub fn unpack(body: &[u8], mut streams: Streams, pos: Position) -> Result<Stream
             .ok_or_else(|| err(bad("data cut short".into())))?;
         let data = &body[at..end];
         at = end;
-        out.clear();
+        // The buffer still holds the last block's stream: zstd overwrites
+        // it in place (no zeroing first), the others start it afresh.
+        if codec != 1 {
+            out.clear();
+        }
         let r = match codec {
             0 => {
                 out.extend_from_slice(data);
@@ -363,7 +367,8 @@ pub fn unpack(body: &[u8], mut streams: Streams, pos: Position) -> Result<Stream
     Ok(streams)
 }
 
-/// Decompresses a zstd stream into `out`. A frame that states its size,
+/// Decompresses a zstd stream into `out` (which may hold old bytes: they
+/// are overwritten or cut off). A frame that states its size,
 /// the size the table gives, is decompressed in one call straight into the
 /// buffer; the streaming decoder, used otherwise, copies everything once
 /// more through its window (a tenth of a block's decoding). The streaming
@@ -374,11 +379,14 @@ fn unzstd(data: &[u8], raw: usize, out: &mut Vec<u8>) -> std::io::Result<()> {
         // Exactly `raw` bytes of room, whatever the buffer's capacity from
         // earlier blocks: how far damaged data decodes, and so the error,
         // must not depend on which buffer a reader happened to reuse.
+        // Sized from the length it had (the last block's bytes, to be
+        // overwritten): only growth is zeroed.
         out.resize(raw, 0);
-        let n = zstd::bulk::Decompressor::new()?.decompress_to_buffer(data, &mut out[..])?;
-        out.truncate(n);
-        return Ok(());
+        let r = zstd::bulk::Decompressor::new()?.decompress_to_buffer(data, &mut out[..]);
+        out.truncate(*r.as_ref().unwrap_or(&0));
+        return r.map(|_| ());
     }
+    out.clear();
     zstd::stream::read::Decoder::new(data)?
         .take(raw as u64 + 1)
         .read_to_end(out)?;
