@@ -35,7 +35,8 @@ pub static TPACK: FormatDesc = FormatDesc {
 /// ([`Reader::read_ahead`]): decoding whole blocks on two more threads was
 /// slower there (docs/benchmarks.md). With more cores, the cores beyond
 /// two decode whole blocks ([`Reader::parallel`]), four at most, which
-/// bounds the memory to seven decoded blocks (32 MiB each at the default block size).
+/// bounds the threads; the parallel reader bounds its memory by a budget of
+/// records out (`tramp_tpack::parallel::RECORD_BUDGET`).
 fn open_reader<R: Read + Send + 'static>(input: R) -> Result<Reader<R>, Error> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     Ok(if cores >= 4 {

@@ -5,16 +5,17 @@
 //! in file order, with the warnings and errors where the serial reader
 //! gives them.
 //!
-//! Memory is bounded by blocks: up to `workers + 3` decoded blocks are
-//! alive, and a decoded block takes 32 bytes a record (addresses of
-//! reallocs, thread and heap changes, attribute values and comments
-//! beside): 32 MiB for the default block of 1 Mi records, 512 MiB for the
-//! largest (16 Mi records), which is why the registry decodes this way
-//! only on machines with cores to spare and at most on four threads.
+//! Memory is bounded: a decoded block takes 32 bytes a record (addresses
+//! of reallocs, thread and heap changes, attribute values and comments
+//! beside), 32 MiB for the default block of 1 Mi records, and blocks are
+//! handed to workers only while the records out stay under a budget
+//! ([`RECORD_BUDGET`], 4 Mi records), so at most `workers + 3` blocks and
+//! about 128 MiB of them are alive besides one spare; a block larger than
+//! the budget (up to 16 Mi records) is decoded alone.
 
 use std::io::Read;
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 
 use tramp_core::{Error, Position, Warning};
 use tramp_hatf::spec::EVENT_KINDS;
@@ -46,6 +47,8 @@ struct Slot {
 struct DecodedBlock {
     /// The offset of the block's header.
     start: u64,
+    /// The records its header gave (what it counts for in [`InFlight`]).
+    claimed: u64,
     slots: Vec<Slot>,
     /// The new address of every realloc, in order.
     new_addresses: Vec<u64>,
@@ -88,6 +91,45 @@ fn has_new_address(kind: u8) -> bool {
     (2..=5).contains(&kind)
 }
 
+/// Records of the blocks handed to workers and not yet read past, kept
+/// under a budget so that memory stays bounded whatever the block size: a
+/// block is handed out only when it fits, or when none is out (a block
+/// larger than the budget is then decoded alone).
+#[derive(Default)]
+struct InFlight {
+    state: Mutex<(u64, bool)>,
+    changed: Condvar,
+}
+
+impl InFlight {
+    /// Waits until `n` more records fit; false when the reader is gone.
+    fn acquire(&self, n: u64, budget: u64) -> bool {
+        let mut g = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        while !g.1 && g.0 > 0 && g.0.saturating_add(n) > budget {
+            g = self.changed.wait(g).unwrap_or_else(|p| p.into_inner());
+        }
+        g.0 = g.0.saturating_add(n);
+        !g.1
+    }
+
+    fn release(&self, n: u64) {
+        let mut g = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        g.0 = g.0.saturating_sub(n);
+        self.changed.notify_all();
+    }
+
+    /// The reader is gone: nothing waits any more.
+    fn close(&self) {
+        let mut g = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        g.1 = true;
+        self.changed.notify_all();
+    }
+}
+
+/// Records of decoded blocks that may be alive at once, beyond the block
+/// being read (32 bytes each: 128 MiB).
+pub const RECORD_BUDGET: u64 = 4 << 20;
+
 /// A block for a worker, and where its records go.
 struct Job {
     block: RawBlock,
@@ -113,6 +155,7 @@ fn decode(
     mut out: DecodedBlock,
 ) -> (DecodedBlock, Streams) {
     out.start = job.start;
+    out.claimed = u64::from(job.records);
     out.slots.clear();
     out.new_addresses.clear();
     out.changes.clear();
@@ -198,6 +241,7 @@ pub(crate) struct Parallel {
     order: Receiver<Ordered>,
     /// Blocks read, back to the workers for reuse.
     spare: SyncSender<DecodedBlock>,
+    in_flight: Arc<InFlight>,
     block: Option<DecodedBlock>,
     /// The next slot of `block`, and where its side tables stand.
     at: usize,
@@ -217,8 +261,10 @@ impl Parallel {
     pub fn start<R: Read + Send + 'static>(
         framer: Framer<R>,
         workers: usize,
+        budget: u64,
     ) -> std::io::Result<Parallel> {
         let workers = workers.max(1);
+        let in_flight = Arc::new(InFlight::default());
         // A worker takes a block only when it is free, and the reading
         // thread runs ahead of the reader by `workers` blocks: every
         // worker busy while the reader takes a block, few blocks waiting.
@@ -263,6 +309,7 @@ impl Parallel {
             threads.push(h);
         }
         let token = threads.token();
+        let flight = in_flight.clone();
         let h = std::thread::Builder::new()
             .name("tpack-blocks".into())
             .spawn(move || {
@@ -271,6 +318,9 @@ impl Parallel {
                 loop {
                     let msg = match framer.next_raw() {
                         Ok(Frame::Block(block)) => {
+                            if !flight.acquire(u64::from(block.records), budget) {
+                                break;
+                            }
                             let (reply, rx) = sync_channel(1);
                             if job_tx.send(Job { block, reply }).is_err() {
                                 break;
@@ -292,6 +342,7 @@ impl Parallel {
         Ok(Parallel {
             order,
             spare,
+            in_flight,
             block: None,
             at: 0,
             new_at: 0,
@@ -317,6 +368,7 @@ impl Parallel {
                 Some(b) if self.at < b.slots.len() => break,
                 Some(_) => {
                     if let Some(mut b) = self.block.take() {
+                        self.in_flight.release(b.claimed);
                         let end = b.end.take();
                         // Workers may have spares enough; then it is freed.
                         let _ = self.spare.try_send(b);
@@ -412,6 +464,13 @@ impl Parallel {
                 Err(stopped())
             }
         }
+    }
+}
+
+impl Drop for Parallel {
+    fn drop(&mut self) {
+        // The reading thread may be waiting for room: let it go.
+        self.in_flight.close();
     }
 }
 

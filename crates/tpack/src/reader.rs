@@ -162,13 +162,20 @@ impl<R: Read + Send + 'static> Reader<R> {
 
     /// A reader that decodes `workers` blocks at a time, each on a thread
     /// of its own, while a further thread reads the blocks; the caller
-    /// takes the records in order. Memory: up to `workers + 3` decoded
-    /// blocks (32 bytes a record). The error is the system's when no
-    /// thread can be started.
+    /// takes the records in order. Memory: decoded blocks (32 bytes a
+    /// record) of [`crate::parallel::RECORD_BUDGET`] records at most, or one
+    /// block larger than that, besides the one being read. The error is
+    /// the system's when no thread can be started.
     pub fn parallel(input: R, workers: usize) -> std::io::Result<Self> {
+        Self::parallel_within(input, workers, crate::parallel::RECORD_BUDGET)
+    }
+
+    /// [`Reader::parallel`] with another budget of records out at once.
+    pub fn parallel_within(input: R, workers: usize, budget: u64) -> std::io::Result<Self> {
         Ok(Reader(Inner::Parallel(Parallel::start(
             Framer::new(input),
             workers,
+            budget,
         )?)))
     }
 }

@@ -18,7 +18,8 @@ type Unpacked = (Vec<OwnedItem>, Vec<String>, Option<String>);
 
 /// Items, warnings and the error that ended reading, if any; read in line,
 /// with the framer on its own thread, and with blocks decoded on one and on
-/// three threads, which must all agree exactly.
+/// three threads (and on three under a budget of one record out), which
+/// must all agree exactly.
 fn unpack(bytes: &[u8]) -> Unpacked {
     let inline = drain(Reader::new(bytes));
     let ahead = drain(Reader::read_ahead(std::io::Cursor::new(bytes.to_vec())).unwrap());
@@ -31,6 +32,13 @@ fn unpack(bytes: &[u8]) -> Unpacked {
             "decoding on {workers} threads changed what was read"
         );
     }
+    // A budget smaller than any block: one block out at a time.
+    let one_at_a_time =
+        drain(Reader::parallel_within(std::io::Cursor::new(bytes.to_vec()), 3, 1).unwrap());
+    assert_eq!(
+        inline, one_at_a_time,
+        "the record budget changed what was read"
+    );
     inline
 }
 
@@ -463,7 +471,10 @@ fn readers_with_threads_drop_part_way_and_at_the_end() {
     for read_all in [false, true] {
         let mut ahead = Reader::read_ahead(std::io::Cursor::new(bytes.clone())).unwrap();
         let mut parallel = Reader::parallel(std::io::Cursor::new(bytes.clone()), 2).unwrap();
-        for r in [&mut ahead, &mut parallel] {
+        // Its reading thread waits for room while the reader is dropped.
+        let mut budgeted =
+            Reader::parallel_within(std::io::Cursor::new(bytes.clone()), 2, 1).unwrap();
+        for r in [&mut ahead, &mut parallel, &mut budgeted] {
             let mut n = 0;
             while r.next_item().unwrap().is_some() {
                 n += 1;
