@@ -9,20 +9,19 @@
 
 mod arc;
 mod clock;
-mod fifo;
+mod ghost;
 mod lfu;
-mod lru;
 mod opt;
+mod queue;
 mod s3fifo;
 mod sieve;
 mod twoq;
 
 pub use arc::Arc;
 pub use clock::Clock;
-pub use fifo::Fifo;
 pub use lfu::Lfu;
-pub use lru::Lru;
 pub use opt::Opt;
+pub use queue::{Fifo, Lru, SingleQueue};
 pub use s3fifo::S3Fifo;
 pub use sieve::Sieve;
 pub use twoq::TwoQ;

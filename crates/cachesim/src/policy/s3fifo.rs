@@ -10,7 +10,7 @@
 
 use super::{Access, Policy, part};
 use crate::list::{List, Table};
-use crate::policy::fifo::Ghost;
+use crate::policy::ghost::Ghost;
 
 const SMALL: u8 = 0;
 const MAIN: u8 = 1;

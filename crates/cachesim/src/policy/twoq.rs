@@ -7,7 +7,7 @@
 
 use super::{Access, Policy, part};
 use crate::list::{List, Table};
-use crate::policy::fifo::Ghost;
+use crate::policy::ghost::Ghost;
 
 const IN: u8 = 0;
 const AM: u8 = 1;

@@ -1,19 +1,28 @@
-//! LRU: a hit moves the object to the head; the tail is evicted.
+//! LRU and FIFO, the single-queue policies: one ordered table, new objects
+//! at the head, the tail evicted. Under LRU a hit moves the object to the
+//! head; under FIFO it changes nothing. One type, so that the two cannot
+//! drift apart.
 
 use super::{Access, Policy};
 use crate::ordered::{Ordered, Probe};
 
-pub struct Lru(Ordered);
+/// A single-queue policy; `HIT_MOVES` tells LRU from FIFO.
+pub struct SingleQueue<const HIT_MOVES: bool>(Ordered);
 
-impl Lru {
-    pub fn new(capacity: u64) -> Lru {
-        Lru(Ordered::new(capacity))
+/// LRU: a hit moves the object to the head; the tail is evicted.
+pub type Lru = SingleQueue<true>;
+/// FIFO: objects leave in the order they came; hits change nothing.
+pub type Fifo = SingleQueue<false>;
+
+impl<const HIT_MOVES: bool> SingleQueue<HIT_MOVES> {
+    pub fn new(capacity: u64) -> Self {
+        SingleQueue(Ordered::new(capacity))
     }
 }
 
-impl Policy for Lru {
+impl<const HIT_MOVES: bool> Policy for SingleQueue<HIT_MOVES> {
     fn name(&self) -> &'static str {
-        "lru"
+        if HIT_MOVES { "lru" } else { "fifo" }
     }
     fn capacity(&self) -> u64 {
         self.0.cap
@@ -23,7 +32,9 @@ impl Policy for Lru {
         let t = &mut self.0;
         match t.find(a.id) {
             Probe::Found(s) => {
-                t.move_to_head(s);
+                if HIT_MOVES {
+                    t.move_to_head(s);
+                }
                 t.mark(s, a.write);
                 true
             }
