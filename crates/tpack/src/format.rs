@@ -28,21 +28,21 @@ pub static TPACK: FormatDesc = FormatDesc {
 };
 
 /// The way to read for the machine. Whoever reads through the registry
-/// (every `tramp` command) works on its own thread, and the commands pass
-/// records on through a thread of their own (`tramp_core::ReadAhead`), so
-/// two cores are taken already. On a machine with no more than that, the
-/// blocks are read and decompressed one ahead on a third thread
-/// ([`Reader::read_ahead`]): decoding whole blocks on two more threads was
-/// slower there (docs/benchmarks.md). With more cores, the cores beyond
-/// two decode whole blocks ([`Reader::parallel`]), four at most, which
-/// bounds the threads; the parallel reader bounds its memory by a budget of
-/// records out (`tramp_tpack::parallel::RECORD_BUDGET`).
+/// gets its records decoded on a second core already: every `tramp`
+/// command reads its sources through `tramp_core::ReadAhead`. So on a
+/// machine of up to three cores the reader decodes in line
+/// ([`Reader::new`]): a framer thread of its own ([`Reader::read_ahead`])
+/// changed no command's time there, and decoding whole blocks on two more
+/// threads made `tramp stats` slower (docs/benchmarks.md). With more
+/// cores, the cores beyond two decode whole blocks ([`Reader::parallel`]),
+/// four at most; its memory is bounded by a budget of records out
+/// (`tramp_tpack::parallel::RECORD_BUDGET`).
 fn open_reader<R: Read + Send + 'static>(input: R) -> Result<Reader<R>, Error> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     Ok(if cores >= 4 {
         Reader::parallel(input, (cores - 2).min(4))?
     } else {
-        Reader::read_ahead(input)?
+        Reader::new(input)
     })
 }
 
