@@ -16,6 +16,7 @@ use rustc_hash::FxHashMap;
 use tramp_cachesim::{Cache, Op as ReqOp, Request, Unit};
 use tramp_core::{Record, Value};
 
+use crate::deferred::{Simulator, answers_unread};
 use crate::tree::{BufferOp, Node, Op, Script};
 
 /// A value.
@@ -127,7 +128,15 @@ pub struct Machine<'a> {
     script: &'a Script,
     scalars: Vec<Val>,
     arrays: Vec<FxHashMap<Key, Val>>,
+    /// The buffers, when simulated in line (else the simulator has them).
     buffers: Vec<Cache>,
+    /// How many buffers exist.
+    nbuffers: usize,
+    /// Serves buffer requests on its own thread while records run, when
+    /// their answers are never read ([`crate::deferred`]).
+    sim: Option<Simulator>,
+    /// Whether records may run with the simulator.
+    may_defer: bool,
     buffer_ids: FxHashMap<Key, u64>,
     out: &'a mut dyn Write,
     spit: Option<&'a mut dyn Spit>,
@@ -156,6 +165,9 @@ impl<'a> Machine<'a> {
             scalars: vec![Val::Int(0); script.scalars.len()],
             arrays: vec![FxHashMap::default(); script.arrays.len()],
             buffers: Vec::new(),
+            nbuffers: 0,
+            sim: None,
+            may_defer: script.main.is_some() && answers_unread(script),
             buffer_ids: FxHashMap::default(),
             out,
             spit,
@@ -199,6 +211,37 @@ impl<'a> Machine<'a> {
         if let Some(n) = &self.script.preprocess {
             self.eval(n, None)?;
         }
+        if self.may_defer && self.nbuffers > 0 {
+            match Simulator::start(std::mem::take(&mut self.buffers)) {
+                Ok(s) => self.sim = Some(s),
+                // No thread: the buffers stay in line.
+                Err(caches) => self.buffers = caches,
+            }
+        }
+        Ok(())
+    }
+
+    /// Serves buffer requests in line, on this thread, even when their
+    /// answers are never read (to compare with the simulating thread).
+    /// Call before [`Machine::preprocess`].
+    pub fn simulate_in_line(&mut self) {
+        self.may_defer = false;
+    }
+
+    /// Whether buffer requests go to a simulating thread.
+    pub fn simulates_apart(&self) -> bool {
+        self.sim.is_some()
+    }
+
+    /// Takes the buffers back from the simulating thread, every queued
+    /// request served.
+    fn settle_buffers(&mut self) -> R<()> {
+        if let Some(s) = self.sim.take() {
+            match s.finish() {
+                Some(caches) => self.buffers = caches,
+                None => return Err(self.err("the thread simulating the buffers panicked")),
+            }
+        }
         Ok(())
     }
 
@@ -237,6 +280,7 @@ impl<'a> Machine<'a> {
 
     fn postprocess_inner(&mut self) -> R<()> {
         self.place = "postprocess";
+        self.settle_buffers()?;
         if let Some(n) = &self.script.postprocess {
             self.eval(n, None)?;
         }
@@ -389,6 +433,11 @@ impl<'a> Machine<'a> {
     /// One request to buffer `b` for object `id`; true on a hit.
     #[inline]
     fn request(&mut self, op: BufferOp, b: usize, id: u64) -> bool {
+        if let Some(s) = &mut self.sim {
+            // Nobody reads the answer (see `crate::deferred`).
+            s.push(op, b, id);
+            return true;
+        }
         let req = Request {
             op: if op == BufferOp::Write {
                 ReqOp::Write
@@ -408,7 +457,7 @@ impl<'a> Machine<'a> {
 
     fn buffer(&self, v: Val) -> R<usize> {
         match v {
-            Val::Int(i) if i >= 0 && (i as usize) < self.buffers.len() => Ok(i as usize),
+            Val::Int(i) if i >= 0 && (i as usize) < self.nbuffers => Ok(i as usize),
             other => Err(self.err(format!(
                 "{other} is not a buffer (make one with make_buffer)"
             ))),
@@ -576,6 +625,7 @@ impl<'a> Machine<'a> {
                     }
                 };
                 self.buffers.push(Cache::new(*kind, n, Unit::Objects));
+                self.nbuffers = self.buffers.len();
                 Int(self.buffers.len() as i64 - 1)
             }
             Node::PrintBuffer(b) => {
@@ -784,7 +834,7 @@ impl<'a> Machine<'a> {
             _ => unreachable!("one or two keys"),
         };
         let b = match self.scalars[b] {
-            Val::Int(i) if i >= 0 && (i as usize) < self.buffers.len() => i as usize,
+            Val::Int(i) if i >= 0 && (i as usize) < self.nbuffers => i as usize,
             ref other => {
                 let v = other.clone();
                 self.buffer(v)?

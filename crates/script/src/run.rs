@@ -108,7 +108,7 @@ fn run_here(job: &Job<'_>, out: &mut dyn Write) -> Result<Summary, Failure> {
         None => None,
     };
     // Each trace: its name, its records, its progress bar, its tramp format.
-    type Opened = (String, Box<dyn Source>, Progress, Option<Format>);
+    type Opened = (String, Box<dyn Source + Send>, Progress, Option<Format>);
     let mut sources: Vec<Opened> = Vec::new();
     for name in job.traces {
         let input = Input::open(name).map_err(|e| Failure::Open {
@@ -137,13 +137,6 @@ fn run_here(job: &Job<'_>, out: &mut dyn Write) -> Result<Summary, Failure> {
                 (s, Some(f))
             }
         };
-        // Records are decoded on the second core while the script runs
-        // (tramp_core::ahead).
-        let src: Box<dyn Source> =
-            Box::new(tramp_core::ReadAhead::new(src).map_err(|e| Failure::Read {
-                name: name.clone(),
-                source: e,
-            })?);
         sources.push((name.clone(), src, progress, fmt));
     }
     let schema = match (sources.first(), &desc) {
@@ -189,8 +182,23 @@ fn run_here(job: &Job<'_>, out: &mut dyn Write) -> Result<Summary, Failure> {
             m.set_labels(l);
         }
         m.preprocess()?;
+        // Records are decoded on the second core while the script runs
+        // (tramp_core::ahead), unless that core simulates the buffers
+        // (crate::deferred): then they are decoded here.
+        let mut reading: Vec<(String, Box<dyn Source>, Progress)> = Vec::new();
+        for (name, src, progress, _) in sources {
+            let src: Box<dyn Source> = if m.simulates_apart() {
+                src
+            } else {
+                Box::new(tramp_core::ReadAhead::new(src).map_err(|e| Failure::Read {
+                    name: name.clone(),
+                    source: e,
+                })?)
+            };
+            reading.push((name, src, progress));
+        }
         let mut damage = None;
-        'traces: for (name, src, progress, _) in &mut sources {
+        'traces: for (name, src, progress) in &mut reading {
             if !m.wants_records() {
                 break;
             }
