@@ -242,6 +242,21 @@ impl<'a> Record<'a> {
         self.buf.resolve(*self.buf.slots.get(i)?)
     }
 
+    /// Field `i` as a signed integer when it is an integer (unsigned values
+    /// reinterpreted as two's complement); `None` otherwise. The fast path
+    /// of interpreters: no [`Value`] is assembled.
+    #[inline]
+    pub fn int(&self, i: usize) -> Option<i64> {
+        if i >= self.ty.fields.len() {
+            return None;
+        }
+        match self.buf.slots.get(i)? {
+            Slot::U(v) => Some(*v as i64),
+            Slot::I(v) => Some(*v),
+            _ => None,
+        }
+    }
+
     /// The value of the field called `name`.
     pub fn field(&self, name: &str) -> Option<Value<'a>> {
         self.get(self.ty.field_index(name)?)

@@ -328,11 +328,7 @@ impl<'a> Machine<'a> {
         if rec.record_type().index != ty || self.touched {
             return None;
         }
-        match rec.get(field)? {
-            Value::U64(v) => Some(v as i64),
-            Value::I64(v) => Some(v),
-            _ => None,
-        }
+        rec.int(field)
     }
 
     #[inline]
@@ -754,13 +750,16 @@ impl<'a> Machine<'a> {
 
     /// Runs a statement. Statements need no value, so the hot ones return
     /// nothing here (a `Val` in a `Result` comes back through memory, a
-    /// unit or a bool in registers); anything else is evaluated.
+    /// unit or a bool in registers); anything else is evaluated. The hot
+    /// shapes only, so that the frame stays small; the rest is
+    /// [`Machine::exec_rest`].
     fn exec(&mut self, node: &Node, rec: Option<&Record<'_>>) -> R<()> {
         match node {
             Node::Seq(v) => {
                 for n in v {
                     self.exec(n, rec)?;
                 }
+                Ok(())
             }
             Node::If(arms, otherwise) => {
                 for (c, body) in arms {
@@ -768,35 +767,55 @@ impl<'a> Machine<'a> {
                         return self.exec(body, rec);
                     }
                 }
-                if let Some(e) = otherwise {
-                    self.exec(e, rec)?;
+                match otherwise {
+                    Some(e) => self.exec(e, rec),
+                    None => Ok(()),
                 }
             }
+            Node::LoadField { slot, ty, field } => {
+                // An integer over an integer: one word written, no `Val`
+                // assembled and copied (which stalled on store forwarding).
+                if let Some(i) = self.field_int(rec, *ty, *field)
+                    && let Val::Int(x) = &mut self.scalars[*slot]
+                {
+                    *x = i;
+                    return Ok(());
+                }
+                self.load_field(*slot, *ty, *field, rec)
+            }
+            Node::BufferVars(op, b, keys) => self.buffer_vars(*op, *b, keys).map(drop),
+            _ => self.exec_rest(node, rec),
+        }
+    }
+
+    /// `set x = FIELD` in general: any value, or an error.
+    #[inline(never)]
+    fn load_field(
+        &mut self,
+        slot: usize,
+        ty: usize,
+        field: usize,
+        rec: Option<&Record<'_>>,
+    ) -> R<()> {
+        let v = self.field(rec, ty, field)?;
+        self.scalars[slot] = v;
+        Ok(())
+    }
+
+    /// The statements [`Machine::exec`] leaves out.
+    #[inline(never)]
+    fn exec_rest(&mut self, node: &Node, rec: Option<&Record<'_>>) -> R<()> {
+        match node {
             Node::While(c, body) => {
                 while self.cond(c, rec)? {
                     self.exec(body, rec)?;
                 }
-            }
-            Node::BufferVars(op, b, keys) => {
-                self.buffer_vars(*op, *b, keys)?;
             }
             // Lisp sequences with `and`/`or`: their truth decides, their
             // value is not wanted.
             Node::And(_) | Node::Or(_) | Node::Not(_) => {
                 self.cond(node, rec)?;
             }
-            Node::LoadField { slot, ty, field } => match self.field_int(rec, *ty, *field) {
-                // An integer over an integer: one word written, no `Val`
-                // assembled and copied (which stalled on store forwarding).
-                Some(i) => match &mut self.scalars[*slot] {
-                    Val::Int(x) => *x = i,
-                    other => *other = Val::Int(i),
-                },
-                None => {
-                    let v = self.field(rec, *ty, *field)?;
-                    self.scalars[*slot] = v;
-                }
-            },
             _ => {
                 self.eval(node, rec)?;
             }
@@ -843,25 +862,45 @@ impl<'a> Machine<'a> {
         Ok(self.request(op, b, id))
     }
 
-    /// Evaluates a condition.
+    /// Evaluates a condition: the hot shapes here, the rest in
+    /// [`Machine::cond_rest`].
     fn cond(&mut self, node: &Node, rec: Option<&Record<'_>>) -> R<bool> {
-        Ok(match node {
+        match node {
             Node::TypeIs(c) => match rec {
-                Some(r) => r.record_type().index as i64 == *c,
-                None => return Err(self.err("RECORD_TYPE exists only in main")),
+                Some(r) => Ok(r.record_type().index as i64 == *c),
+                None => Err(self.err("RECORD_TYPE exists only in main")),
             },
             Node::FieldCmp {
                 ty,
                 field,
                 op,
                 value,
-            } => {
-                let ord = match self.field_int(rec, *ty, *field) {
-                    Some(v) => v.cmp(value),
-                    None => compare(&self.field(rec, *ty, *field)?, &Val::Int(*value)),
-                };
-                holds(*op, ord)
-            }
+            } => match self.field_int(rec, *ty, *field) {
+                Some(v) => Ok(holds(*op, v.cmp(value))),
+                None => self.field_cmp(rec, *ty, *field, *op, *value),
+            },
+            _ => self.cond_rest(node, rec),
+        }
+    }
+
+    /// `FIELD op c` in general: any value, or an error.
+    #[inline(never)]
+    fn field_cmp(
+        &mut self,
+        rec: Option<&Record<'_>>,
+        ty: usize,
+        field: usize,
+        op: Op,
+        value: i64,
+    ) -> R<bool> {
+        let v = self.field(rec, ty, field)?;
+        Ok(holds(op, compare(&v, &Val::Int(value))))
+    }
+
+    /// The conditions [`Machine::cond`] leaves out.
+    #[inline(never)]
+    fn cond_rest(&mut self, node: &Node, rec: Option<&Record<'_>>) -> R<bool> {
+        Ok(match node {
             Node::Not(a) => !self.cond(a, rec)?,
             // Statements are true (a buffer call: whether it hit).
             Node::BufferVars(op, b, keys) => self.buffer_vars(*op, *b, keys)?,
