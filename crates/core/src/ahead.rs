@@ -168,6 +168,15 @@ impl Source for ReadAhead {
     }
 
     fn next_record(&mut self) -> Result<Option<Record<'_>>, Error> {
+        // The common case: the next entry of this batch is a record.
+        if let Some(e) = self.cur.entries.get(self.at)
+            && e.ty != WARNING
+        {
+            self.at += 1;
+            self.position = e.after;
+            let e = &self.cur.entries[self.at - 1];
+            return Ok(Some(self.lend(e)));
+        }
         loop {
             match self.next_item()? {
                 None => return Ok(None),

@@ -35,9 +35,86 @@ pub enum DescError {
     },
 }
 
-/// A record of plain integers: its size and each field's (size, byte order,
-/// signed).
-type IntPlan = (usize, Vec<(u8, crate::layout::Order, bool)>);
+/// A record of plain integers: its size and how to read each field.
+type IntPlan = (usize, Box<[IntAt]>);
+
+/// An integer field of a fixed-layout record: its offset in the record and
+/// how its bytes read.
+#[derive(Clone, Copy, Debug)]
+struct IntAt {
+    off: usize,
+    read: IntRead,
+}
+
+/// The integer encodings, one variant each, so that decoding a field is
+/// one jump and one load.
+#[derive(Clone, Copy, Debug)]
+enum IntRead {
+    U8,
+    I8,
+    U16Le,
+    U16Be,
+    I16Le,
+    I16Be,
+    U32Le,
+    U32Be,
+    I32Le,
+    I32Be,
+    U64Le,
+    U64Be,
+    I64Le,
+    I64Be,
+}
+
+impl IntRead {
+    fn of(size: u8, order: crate::layout::Order, signed: bool) -> IntRead {
+        use crate::layout::Order::{Big, Little};
+        match (size, order, signed) {
+            (1, _, false) => IntRead::U8,
+            (1, _, true) => IntRead::I8,
+            (2, Little, false) => IntRead::U16Le,
+            (2, Big, false) => IntRead::U16Be,
+            (2, Little, true) => IntRead::I16Le,
+            (2, Big, true) => IntRead::I16Be,
+            (4, Little, false) => IntRead::U32Le,
+            (4, Big, false) => IntRead::U32Be,
+            (4, Little, true) => IntRead::I32Le,
+            (4, Big, true) => IntRead::I32Be,
+            (_, Little, false) => IntRead::U64Le,
+            (_, Big, false) => IntRead::U64Be,
+            (_, Little, true) => IntRead::I64Le,
+            (_, Big, true) => IntRead::I64Be,
+        }
+    }
+}
+
+/// Field `f` of a record's bytes `b` (the plan keeps every field inside
+/// the record).
+#[inline(always)]
+fn int_slot(b: &[u8], f: IntAt) -> Slot {
+    fn n<const N: usize>(b: &[u8], off: usize) -> [u8; N] {
+        b[off..off + N]
+            .try_into()
+            .expect("the field is inside the record")
+    }
+    let o = f.off;
+    match f.read {
+        IntRead::U8 => Slot::U(b[o] as u64),
+        IntRead::I8 => Slot::I(b[o] as i8 as i64),
+        IntRead::U16Le => Slot::U(u16::from_le_bytes(n(b, o)) as u64),
+        IntRead::U16Be => Slot::U(u16::from_be_bytes(n(b, o)) as u64),
+        IntRead::I16Le => Slot::I(i16::from_le_bytes(n(b, o)) as i64),
+        IntRead::I16Be => Slot::I(i16::from_be_bytes(n(b, o)) as i64),
+        IntRead::U32Le => Slot::U(u32::from_le_bytes(n(b, o)) as u64),
+        IntRead::U32Be => Slot::U(u32::from_be_bytes(n(b, o)) as u64),
+        IntRead::I32Le => Slot::I(i32::from_le_bytes(n(b, o)) as i64),
+        IntRead::I32Be => Slot::I(i32::from_be_bytes(n(b, o)) as i64),
+        IntRead::U64Le => Slot::U(u64::from_le_bytes(n(b, o))),
+        IntRead::U64Be => Slot::U(u64::from_be_bytes(n(b, o))),
+        IntRead::I64Le => Slot::I(i64::from_le_bytes(n(b, o))),
+        IntRead::I64Be => Slot::I(i64::from_be_bytes(n(b, o))),
+    }
+}
 
 /// Reads a described trace.
 pub struct DescSource<R: Read> {
@@ -70,6 +147,7 @@ impl<R: Read> DescSource<R> {
             .iter()
             .map(|r| {
                 let size = r.fixed_size?;
+                let mut off = desc.tagged as usize;
                 r.fields
                     .iter()
                     .map(|f| match (f.enc, f.time) {
@@ -80,10 +158,17 @@ impl<R: Read> DescSource<R> {
                                 signed,
                             },
                             TimeKind::No,
-                        ) => Some((size, order, signed)),
+                        ) => {
+                            let at = IntAt {
+                                off,
+                                read: IntRead::of(size, order, signed),
+                            };
+                            off += size as usize;
+                            Some(at)
+                        }
                         _ => None,
                     })
-                    .collect::<Option<Vec<_>>>()
+                    .collect::<Option<Box<[IntAt]>>>()
                     .map(|ints| (size, ints))
             })
             .collect();
@@ -185,15 +270,7 @@ impl<R: Read> Source for DescSource<R> {
         self.slots.clear();
         let mut p = self.desc.tagged as usize;
         if let Some((_, ints)) = &self.fixed_ints[ty] {
-            for &(n, order, signed) in ints {
-                let v = read_int(&bytes[p..], n, order, signed);
-                p += n as usize;
-                self.slots.push(if signed {
-                    Slot::I(v as i64)
-                } else {
-                    Slot::U(v)
-                });
-            }
+            self.slots.extend(ints.iter().map(|&f| int_slot(bytes, f)));
             self.record += 1;
             return Ok(Some(Record::new(
                 &self.schema.types[ty],

@@ -757,21 +757,32 @@ impl<'a> Machine<'a> {
         match node {
             Node::Seq(v) => {
                 for n in v {
-                    self.exec(n, rec)?;
+                    self.step(n, rec)?;
                 }
                 Ok(())
             }
             Node::If(arms, otherwise) => {
                 for (c, body) in arms {
-                    if self.cond(c, rec)? {
-                        return self.exec(body, rec);
+                    if self.test(c, rec)? {
+                        return self.step(body, rec);
                     }
                 }
                 match otherwise {
-                    Some(e) => self.exec(e, rec),
+                    Some(e) => self.step(e, rec),
                     None => Ok(()),
                 }
             }
+            _ => self.step(node, rec),
+        }
+    }
+
+    /// A statement inside a block or a branch: the leaves that most
+    /// scripts run on every record are done here, without a call; anything
+    /// else goes to [`Machine::exec`] (blocks, branches) or
+    /// [`Machine::exec_rest`].
+    #[inline(always)]
+    fn step(&mut self, node: &Node, rec: Option<&Record<'_>>) -> R<()> {
+        match node {
             Node::LoadField { slot, ty, field } => {
                 // An integer over an integer: one word written, no `Val`
                 // assembled and copied (which stalled on store forwarding).
@@ -784,7 +795,30 @@ impl<'a> Machine<'a> {
                 self.load_field(*slot, *ty, *field, rec)
             }
             Node::BufferVars(op, b, keys) => self.buffer_vars(*op, *b, keys).map(drop),
+            Node::Seq(_) | Node::If(..) => self.exec(node, rec),
             _ => self.exec_rest(node, rec),
+        }
+    }
+
+    /// A branch's condition: record types and integer fields against
+    /// constants here, without a call; the rest in [`Machine::cond`].
+    #[inline(always)]
+    fn test(&mut self, node: &Node, rec: Option<&Record<'_>>) -> R<bool> {
+        match node {
+            Node::TypeIs(c) => match rec {
+                Some(r) => Ok(r.record_type().index as i64 == *c),
+                None => self.cond(node, rec),
+            },
+            Node::FieldCmp {
+                ty,
+                field,
+                op,
+                value,
+            } => match self.field_int(rec, *ty, *field) {
+                Some(v) => Ok(holds(*op, v.cmp(value))),
+                None => self.cond(node, rec),
+            },
+            _ => self.cond(node, rec),
         }
     }
 
@@ -824,7 +858,7 @@ impl<'a> Machine<'a> {
     }
 
     /// A buffer call whose buffer and keys are variables; true on a hit.
-    #[inline]
+    #[inline(never)]
     fn buffer_vars(&mut self, op: BufferOp, b: usize, keys: &[usize]) -> R<bool> {
         // The object's id straight from integer variables (a `Key` built
         // and passed by value stalled on store forwarding); anything else
