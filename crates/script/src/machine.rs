@@ -795,7 +795,19 @@ impl<'a> Machine<'a> {
                 self.load_field(*slot, *ty, *field, rec)
             }
             Node::BufferVars(op, b, keys) => self.buffer_vars(*op, *b, keys).map(drop),
+            Node::AddVar(slot, c) => {
+                if let Val::Int(v) = &mut self.scalars[*slot]
+                    && let Some(n) = v.checked_add(*c)
+                {
+                    *v = n;
+                    return Ok(());
+                }
+                self.exec_rest(node, rec)
+            }
             Node::Seq(_) | Node::If(..) => self.exec(node, rec),
+            // Lisp sequences with `and`/`or`: their truth decides, their
+            // value is not wanted.
+            Node::And(_) | Node::Or(_) => self.cond(node, rec).map(drop),
             _ => self.exec_rest(node, rec),
         }
     }
@@ -913,6 +925,25 @@ impl<'a> Machine<'a> {
                 Some(v) => Ok(holds(*op, v.cmp(value))),
                 None => self.field_cmp(rec, *ty, *field, *op, *value),
             },
+            // Lisp's sequences.
+            Node::And(v) => {
+                for n in v {
+                    if !self.test(n, rec)? {
+                        return Ok(false);
+                    }
+                }
+                Ok(true)
+            }
+            Node::Or(v) => {
+                for n in v {
+                    if self.test(n, rec)? {
+                        return Ok(true);
+                    }
+                }
+                Ok(false)
+            }
+            // Statements are true.
+            Node::AddVar(..) | Node::LoadField { .. } => self.step(node, rec).map(|()| true),
             _ => self.cond_rest(node, rec),
         }
     }
