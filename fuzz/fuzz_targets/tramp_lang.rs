@@ -1,7 +1,9 @@
 //! Untrusted text as a TRAMP format description, a script (both syntaxes),
 //! and bytes read in the description's layout: never a panic or a hang;
 //! parse errors render with a position; a script that compiles runs its
-//! pre- and postprocess blocks to completion or a runtime error.
+//! preprocess block, main over the trace's records (buffers simulated
+//! apart when no answer is read, as `tramp run` does) and postprocess, to
+//! completion or a runtime error.
 #![no_main]
 
 use std::sync::Arc;
@@ -16,10 +18,10 @@ fuzz_target!(|data: &[u8]| {
     let desc = String::from_utf8_lossy(parts.next().unwrap_or(&[])).into_owned();
     let script = String::from_utf8_lossy(parts.next().unwrap_or(&[])).into_owned();
     let trace = parts.next().unwrap_or(&[]);
-    let schema = match tramp_desc::parse(&desc) {
+    let parsed = tramp_desc::parse(&desc);
+    let schema = match &parsed {
         Ok(d) => {
-            let d = Arc::new(d);
-            let mut src = tramp_desc::DescSource::new(d.clone(), trace);
+            let mut src = tramp_desc::DescSource::new(Arc::new(d.clone()), trace);
             let mut n = 0;
             while let Ok(Some(_)) = src.next_record() {
                 n += 1;
@@ -28,7 +30,7 @@ fuzz_target!(|data: &[u8]| {
             d.schema()
         }
         Err(e) => {
-            let text = tramp_metatf::render("f.desc", &desc, &[e]);
+            let text = tramp_metatf::render("f.desc", &desc, &[e.clone()]);
             assert!(text.starts_with("f.desc:"));
             tramp_core::Schema::new("none")
         }
@@ -40,7 +42,19 @@ fuzz_target!(|data: &[u8]| {
                 if !script.contains("while") && s.procedures.is_empty() {
                     let mut out = Vec::new();
                     let mut m = Machine::new(&s, &mut out, None);
-                    let _ = m.preprocess().and_then(|_| m.postprocess());
+                    let mut r = m.preprocess();
+                    if let (Ok(()), Ok(d)) = (&r, &parsed) {
+                        let mut src = tramp_desc::DescSource::new(Arc::new(d.clone()), trace);
+                        while let Ok(Some(rec)) = src.next_record() {
+                            r = m.main(&rec);
+                            if r.is_err() {
+                                break;
+                            }
+                        }
+                    }
+                    if r.is_ok() {
+                        let _ = m.postprocess();
+                    }
                 }
             }
             Err(e) => {

@@ -267,17 +267,27 @@ impl<R: Read> Source for DescSource<R> {
             return Err(self.cut(at, ty, size));
         }
         let bytes = self.window.consume(size);
-        self.slots.clear();
-        let mut p = self.desc.tagged as usize;
         if let Some((_, ints)) = &self.fixed_ints[ty] {
-            self.slots.extend(ints.iter().map(|&f| int_slot(bytes, f)));
+            // Written in place over slots kept long enough: growing the
+            // vector per record stored its length, which the record then
+            // read back in one wide load that store forwarding cannot
+            // serve (half of the decoder's time).
+            let n = ints.len();
+            if self.slots.len() < n {
+                self.slots.resize(n, Slot::Absent);
+            }
+            for (d, &f) in self.slots[..n].iter_mut().zip(ints.iter()) {
+                *d = int_slot(bytes, f);
+            }
             self.record += 1;
             return Ok(Some(Record::new(
                 &self.schema.types[ty],
-                &self.slots,
+                &self.slots[..n],
                 bytes,
             )));
         }
+        self.slots.clear();
+        let mut p = self.desc.tagged as usize;
         for &(enc, time) in &self.plans[ty] {
             let slot = match enc {
                 Encoding::Int {

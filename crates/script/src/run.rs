@@ -206,21 +206,24 @@ fn run_here(job: &Job<'_>, out: &mut dyn Write) -> Result<Summary, Failure> {
                 break;
             }
             loop {
-                match src.next_record() {
-                    Ok(Some(rec)) => {
-                        m.main_boxed(&rec).map_err(|e| *e)?;
-                        summary.records += 1;
-                        progress.record(summary.records);
-                    }
-                    Ok(None) => break,
-                    Err(e) => {
-                        damage = Some(Failure::Read {
-                            name: name.clone(),
-                            source: e,
-                        });
-                        break 'traces;
-                    }
+                // The record is used where the reader returned it: a copy
+                // of it read back the reader's stores in wide loads that
+                // store forwarding cannot serve.
+                let next = src.next_record();
+                if let Ok(Some(rec)) = &next {
+                    m.main_boxed(rec).map_err(|e| *e)?;
+                    summary.records += 1;
+                    progress.record(summary.records);
+                    continue;
                 }
+                if let Err(e) = next {
+                    damage = Some(Failure::Read {
+                        name: name.clone(),
+                        source: e,
+                    });
+                    break 'traces;
+                }
+                break;
             }
             progress.finish();
         }
