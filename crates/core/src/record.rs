@@ -304,9 +304,19 @@ impl RecordBuf {
     pub fn reset(&mut self, ty: &RecordType) {
         self.ty = ty.index;
         self.nfields = ty.fields.len();
-        self.slots.clear();
-        self.slots.resize(self.nfields, Slot::Absent);
-        self.bytes.clear();
+        // The vectors' lengths are stored only when they change: a record
+        // lent right after such a store reads the length back in a wide
+        // load that store forwarding cannot serve, and most records of a
+        // stream have as many slots as the one before and no bytes.
+        if self.slots.len() == self.nfields {
+            self.slots.fill(Slot::Absent);
+        } else {
+            self.slots.clear();
+            self.slots.resize(self.nfields, Slot::Absent);
+        }
+        if !self.bytes.is_empty() {
+            self.bytes.clear();
+        }
     }
 
     /// Starts a record of `ty` whose fields are a copy of `template` (one
@@ -381,7 +391,9 @@ impl RecordBuf {
 
     fn push_bytes(&mut self, b: &[u8]) -> Span {
         let span = Span::new(self.bytes.len(), b.len());
-        self.bytes.extend_from_slice(b);
+        if !b.is_empty() {
+            self.bytes.extend_from_slice(b);
+        }
         span
     }
 
@@ -516,6 +528,34 @@ mod tests {
         };
         assert_eq!(l.len(), 2);
         assert_eq!(l.get(1), Some(Value::I64(7)));
+    }
+
+    #[test]
+    fn a_reset_buffer_holds_nothing_of_the_record_before() {
+        let s = schema();
+        let ty = &s.types[0];
+        let mut b = RecordBuf::new();
+        // One with bytes and a nested list (slots beyond the fields), one
+        // with only an integer, one with nothing: each reads only its own.
+        b.reset(ty);
+        b.set_u64(0, 1);
+        b.set_str(1, "first");
+        let list = b.push_list([Value::I64(3)].into_iter());
+        b.set_slot(2, list);
+        b.reset(ty);
+        b.set_u64(0, 2);
+        let r = b.as_record(ty);
+        assert_eq!(r.parts().1.len(), 4);
+        assert!(r.parts().2.is_empty());
+        assert_eq!(
+            (0..4).map(|i| r.get(i)).collect::<Vec<_>>(),
+            vec![Some(Value::U64(2)), None, None, None]
+        );
+        b.reset(ty);
+        let r = b.as_record(ty);
+        assert!((0..4).all(|i| r.get(i).is_none()));
+        b.set_str(1, "");
+        assert_eq!(b.as_record(ty).get(1), Some(Value::Str("")));
     }
 
     #[test]

@@ -315,25 +315,32 @@ impl<T: ReadItems> Source for ItemSource<T> {
     }
 
     fn next_record(&mut self) -> Result<Option<Record<'_>>, Error> {
-        let Some(item) = self.reader.next_item()? else {
-            return Ok(None);
-        };
-        item_to_record(&item, &mut self.buf);
+        // Read where the reader returned it (see `next_item`).
+        let next = self.reader.next_item();
+        match &next {
+            Ok(Some(item)) => item_to_record(item, &mut self.buf),
+            Ok(None) => return Ok(None),
+            Err(_) => return next.map(|_| None),
+        }
         Ok(Some(
             self.buf.as_record(&schema().types[self.buf.type_index()]),
         ))
     }
 
     fn next_item(&mut self) -> Result<Option<tramp_core::Item<'_>>, Error> {
-        match self.reader.next_entry()? {
-            None => Ok(None),
+        // The item is read where the reader returned it: moving it out read
+        // the reader's stores back in wide loads that store forwarding
+        // cannot serve.
+        let next = self.reader.next_entry();
+        if let Ok(Some(Entry::Item(item))) = &next {
+            item_to_record(item, &mut self.buf);
+            return Ok(Some(tramp_core::Item::Record(
+                self.buf.as_record(&schema().types[self.buf.type_index()]),
+            )));
+        }
+        match next? {
             Some(Entry::Warning(w)) => Ok(Some(tramp_core::Item::Warning(w))),
-            Some(Entry::Item(item)) => {
-                item_to_record(&item, &mut self.buf);
-                Ok(Some(tramp_core::Item::Record(
-                    self.buf.as_record(&schema().types[self.buf.type_index()]),
-                )))
-            }
+            Some(Entry::Item(_)) | None => Ok(None),
         }
     }
 
