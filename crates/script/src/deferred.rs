@@ -65,6 +65,7 @@ fn reads_answers(n: &Node, used: bool) -> bool {
         | TypeIs(_)
         | FieldCmp { .. }
         | AddVar(..)
+        | AddField { .. }
         | LoadField { .. } => false,
         SetVar(_, e) | Neg(e) | Not(e) | SpitInt(e) | SpitChar(e) => reads_answers(e, true),
         Update { value, .. } => reads_answers(value, true),

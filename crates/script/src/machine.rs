@@ -711,6 +711,12 @@ impl<'a> Machine<'a> {
                 TRUE
             }
             Node::BufferVars(op, b, keys) => Int(self.buffer_vars(*op, *b, keys)? as i64),
+            Node::AddField { slot, ty, field } => {
+                let f = self.field(rec, *ty, *field)?;
+                let x = self.scalars[*slot].clone();
+                self.scalars[*slot] = self.arith(Op::Add, x, f)?;
+                TRUE
+            }
             Node::AddVar(slot, c) => {
                 match &mut self.scalars[*slot] {
                     Int(v) => match v.checked_add(*c) {
@@ -795,6 +801,16 @@ impl<'a> Machine<'a> {
                 self.load_field(*slot, *ty, *field, rec)
             }
             Node::BufferVars(op, b, keys) => self.buffer_vars(*op, *b, keys).map(drop),
+            Node::AddField { slot, ty, field } => {
+                if let Some(f) = self.field_int(rec, *ty, *field)
+                    && let Val::Int(v) = &mut self.scalars[*slot]
+                    && let Some(n) = v.checked_add(f)
+                {
+                    *v = n;
+                    return Ok(());
+                }
+                self.exec_rest(node, rec)
+            }
             Node::AddVar(slot, c) => {
                 if let Val::Int(v) = &mut self.scalars[*slot]
                     && let Some(n) = v.checked_add(*c)
@@ -943,7 +959,9 @@ impl<'a> Machine<'a> {
                 Ok(false)
             }
             // Statements are true.
-            Node::AddVar(..) | Node::LoadField { .. } => self.step(node, rec).map(|()| true),
+            Node::AddVar(..) | Node::AddField { .. } | Node::LoadField { .. } => {
+                self.step(node, rec).map(|()| true)
+            }
             _ => self.cond_rest(node, rec),
         }
     }
@@ -971,6 +989,7 @@ impl<'a> Machine<'a> {
             Node::BufferVars(op, b, keys) => self.buffer_vars(*op, *b, keys)?,
             Node::SetVar(..)
             | Node::AddVar(..)
+            | Node::AddField { .. }
             | Node::LoadField { .. }
             | Node::Seq(_)
             | Node::If(..)

@@ -97,6 +97,12 @@ pub enum Node {
     },
     /// `set x = x + c` (or `x - c`).
     AddVar(usize, i64),
+    /// `set x = x + FIELD` (a sum of a field).
+    AddField {
+        slot: usize,
+        ty: usize,
+        field: usize,
+    },
     /// `set x = FIELD`.
     LoadField {
         slot: usize,
@@ -138,6 +144,12 @@ pub fn simplify(node: Node) -> Node {
             {
                 let Int(c) = *r else { unreachable!() };
                 AddVar(slot, -c)
+            }
+            Bin(Op::Add, l, r) if matches!((&*l, &*r), (Var(v), Field { .. }) if *v == slot) => {
+                let Field { ty, field } = *r else {
+                    unreachable!()
+                };
+                AddField { slot, ty, field }
             }
             Field { ty, field } => LoadField { slot, ty, field },
             e => SetVar(slot, Box::new(e)),
@@ -222,6 +234,7 @@ fn is_statement(n: &Node) -> bool {
             | Print
             | PrintBuffer(_)
             | AddVar(..)
+            | AddField { .. }
             | LoadField { .. }
     )
 }

@@ -1,5 +1,5 @@
-//! Fused shapes (`RECORD_TYPE == c`, `FIELD op c`, `x = x + c`, `x =
-//! FIELD`, buffer calls on variables, one-statement blocks) mean what the
+//! Fused shapes (`RECORD_TYPE == c`, `FIELD op c`, `x = x + c`, `x = x +
+//! FIELD`, `x = FIELD`, buffer calls on variables, one-statement blocks) mean what the
 //! unfused forms mean: the same script
 //! written so that nothing fuses gives the same output on random records.
 
@@ -36,6 +36,7 @@ procedure main begin
     write_buffer(b, f);
   else
     if (B_Y != C2) then set n = n + 3;
+    set m = m + B_Y;
   endif
 end
 postprocess begin echo n, m, k, hits(b), misses(b); end";
@@ -53,6 +54,7 @@ procedure main begin
     write_buffer(b + 0, f + 0);
   else
     if (C2 != B_Y) then set n = 3 + n;
+    set m = B_Y + m;
   endif
 end
 postprocess begin echo n, m, k, hits(b), misses(b); end";
