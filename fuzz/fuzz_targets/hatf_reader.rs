@@ -1,5 +1,6 @@
-//! Untrusted bytes into the HATF reader: no panic, no hang, and every valid
-//! trace re-encodes (explicit policy) to exactly the same bytes.
+//! Untrusted bytes into the HATF reader: no panic, no hang, every valid
+//! trace re-encodes (explicit policy) to exactly the same bytes, and the
+//! reader as a tramp source yields a record per item and the same end.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -20,6 +21,18 @@ fuzz_target!(|data: &[u8]| {
     let res = Reader::new(data).with_metadata(true).for_each_item(|i| streamed.push(i.to_owned()));
     assert_eq!(streamed, items);
     assert_eq!(res.is_ok(), clean);
+    let mut src = tramp_hatf::records::HatfSource::new(data, true);
+    let mut records = 0;
+    let src_clean = loop {
+        match tramp_core::Source::next_item(&mut src) {
+            Ok(Some(tramp_core::Item::Record(_))) => records += 1,
+            Ok(Some(tramp_core::Item::Warning(_))) => {}
+            Ok(None) => break true,
+            Err(_) => break false,
+        }
+    };
+    assert_eq!(src_clean, clean);
+    assert_eq!(records, items.len());
     if clean {
         let mut w = Writer::new(Vec::new(), Policy::Explicit);
         for i in &items {
