@@ -832,21 +832,25 @@ impl<'a> Machine<'a> {
     /// constants here, without a call; the rest in [`Machine::cond`].
     #[inline(always)]
     fn test(&mut self, node: &Node, rec: Option<&Record<'_>>) -> R<bool> {
+        match self.quick(node, rec) {
+            Some(b) => Ok(b),
+            None => self.cond(node, rec),
+        }
+    }
+
+    /// The truth of `RECORD_TYPE == c` with a record, or of `FIELD op c`
+    /// for an integer field; `None` for anything else.
+    #[inline(always)]
+    fn quick(&self, node: &Node, rec: Option<&Record<'_>>) -> Option<bool> {
         match node {
-            Node::TypeIs(c) => match rec {
-                Some(r) => Ok(r.record_type().index as i64 == *c),
-                None => self.cond(node, rec),
-            },
+            Node::TypeIs(c) => Some(rec?.record_type().index as i64 == *c),
             Node::FieldCmp {
                 ty,
                 field,
                 op,
                 value,
-            } => match self.field_int(rec, *ty, *field) {
-                Some(v) => Ok(holds(*op, v.cmp(value))),
-                None => self.cond(node, rec),
-            },
-            _ => self.cond(node, rec),
+            } => Some(holds(*op, self.field_int(rec, *ty, *field)?.cmp(value))),
+            _ => None,
         }
     }
 
@@ -927,20 +931,17 @@ impl<'a> Machine<'a> {
     /// Evaluates a condition: the hot shapes here, the rest in
     /// [`Machine::cond_rest`].
     fn cond(&mut self, node: &Node, rec: Option<&Record<'_>>) -> R<bool> {
+        if let Some(b) = self.quick(node, rec) {
+            return Ok(b);
+        }
         match node {
-            Node::TypeIs(c) => match rec {
-                Some(r) => Ok(r.record_type().index as i64 == *c),
-                None => Err(self.err("RECORD_TYPE exists only in main")),
-            },
+            Node::TypeIs(_) => Err(self.err("RECORD_TYPE exists only in main")),
             Node::FieldCmp {
                 ty,
                 field,
                 op,
                 value,
-            } => match self.field_int(rec, *ty, *field) {
-                Some(v) => Ok(holds(*op, v.cmp(value))),
-                None => self.field_cmp(rec, *ty, *field, *op, *value),
-            },
+            } => self.field_cmp(rec, *ty, *field, *op, *value),
             // Lisp's sequences.
             Node::And(v) => {
                 for n in v {
