@@ -15,6 +15,7 @@
 //! docs/formats/tramp.md.
 
 pub mod algol;
+mod compiled;
 pub mod deferred;
 pub mod lisp;
 pub mod machine;

@@ -16,6 +16,7 @@ use rustc_hash::FxHashMap;
 use tramp_cachesim::{Cache, Op as ReqOp, Request, Unit};
 use tramp_core::{Record, Value};
 
+use crate::compiled::{Code, compile};
 use crate::deferred::{Simulator, answers_unread};
 use crate::tree::{BufferOp, Node, Op, Script};
 
@@ -126,17 +127,20 @@ pub trait Spit {
 /// A script's state.
 pub struct Machine<'a> {
     script: &'a Script,
-    scalars: Vec<Val>,
+    pub(crate) scalars: Vec<Val>,
     arrays: Vec<FxHashMap<Key, Val>>,
     /// The buffers, when simulated in line (else the simulator has them).
     buffers: Vec<Cache>,
     /// How many buffers exist.
-    nbuffers: usize,
+    pub(crate) nbuffers: usize,
     /// Serves buffer requests on its own thread while records run, when
     /// their answers are never read ([`crate::deferred`]).
     sim: Option<Simulator>,
     /// Whether records may run with the simulator.
     may_defer: bool,
+    /// Main compiled to closures ([`crate::compiled`]); taken out while it
+    /// runs.
+    main_code: Option<Code<'a>>,
     buffer_ids: FxHashMap<Key, u64>,
     out: &'a mut dyn Write,
     spit: Option<&'a mut dyn Spit>,
@@ -155,7 +159,7 @@ pub struct Machine<'a> {
 const MAX_DEPTH: u32 = 1_000;
 
 /// Internal results carry the error boxed: values travel by register.
-type R<T> = Result<T, Box<RunError>>;
+pub(crate) type R<T> = Result<T, Box<RunError>>;
 
 impl<'a> Machine<'a> {
     /// A machine writing `echo` output to `out` and `spit` output to `spit`.
@@ -168,6 +172,7 @@ impl<'a> Machine<'a> {
             nbuffers: 0,
             sim: None,
             may_defer: script.main.is_some() && answers_unread(script),
+            main_code: script.main.as_ref().map(compile),
             buffer_ids: FxHashMap::default(),
             out,
             spit,
@@ -228,6 +233,12 @@ impl<'a> Machine<'a> {
         self.may_defer = false;
     }
 
+    /// Runs main by walking its tree, not compiled to closures (to compare
+    /// the two).
+    pub fn walk_only(&mut self) {
+        self.main_code = None;
+    }
+
     /// Whether buffer requests go to a simulating thread.
     pub fn simulates_apart(&self) -> bool {
         self.sim.is_some()
@@ -266,7 +277,11 @@ impl<'a> Machine<'a> {
             self.updates.iter_mut().for_each(|u| *u = None);
             self.touched = false;
         }
-        if let Some(n) = &self.script.main {
+        if let Some(code) = self.main_code.take() {
+            let r = code(self, Some(rec));
+            self.main_code = Some(code);
+            r?;
+        } else if let Some(n) = &self.script.main {
             self.exec(n, Some(rec))?;
         }
         self.record += 1;
@@ -323,7 +338,12 @@ impl<'a> Machine<'a> {
     /// also says what is wrong). Comes back in registers, where a `Val` in
     /// a `Result` goes through memory.
     #[inline]
-    fn field_int(&self, rec: Option<&Record<'_>>, ty: usize, field: usize) -> Option<i64> {
+    pub(crate) fn field_int(
+        &self,
+        rec: Option<&Record<'_>>,
+        ty: usize,
+        field: usize,
+    ) -> Option<i64> {
         let rec = rec?;
         if rec.record_type().index != ty || self.touched {
             return None;
@@ -427,13 +447,19 @@ impl<'a> Machine<'a> {
     }
 
     /// One request to buffer `b` for object `id`; true on a hit.
-    #[inline]
-    fn request(&mut self, op: BufferOp, b: usize, id: u64) -> bool {
+    #[inline(always)]
+    pub(crate) fn request(&mut self, op: BufferOp, b: usize, id: u64) -> bool {
         if let Some(s) = &mut self.sim {
             // Nobody reads the answer (see `crate::deferred`).
             s.push(op, b, id);
             return true;
         }
+        self.request_here(op, b, id)
+    }
+
+    /// [`Machine::request`] served in line.
+    #[inline(never)]
+    fn request_here(&mut self, op: BufferOp, b: usize, id: u64) -> bool {
         let req = Request {
             op: if op == BufferOp::Write {
                 ReqOp::Write
@@ -759,7 +785,7 @@ impl<'a> Machine<'a> {
     /// unit or a bool in registers); anything else is evaluated. The hot
     /// shapes only, so that the frame stays small; the rest is
     /// [`Machine::exec_rest`].
-    fn exec(&mut self, node: &Node, rec: Option<&Record<'_>>) -> R<()> {
+    pub(crate) fn exec(&mut self, node: &Node, rec: Option<&Record<'_>>) -> R<()> {
         match node {
             Node::Seq(v) => {
                 for n in v {
@@ -856,7 +882,7 @@ impl<'a> Machine<'a> {
 
     /// `set x = FIELD` in general: any value, or an error.
     #[inline(never)]
-    fn load_field(
+    pub(crate) fn load_field(
         &mut self,
         slot: usize,
         ty: usize,
@@ -870,7 +896,7 @@ impl<'a> Machine<'a> {
 
     /// The statements [`Machine::exec`] leaves out.
     #[inline(never)]
-    fn exec_rest(&mut self, node: &Node, rec: Option<&Record<'_>>) -> R<()> {
+    pub(crate) fn exec_rest(&mut self, node: &Node, rec: Option<&Record<'_>>) -> R<()> {
         match node {
             Node::While(c, body) => {
                 while self.cond(c, rec)? {
@@ -891,7 +917,7 @@ impl<'a> Machine<'a> {
 
     /// A buffer call whose buffer and keys are variables; true on a hit.
     #[inline(never)]
-    fn buffer_vars(&mut self, op: BufferOp, b: usize, keys: &[usize]) -> R<bool> {
+    pub(crate) fn buffer_vars(&mut self, op: BufferOp, b: usize, keys: &[usize]) -> R<bool> {
         // The object's id straight from integer variables (a `Key` built
         // and passed by value stalled on store forwarding); anything else
         // through `buffer_id`, which gives the same ids.
@@ -930,7 +956,7 @@ impl<'a> Machine<'a> {
 
     /// Evaluates a condition: the hot shapes here, the rest in
     /// [`Machine::cond_rest`].
-    fn cond(&mut self, node: &Node, rec: Option<&Record<'_>>) -> R<bool> {
+    pub(crate) fn cond(&mut self, node: &Node, rec: Option<&Record<'_>>) -> R<bool> {
         if let Some(b) = self.quick(node, rec) {
             return Ok(b);
         }

@@ -1,7 +1,8 @@
 //! Fused shapes (`RECORD_TYPE == c`, `FIELD op c`, `x = x + c`, `x = x +
 //! FIELD`, `x = FIELD`, buffer calls on variables, one-statement blocks) mean what the
 //! unfused forms mean: the same script
-//! written so that nothing fuses gives the same output on random records.
+//! written so that nothing fuses gives the same output on random records;
+//! and main compiled to closures gives what the tree walker gives.
 
 use proptest::prelude::*;
 use tramp_core::{FieldDef, FieldType, Record, RecordKind, Schema, Slot};
@@ -25,45 +26,57 @@ fn schema() -> Schema {
 /// Fused: constants on the right, increments of the variable itself.
 /// (`else if` continues the chain: one `endif` closes it, as in Figure 6.)
 const FUSED: &str = "
-preprocess begin set n = 0; set m = 0; set k = 0; set b = make_buffer(LRU, 7); set g = 1; end
+preprocess begin set n = 0; set m = 0; set k = 0; set b = make_buffer(LRU, 7); set g = 1; set t = 0; end
 procedure main begin
   if (RECORD_TYPE == A) then
     if (A_X < C1) then set n = n + 1; endif
     if (A_X == C2) then set m = m - 2; endif
     if (A_X >= C1) then set k = k + A_X; endif
     set f = A_X;
+    set t = t + f;
     read_buffer(b, f, g);
+    write_buffer(b + 0, f + 0, g + 0);
     write_buffer(b, f);
   else
     if (B_Y != C2) then set n = n + 3;
     set m = m + B_Y;
   endif
 end
-postprocess begin echo n, m, k, hits(b), misses(b); end";
+postprocess begin echo n, m, k, t, hits(b), misses(b); end";
 
 /// The same, written so that nothing fuses.
 const PLAIN: &str = "
-preprocess begin set n = 0; set m = 0; set k = 0; set b = make_buffer(LRU, 7); set g = 1; end
+preprocess begin set n = 0; set m = 0; set k = 0; set b = make_buffer(LRU, 7); set g = 1; set t = 0; end
 procedure main begin
   if (A == RECORD_TYPE + 0) then
     if (C1 > A_X) then set n = 1 + n; endif
     if (C2 == A_X) then set m = 0 - 2 + m; endif
     if (C1 <= A_X) then set k = A_X + k; endif
     set f = A_X + 0;
+    set t = f + t;
     read_buffer(b + 0, f + 0, g);
+    write_buffer(b + 0, f + 0, g + 0);
     write_buffer(b + 0, f + 0);
   else
     if (C2 != B_Y) then set n = 3 + n;
     set m = B_Y + m;
   endif
 end
-postprocess begin echo n, m, k, hits(b), misses(b); end";
+postprocess begin echo n, m, k, t, hits(b), misses(b); end";
 
 fn run(src: &str, recs: &[(bool, u64)]) -> String {
+    run_by(src, recs, false)
+}
+
+/// Runs `src` with main compiled to closures, or walked (`walk`).
+fn run_by(src: &str, recs: &[(bool, u64)], walk: bool) -> String {
     let s = schema();
     let script = compile(src, Syntax::Algol, &s).unwrap();
     let mut out = Vec::new();
     let mut m = Machine::new(&script, &mut out, None);
+    if walk {
+        m.walk_only();
+    }
     m.preprocess().unwrap();
     for &(a, v) in recs {
         let slots = [if a {
@@ -89,5 +102,18 @@ proptest! {
         let fused = FUSED.replace("C1", &c1.to_string()).replace("C2", &c2.to_string());
         let plain = PLAIN.replace("C1", &c1.to_string()).replace("C2", &c2.to_string());
         prop_assert_eq!(run(&fused, &recs), run(&plain, &recs));
+    }
+
+    /// Main compiled to closures means what the walker does, fused or not.
+    #[test]
+    fn compiled_and_walked_agree(
+        c1 in 0u64..100,
+        c2 in 0u64..100,
+        recs in proptest::collection::vec((any::<bool>(), 0u64..100), 0..200),
+    ) {
+        for src in [FUSED, PLAIN] {
+            let src = src.replace("C1", &c1.to_string()).replace("C2", &c2.to_string());
+            prop_assert_eq!(run_by(&src, &recs, false), run_by(&src, &recs, true));
+        }
     }
 }
