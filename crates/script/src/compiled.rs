@@ -1,69 +1,99 @@
 //! Main compiled to closures: each statement of the record loop becomes a
-//! closure that knows its own shape, so that running a record is a chain
-//! of calls instead of a walk of the tree (matching each node, checking
-//! each result). Only the shapes the walker runs fastest (blocks, branches,
-//! `set x = FIELD`, counters, sums of a field, buffer calls on variables,
-//! record-type and field tests) get closures of their own, each with the
-//! walker's fast path; everything else, and every slow path, calls the
-//! walker ([`Machine`]), so the meaning is the walker's.
+//! step that knows its own shape, so that running a record is a few calls
+//! instead of a walk of the tree (matching each node, checking each
+//! result). Leaves that most record loops run (`set x = FIELD`, counters,
+//! sums of a field, buffer calls on two variables) are steps run in line
+//! by their block or branch; blocks and `if` chains are closures, with
+//! record-type and integer-field tests decided in the closure itself. Only
+//! these shapes are compiled, each with the walker's fast path; everything
+//! else, and every slow path, calls the walker ([`Machine`]), so the
+//! meaning is the walker's (`tests/simplify.rs` runs scripts both ways).
 
 use tramp_core::Record;
 
 use crate::machine::{Machine, R, Val};
-use crate::tree::{Node, Op};
+use crate::tree::{BufferOp, Node, Op};
+
+/// A compiled block, branch or fallback.
+type Code<'s> = Box<dyn Fn(&mut Machine<'_>, Option<&Record<'_>>) -> R<()> + 's>;
 
 /// A compiled statement.
-pub(crate) type Code<'s> = Box<dyn Fn(&mut Machine<'_>, Option<&Record<'_>>) -> R<()> + 's>;
-/// A compiled condition.
-type Test<'s> = Box<dyn Fn(&mut Machine<'_>, Option<&Record<'_>>) -> R<bool> + 's>;
+pub(crate) enum Step<'s> {
+    /// `set x = FIELD`.
+    Load {
+        slot: usize,
+        ty: usize,
+        field: usize,
+    },
+    /// `set x = x + c`.
+    AddVar { slot: usize, c: i64, node: &'s Node },
+    /// `set x = x + FIELD`.
+    AddField {
+        slot: usize,
+        ty: usize,
+        field: usize,
+        node: &'s Node,
+    },
+    /// A buffer call on a buffer and two keys in variables.
+    Buffer2 {
+        op: BufferOp,
+        b: usize,
+        k1: usize,
+        k2: usize,
+        keys: &'s [usize],
+    },
+    /// Anything else.
+    Code(Code<'s>),
+}
 
-/// Compiles a statement.
-pub(crate) fn compile(node: &Node) -> Code<'_> {
-    match node {
-        Node::Seq(v) => {
-            let codes: Box<[Code<'_>]> = v.iter().map(compile).collect();
-            Box::new(move |m, r| {
-                for c in codes.iter() {
-                    c(m, r)?;
+impl Step<'_> {
+    /// Runs the step.
+    #[inline(always)]
+    pub(crate) fn run(&self, m: &mut Machine<'_>, r: Option<&Record<'_>>) -> R<()> {
+        match *self {
+            Step::Load { slot, ty, field } => {
+                if let Some(i) = m.field_int(r, ty, field)
+                    && let Val::Int(x) = &mut m.scalars[slot]
+                {
+                    *x = i;
+                    return Ok(());
                 }
-                Ok(())
-            })
-        }
-        Node::If(arms, otherwise) => chain(arms, otherwise.as_deref()),
-        &Node::LoadField { slot, ty, field } => Box::new(move |m, r| {
-            if let Some(i) = m.field_int(r, ty, field)
-                && let Val::Int(x) = &mut m.scalars[slot]
-            {
-                *x = i;
-                return Ok(());
+                m.load_field(slot, ty, field, r)
             }
-            m.load_field(slot, ty, field, r)
-        }),
-        &Node::AddVar(slot, c) => Box::new(move |m, r| {
-            if let Val::Int(v) = &mut m.scalars[slot]
-                && let Some(n) = v.checked_add(c)
-            {
-                *v = n;
-                return Ok(());
+            Step::AddVar { slot, c, node } => {
+                if let Val::Int(v) = &mut m.scalars[slot]
+                    && let Some(n) = v.checked_add(c)
+                {
+                    *v = n;
+                    return Ok(());
+                }
+                m.exec_rest(node, r)
             }
-            m.exec_rest(node, r)
-        }),
-        &Node::AddField { slot, ty, field } => Box::new(move |m, r| {
-            if let Some(f) = m.field_int(r, ty, field)
-                && let Val::Int(v) = &mut m.scalars[slot]
-                && let Some(n) = v.checked_add(f)
-            {
-                *v = n;
-                return Ok(());
+            Step::AddField {
+                slot,
+                ty,
+                field,
+                node,
+            } => {
+                if let Some(f) = m.field_int(r, ty, field)
+                    && let Val::Int(v) = &mut m.scalars[slot]
+                    && let Some(n) = v.checked_add(f)
+                {
+                    *v = n;
+                    return Ok(());
+                }
+                m.exec_rest(node, r)
             }
-            m.exec_rest(node, r)
-        }),
-        Node::BufferVars(op, b, keys) if keys.len() == 2 => {
-            // `read_buffer(buf, k1, k2)` on integer variables: the object's
-            // id made here as `Machine::buffer_id` makes it.
-            let (op, b, k1, k2) = (*op, *b, keys[0], keys[1]);
-            const LIMIT: i64 = 1 << 31;
-            Box::new(move |m, _| {
+            Step::Buffer2 {
+                op,
+                b,
+                k1,
+                k2,
+                keys,
+            } => {
+                // The object's id made here as `Machine::buffer_id` makes
+                // it for two integer keys.
+                const LIMIT: i64 = 1 << 31;
                 if let (&Val::Int(x), &Val::Int(y), &Val::Int(i)) =
                     (&m.scalars[k1], &m.scalars[k2], &m.scalars[b])
                     && (0..LIMIT).contains(&x)
@@ -75,67 +105,111 @@ pub(crate) fn compile(node: &Node) -> Code<'_> {
                     return Ok(());
                 }
                 m.buffer_vars(op, b, keys).map(drop)
-            })
+            }
+            Step::Code(ref c) => c(m, r),
         }
-        Node::BufferVars(op, b, keys) => {
-            let (op, b) = (*op, *b);
-            Box::new(move |m, _| m.buffer_vars(op, b, keys).map(drop))
+    }
+}
+
+/// Compiles a statement.
+pub(crate) fn compile(node: &Node) -> Step<'_> {
+    match node {
+        Node::Seq(v) => {
+            let steps: Box<[Step<'_>]> = v.iter().map(compile).collect();
+            Step::Code(Box::new(move |m, r| {
+                for s in steps.iter() {
+                    s.run(m, r)?;
+                }
+                Ok(())
+            }))
         }
-        _ => Box::new(move |m, r| m.exec(node, r)),
+        Node::If(arms, otherwise) => Step::Code(chain(arms, otherwise.as_deref())),
+        &Node::LoadField { slot, ty, field } => Step::Load { slot, ty, field },
+        &Node::AddVar(slot, c) => Step::AddVar { slot, c, node },
+        &Node::AddField { slot, ty, field } => Step::AddField {
+            slot,
+            ty,
+            field,
+            node,
+        },
+        Node::BufferVars(op, b, keys) if keys.len() == 2 => Step::Buffer2 {
+            op: *op,
+            b: *b,
+            k1: keys[0],
+            k2: keys[1],
+            keys,
+        },
+        _ => Step::Code(Box::new(move |m, r| m.exec(node, r))),
     }
 }
 
 /// Compiles `if` arms with what follows them: each arm a closure that
-/// runs its body or the rest of the chain.
+/// tests, then runs its body or the rest of the chain.
 fn chain<'s>(arms: &'s [(Node, Node)], otherwise: Option<&'s Node>) -> Code<'s> {
     let Some(((c, body), rest)) = arms.split_first() else {
-        return match otherwise {
-            Some(e) => compile(e),
+        return match otherwise.map(compile) {
+            Some(Step::Code(code)) => code,
+            Some(step) => Box::new(move |m, r| step.run(m, r)),
             None => Box::new(|_, _| Ok(())),
         };
     };
-    let (t, b) = (test(c), compile(body));
-    if rest.is_empty() && otherwise.is_none() {
-        return Box::new(move |m, r| if t(m, r)? { b(m, r) } else { Ok(()) });
-    }
-    let e = chain(rest, otherwise);
-    Box::new(move |m, r| if t(m, r)? { b(m, r) } else { e(m, r) })
-}
-
-/// Compiles a branch's condition.
-fn test(node: &Node) -> Test<'_> {
-    match *node {
-        Node::TypeIs(c) => Box::new(move |m, r| match r {
-            Some(rec) => Ok(rec.record_type().index as i64 == c),
-            None => m.cond(node, r),
-        }),
+    let body = compile(body);
+    let rest = (!rest.is_empty() || otherwise.is_some()).then(|| chain(rest, otherwise));
+    match *c {
+        Node::TypeIs(t) => branch(
+            move |m, r| match r {
+                Some(rec) => Ok(rec.record_type().index as i64 == t),
+                None => m.cond(c, r),
+            },
+            body,
+            rest,
+        ),
         Node::FieldCmp {
             ty,
             field,
             op,
             value,
         } => match op {
-            Op::Eq => field_test(node, ty, field, move |x| x == value),
-            Op::Ne => field_test(node, ty, field, move |x| x != value),
-            Op::Lt => field_test(node, ty, field, move |x| x < value),
-            Op::Le => field_test(node, ty, field, move |x| x <= value),
-            Op::Gt => field_test(node, ty, field, move |x| x > value),
-            Op::Ge => field_test(node, ty, field, move |x| x >= value),
-            _ => Box::new(move |m, r| m.cond(node, r)),
+            Op::Eq => field_branch(c, ty, field, move |x| x == value, body, rest),
+            Op::Ne => field_branch(c, ty, field, move |x| x != value, body, rest),
+            Op::Lt => field_branch(c, ty, field, move |x| x < value, body, rest),
+            Op::Le => field_branch(c, ty, field, move |x| x <= value, body, rest),
+            Op::Gt => field_branch(c, ty, field, move |x| x > value, body, rest),
+            Op::Ge => field_branch(c, ty, field, move |x| x >= value, body, rest),
+            _ => branch(move |m, r| m.cond(c, r), body, rest),
         },
-        _ => Box::new(move |m, r| m.cond(node, r)),
+        _ => branch(move |m, r| m.cond(c, r), body, rest),
     }
 }
 
-/// `FIELD op c` with the comparison `holds` known when compiled.
-fn field_test<'s>(
-    node: &'s Node,
+/// An arm whose test is `FIELD op c`, the comparison `holds` known when
+/// compiled.
+fn field_branch<'s>(
+    c: &'s Node,
     ty: usize,
     field: usize,
     holds: impl Fn(i64) -> bool + 's,
-) -> Test<'s> {
-    Box::new(move |m, r| match m.field_int(r, ty, field) {
-        Some(x) => Ok(holds(x)),
-        None => m.cond(node, r),
-    })
+    body: Step<'s>,
+    rest: Option<Code<'s>>,
+) -> Code<'s> {
+    branch(
+        move |m, r| match m.field_int(r, ty, field) {
+            Some(x) => Ok(holds(x)),
+            None => m.cond(c, r),
+        },
+        body,
+        rest,
+    )
+}
+
+/// An arm: `test`, then `body` or `rest`.
+fn branch<'s>(
+    test: impl Fn(&mut Machine<'_>, Option<&Record<'_>>) -> R<bool> + 's,
+    body: Step<'s>,
+    rest: Option<Code<'s>>,
+) -> Code<'s> {
+    match rest {
+        None => Box::new(move |m, r| if test(m, r)? { body.run(m, r) } else { Ok(()) }),
+        Some(e) => Box::new(move |m, r| if test(m, r)? { body.run(m, r) } else { e(m, r) }),
+    }
 }

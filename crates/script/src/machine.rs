@@ -16,7 +16,7 @@ use rustc_hash::FxHashMap;
 use tramp_cachesim::{Cache, Op as ReqOp, Request, Unit};
 use tramp_core::{Record, Value};
 
-use crate::compiled::{Code, compile};
+use crate::compiled::{Step, compile};
 use crate::deferred::{Simulator, answers_unread};
 use crate::tree::{BufferOp, Node, Op, Script};
 
@@ -140,7 +140,7 @@ pub struct Machine<'a> {
     may_defer: bool,
     /// Main compiled to closures ([`crate::compiled`]); taken out while it
     /// runs.
-    main_code: Option<Code<'a>>,
+    main_code: Option<Step<'a>>,
     buffer_ids: FxHashMap<Key, u64>,
     out: &'a mut dyn Write,
     spit: Option<&'a mut dyn Spit>,
@@ -278,7 +278,7 @@ impl<'a> Machine<'a> {
             self.touched = false;
         }
         if let Some(code) = self.main_code.take() {
-            let r = code(self, Some(rec));
+            let r = code.run(self, Some(rec));
             self.main_code = Some(code);
             r?;
         } else if let Some(n) = &self.script.main {
