@@ -150,10 +150,15 @@ impl Cache {
         self.settle(false, req.id);
     }
 
+    /// Counts the evictions of the last request and what they wrote back.
+    /// Policies that keep their own dirty bits (LRU, FIFO, …) are settled
+    /// here in line; the others, whose dirty objects are in this cache's
+    /// set, out of line.
+    #[inline(always)]
     fn settle(&mut self, write: bool, id: u64) {
-        self.stats.evictions += self.evicted.len() as u64;
         if self.policy_dirty {
             if !self.evicted.is_empty() {
+                self.stats.evictions += self.evicted.len() as u64;
                 self.evicted.clear();
                 if let Some(w) = self.policy.write_backs() {
                     self.stats.write_backs = w;
@@ -161,6 +166,12 @@ impl Cache {
             }
             return;
         }
+        self.settle_dirty_set(write, id);
+    }
+
+    #[inline(never)]
+    fn settle_dirty_set(&mut self, write: bool, id: u64) {
+        self.stats.evictions += self.evicted.len() as u64;
         if !self.dirty.is_empty() {
             for v in self.evicted.drain(..) {
                 if self.dirty.remove(&v) {
