@@ -124,6 +124,11 @@ pub(crate) fn compile(node: &Node) -> Step<'_> {
             }))
         }
         Node::If(arms, otherwise) => Step::Code(chain(arms, otherwise.as_deref())),
+        // Lisp's sequences: their truth decides, their value is not wanted.
+        Node::And(_) | Node::Or(_) => {
+            let t = test(node);
+            Step::Code(Box::new(move |m, r| t(m, r).map(drop)))
+        }
         &Node::LoadField { slot, ty, field } => Step::Load { slot, ty, field },
         &Node::AddVar(slot, c) => Step::AddVar { slot, c, node },
         &Node::AddField { slot, ty, field } => Step::AddField {
@@ -178,7 +183,65 @@ fn chain<'s>(arms: &'s [(Node, Node)], otherwise: Option<&'s Node>) -> Code<'s> 
             Op::Ge => field_branch(c, ty, field, move |x| x >= value, body, rest),
             _ => branch(move |m, r| m.cond(c, r), body, rest),
         },
-        _ => branch(move |m, r| m.cond(c, r), body, rest),
+        _ => branch(test(c), body, rest),
+    }
+}
+
+/// A compiled condition.
+type Test<'s> = Box<dyn Fn(&mut Machine<'_>, Option<&Record<'_>>) -> R<bool> + 's>;
+
+/// Compiles a condition: record-type and integer-field tests, Lisp's
+/// `and`/`or` over conditions, and the compiled leaves (statements are
+/// true); anything else through the walker's `cond`.
+fn test(node: &Node) -> Test<'_> {
+    match node {
+        Node::And(v) => {
+            let tests: Box<[Test<'_>]> = v.iter().map(test).collect();
+            Box::new(move |m, r| {
+                for t in tests.iter() {
+                    if !t(m, r)? {
+                        return Ok(false);
+                    }
+                }
+                Ok(true)
+            })
+        }
+        Node::Or(v) => {
+            let tests: Box<[Test<'_>]> = v.iter().map(test).collect();
+            Box::new(move |m, r| {
+                for t in tests.iter() {
+                    if t(m, r)? {
+                        return Ok(true);
+                    }
+                }
+                Ok(false)
+            })
+        }
+        &Node::TypeIs(t) => Box::new(move |m, r| match r {
+            Some(rec) => Ok(rec.record_type().index as i64 == t),
+            None => m.cond(node, r),
+        }),
+        &Node::FieldCmp {
+            ty,
+            field,
+            op,
+            value,
+        } => Box::new(move |m, r| match m.field_int(r, ty, field) {
+            Some(x) => Ok(match op {
+                Op::Eq => x == value,
+                Op::Ne => x != value,
+                Op::Lt => x < value,
+                Op::Le => x <= value,
+                Op::Gt => x > value,
+                _ => x >= value,
+            }),
+            None => m.cond(node, r),
+        }),
+        Node::LoadField { .. } | Node::AddVar(..) | Node::AddField { .. } => {
+            let step = compile(node);
+            Box::new(move |m, r| step.run(m, r).map(|()| true))
+        }
+        _ => Box::new(move |m, r| m.cond(node, r)),
     }
 }
 

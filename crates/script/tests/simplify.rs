@@ -68,10 +68,23 @@ fn run(src: &str, recs: &[(bool, u64)]) -> String {
     run_by(src, recs, false)
 }
 
+/// Lisp's `and`/`or` sequences over record tests and statements (Figure
+/// 5's shape), for the compiled-against-walked comparison.
+const LISP: &str = "
+(defun begin (and (setq n 0) (setq k 0) (setq f 0)))
+(defun main
+  (or (and (eq (RECORD_TYPE) A)
+           (or (and (or (eq (A_X) C1) (eq (A_X) C2)) (setq f (add f 100)) (eq 1 0))
+               (and (lt (A_X) C1) (setq n (add n 1)))
+               (and (setq f (A_X)) (setq k (add k (A_X))) (ge (A_X) C2))
+               (setq n (sub n 2))))
+      (and (ne (B_Y) C2) (setq k (add k (B_Y))))))
+(defun end (echo n k f))";
+
 /// Runs `src` with main compiled to closures, or walked (`walk`).
 fn run_by(src: &str, recs: &[(bool, u64)], walk: bool) -> String {
     let s = schema();
-    let script = compile(src, Syntax::Algol, &s).unwrap();
+    let script = compile(src, Syntax::detect(src), &s).unwrap();
     let mut out = Vec::new();
     let mut m = Machine::new(&script, &mut out, None);
     if walk {
@@ -111,7 +124,7 @@ proptest! {
         c2 in 0u64..100,
         recs in proptest::collection::vec((any::<bool>(), 0u64..100), 0..200),
     ) {
-        for src in [FUSED, PLAIN] {
+        for src in [FUSED, PLAIN, LISP] {
             let src = src.replace("C1", &c1.to_string()).replace("C2", &c2.to_string());
             prop_assert_eq!(run_by(&src, &recs, false), run_by(&src, &recs, true));
         }
