@@ -138,9 +138,11 @@ pub struct Machine<'a> {
     sim: Option<Simulator>,
     /// Whether records may run with the simulator.
     may_defer: bool,
-    /// Main compiled to closures ([`crate::compiled`]); taken out while it
-    /// runs.
-    main_code: Option<Step<'a>>,
+    /// Main compiled to closures ([`crate::compiled`]), shared so that it
+    /// can run while the machine is borrowed (taking it out and putting it
+    /// back moved it through memory in pieces that store forwarding could
+    /// not serve).
+    main_code: Option<Rc<Step<'a>>>,
     buffer_ids: FxHashMap<Key, u64>,
     out: &'a mut dyn Write,
     spit: Option<&'a mut dyn Spit>,
@@ -172,7 +174,7 @@ impl<'a> Machine<'a> {
             nbuffers: 0,
             sim: None,
             may_defer: script.main.is_some() && answers_unread(script),
-            main_code: script.main.as_ref().map(compile),
+            main_code: script.main.as_ref().map(|n| Rc::new(compile(n))),
             buffer_ids: FxHashMap::default(),
             out,
             spit,
@@ -277,10 +279,8 @@ impl<'a> Machine<'a> {
             self.updates.iter_mut().for_each(|u| *u = None);
             self.touched = false;
         }
-        if let Some(code) = self.main_code.take() {
-            let r = code.run(self, Some(rec));
-            self.main_code = Some(code);
-            r?;
+        if let Some(code) = self.main_code.clone() {
+            code.run(self, Some(rec))?;
         } else if let Some(n) = &self.script.main {
             self.exec(n, Some(rec))?;
         }
