@@ -117,10 +117,20 @@ fn run_here(job: &Job<'_>, out: &mut dyn Write) -> Result<Summary, Failure> {
         })?;
         let progress = Progress::of(&input);
         let (src, fmt): (Box<dyn Source + Send>, Option<Format>) = match &desc {
-            Some(d) => (
-                Box::new(tramp_desc::DescSource::new(d.clone(), input.reader)),
-                None,
-            ),
+            Some(d) => {
+                // Described records are decoded on the script's thread (see
+                // below); the file is read on another, so that the
+                // kernel's copies are not on the script's thread too
+                // (compressed inputs are already decompressed on one).
+                let reader: Box<dyn std::io::Read + Send> = match input.compression {
+                    Compression::None => Box::new(tramp_core::io::Pipelined::spawn(input.reader)),
+                    _ => Box::new(input.reader),
+                };
+                (
+                    Box::new(tramp_desc::DescSource::new(d.clone(), reader)),
+                    None,
+                )
+            }
             None => {
                 let f = match job.format {
                     Some(f) => f,
