@@ -238,6 +238,56 @@ impl<R: Read> Source for DescSource<R> {
     }
 
     fn next_record(&mut self) -> Result<Option<Record<'_>>, Error> {
+        // The common case first: a record of plain integers wholly in the
+        // window, decided with nothing else looked up.
+        let buffered = self.window.buffered();
+        if let Some(&tag) = buffered.first()
+            && !self.done
+        {
+            let ty = if self.desc.tagged {
+                self.desc.by_tag(tag)
+            } else {
+                Some(0)
+            };
+            if let Some(ty) = ty
+                && let Some((size, _)) = self.fixed_ints[ty]
+                && buffered.len() >= size
+            {
+                return Ok(Some(self.fixed(ty, size)));
+            }
+        }
+        self.next_record_general()
+    }
+}
+
+impl<R: Read> DescSource<R> {
+    /// The next record, of plain integers of type `ty` and `size` bytes,
+    /// which are buffered.
+    #[inline(always)]
+    fn fixed(&mut self, ty: usize, size: usize) -> Record<'_> {
+        let bytes = self.window.consume(size);
+        let ints = match &self.fixed_ints[ty] {
+            Some((_, ints)) => ints,
+            None => unreachable!("a record of plain integers"),
+        };
+        // Written in place over slots kept long enough: growing the vector
+        // per record stored its length, which the record then read back in
+        // one wide load that store forwarding cannot serve (half of the
+        // decoder's time).
+        let n = ints.len();
+        if self.slots.len() < n {
+            self.slots.resize(n, Slot::Absent);
+        }
+        for (d, &f) in self.slots[..n].iter_mut().zip(ints.iter()) {
+            *d = int_slot(bytes, f);
+        }
+        self.record += 1;
+        Record::new(&self.schema.types[ty], &self.slots[..n], bytes)
+    }
+
+    /// [`Source::next_record`] in general: refills, length prefixes, time
+    /// fields, characters, damage.
+    fn next_record_general(&mut self) -> Result<Option<Record<'_>>, Error> {
         if self.done || !self.window.fill(1)? {
             self.done = true;
             return Ok(None);
@@ -266,26 +316,10 @@ impl<R: Read> Source for DescSource<R> {
         if !self.window.fill(size)? {
             return Err(self.cut(at, ty, size));
         }
-        let bytes = self.window.consume(size);
-        if let Some((_, ints)) = &self.fixed_ints[ty] {
-            // Written in place over slots kept long enough: growing the
-            // vector per record stored its length, which the record then
-            // read back in one wide load that store forwarding cannot
-            // serve (half of the decoder's time).
-            let n = ints.len();
-            if self.slots.len() < n {
-                self.slots.resize(n, Slot::Absent);
-            }
-            for (d, &f) in self.slots[..n].iter_mut().zip(ints.iter()) {
-                *d = int_slot(bytes, f);
-            }
-            self.record += 1;
-            return Ok(Some(Record::new(
-                &self.schema.types[ty],
-                &self.slots[..n],
-                bytes,
-            )));
+        if self.fixed_ints[ty].is_some() {
+            return Ok(Some(self.fixed(ty, size)));
         }
+        let bytes = self.window.consume(size);
         self.slots.clear();
         let mut p = self.desc.tagged as usize;
         for &(enc, time) in &self.plans[ty] {
