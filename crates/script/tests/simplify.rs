@@ -26,14 +26,19 @@ fn schema() -> Schema {
 /// Fused: constants on the right, increments of the variable itself.
 /// (`else if` continues the chain: one `endif` closes it, as in Figure 6.)
 const FUSED: &str = "
-preprocess begin set n = 0; set m = 0; set k = 0; set b = make_buffer(LRU, 7); set g = 1; set t = 0; end
+preprocess begin set n = 0; set m = 0; set k = 0; set b = make_buffer(LRU, 7); set g = 1; set t = 0; set h = 0; end
 procedure main begin
   if (RECORD_TYPE == A) then
     if (A_X < C1) then set n = n + 1; endif
     if (A_X == C2) then set m = m - 2; endif
     if (A_X >= C1) then set k = k + A_X; endif
     set f = A_X;
+    set h = A_X;
     set t = t + f;
+    if (A_X == C1) then set n = n + 5;
+    else if (A_X == C2) then set m = m + 7;
+    else set h = h + 1;
+    endif
     read_buffer(b, f, g);
     write_buffer(b + 0, f + 0, g + 0);
     write_buffer(b, f);
@@ -42,18 +47,23 @@ procedure main begin
     set m = m + B_Y;
   endif
 end
-postprocess begin echo n, m, k, t, hits(b), misses(b); end";
+postprocess begin echo n, m, k, t, h, hits(b), misses(b); end";
 
 /// The same, written so that nothing fuses.
 const PLAIN: &str = "
-preprocess begin set n = 0; set m = 0; set k = 0; set b = make_buffer(LRU, 7); set g = 1; set t = 0; end
+preprocess begin set n = 0; set m = 0; set k = 0; set b = make_buffer(LRU, 7); set g = 1; set t = 0; set h = 0; end
 procedure main begin
   if (A == RECORD_TYPE + 0) then
     if (C1 > A_X) then set n = 1 + n; endif
     if (C2 == A_X) then set m = 0 - 2 + m; endif
     if (C1 <= A_X) then set k = A_X + k; endif
     set f = A_X + 0;
+    set h = A_X + 0;
     set t = f + t;
+    if (C1 == A_X) then set n = 5 + n;
+    else if (C2 == A_X) then set m = 7 + m;
+    else set h = 1 + h;
+    endif
     read_buffer(b + 0, f + 0, g);
     write_buffer(b + 0, f + 0, g + 0);
     write_buffer(b + 0, f + 0);
@@ -62,7 +72,7 @@ procedure main begin
     set m = B_Y + m;
   endif
 end
-postprocess begin echo n, m, k, t, hits(b), misses(b); end";
+postprocess begin echo n, m, k, t, h, hits(b), misses(b); end";
 
 fn run(src: &str, recs: &[(bool, u64)]) -> String {
     run_by(src, recs, false)
