@@ -180,7 +180,10 @@ impl Pipelined {
     pub fn spawn_with_prefix(mut source: impl Read + Send + 'static, prefix: Vec<u8>) -> Pipelined {
         let (tx, chunks) = std::sync::mpsc::sync_channel::<io::Result<Vec<u8>>>(PIPE_DEPTH);
         let (recycle, spare) = std::sync::mpsc::sync_channel::<Vec<u8>>(PIPE_DEPTH + 2);
-        std::thread::spawn(move || {
+        // Named, so that profiles tell its time from its reader's
+        // (`std::thread::spawn` would also panic if no thread can start).
+        let worker = std::thread::Builder::new().name("tramp-read-bytes".into());
+        let started = worker.spawn(move || {
             loop {
                 let mut buf = spare.try_recv().unwrap_or_default();
                 buf.resize(PIPE_CHUNK, 0);
@@ -205,6 +208,7 @@ impl Pipelined {
                 }
             }
         });
+        started.expect("a thread to read the input ahead");
         Pipelined {
             chunks,
             recycle,

@@ -17,8 +17,11 @@ use tramp_script::run::{Failure, Job, run as run_job};
 /// the current record's type and record names are constants (`RECORD_TYPE
 /// == IO`). Buffers: `make_buffer(LRU, 2048)`, `read_buffer(b, k1, k2)`,
 /// `write_buffer`, `prefetch_buffer`, `print_buffer(b)`, `hits(b)`,
-/// `misses(b)`, with every policy of `tramp cachesim` but OPT. See
-/// docs/formats/tramp.md.
+/// `misses(b)`, with every policy of `tramp cachesim` but OPT. When the
+/// record loop never reads a buffer request's answer (buffer calls only as
+/// statements; no `print_buffer`, `hits`, `misses` or `make_buffer` in main
+/// or the procedures), the buffers are simulated on a second core, with
+/// the same output. See docs/formats/tramp.md.
 ///
 /// Traces are read in the layout a TRAMP format description gives
 /// (`--format FILE`, or the TRAMP_FORMAT environment variable), or in any
