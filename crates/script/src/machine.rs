@@ -433,12 +433,9 @@ impl<'a> Machine<'a> {
     /// numbered in a table (ids with bit 62 set).
     #[inline]
     fn buffer_id(&mut self, k: Key) -> u64 {
-        const LIMIT: i64 = 1 << 31;
         match k {
             Key::I(v) if (0..1 << 62).contains(&v) => v as u64,
-            Key::II(a, b) if (0..LIMIT).contains(&a) && (0..LIMIT).contains(&b) => {
-                1 << 63 | (a as u64) << 31 | b as u64
-            }
+            Key::II(a, b) if let Some(id) = pair_id(a, b) => id,
             k => {
                 let next = 1 << 62 | self.buffer_ids.len() as u64;
                 *self.buffer_ids.entry(k).or_insert(next)
@@ -815,37 +812,10 @@ impl<'a> Machine<'a> {
     #[inline(always)]
     fn step(&mut self, node: &Node, rec: Option<&Record<'_>>) -> R<()> {
         match node {
-            Node::LoadField { slot, ty, field } => {
-                // An integer over an integer: one word written, no `Val`
-                // assembled and copied (which stalled on store forwarding).
-                if let Some(i) = self.field_int(rec, *ty, *field)
-                    && let Val::Int(x) = &mut self.scalars[*slot]
-                {
-                    *x = i;
-                    return Ok(());
-                }
-                self.load_field(*slot, *ty, *field, rec)
-            }
+            &Node::LoadField { slot, ty, field } => self.set_from_field(slot, ty, field, rec),
             Node::BufferVars(op, b, keys) => self.buffer_vars(*op, *b, keys).map(drop),
-            Node::AddField { slot, ty, field } => {
-                if let Some(f) = self.field_int(rec, *ty, *field)
-                    && let Val::Int(v) = &mut self.scalars[*slot]
-                    && let Some(n) = v.checked_add(f)
-                {
-                    *v = n;
-                    return Ok(());
-                }
-                self.exec_rest(node, rec)
-            }
-            Node::AddVar(slot, c) => {
-                if let Val::Int(v) = &mut self.scalars[*slot]
-                    && let Some(n) = v.checked_add(*c)
-                {
-                    *v = n;
-                    return Ok(());
-                }
-                self.exec_rest(node, rec)
-            }
+            &Node::AddField { slot, ty, field } => self.add_field(node, slot, ty, field, rec),
+            &Node::AddVar(slot, c) => self.add_to(node, slot, c, rec),
             Node::Seq(_) | Node::If(..) => self.exec(node, rec),
             // Lisp sequences with `and`/`or`: their truth decides, their
             // value is not wanted.
@@ -857,7 +827,7 @@ impl<'a> Machine<'a> {
     /// A branch's condition: record types and integer fields against
     /// constants here, without a call; the rest in [`Machine::cond`].
     #[inline(always)]
-    fn test(&mut self, node: &Node, rec: Option<&Record<'_>>) -> R<bool> {
+    pub(crate) fn test(&mut self, node: &Node, rec: Option<&Record<'_>>) -> R<bool> {
         match self.quick(node, rec) {
             Some(b) => Ok(b),
             None => self.cond(node, rec),
@@ -921,7 +891,6 @@ impl<'a> Machine<'a> {
         // The object's id straight from integer variables (a `Key` built
         // and passed by value stalled on store forwarding); anything else
         // through `buffer_id`, which gives the same ids.
-        const LIMIT: i64 = 1 << 31;
         let id = match (keys.first(), keys.get(1)) {
             (Some(&a), None) => match self.scalars[a] {
                 Val::Int(v) if (0..1 << 62).contains(&v) => v as u64,
@@ -931,11 +900,7 @@ impl<'a> Machine<'a> {
                 }
             },
             (Some(&a), Some(&c)) => match (&self.scalars[a], &self.scalars[c]) {
-                (&Val::Int(x), &Val::Int(y))
-                    if (0..LIMIT).contains(&x) && (0..LIMIT).contains(&y) =>
-                {
-                    1 << 63 | (x as u64) << 31 | y as u64
-                }
+                (&Val::Int(x), &Val::Int(y)) if let Some(id) = pair_id(x, y) => id,
                 (&Val::Int(x), &Val::Int(y)) => self.buffer_id(Key::II(x, y)),
                 (x, y) => {
                     let k = Key::P(Box::new((x.key(), y.key())));
@@ -944,14 +909,95 @@ impl<'a> Machine<'a> {
             },
             _ => unreachable!("one or two keys"),
         };
-        let b = match self.scalars[b] {
-            Val::Int(i) if i >= 0 && (i as usize) < self.nbuffers => i as usize,
-            ref other => {
-                let v = other.clone();
+        let b = match self.buffer_index(b) {
+            Some(i) => i,
+            None => {
+                let v = self.scalars[b].clone();
                 self.buffer(v)?
             }
         };
         Ok(self.request(op, b, id))
+    }
+
+    /// The buffer that scalar `slot` names, if it names one.
+    #[inline(always)]
+    fn buffer_index(&self, slot: usize) -> Option<usize> {
+        match self.scalars[slot] {
+            Val::Int(i) if i >= 0 && (i as usize) < self.nbuffers => Some(i as usize),
+            _ => None,
+        }
+    }
+
+    /// A buffer call on a buffer and two keys in variables, as a statement:
+    /// integer keys and buffer here, anything else through
+    /// [`Machine::buffer_vars`] (which makes the same ids).
+    #[inline(always)]
+    pub(crate) fn buffer_pair(&mut self, op: BufferOp, b: usize, keys: &[usize; 2]) -> R<()> {
+        if let (&Val::Int(x), &Val::Int(y)) = (&self.scalars[keys[0]], &self.scalars[keys[1]])
+            && let Some(id) = pair_id(x, y)
+            && let Some(i) = self.buffer_index(b)
+        {
+            self.request(op, i, id);
+            return Ok(());
+        }
+        self.buffer_vars(op, b, keys).map(drop)
+    }
+
+    /// `set x = FIELD` (`slot`, the field of record type `ty`): an integer
+    /// over an integer here, one word written (a `Val` assembled and copied
+    /// stalled on store forwarding); anything else, or an error, through
+    /// [`Machine::load_field`].
+    #[inline(always)]
+    pub(crate) fn set_from_field(
+        &mut self,
+        slot: usize,
+        ty: usize,
+        field: usize,
+        rec: Option<&Record<'_>>,
+    ) -> R<()> {
+        if let Some(i) = self.field_int(rec, ty, field)
+            && let Val::Int(x) = &mut self.scalars[slot]
+        {
+            *x = i;
+            return Ok(());
+        }
+        self.load_field(slot, ty, field, rec)
+    }
+
+    /// `node`, which adds `c` to the integer in `slot`: done here when it
+    /// fits, else (another value, an overflow) by the walker.
+    #[inline(always)]
+    pub(crate) fn add_to(
+        &mut self,
+        node: &Node,
+        slot: usize,
+        c: i64,
+        rec: Option<&Record<'_>>,
+    ) -> R<()> {
+        if let Val::Int(v) = &mut self.scalars[slot]
+            && let Some(n) = v.checked_add(c)
+        {
+            *v = n;
+            return Ok(());
+        }
+        self.exec_rest(node, rec)
+    }
+
+    /// `set x = x + FIELD` (`node`): [`Machine::add_to`] for an integer
+    /// field of the current record, else the walker.
+    #[inline(always)]
+    pub(crate) fn add_field(
+        &mut self,
+        node: &Node,
+        slot: usize,
+        ty: usize,
+        field: usize,
+        rec: Option<&Record<'_>>,
+    ) -> R<()> {
+        match self.field_int(rec, ty, field) {
+            Some(f) => self.add_to(node, slot, f, rec),
+            None => self.exec_rest(node, rec),
+        }
     }
 
     /// Evaluates a condition: the hot shapes here, the rest in
@@ -1043,6 +1089,16 @@ impl<'a> Machine<'a> {
             _ => self.eval(node, rec)?.truthy(),
         })
     }
+}
+
+/// The object id of a two-key buffer request with both keys in 0..2^31
+/// (bit 63 marks a pair); `None` for other keys, which are numbered in a
+/// table.
+#[inline(always)]
+fn pair_id(x: i64, y: i64) -> Option<u64> {
+    const LIMIT: i64 = 1 << 31;
+    ((0..LIMIT).contains(&x) && (0..LIMIT).contains(&y))
+        .then_some(1 << 63 | (x as u64) << 31 | y as u64)
 }
 
 fn num(v: &Val) -> f64 {
