@@ -14,7 +14,7 @@ use std::sync::Arc;
 use tramp_core::window::{Stream, Window};
 use tramp_core::{Error, Position, Record, Schema, Slot, Source, Span};
 
-use crate::layout::{Encoding, TimeKind, read_int};
+use crate::layout::{Encoding, IntRead, TimeKind, read_int};
 use crate::parse::Description;
 
 /// The largest record a reader buffers (a length prefix beyond is damage).
@@ -46,74 +46,11 @@ struct IntAt {
     read: IntRead,
 }
 
-/// The integer encodings, one variant each, so that decoding a field is
-/// one jump and one load.
-#[derive(Clone, Copy, Debug)]
-enum IntRead {
-    U8,
-    I8,
-    U16Le,
-    U16Be,
-    I16Le,
-    I16Be,
-    U32Le,
-    U32Be,
-    I32Le,
-    I32Be,
-    U64Le,
-    U64Be,
-    I64Le,
-    I64Be,
-}
-
-impl IntRead {
-    fn of(size: u8, order: crate::layout::Order, signed: bool) -> IntRead {
-        use crate::layout::Order::{Big, Little};
-        match (size, order, signed) {
-            (1, _, false) => IntRead::U8,
-            (1, _, true) => IntRead::I8,
-            (2, Little, false) => IntRead::U16Le,
-            (2, Big, false) => IntRead::U16Be,
-            (2, Little, true) => IntRead::I16Le,
-            (2, Big, true) => IntRead::I16Be,
-            (4, Little, false) => IntRead::U32Le,
-            (4, Big, false) => IntRead::U32Be,
-            (4, Little, true) => IntRead::I32Le,
-            (4, Big, true) => IntRead::I32Be,
-            (_, Little, false) => IntRead::U64Le,
-            (_, Big, false) => IntRead::U64Be,
-            (_, Little, true) => IntRead::I64Le,
-            (_, Big, true) => IntRead::I64Be,
-        }
-    }
-}
-
 /// Field `f` of a record's bytes `b` (the plan keeps every field inside
 /// the record).
 #[inline(always)]
 fn int_slot(b: &[u8], f: IntAt) -> Slot {
-    fn n<const N: usize>(b: &[u8], off: usize) -> [u8; N] {
-        b[off..off + N]
-            .try_into()
-            .expect("the field is inside the record")
-    }
-    let o = f.off;
-    match f.read {
-        IntRead::U8 => Slot::U(b[o] as u64),
-        IntRead::I8 => Slot::I(b[o] as i8 as i64),
-        IntRead::U16Le => Slot::U(u16::from_le_bytes(n(b, o)) as u64),
-        IntRead::U16Be => Slot::U(u16::from_be_bytes(n(b, o)) as u64),
-        IntRead::I16Le => Slot::I(i16::from_le_bytes(n(b, o)) as i64),
-        IntRead::I16Be => Slot::I(i16::from_be_bytes(n(b, o)) as i64),
-        IntRead::U32Le => Slot::U(u32::from_le_bytes(n(b, o)) as u64),
-        IntRead::U32Be => Slot::U(u32::from_be_bytes(n(b, o)) as u64),
-        IntRead::I32Le => Slot::I(i32::from_le_bytes(n(b, o)) as i64),
-        IntRead::I32Be => Slot::I(i32::from_be_bytes(n(b, o)) as i64),
-        IntRead::U64Le => Slot::U(u64::from_le_bytes(n(b, o))),
-        IntRead::U64Be => Slot::U(u64::from_be_bytes(n(b, o))),
-        IntRead::I64Le => Slot::I(i64::from_le_bytes(n(b, o))),
-        IntRead::I64Be => Slot::I(i64::from_be_bytes(n(b, o))),
-    }
+    f.read.read(b, f.off, Slot::U, Slot::I)
 }
 
 /// Reads a described trace.
