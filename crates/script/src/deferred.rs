@@ -17,7 +17,7 @@
 use std::sync::mpsc::{Receiver, SyncSender, TryRecvError, channel, sync_channel};
 use std::thread::JoinHandle;
 
-use tramp_cachesim::{Cache, Op as ReqOp, Request};
+use tramp_cachesim::Cache;
 
 use crate::tree::{BufferOp, Node, Script};
 
@@ -184,18 +184,6 @@ impl Drop for Simulator {
 /// Serves a batch of requests in order.
 fn serve(caches: &mut [Cache], batch: &[Queued]) {
     for q in batch {
-        let cache = &mut caches[q.buffer as usize];
-        match q.op {
-            BufferOp::Read => {
-                cache.access(&Request::read(q.id, 1));
-            }
-            BufferOp::Write => {
-                cache.access(&Request {
-                    op: ReqOp::Write,
-                    ..Request::read(q.id, 1)
-                });
-            }
-            BufferOp::Prefetch => cache.prefetch(&Request::read(q.id, 1)),
-        }
+        q.op.serve(&mut caches[q.buffer as usize], q.id);
     }
 }

@@ -13,7 +13,7 @@ use std::io::Write;
 use std::rc::Rc;
 
 use rustc_hash::FxHashMap;
-use tramp_cachesim::{Cache, Op as ReqOp, Request, Unit};
+use tramp_cachesim::{Cache, Unit};
 use tramp_core::{Record, Value};
 
 use crate::compiled::{Step, compile};
@@ -457,21 +457,7 @@ impl<'a> Machine<'a> {
     /// [`Machine::request`] served in line.
     #[inline(never)]
     fn request_here(&mut self, op: BufferOp, b: usize, id: u64) -> bool {
-        let req = Request {
-            op: if op == BufferOp::Write {
-                ReqOp::Write
-            } else {
-                ReqOp::Read
-            },
-            ..Request::read(id, 1)
-        };
-        match op {
-            BufferOp::Prefetch => {
-                self.buffers[b].prefetch(&req);
-                true
-            }
-            _ => self.buffers[b].access(&req),
-        }
+        op.serve(&mut self.buffers[b], id)
     }
 
     fn buffer(&self, v: Val) -> R<usize> {

@@ -29,6 +29,23 @@ pub enum BufferOp {
     Prefetch,
 }
 
+impl BufferOp {
+    /// Serves this request for object `id` (of size 1) on `cache`; true on
+    /// a hit (a prefetch is true).
+    #[inline]
+    pub fn serve(self, cache: &mut tramp_cachesim::Cache, id: u64) -> bool {
+        use tramp_cachesim::Request;
+        match self {
+            BufferOp::Read => cache.access(&Request::read(id, 1)),
+            BufferOp::Write => cache.access(&Request::write(id, 1)),
+            BufferOp::Prefetch => {
+                cache.prefetch(&Request::read(id, 1));
+                true
+            }
+        }
+    }
+}
+
 /// A node of a script.
 #[derive(Clone, Debug)]
 pub enum Node {
