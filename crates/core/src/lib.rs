@@ -10,6 +10,7 @@
 //! * [`analysis`]: the [`Analysis`] trait and [`drive`], the one driver
 //!   that runs a source through analyses and sinks.
 //! * [`format`]: the [`FormatDesc`] each format crate registers.
+//! * [`ints`]: integers at fixed places of a record's bytes.
 //! * [`progress`]: the progress bar on stderr.
 //! * [`error`]: errors that say what went wrong and where (byte offset, record).
 //! * [`text`]: the generic one-record-per-line text form.
@@ -20,6 +21,7 @@ pub mod ahead;
 pub mod analysis;
 pub mod error;
 pub mod format;
+pub mod ints;
 pub mod io;
 pub mod progress;
 pub mod record;

@@ -228,9 +228,19 @@ impl<'a> Record<'a> {
 
     /// The type and the buffers the record is a view over: its slots (one
     /// per field, then any nested items) and the bytes their spans index.
+    /// A record made by [`Record::fixed`] has no slots: its bytes are the
+    /// record, read through its type's [`RecordType::fixed_ints`].
     #[inline]
     pub fn parts(&self) -> (&'a RecordType, &'a [Slot], &'a [u8]) {
         (self.ty, self.buf.slots, self.buf.bytes)
+    }
+
+    /// A record of a fixed-layout type ([`RecordType::fixed_ints`]) as its
+    /// bytes alone: its fields are read from `bytes` when asked for.
+    #[inline]
+    pub fn fixed(ty: &'a RecordType, bytes: &'a [u8]) -> Self {
+        debug_assert!(ty.fixed_ints.is_some());
+        Record::new(ty, &[], bytes)
     }
 
     /// Field `i`'s value; `None` if absent.
@@ -239,7 +249,18 @@ impl<'a> Record<'a> {
         if i >= self.ty.fields.len() {
             return None;
         }
-        self.buf.resolve(*self.buf.slots.get(i)?)
+        let slot = match self.buf.slots.get(i) {
+            Some(s) => *s,
+            None => self.fixed_slot(i)?,
+        };
+        self.buf.resolve(slot)
+    }
+
+    /// Field `i` of a record without slots, read from its bytes when its
+    /// type says where.
+    #[inline]
+    fn fixed_slot(&self, i: usize) -> Option<Slot> {
+        self.ty.fixed_ints.as_ref()?.get(i)?.value(self.buf.bytes)
     }
 
     /// Field `i` as a signed integer when it is an integer (unsigned values
@@ -250,10 +271,23 @@ impl<'a> Record<'a> {
         if i >= self.ty.fields.len() {
             return None;
         }
-        match self.buf.slots.get(i)? {
-            Slot::U(v) => Some(*v as i64),
-            Slot::I(v) => Some(*v),
-            _ => None,
+        match self.buf.slots.get(i) {
+            Some(Slot::U(v)) => Some(*v as i64),
+            Some(Slot::I(v)) => Some(*v),
+            Some(_) => None,
+            None => self.ty.fixed_ints.as_ref()?.get(i)?.int(self.buf.bytes),
+        }
+    }
+
+    /// Field `i` as [`Record::int`] does, told that in a record of this type
+    /// without slots ([`Record::fixed`]) it lies at `at`: a reader that
+    /// looked the layout up once reads it with no lookup per record.
+    #[inline(always)]
+    pub fn int_at(&self, i: usize, at: crate::ints::FixedInt) -> Option<i64> {
+        if self.buf.slots.is_empty() {
+            at.int(self.buf.bytes)
+        } else {
+            self.int(i)
         }
     }
 
@@ -476,7 +510,49 @@ impl RecordBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ints::{FixedInt, IntRead};
     use crate::schema::{FieldDef, FieldType, RecordKind, Role, Schema};
+
+    /// A fixed-layout record reads each field from its bytes, in its own
+    /// encoding; a field its bytes do not reach is absent, not a panic.
+    #[test]
+    fn a_fixed_record_reads_its_fields_from_its_bytes() {
+        let mut s = Schema::new("test");
+        let i = s.add_type(
+            "io",
+            RecordKind::Other,
+            vec![
+                FieldDef::new("a", FieldType::U64, None),
+                FieldDef::new("b", FieldType::I64, None),
+                FieldDef::new("c", FieldType::U64, None),
+            ],
+        );
+        let at = |off, read| FixedInt { off, read };
+        s.types[i].fixed_ints = Some(Box::new([
+            at(1, IntRead::U16Be),
+            at(3, IntRead::I32Le),
+            at(7, IntRead::U64Le),
+        ]));
+        let ty = &s.types[i];
+        // type byte, 0x0102 big-endian, -2 little-endian, then 8 bytes of 7.
+        let mut bytes = vec![9, 1, 2, 0xfe, 0xff, 0xff, 0xff];
+        bytes.extend_from_slice(&7u64.to_le_bytes());
+        let r = Record::fixed(ty, &bytes);
+        assert_eq!(r.get(0), Some(Value::U64(0x0102)));
+        assert_eq!(r.get(1), Some(Value::I64(-2)));
+        assert_eq!(r.int(2), Some(7));
+        assert_eq!(r.int_at(1, ty.fixed_ints.as_ref().unwrap()[1]), Some(-2));
+        assert_eq!(r.get(3), None);
+        let short = Record::fixed(ty, &bytes[..10]);
+        assert_eq!(short.int(1), Some(-2));
+        assert_eq!(short.get(2), None);
+        assert_eq!(short.int(2), None);
+        // A record with slots reads its slots, whatever its type's layout.
+        let slots = [Slot::U(5), Slot::I(6), Slot::U(8)];
+        let r = Record::new(ty, &slots, &bytes);
+        assert_eq!(r.int_at(1, ty.fixed_ints.as_ref().unwrap()[1]), Some(6));
+        assert_eq!(r.get(2), Some(Value::U64(8)));
+    }
 
     fn schema() -> Schema {
         let mut s = Schema::new("test");

@@ -170,6 +170,11 @@ pub struct RecordType {
     pub fields: Vec<FieldDef>,
     /// Per role (in [`Role::ALL`] order): the first field carrying it.
     roles: [Option<u16>; Role::COUNT],
+    /// When every field is an integer at a fixed place of the record's
+    /// bytes (a described trace's fixed-layout records): where each lies.
+    /// A record of such a type may then come without slots, its fields
+    /// read from its bytes on demand ([`crate::Record::get`]).
+    pub fixed_ints: Option<Box<[crate::ints::FixedInt]>>,
 }
 
 impl RecordType {
@@ -192,6 +197,7 @@ impl RecordType {
             kind,
             fields,
             roles,
+            fixed_ints: None,
         }
     }
 

@@ -17,8 +17,9 @@ use tramp_core::{FieldDef, FieldType, RecordKind, Role, Schema};
 use tramp_metatf::Diagnostic;
 
 use crate::TYPE_FIELD;
-use crate::layout::{Encoding, FieldDesc, Order, RecordDesc, TimeKind, fits};
+use crate::layout::{Encoding, FieldDesc, IntRead, Order, RecordDesc, TimeKind, fits};
 use crate::lex::{Span, Tok, Tokens, lex};
+use tramp_core::ints::FixedInt;
 
 /// A checked description.
 #[derive(Clone, Debug, PartialEq)]
@@ -61,9 +62,39 @@ impl Description {
                     FieldDef::new(f.name.clone(), ty, role)
                 })
                 .collect();
-            s.add_type(r.name.clone(), RecordKind::Other, fields);
+            let i = s.add_type(r.name.clone(), RecordKind::Other, fields);
+            s.types[i].fixed_ints = self.fixed_ints(r);
         }
         s
+    }
+
+    /// Where each field of `r` lies, when the record has a fixed size and
+    /// every field is a plain integer (not a time: `time_incr` needs the
+    /// previous record).
+    fn fixed_ints(&self, r: &RecordDesc) -> Option<Box<[FixedInt]>> {
+        r.fixed_size?;
+        let mut off = self.tagged as u32;
+        r.fields
+            .iter()
+            .map(|f| match (f.enc, f.time) {
+                (
+                    Encoding::Int {
+                        size,
+                        order,
+                        signed,
+                    },
+                    TimeKind::No,
+                ) => {
+                    let at = FixedInt {
+                        off,
+                        read: IntRead::of(size, order, signed),
+                    };
+                    off += size as u32;
+                    Some(at)
+                }
+                _ => None,
+            })
+            .collect()
     }
 }
 

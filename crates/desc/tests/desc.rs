@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use proptest::prelude::*;
+use tramp_core::ints::IntRead;
 use tramp_core::{Source, Value};
 use tramp_desc::encode::Encoder;
 use tramp_desc::{DescSource, Description, parse};
@@ -109,6 +110,49 @@ fn explicit_tags_swapped_fields_and_every_type() {
         strs(&[&0x1234.to_string(), &0xaabbccddu32.to_string(), "-2", "5"])
     );
     assert_eq!(recs[1].1, strs(&["\"ab\\0\\0\"", "\"xyz\"", "-300"]));
+}
+
+/// Records of plain integers at fixed places come as their bytes, read
+/// through their type's layout (no slots); records with times, characters
+/// or length prefixes are decoded into slots. Both read the same values
+/// (the other tests of this file check the values).
+#[test]
+fn only_fixed_integer_records_come_as_their_bytes() {
+    let d = parse(
+        "record A = 1 { byte RECORD_TYPE; i16be S; u64le L; };
+         record T = 2 { byte RECORD_TYPE; bytes(4) X; time_incr DT; };
+         record C = 3 { byte RECORD_TYPE; char(2) NAME; };",
+    )
+    .unwrap();
+    let s = d.schema();
+    let layout = s.types[0].fixed_ints.as_deref().unwrap();
+    assert_eq!(
+        layout.iter().map(|f| (f.off, f.read)).collect::<Vec<_>>(),
+        [(1, IntRead::I16Be), (3, IntRead::U64Le)]
+    );
+    assert!(s.types[1].fixed_ints.is_none() && s.types[2].fixed_ints.is_none());
+    let mut t = vec![1, 0xff, 0xfe];
+    t.extend(5u64.to_le_bytes());
+    t.extend([2, 0, 0, 0, 0, 9, 0, 0, 0]);
+    t.extend([3, b'h', b'i']);
+    let mut src = DescSource::new(Arc::new(d), &t[..]);
+    let mut seen = Vec::new();
+    while let Some(r) = src.next_record().unwrap() {
+        let (ty, slots, bytes) = r.parts();
+        let first = match r.get(0) {
+            Some(Value::Bytes(b)) => String::from_utf8_lossy(b).into_owned(),
+            v => format!("{v:?}"),
+        };
+        seen.push((ty.name.clone(), slots.len(), bytes.len(), first));
+    }
+    assert_eq!(
+        seen,
+        [
+            ("A".to_string(), 0, 11, "Some(I64(-2))".to_string()),
+            ("T".to_string(), 2, 9, "Some(U64(0))".to_string()),
+            ("C".to_string(), 1, 3, "hi".to_string()),
+        ]
+    );
 }
 
 #[test]

@@ -14,6 +14,7 @@ use std::rc::Rc;
 
 use rustc_hash::FxHashMap;
 use tramp_cachesim::{Cache, Unit};
+use tramp_core::ints::FixedInt;
 use tramp_core::{Record, Value};
 
 use crate::compiled::{Step, compile};
@@ -157,6 +158,36 @@ pub struct Machine<'a> {
     depth: u32,
 }
 
+/// A field of a record type, and where it lies in the record's bytes when
+/// the type has a fixed layout (looked up once, when main is compiled).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct FieldAt {
+    pub ty: usize,
+    pub field: usize,
+    pub fixed: Option<FixedInt>,
+}
+
+impl FieldAt {
+    /// Field `field` of type `ty`, read through the record's slots.
+    #[inline(always)]
+    pub fn plain(ty: usize, field: usize) -> Self {
+        FieldAt {
+            ty,
+            field,
+            fixed: None,
+        }
+    }
+
+    /// Field `field` of type `ty` of `script`, with its place when known.
+    pub fn of(script: &Script, ty: usize, field: usize) -> Self {
+        let fixed = script
+            .layouts
+            .get(ty)
+            .and_then(|l| l.as_ref()?.get(field).copied());
+        FieldAt { ty, field, fixed }
+    }
+}
+
 /// Deepest procedure recursion (the interpreter recurses on the stack).
 const MAX_DEPTH: u32 = 1_000;
 
@@ -174,7 +205,7 @@ impl<'a> Machine<'a> {
             nbuffers: 0,
             sim: None,
             may_defer: script.main.is_some() && answers_unread(script),
-            main_code: script.main.as_ref().map(|n| Rc::new(compile(n))),
+            main_code: script.main.as_ref().map(|n| Rc::new(compile(script, n))),
             buffer_ids: FxHashMap::default(),
             out,
             spit,
@@ -337,18 +368,16 @@ impl<'a> Machine<'a> {
     /// script has not updated it (else `None`: ask [`Machine::field`], which
     /// also says what is wrong). Comes back in registers, where a `Val` in
     /// a `Result` goes through memory.
-    #[inline]
-    pub(crate) fn field_int(
-        &self,
-        rec: Option<&Record<'_>>,
-        ty: usize,
-        field: usize,
-    ) -> Option<i64> {
+    #[inline(always)]
+    pub(crate) fn field_int(&self, rec: Option<&Record<'_>>, f: FieldAt) -> Option<i64> {
         let rec = rec?;
-        if rec.record_type().index != ty || self.touched {
+        if rec.record_type().index != f.ty || self.touched {
             return None;
         }
-        rec.int(field)
+        match f.fixed {
+            Some(at) => rec.int_at(f.field, at),
+            None => rec.int(f.field),
+        }
     }
 
     #[inline]
@@ -798,9 +827,13 @@ impl<'a> Machine<'a> {
     #[inline(always)]
     fn step(&mut self, node: &Node, rec: Option<&Record<'_>>) -> R<()> {
         match node {
-            &Node::LoadField { slot, ty, field } => self.set_from_field(slot, ty, field, rec),
+            &Node::LoadField { slot, ty, field } => {
+                self.set_from_field(slot, FieldAt::plain(ty, field), rec)
+            }
             Node::BufferVars(op, b, keys) => self.buffer_vars(*op, *b, keys).map(drop),
-            &Node::AddField { slot, ty, field } => self.add_field(node, slot, ty, field, rec),
+            &Node::AddField { slot, ty, field } => {
+                self.add_field(node, slot, FieldAt::plain(ty, field), rec)
+            }
             &Node::AddVar(slot, c) => self.add_to(node, slot, c, rec),
             Node::Seq(_) | Node::If(..) => self.exec(node, rec),
             // Lisp sequences with `and`/`or`: their truth decides, their
@@ -831,7 +864,10 @@ impl<'a> Machine<'a> {
                 field,
                 op,
                 value,
-            } => Some(holds(*op, self.field_int(rec, *ty, *field)?.cmp(value))),
+            } => Some(holds(
+                *op,
+                self.field_int(rec, FieldAt::plain(*ty, *field))?.cmp(value),
+            )),
             _ => None,
         }
     }
@@ -937,17 +973,16 @@ impl<'a> Machine<'a> {
     pub(crate) fn set_from_field(
         &mut self,
         slot: usize,
-        ty: usize,
-        field: usize,
+        f: FieldAt,
         rec: Option<&Record<'_>>,
     ) -> R<()> {
-        if let Some(i) = self.field_int(rec, ty, field)
+        if let Some(i) = self.field_int(rec, f)
             && let Val::Int(x) = &mut self.scalars[slot]
         {
             *x = i;
             return Ok(());
         }
-        self.load_field(slot, ty, field, rec)
+        self.load_field(slot, f.ty, f.field, rec)
     }
 
     /// `node`, which adds `c` to the integer in `slot`: done here when it
@@ -976,12 +1011,11 @@ impl<'a> Machine<'a> {
         &mut self,
         node: &Node,
         slot: usize,
-        ty: usize,
-        field: usize,
+        f: FieldAt,
         rec: Option<&Record<'_>>,
     ) -> R<()> {
-        match self.field_int(rec, ty, field) {
-            Some(f) => self.add_to(node, slot, f, rec),
+        match self.field_int(rec, f) {
+            Some(x) => self.add_to(node, slot, x, rec),
             None => self.exec_rest(node, rec),
         }
     }

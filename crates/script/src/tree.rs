@@ -272,6 +272,10 @@ pub struct Script {
     pub arrays: Vec<String>,
     /// The record types the script was resolved against: name and fields.
     pub records: Vec<(String, Vec<String>)>,
+    /// Per record type, where each field lies when the type has a fixed
+    /// layout ([`tramp_core::RecordType::fixed_ints`]): compiled steps read
+    /// such fields from the record's bytes.
+    pub layouts: Vec<Option<Box<[tramp_core::ints::FixedInt]>>>,
 }
 
 impl Script {
@@ -298,5 +302,6 @@ impl Script {
                 )
             })
             .collect();
+        self.layouts = schema.types.iter().map(|t| t.fixed_ints.clone()).collect();
     }
 }

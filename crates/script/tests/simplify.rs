@@ -2,9 +2,11 @@
 //! FIELD`, `x = FIELD`, buffer calls on variables, one-statement blocks) mean what the
 //! unfused forms mean: the same script
 //! written so that nothing fuses gives the same output on random records;
-//! and main compiled to closures gives what the tree walker gives.
+//! and main compiled to closures gives what the tree walker gives, over
+//! records with slots and over fixed-layout records read from their bytes.
 
 use proptest::prelude::*;
+use tramp_core::ints::{FixedInt, IntRead};
 use tramp_core::{FieldDef, FieldType, Record, RecordKind, Schema, Slot};
 use tramp_script::{Machine, Syntax, compile};
 
@@ -74,8 +76,37 @@ procedure main begin
 end
 postprocess begin echo n, m, k, t, h, hits(b), misses(b); end";
 
+/// The same types with fixed layouts, as a description would give them
+/// (a type byte, then A's X as a big-endian u16, B's Y as a little-endian
+/// i32 after a padding byte), so records can come as their bytes.
+fn fixed_schema() -> Schema {
+    let mut s = schema();
+    s.types[0].fixed_ints = Some(Box::new([FixedInt {
+        off: 1,
+        read: IntRead::U16Be,
+    }]));
+    s.types[1].fixed_ints = Some(Box::new([FixedInt {
+        off: 2,
+        read: IntRead::I32Le,
+    }]));
+    s
+}
+
+/// Record `(a, v)`'s bytes in [`fixed_schema`]'s layout.
+fn fixed_bytes(a: bool, v: u64) -> Vec<u8> {
+    if a {
+        let mut b = vec![0];
+        b.extend_from_slice(&(v as u16).to_be_bytes());
+        b
+    } else {
+        let mut b = vec![1, 0xee];
+        b.extend_from_slice(&(v as i32 - 50).to_le_bytes());
+        b
+    }
+}
+
 fn run(src: &str, recs: &[(bool, u64)]) -> String {
-    run_by(src, recs, false)
+    run_by(src, recs, false, false)
 }
 
 /// Lisp's `and`/`or` sequences over record tests and statements (Figure
@@ -91,9 +122,10 @@ const LISP: &str = "
       (and (ne (B_Y) C2) (setq k (add k (B_Y))))))
 (defun end (echo n k f))";
 
-/// Runs `src` with main compiled to closures, or walked (`walk`).
-fn run_by(src: &str, recs: &[(bool, u64)], walk: bool) -> String {
-    let s = schema();
+/// Runs `src` with main compiled to closures, or walked (`walk`), over
+/// records with slots, or (`fixed`) over records that are their bytes.
+fn run_by(src: &str, recs: &[(bool, u64)], walk: bool, fixed: bool) -> String {
+    let s = if fixed { fixed_schema() } else { schema() };
     let script = compile(src, Syntax::detect(src), &s).unwrap();
     let mut out = Vec::new();
     let mut m = Machine::new(&script, &mut out, None);
@@ -102,13 +134,19 @@ fn run_by(src: &str, recs: &[(bool, u64)], walk: bool) -> String {
     }
     m.preprocess().unwrap();
     for &(a, v) in recs {
+        let ty = &s.types[if a { 0 } else { 1 }];
         let slots = [if a {
             Slot::U(v)
         } else {
             Slot::I(v as i64 - 50)
         }];
-        m.main(&Record::new(&s.types[if a { 0 } else { 1 }], &slots, &[]))
-            .unwrap();
+        let bytes = fixed_bytes(a, v);
+        let rec = if fixed {
+            Record::fixed(ty, &bytes)
+        } else {
+            Record::new(ty, &slots, &[])
+        };
+        m.main(&rec).unwrap();
     }
     m.postprocess().unwrap();
     drop(m);
@@ -136,7 +174,11 @@ proptest! {
     ) {
         for src in [FUSED, PLAIN, LISP] {
             let src = src.replace("C1", &c1.to_string()).replace("C2", &c2.to_string());
-            prop_assert_eq!(run_by(&src, &recs, false), run_by(&src, &recs, true));
+            let walked = run_by(&src, &recs, true, false);
+            prop_assert_eq!(&run_by(&src, &recs, false, false), &walked);
+            // Fixed-layout records read from their bytes, compiled and walked.
+            prop_assert_eq!(&run_by(&src, &recs, false, true), &walked);
+            prop_assert_eq!(&run_by(&src, &recs, true, true), &walked);
         }
     }
 }
