@@ -23,7 +23,11 @@ fuzz_target!(|data: &[u8]| {
         Ok(d) => {
             let mut src = tramp_desc::DescSource::new(Arc::new(d.clone()), trace);
             let mut n = 0;
-            while let Ok(Some(_)) = src.next_record() {
+            while let Ok(Some(r)) = src.next_record() {
+                // Every field, read from slots or (fixed layouts) the bytes.
+                for i in 0..r.record_type().fields.len() {
+                    let _ = r.get(i);
+                }
                 n += 1;
                 assert!(n <= trace.len());
             }
