@@ -360,6 +360,20 @@ impl Model {
         self.attr_order[0] = slot;
     }
 
+    /// Moves the attributes at `i` to the front; false if the table holds
+    /// fewer. In line: most records repeat the front entry (`i` = 0),
+    /// which has nowhere to move.
+    #[inline]
+    pub fn attr_use(&mut self, i: usize) -> bool {
+        if i >= self.attr_order.len() {
+            return false;
+        }
+        if i > 0 {
+            self.attr_front(i);
+        }
+        true
+    }
+
     /// The attributes at `i`, moved to the front.
     pub fn attr_at(&mut self, i: usize) -> Option<&[u8]> {
         if i >= self.attr_order.len() {

@@ -528,15 +528,21 @@ impl Decoder {
         Ok(true)
     }
 
+    #[inline(always)]
     fn end_record(&mut self) {
         self.left -= 1;
         self.record += 1;
         self.in_block += 1;
         if self.left == 0 {
-            // Every stream must be used up exactly.
-            if let Some(i) = self.streams.iter().position(|s| !s.done()) {
-                self.trailing = Some(i);
-            }
+            self.end_block();
+        }
+    }
+
+    /// After a block's last record: every stream must be used up exactly.
+    #[cold]
+    fn end_block(&mut self) {
+        if let Some(i) = self.streams.iter().position(|s| !s.done()) {
+            self.trailing = Some(i);
         }
     }
 
@@ -640,7 +646,7 @@ impl Decoder {
         match c {
             0 => {}
             c if c <= TABLE => {
-                if self.model.attr_at(c - 1).is_none() {
+                if !self.model.attr_use(c - 1) {
                     return Err(self.bad(format!("attributes code {c} past the table")));
                 }
             }
