@@ -617,6 +617,13 @@ mod tests {
         assert_eq!(m.attr_index(b"b"), None);
         assert_eq!(m.attr_index(b"a"), Some(1));
         assert_eq!(m.attr_at(1), Some(&b"b"[..]));
+        // The reader's way: move to the front, or say the table is short.
+        assert!(m.attr_use(0));
+        assert_eq!(m.attr_front_value(), b"b");
+        assert!(m.attr_use(1));
+        assert_eq!(m.attr_front_value(), b"a");
+        assert!(!m.attr_use(2));
+        assert_eq!(m.attr_front_value(), b"a");
     }
 
     #[test]
