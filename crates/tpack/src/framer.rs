@@ -386,9 +386,20 @@ fn unzstd(data: &[u8], raw: usize, out: &mut Vec<u8>) -> std::io::Result<()> {
         out.truncate(*r.as_ref().unwrap_or(&0));
         return r.map(|_| ());
     }
+    // Through a buffer of fixed size, not `read_to_end` into `out`: the
+    // streaming decoder's error on damaged data depends on how much room
+    // each read offers, which `read_to_end` takes from the buffer's
+    // capacity (readers that reuse buffers and readers that do not gave
+    // different errors for the same damage; fuzzed).
     out.clear();
-    zstd::stream::read::Decoder::new(data)?
-        .take(raw as u64 + 1)
-        .read_to_end(out)?;
-    Ok(())
+    let mut d = zstd::stream::read::Decoder::new(data)?.take(raw as u64 + 1);
+    let mut chunk = [0u8; 16 << 10];
+    loop {
+        match d.read(&mut chunk) {
+            Ok(0) => return Ok(()),
+            Ok(n) => out.extend_from_slice(&chunk[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
 }
