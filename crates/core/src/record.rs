@@ -260,7 +260,13 @@ impl<'a> Record<'a> {
     /// type says where.
     #[inline]
     fn fixed_slot(&self, i: usize) -> Option<Slot> {
-        self.ty.fixed_ints.as_ref()?.get(i)?.value(self.buf.bytes)
+        self.fixed_at(i)?.value(self.buf.bytes)
+    }
+
+    /// Where field `i` lies in the bytes, when the type has a fixed layout.
+    #[inline]
+    fn fixed_at(&self, i: usize) -> Option<crate::ints::FixedInt> {
+        self.ty.fixed_ints.as_ref()?.get(i).copied()
     }
 
     /// Field `i` as a signed integer when it is an integer (unsigned values
@@ -275,7 +281,7 @@ impl<'a> Record<'a> {
             Some(Slot::U(v)) => Some(*v as i64),
             Some(Slot::I(v)) => Some(*v),
             Some(_) => None,
-            None => self.ty.fixed_ints.as_ref()?.get(i)?.int(self.buf.bytes),
+            None => self.fixed_at(i)?.int(self.buf.bytes),
         }
     }
 

@@ -13,13 +13,13 @@
 //! unless given as `= TAG`; a description of a single record without one
 //! reads every record as that type.
 
+use tramp_core::ints::FixedInt;
 use tramp_core::{FieldDef, FieldType, RecordKind, Role, Schema};
 use tramp_metatf::Diagnostic;
 
 use crate::TYPE_FIELD;
 use crate::layout::{Encoding, FieldDesc, IntRead, Order, RecordDesc, TimeKind, fits};
 use crate::lex::{Span, Tok, Tokens, lex};
-use tramp_core::ints::FixedInt;
 
 /// A checked description.
 #[derive(Clone, Debug, PartialEq)]

@@ -376,11 +376,7 @@ impl Model {
 
     /// The attributes at `i`, moved to the front.
     pub fn attr_at(&mut self, i: usize) -> Option<&[u8]> {
-        if i >= self.attr_order.len() {
-            return None;
-        }
-        self.attr_front(i);
-        Some(self.attr_front_value())
+        self.attr_use(i).then(|| self.attr_front_value())
     }
 
     /// The most recent attributes (empty when the table is).
