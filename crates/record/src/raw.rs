@@ -4,6 +4,7 @@
 //! u64 LE), and a payload of events whose times are TSC deltas. Chunks of
 //! one thread are in order; chunks of different threads interleave.
 
+use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
@@ -62,6 +63,7 @@ pub struct ChunkRef {
 impl ChunkRef {
     /// Maps a TSC reading inside the chunk to ns (linear between the
     /// chunk's two clock readings).
+    #[inline]
     pub fn ns(&self, tsc: u64) -> u64 {
         let span_tsc = self.end_tsc.saturating_sub(self.base_tsc);
         let span_ns = self.end_ns.saturating_sub(self.base_ns);
@@ -243,140 +245,212 @@ pub fn read_chunk(f: &mut File, c: &ChunkRef, buf: &mut Vec<u8>) -> Result<(), R
     Ok(())
 }
 
-/// Decodes a chunk's payload into events (appended to `out`).
-pub fn decode_chunk(
-    c: &ChunkRef,
-    payload: &[u8],
-    out: &mut impl Extend<RawEvent>,
-) -> Result<(), RawError> {
-    let mut at = 0usize;
-    let mut tsc = c.base_tsc;
-    let mut time = c.base_ns;
-    let (mut prev_addr, mut prev_site, mut prev_value) = (0u64, 0u64, 0u64);
-    let bad = |kind, at| RawError::Event {
-        offset: c.offset,
-        kind,
-        at,
-    };
-    let varint = |at: &mut usize, kind: u8| -> Result<u64, RawError> {
+/// Where decoding is in a chunk's payload, and the running values its
+/// differences are taken from.
+struct Cursor<'a> {
+    c: &'a ChunkRef,
+    payload: &'a [u8],
+    at: usize,
+    kind: u8,
+    tsc: u64,
+    time: u64,
+    addr: u64,
+    site: u64,
+    value: u64,
+}
+
+impl Cursor<'_> {
+    fn bad(&self) -> RawError {
+        RawError::Event {
+            offset: self.c.offset,
+            kind: self.kind,
+            at: self.at,
+        }
+    }
+
+    /// A LEB128 varint. Most are one or two bytes: those take the short
+    /// way, the rest the checked loop.
+    #[inline(always)]
+    fn varint(&mut self) -> Result<u64, RawError> {
+        match self.payload.get(self.at..self.at + 2) {
+            Some(&[b0, _]) if b0 < 0x80 => {
+                self.at += 1;
+                Ok(b0 as u64)
+            }
+            Some(&[b0, b1]) if b1 < 0x80 => {
+                self.at += 2;
+                Ok((b0 & 0x7f) as u64 | (b1 as u64) << 7)
+            }
+            _ => self.varint_long(),
+        }
+    }
+
+    #[inline(never)]
+    fn varint_long(&mut self) -> Result<u64, RawError> {
         let mut v = 0u64;
         for shift in (0..64).step_by(7) {
-            let b = *payload.get(*at).ok_or(bad(kind, *at))?;
-            *at += 1;
+            let Some(&b) = self.payload.get(self.at) else {
+                return Err(self.bad());
+            };
+            self.at += 1;
             v |= ((b & 0x7f) as u64) << shift;
             if b < 0x80 {
                 return Ok(v);
             }
         }
-        Err(bad(kind, *at))
-    };
-    while at < payload.len() {
-        let kind = payload[at];
-        at += 1;
-        let ev = match kind {
-            // The time delta comes last (the capture reads the clock first
-            // and uses it last, so its latency overlaps the other stores);
-            // addresses and sites are differences from the chunk's last.
-            EV_ALLOC | EV_FREE | EV_REALLOC | EV_THREAD_START | EV_THREAD_END | EV_STALL
-            | EV_LOAD | EV_STORE | EV_FREE_AT => {
-                let mut addr = |at: &mut usize| -> Result<u64, RawError> {
-                    prev_addr = prev_addr.wrapping_add(unzigzag(varint(at, kind)?));
-                    Ok(prev_addr)
-                };
-                let mut site = |at: &mut usize| -> Result<u64, RawError> {
-                    prev_site = prev_site.wrapping_add(unzigzag(varint(at, kind)?));
-                    Ok(prev_site)
-                };
-                let mut clock = |at: &mut usize| -> Result<u64, RawError> {
-                    tsc = tsc.wrapping_add(varint(at, kind)?);
-                    time = c.ns(tsc);
-                    Ok(time)
-                };
-                // Fields are read in the order written (struct expressions
-                // evaluate their fields in source order).
-                match kind {
-                    EV_ALLOC => RawEvent::Alloc {
-                        size: varint(&mut at, kind)?,
-                        address: addr(&mut at)?,
-                        site: site(&mut at)?,
-                        time: clock(&mut at)?,
-                    },
-                    EV_FREE => RawEvent::Free {
-                        address: addr(&mut at)?,
-                        site: 0,
-                        time: clock(&mut at)?,
-                    },
-                    EV_FREE_AT => RawEvent::Free {
-                        address: addr(&mut at)?,
-                        site: site(&mut at)?,
-                        time: clock(&mut at)?,
-                    },
-                    EV_REALLOC => RawEvent::Realloc {
-                        size: varint(&mut at, kind)?,
-                        old: addr(&mut at)?,
-                        new: addr(&mut at)?,
-                        site: site(&mut at)?,
-                        time: clock(&mut at)?,
-                    },
-                    EV_LOAD | EV_STORE => RawEvent::Access {
-                        store: kind == EV_STORE,
-                        address: addr(&mut at)?,
-                        value: {
-                            prev_value = prev_value.wrapping_add(unzigzag(varint(&mut at, kind)?));
-                            prev_value
-                        },
-                        site: site(&mut at)?,
-                        time: clock(&mut at)?,
-                    },
-                    EV_STALL => RawEvent::Stall {
-                        waited_ns: varint(&mut at, kind)?,
-                        time: clock(&mut at)?,
-                    },
-                    EV_THREAD_START => RawEvent::ThreadStart {
-                        time: clock(&mut at)?,
-                    },
-                    _ => RawEvent::ThreadEnd {
-                        time: clock(&mut at)?,
-                    },
-                }
-            }
+        Err(self.bad())
+    }
+
+    #[inline(always)]
+    fn addr(&mut self) -> Result<u64, RawError> {
+        self.addr = self.addr.wrapping_add(unzigzag(self.varint()?));
+        Ok(self.addr)
+    }
+
+    #[inline(always)]
+    fn site(&mut self) -> Result<u64, RawError> {
+        self.site = self.site.wrapping_add(unzigzag(self.varint()?));
+        Ok(self.site)
+    }
+
+    #[inline(always)]
+    fn value(&mut self) -> Result<u64, RawError> {
+        self.value = self.value.wrapping_add(unzigzag(self.varint()?));
+        Ok(self.value)
+    }
+
+    /// The event's time: its TSC delta comes last (the capture reads the
+    /// clock first and uses it last, so its latency overlaps the other
+    /// stores).
+    #[inline(always)]
+    fn clock(&mut self) -> Result<u64, RawError> {
+        self.tsc = self.tsc.wrapping_add(self.varint()?);
+        self.time = self.c.ns(self.tsc);
+        Ok(self.time)
+    }
+
+    /// The event at `at` (there is at least one byte).
+    #[inline(always)]
+    fn event(&mut self) -> Result<RawEvent, RawError> {
+        let kind = self.payload[self.at];
+        self.kind = kind;
+        self.at += 1;
+        // Fields are read in the order written (struct expressions
+        // evaluate their fields in source order); addresses, sites and
+        // values are differences from the chunk's last.
+        Ok(match kind {
+            EV_ALLOC => RawEvent::Alloc {
+                size: self.varint()?,
+                address: self.addr()?,
+                site: self.site()?,
+                time: self.clock()?,
+            },
+            EV_FREE => RawEvent::Free {
+                address: self.addr()?,
+                site: 0,
+                time: self.clock()?,
+            },
+            EV_FREE_AT => RawEvent::Free {
+                address: self.addr()?,
+                site: self.site()?,
+                time: self.clock()?,
+            },
+            EV_REALLOC => RawEvent::Realloc {
+                size: self.varint()?,
+                old: self.addr()?,
+                new: self.addr()?,
+                site: self.site()?,
+                time: self.clock()?,
+            },
+            EV_LOAD | EV_STORE => RawEvent::Access {
+                store: kind == EV_STORE,
+                address: self.addr()?,
+                value: self.value()?,
+                site: self.site()?,
+                time: self.clock()?,
+            },
+            EV_STALL => RawEvent::Stall {
+                waited_ns: self.varint()?,
+                time: self.clock()?,
+            },
+            EV_THREAD_START => RawEvent::ThreadStart {
+                time: self.clock()?,
+            },
+            EV_THREAD_END => RawEvent::ThreadEnd {
+                time: self.clock()?,
+            },
+            _ => self.rare(kind)?,
+        })
+    }
+
+    /// Events a chunk has few of (or damage).
+    #[inline(never)]
+    fn rare(&mut self, kind: u8) -> Result<RawEvent, RawError> {
+        let time = self.time;
+        Ok(match kind {
             EV_STACK => {
-                let slot = varint(&mut at, kind)?;
-                let n = varint(&mut at, kind)?;
+                let slot = self.varint()?;
+                let n = self.varint()?;
                 if n > 256 {
-                    return Err(bad(kind, at));
+                    return Err(self.bad());
                 }
                 let mut frames = Vec::with_capacity(n as usize);
                 for _ in 0..n {
-                    frames.push(varint(&mut at, kind)?);
+                    frames.push(self.varint()?);
                 }
                 RawEvent::Stack { time, slot, frames }
             }
             EV_MODULE => {
-                let base = varint(&mut at, kind)?;
-                let n = varint(&mut at, kind)? as usize;
-                let path = payload
-                    .get(at..at.saturating_add(n))
-                    .ok_or(bad(kind, at))?
-                    .to_vec();
-                at += n;
-                RawEvent::Module { time, base, path }
+                let base = self.varint()?;
+                let n = self.varint()? as usize;
+                let at = self.at;
+                let Some(path) = self.payload.get(at..at.saturating_add(n)) else {
+                    return Err(self.bad());
+                };
+                self.at += n;
+                RawEvent::Module {
+                    time,
+                    base,
+                    path: path.to_vec(),
+                }
             }
             EV_PROCESS => RawEvent::Process {
                 time,
-                pid: varint(&mut at, kind)?,
-                ppid: varint(&mut at, kind)?,
-                stack_depth: varint(&mut at, kind)?,
+                pid: self.varint()?,
+                ppid: self.varint()?,
+                stack_depth: self.varint()?,
             },
             other => {
                 return Err(RawError::Kind {
-                    offset: c.offset,
+                    offset: self.c.offset,
                     kind: other,
-                    at: at - 1,
+                    at: self.at - 1,
                 });
             }
-        };
-        out.extend(Some(ev));
+        })
+    }
+}
+
+/// Decodes a chunk's payload into events (appended to `out`). On damage
+/// the events before it are kept in `out`.
+pub fn decode_chunk(
+    c: &ChunkRef,
+    payload: &[u8],
+    out: &mut VecDeque<RawEvent>,
+) -> Result<(), RawError> {
+    let mut cur = Cursor {
+        c,
+        payload,
+        at: 0,
+        kind: 0,
+        tsc: c.base_tsc,
+        time: c.base_ns,
+        addr: 0,
+        site: 0,
+        value: 0,
+    };
+    while cur.at < payload.len() {
+        out.push_back(cur.event()?);
     }
     Ok(())
 }

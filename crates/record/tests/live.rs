@@ -97,6 +97,20 @@ fn events(path: &Path) -> Vec<(EventKind, u64, u64, u64)> {
     out
 }
 
+/// The sizes of a HATF trace's allocations.
+fn sizes(path: &Path) -> Vec<u64> {
+    let mut r = tramp_hatf::Reader::new(std::fs::File::open(path).unwrap());
+    let mut out = Vec::new();
+    while let Some(item) = r.next_item().unwrap() {
+        if let Item::Event(e) = item
+            && e.kind == EventKind::Alloc
+        {
+            out.push(e.size);
+        }
+    }
+    out
+}
+
 fn session(dir: &Path, out: &Path) -> Session {
     Session::new(dir, 100, &RecordOptions::new(out.to_path_buf()))
 }
@@ -245,6 +259,69 @@ fn garbage_in_a_log_stops_it_and_is_reported() {
         "{:?}",
         stats.damage
     );
+}
+
+#[test]
+fn damage_inside_a_chunk_keeps_the_events_before_it_and_says_where() {
+    let (_d, logs, out) = setup();
+    let log = logs.join("trace.100.1.raw");
+    let t = monotonic_ns();
+    // Sizes and addresses of one, two, three and nine varint bytes, then a
+    // free whose time varint never ends (its last byte has the
+    // continuation bit): the chunk's length is right, its payload is not.
+    let big = 0x7fff_ffff_0000u64;
+    let mut c = chunk(
+        7,
+        t,
+        t + MS,
+        &[
+            (
+                1,
+                Ev::Alloc {
+                    size: 8,
+                    addr: 0x10,
+                },
+            ),
+            (
+                2,
+                Ev::Alloc {
+                    size: 300,
+                    addr: 0x4000,
+                },
+            ),
+            (
+                3,
+                Ev::Alloc {
+                    size: 40_000,
+                    addr: big,
+                },
+            ),
+            (4, Ev::Free { addr: 0x4000 }),
+        ],
+    );
+    let last = c.len() - 1;
+    c[last] |= 0x80;
+    append(&log, &c);
+    let done = session(&logs, &out).finish().unwrap();
+    let stats = &done.traces[0].2;
+    assert_eq!((stats.allocs, stats.frees), (3, 0), "{:?}", stats.damage);
+    assert_eq!(stats.damage.len(), 1, "{:?}", stats.damage);
+    let payload_len = c.len() - 44;
+    assert!(
+        stats.damage[0].contains(&format!(
+            "event 1 in the chunk at byte offset 0 is cut short or malformed at payload byte {payload_len}"
+        )),
+        "{:?}",
+        stats.damage
+    );
+    let got: Vec<(u64, u64)> = events(&out)
+        .into_iter()
+        .filter(|e| e.0 == EventKind::Alloc)
+        .map(|e| (e.1, e.3))
+        .collect();
+    // Times are ns after the earliest chunk's start (t), by the TSC deltas.
+    assert_eq!(got, [(0x10, 1), (0x4000, 2), (big, 3)]);
+    assert_eq!(sizes(&out), [8, 300, 40_000]);
 }
 
 #[test]
