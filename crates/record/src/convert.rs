@@ -174,14 +174,19 @@ pub const SITE_STACK: u8 = 2;
 
 /// Encodes a site for the attributes field.
 pub fn encode_site(kind: u8, v: u64, out: &mut Vec<u8>) {
-    out.clear();
-    out.push(kind);
-    let mut v = v;
+    // Built on the stack and copied once (a push per byte checked the
+    // vector's capacity each time).
+    let mut b = [0u8; 11];
+    b[0] = kind;
+    let (mut v, mut n) = (v, 1);
     while v >= 0x80 {
-        out.push(v as u8 | 0x80);
+        b[n] = v as u8 | 0x80;
         v >>= 7;
+        n += 1;
     }
-    out.push(v as u8);
+    b[n] = v as u8;
+    out.clear();
+    out.extend_from_slice(&b[..=n]);
 }
 
 /// Decodes a site from an attributes field.

@@ -146,12 +146,36 @@ pub enum Guess {
     Miss,
 }
 
+/// An attribute string as one integer: the string itself when it is
+/// shorter than 16 bytes (a site is at most 11), with its length in the top
+/// byte; else a hash of it with 0xff in the top byte, which a search then
+/// confirms byte by byte. Equal strings have equal keys.
+#[inline]
+fn attr_key(a: &[u8]) -> u128 {
+    if a.len() < 16 {
+        // In registers: bytes copied into an array and read back as one
+        // integer stalled on every call (the wide load could not be
+        // served from the narrow stores).
+        let mut k = (a.len() as u128) << 120;
+        for (i, &b) in a.iter().enumerate() {
+            k |= (b as u128) << (8 * i);
+        }
+        k
+    } else {
+        use std::hash::{BuildHasher, BuildHasherDefault};
+        let h = BuildHasherDefault::<rustc_hash::FxHasher>::default().hash_one(a);
+        (0xffu128 << 120) | h as u128
+    }
+}
+
 /// The predictor state.
 pub struct Model {
     /// Recent sizes, most recent first.
     pub sizes: [u64; TABLE],
     /// Recent attribute strings, in slots that never move.
     attrs: Vec<Vec<u8>>,
+    /// Each slot's [`attr_key`], so that a search compares integers.
+    attr_keys: Vec<u128>,
     /// Slot numbers of `attrs`, most recent first (moving a byte is cheaper
     /// than moving a vector).
     attr_order: Vec<u8>,
@@ -195,6 +219,7 @@ impl Model {
         Model {
             sizes: [0; TABLE],
             attrs: Vec::with_capacity(TABLE),
+            attr_keys: Vec::with_capacity(TABLE),
             attr_order: Vec::with_capacity(TABLE),
             objects: Vec::new(),
             // Every direct class's bin made up front (256 KiB): looking a
@@ -277,6 +302,7 @@ impl Model {
     pub fn reset(&mut self) {
         self.sizes = [0; TABLE];
         self.attrs.clear();
+        self.attr_keys.clear();
         self.attr_order.clear();
         self.objects.clear();
         for b in &mut self.bins_small {
@@ -338,13 +364,14 @@ impl Model {
     /// The index of `a` in the recent-attributes table, moved to the front;
     /// new attributes are inserted at the front and `None` returned.
     pub fn attr_index(&mut self, a: &[u8]) -> Option<usize> {
-        let i = self
-            .attr_order
-            .iter()
-            .position(|&slot| self.attrs[slot as usize] == a);
+        let key = attr_key(a);
+        let i = self.attr_order.iter().position(|&slot| {
+            let slot = slot as usize;
+            self.attr_keys[slot] == key && (a.len() < 16 || self.attrs[slot] == a)
+        });
         match i {
             Some(i) => self.attr_front(i),
-            None => self.attr_insert(a),
+            None => self.attr_insert_keyed(a, key),
         }
         i
     }
@@ -390,15 +417,21 @@ impl Model {
     /// Inserts new attributes at the front, reusing the least recent slot
     /// when the table is full.
     pub fn attr_insert(&mut self, a: &[u8]) {
+        self.attr_insert_keyed(a, attr_key(a));
+    }
+
+    fn attr_insert_keyed(&mut self, a: &[u8], key: u128) {
         if self.attr_order.len() == TABLE {
             let slot = self.attr_order[TABLE - 1];
             // The slot's buffer is reused: no allocation per new value.
             let v = &mut self.attrs[slot as usize];
             v.clear();
             v.extend_from_slice(a);
+            self.attr_keys[slot as usize] = key;
             self.attr_front(TABLE - 1);
         } else {
             self.attrs.push(a.to_vec());
+            self.attr_keys.push(key);
             self.attr_order.insert(0, (self.attrs.len() - 1) as u8);
         }
     }
@@ -620,6 +653,41 @@ mod tests {
         assert_eq!(m.attr_front_value(), b"a");
         assert!(!m.attr_use(2));
         assert_eq!(m.attr_front_value(), b"a");
+    }
+
+    #[test]
+    fn attributes_are_found_by_their_bytes_whatever_their_length() {
+        let mut m = Model::new();
+        // Strings that share a prefix, differ only in length or in a byte
+        // past the 16th, and the empty string, are all different entries.
+        let long_a = [7u8; 40];
+        let mut long_b = long_a;
+        long_b[39] = 8;
+        let all: [&[u8]; 7] = [
+            b"",
+            b"\x01",
+            b"\x01\x00",
+            &[9; 15],
+            &[9; 16],
+            &long_a,
+            &long_b,
+        ];
+        for a in all {
+            assert_eq!(m.attr_index(a), None, "{a:?} is new");
+        }
+        // Each is found again at its place from the front (most recent
+        // first), and moved to the front.
+        for (back, a) in all.iter().enumerate() {
+            let want = all.len() - 1;
+            assert_eq!(m.attr_index(a), Some(want), "{a:?} ({back})");
+        }
+        assert_eq!(m.attr_front_value(), &long_b[..]);
+        // A slot reused for a new string forgets the old one's key.
+        for i in 0..TABLE as u8 {
+            m.attr_index(&[100 + i; 20]);
+        }
+        assert_eq!(m.attr_index(&long_a), None);
+        assert_eq!(m.attr_index(b"\x01"), None);
     }
 
     #[test]
