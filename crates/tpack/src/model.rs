@@ -168,47 +168,6 @@ fn attr_key(a: &[u8]) -> u128 {
     }
 }
 
-/// A hash for heap addresses that keeps their nearness: the table's
-/// bucket is the address in 16-byte units (hashbrown takes the low bits),
-/// the top seven bits (hashbrown's tag) are mixed. Objects the program
-/// allocates and frees close together in time are mostly close in memory,
-/// so their entries share cache lines; a mixing hash scattered them over a
-/// table of up to a block's objects (tens of MB), a cache miss each.
-/// With a key of several words (an address and its class), the first
-/// places the entry and the others only mix into the tag.
-#[derive(Default, Clone, Copy)]
-pub struct AddrHasher {
-    hash: u64,
-    placed: bool,
-}
-
-impl std::hash::Hasher for AddrHasher {
-    fn finish(&self) -> u64 {
-        self.hash
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(b as u64);
-        }
-    }
-
-    #[inline]
-    fn write_u64(&mut self, x: u64) {
-        const TAG: u64 = 0x7f << 57;
-        let mixed = x.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        if self.placed {
-            self.hash ^= mixed.rotate_left(7) & TAG;
-        } else {
-            self.hash = (x >> 4) & !TAG ^ mixed & TAG;
-            self.placed = true;
-        }
-    }
-}
-
-/// A map keyed by heap addresses (see [`AddrHasher`]).
-pub type AddrMap<K, V> = std::collections::HashMap<K, V, std::hash::BuildHasherDefault<AddrHasher>>;
-
 /// The predictor state.
 pub struct Model {
     /// Recent sizes, most recent first.
@@ -228,7 +187,7 @@ pub struct Model {
     bins_large: FxHashMap<u64, Bin>,
     /// For the writer: how many bins hold each address, so that a search
     /// is made only for an address some bin holds.
-    index: Option<AddrMap<(u64, u64), u32>>,
+    index: Option<FxHashMap<(u64, u64), u32>>,
     /// The last [`FREE_RING`] frees of known objects: address and class.
     ring: Vec<(u64, u64)>,
     /// Frees so far in the block.
@@ -237,7 +196,7 @@ pub struct Model {
     unknown: Vec<u64>,
     /// The writer's count of each address in `unknown` (so that most
     /// allocations need not scan it).
-    unknown_index: Option<AddrMap<u64, u32>>,
+    unknown_index: Option<FxHashMap<u64, u32>>,
     pub last_alloc: u64,
     pub last_size: u64,
     /// The last address freed (or realloc'd) with age 0 (0: none yet).
@@ -287,8 +246,8 @@ impl Model {
     /// find an address's depth without searching every bin).
     pub fn with_index() -> Model {
         Model {
-            index: Some(AddrMap::default()),
-            unknown_index: Some(AddrMap::default()),
+            index: Some(FxHashMap::default()),
+            unknown_index: Some(FxHashMap::default()),
             ..Model::new()
         }
     }

@@ -3,12 +3,13 @@
 
 use std::io::Write;
 
+use rustc_hash::FxHashMap;
 use tramp_core::Error;
 use tramp_hatf::spec::TAG_COMMENT;
 use tramp_hatf::{Event, EventKind, Item};
 
 use crate::error::TpackError;
-use crate::model::{AddrMap, FREE_RING, Guess, Model, chunk};
+use crate::model::{FREE_RING, Guess, Model, chunk};
 use crate::streams::{STREAMS, Stream, addr_code, put_varint, zigzag};
 use crate::{BLOCK_MAGIC, MAGIC};
 
@@ -130,9 +131,9 @@ pub struct Writer<W: Write> {
     streams: [Vec<u8>; STREAMS],
     model: Model,
     /// Live objects of the block: address → index in `model.objects`.
-    live: AddrMap<u64, u32>,
+    live: FxHashMap<u64, u32>,
     /// Freed chunks of the block: address → the number of its free.
-    freed_at: AddrMap<u64, u64>,
+    freed_at: FxHashMap<u64, u64>,
     records: u32,
     items: u64,
     bytes: usize,
@@ -156,8 +157,8 @@ impl<W: Write> Writer<W> {
             opts,
             streams: Default::default(),
             model: Model::with_index(),
-            live: AddrMap::default(),
-            freed_at: AddrMap::default(),
+            live: FxHashMap::default(),
+            freed_at: FxHashMap::default(),
             records: 0,
             items: 0,
             bytes: 0,
