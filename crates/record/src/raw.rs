@@ -254,10 +254,13 @@ struct Cursor<'a> {
     kind: u8,
     tsc: u64,
     time: u64,
-    addr: u64,
-    site: u64,
-    value: u64,
+    /// The last address, site and value.
+    last: [u64; 3],
 }
+
+const ADDR: usize = 0;
+const SITE: usize = 1;
+const VALUE: usize = 2;
 
 impl Cursor<'_> {
     fn bad(&self) -> RawError {
@@ -301,22 +304,23 @@ impl Cursor<'_> {
         Err(self.bad())
     }
 
+    /// The next address, site or value ([`ADDR`], [`SITE`], [`VALUE`]): a
+    /// zigzag difference from the chunk's last of its kind.
+    #[inline(always)]
+    fn diff(&mut self, which: usize) -> Result<u64, RawError> {
+        let d = unzigzag(self.varint()?);
+        self.last[which] = self.last[which].wrapping_add(d);
+        Ok(self.last[which])
+    }
+
     #[inline(always)]
     fn addr(&mut self) -> Result<u64, RawError> {
-        self.addr = self.addr.wrapping_add(unzigzag(self.varint()?));
-        Ok(self.addr)
+        self.diff(ADDR)
     }
 
     #[inline(always)]
     fn site(&mut self) -> Result<u64, RawError> {
-        self.site = self.site.wrapping_add(unzigzag(self.varint()?));
-        Ok(self.site)
-    }
-
-    #[inline(always)]
-    fn value(&mut self) -> Result<u64, RawError> {
-        self.value = self.value.wrapping_add(unzigzag(self.varint()?));
-        Ok(self.value)
+        self.diff(SITE)
     }
 
     /// The event's time: its TSC delta comes last (the capture reads the
@@ -365,7 +369,7 @@ impl Cursor<'_> {
             EV_LOAD | EV_STORE => RawEvent::Access {
                 store: kind == EV_STORE,
                 address: self.addr()?,
-                value: self.value()?,
+                value: self.diff(VALUE)?,
                 site: self.site()?,
                 time: self.clock()?,
             },
@@ -445,9 +449,7 @@ pub fn decode_chunk(
         kind: 0,
         tsc: c.base_tsc,
         time: c.base_ns,
-        addr: 0,
-        site: 0,
-        value: 0,
+        last: [0; 3],
     };
     while cur.at < payload.len() {
         out.push_back(cur.event()?);
