@@ -34,8 +34,8 @@ impl RecordOptions {
     /// records, which keeps up with the program on one core. Level 9 is a
     /// quarter of the conversion's time for 3% less; blocks of 1 Mi
     /// records (tpack's default) hold models four times larger, out of the
-    /// cache, for 2-5% less (docs/formats/capture.md). `tramp convert
-    /// --policy zstd-9` re-packs.
+    /// cache, for 2-5% less on CPython and Perl (docs/formats/capture.md).
+    /// `tramp convert --policy zstd-9` re-packs.
     pub const RECORD_PACK: &str = "zstd-3,block=256K";
 
     /// Sets the tpack packing from `CODEC[,block=N]` (as `tramp convert

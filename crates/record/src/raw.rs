@@ -313,16 +313,6 @@ impl Cursor<'_> {
         Ok(self.last[which])
     }
 
-    #[inline(always)]
-    fn addr(&mut self) -> Result<u64, RawError> {
-        self.diff(ADDR)
-    }
-
-    #[inline(always)]
-    fn site(&mut self) -> Result<u64, RawError> {
-        self.diff(SITE)
-    }
-
     /// The event's time: its TSC delta comes last (the capture reads the
     /// clock first and uses it last, so its latency overlaps the other
     /// stores).
@@ -345,32 +335,32 @@ impl Cursor<'_> {
         Ok(match kind {
             EV_ALLOC => RawEvent::Alloc {
                 size: self.varint()?,
-                address: self.addr()?,
-                site: self.site()?,
+                address: self.diff(ADDR)?,
+                site: self.diff(SITE)?,
                 time: self.clock()?,
             },
             EV_FREE => RawEvent::Free {
-                address: self.addr()?,
+                address: self.diff(ADDR)?,
                 site: 0,
                 time: self.clock()?,
             },
             EV_FREE_AT => RawEvent::Free {
-                address: self.addr()?,
-                site: self.site()?,
+                address: self.diff(ADDR)?,
+                site: self.diff(SITE)?,
                 time: self.clock()?,
             },
             EV_REALLOC => RawEvent::Realloc {
                 size: self.varint()?,
-                old: self.addr()?,
-                new: self.addr()?,
-                site: self.site()?,
+                old: self.diff(ADDR)?,
+                new: self.diff(ADDR)?,
+                site: self.diff(SITE)?,
                 time: self.clock()?,
             },
             EV_LOAD | EV_STORE => RawEvent::Access {
                 store: kind == EV_STORE,
-                address: self.addr()?,
+                address: self.diff(ADDR)?,
                 value: self.diff(VALUE)?,
-                site: self.site()?,
+                site: self.diff(SITE)?,
                 time: self.clock()?,
             },
             EV_STALL => RawEvent::Stall {

@@ -306,7 +306,7 @@ fn damage_inside_a_chunk_keeps_the_events_before_it_and_says_where() {
     let stats = &done.traces[0].2;
     assert_eq!((stats.allocs, stats.frees), (3, 0), "{:?}", stats.damage);
     assert_eq!(stats.damage.len(), 1, "{:?}", stats.damage);
-    let payload_len = c.len() - 44;
+    let payload_len = c.len() - tramp_record::raw::CHUNK_HEADER;
     assert!(
         stats.damage[0].contains(&format!(
             "event 1 in the chunk at byte offset 0 is cut short or malformed at payload byte {payload_len}"

@@ -162,9 +162,8 @@ fn attr_key(a: &[u8]) -> u128 {
         }
         k
     } else {
-        use std::hash::{BuildHasher, BuildHasherDefault};
-        let h = BuildHasherDefault::<rustc_hash::FxHasher>::default().hash_one(a);
-        (0xffu128 << 120) | h as u128
+        use std::hash::BuildHasher;
+        (0xffu128 << 120) | rustc_hash::FxBuildHasher.hash_one(a) as u128
     }
 }
 
