@@ -12,7 +12,7 @@ use crate::MAGIC;
 use crate::reader::Reader;
 use crate::writer::{FORMAT, Options, Writer};
 
-/// tpack: magic `tpack\0\x01\0`.
+/// tpack: magic `tpack\0` and the version (2 written; 1 and 2 read).
 pub static TPACK: FormatDesc = FormatDesc {
     name: "tpack",
     family: "tpack",

@@ -8,7 +8,7 @@ use std::io::{ErrorKind, Read};
 use tramp_core::{Error, Position, Warning};
 
 use crate::error::TpackError;
-use crate::streams::{NAMES, STREAMS, get_varint};
+use crate::streams::{NAMES, STREAMS, STREAMS_V1, get_varint};
 use crate::writer::FORMAT;
 use crate::{BLOCK_HEADER, BLOCK_MAGIC, MAGIC, MAX_BODY, MAX_RAW};
 
@@ -23,6 +23,8 @@ pub struct RawBlock {
     /// Records in the blocks before it.
     pub record_base: u64,
     pub body: Vec<u8>,
+    /// The file's format version (1 or 2).
+    pub version: u8,
 }
 
 impl RawBlock {
@@ -49,6 +51,8 @@ pub enum Framed {
         start: u64,
         records: u32,
         streams: Streams,
+        /// The file's format version (1 or 2).
+        version: u8,
     },
     /// Damage skipped.
     Skipped(Warning),
@@ -72,6 +76,8 @@ pub struct Framer<R: Read> {
     /// Bytes read past that header while resynchronising, read again first.
     pushback: Vec<u8>,
     done: bool,
+    /// The format version the magic named.
+    version: u8,
 }
 
 impl<R: Read> Framer<R> {
@@ -86,6 +92,7 @@ impl<R: Read> Framer<R> {
             pending_header: None,
             pushback: Vec::new(),
             done: false,
+            version: MAGIC[6],
         }
     }
 
@@ -115,12 +122,13 @@ impl<R: Read> Framer<R> {
     pub fn next(&mut self, streams: Streams) -> Result<Framed, Error> {
         let r = match self.next_raw() {
             Ok(Frame::Block(b)) => {
-                let r = unpack(&b.body, streams, b.position());
+                let r = unpack(&b.body, streams, b.position(), b.version);
                 self.body = b.body;
                 r.map(|streams| Framed::Block {
                     start: b.start,
                     records: b.records,
                     streams,
+                    version: b.version,
                 })
             }
             Ok(Frame::Skipped(w)) => Ok(Framed::Skipped(w)),
@@ -154,9 +162,11 @@ impl<R: Read> Framer<R> {
             if n < 8 || m[..6] != MAGIC[..6] {
                 return Err(self.err(TpackError::BadMagic));
             }
-            if m[6] != MAGIC[6] {
+            // Version 1 (times as varints in two streams) still reads.
+            if !(1..=MAGIC[6]).contains(&m[6]) {
                 return Err(self.err(TpackError::Version(m[6])));
             }
+            self.version = m[6];
         }
         let start = self.offset;
         let header = match self.pending_header.take() {
@@ -231,6 +241,7 @@ impl<R: Read> Framer<R> {
             records,
             record_base,
             body,
+            version: self.version,
         }))
     }
 
@@ -292,14 +303,24 @@ impl<R: Read> Framer<R> {
     }
 }
 
-/// Splits a block body into its streams, decompressed into `streams`
-/// (buffers to reuse); errors are reported at `pos`.
-pub fn unpack(body: &[u8], mut streams: Streams, pos: Position) -> Result<Streams, Error> {
+/// Splits a block body of format `version` into its streams, decompressed
+/// into `streams` (buffers to reuse; those a version-1 table lacks are left
+/// empty); errors are reported at `pos`.
+pub fn unpack(
+    body: &[u8],
+    mut streams: Streams,
+    pos: Position,
+    version: u8,
+) -> Result<Streams, Error> {
     let err = |e: TpackError| Error::decode(FORMAT, pos, e);
     let mut pos = 0usize;
+    let listed = if version == 1 { STREAMS_V1 } else { STREAMS };
+    for s in &mut streams[listed..] {
+        s.clear();
+    }
     let mut entries = [(0u8, 0usize, 0usize); STREAMS];
     let mut total_raw = 0u64;
-    for (i, e) in entries.iter_mut().enumerate() {
+    for (i, e) in entries[..listed].iter_mut().enumerate() {
         let bad = |why: &str| TpackError::Stream {
             stream: NAMES[i],
             why: why.to_string(),
@@ -316,7 +337,12 @@ pub fn unpack(body: &[u8], mut streams: Streams, pos: Position) -> Result<Stream
         *e = (codec, raw as usize, stored as usize);
     }
     let mut at = pos;
-    for (i, ((codec, raw, stored), out)) in entries.into_iter().zip(&mut streams).enumerate() {
+    for (i, ((codec, raw, stored), out)) in entries[..listed]
+        .iter()
+        .copied()
+        .zip(&mut streams)
+        .enumerate()
+    {
         let bad = |why: String| TpackError::Stream {
             stream: NAMES[i],
             why,

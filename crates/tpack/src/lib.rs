@@ -33,8 +33,9 @@ pub use error::TpackError;
 pub use reader::Reader;
 pub use writer::{Codec, Options, Writer};
 
-/// The file magic: `tpack`, a zero byte, format version 1, and a zero.
-pub const MAGIC: [u8; 8] = *b"tpack\x00\x01\x00";
+/// The file magic: `tpack`, a zero byte, format version 2, and a zero.
+/// Readers also take version 1 (docs/formats/tpack.md); writers write 2.
+pub const MAGIC: [u8; 8] = *b"tpack\x00\x02\x00";
 /// The magic that starts every block.
 pub const BLOCK_MAGIC: [u8; 4] = *b"TPKB";
 /// Bytes of a block header: magic, record count, body length, CRC-32.

@@ -203,6 +203,9 @@ pub struct Model {
     pub top: u64,
     pub last_realloc_new: u64,
     pub time: u64,
+    /// Whether the block's last event was an allocation (the context of
+    /// the next time).
+    pub after_alloc: bool,
     pub thread: u64,
     pub heap: u64,
 }
@@ -236,6 +239,7 @@ impl Model {
             top: 0,
             last_realloc_new: 0,
             time: 0,
+            after_alloc: false,
             thread: 0,
             heap: 0,
         }
@@ -323,6 +327,7 @@ impl Model {
         self.top = 0;
         self.last_realloc_new = 0;
         self.time = 0;
+        self.after_alloc = false;
         self.thread = 0;
         self.heap = 0;
     }

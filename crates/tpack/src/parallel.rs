@@ -162,7 +162,7 @@ fn decode(
     out.bytes.clear();
     out.spans.clear();
     out.end = None;
-    let streams = match unpack(&job.body, streams, job.position()) {
+    let streams = match unpack(&job.body, streams, job.position(), job.version) {
         Ok(s) => s,
         Err(e) => {
             out.end = Some(e);
@@ -175,7 +175,7 @@ fn decode(
     let kinds = streams[Stream::Kind as usize].len();
     out.slots.reserve((job.records as usize).min(kinds));
     dec.record = job.record_base;
-    dec.start_block(job.start, job.records, streams);
+    dec.start_block(job.start, job.records, streams, job.version);
     let (mut thread, mut heap) = (0, 0);
     // The span of the attributes of the last event that had any (0: none
     // yet).

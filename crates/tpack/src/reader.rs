@@ -21,7 +21,9 @@ use crate::error::TpackError;
 use crate::framer::{Framed, Framer, Streams};
 use crate::model::{Guess, Model};
 use crate::parallel::Parallel;
-use crate::streams::{Cursor, NAMES, STREAMS, Stream, TABLE, addr_code, unzigzag};
+use crate::streams::{
+    Cursor, NAMES, STREAMS, Stream, TABLE, addr_code, time_code, time_stream, unzigzag,
+};
 use crate::threads::Threads;
 use crate::writer::FORMAT;
 
@@ -294,8 +296,9 @@ impl<R: Read> Serial<R> {
                 start,
                 records,
                 streams,
+                version,
             }) => {
-                self.dec.start_block(start, records, streams);
+                self.dec.start_block(start, records, streams, version);
                 Ok(None)
             }
         }
@@ -325,6 +328,8 @@ pub(crate) struct Decoder {
     pub comment: Vec<u8>,
     /// A stream the last block did not use up (reported before the next block).
     trailing: Option<usize>,
+    /// The block is of format version 1 (times as zigzag varints).
+    version_1: bool,
 }
 
 impl Decoder {
@@ -341,6 +346,7 @@ impl Decoder {
             attrs_same: false,
             comment: Vec::new(),
             trailing: None,
+            version_1: false,
         }
     }
 
@@ -353,9 +359,11 @@ impl Decoder {
         std::array::from_fn(|i| std::mem::take(&mut self.streams[i].data))
     }
 
-    /// Starts a block: its header's offset, its records and its streams.
-    pub fn start_block(&mut self, start: u64, records: u32, streams: Streams) {
+    /// Starts a block: its header's offset, its records, its streams and
+    /// its file's format version.
+    pub fn start_block(&mut self, start: u64, records: u32, streams: Streams, version: u8) {
         self.block_start = start;
+        self.version_1 = version == 1;
         for (c, data) in self.streams.iter_mut().zip(streams) {
             c.data = data;
             c.pos = 0;
@@ -507,12 +515,7 @@ impl Decoder {
             EventKind::CreateThread | EventKind::DestroyThread => false,
         };
         let (thread, heap) = self.heap_thread(has_heap)?;
-        let ts = if kind == EventKind::Alloc {
-            Stream::Time
-        } else {
-            Stream::TimeOther
-        };
-        let dt = unzigzag(self.var(ts)?);
+        let dt = self.time_delta(kind == EventKind::Alloc)?;
         self.model.time = self.model.time.wrapping_add(dt as u64);
         self.attributes()?;
         self.end_record();
@@ -621,6 +624,43 @@ impl Decoder {
             self.model.freed(i);
         }
         Ok((self.model.objects[i].0, Some(i)))
+    }
+
+    /// The event's time − the previous event's (docs/formats/tpack.md,
+    /// "Times").
+    #[inline(always)]
+    fn time_delta(&mut self, alloc: bool) -> Dec<i64> {
+        if self.version_1 {
+            let s = if alloc {
+                Stream::Time
+            } else {
+                Stream::TimeOther
+            };
+            return Ok(unzigzag(self.var(s)?));
+        }
+        let s = time_stream(alloc, self.model.after_alloc);
+        self.model.after_alloc = alloc;
+        let b = self.get(s)?;
+        if b < time_code::WIDE {
+            Ok(i64::from(b))
+        } else {
+            self.wide_time(b)
+        }
+    }
+
+    /// A delta whose first byte says it is wide or negative.
+    #[inline(never)]
+    fn wide_time(&mut self, first: u8) -> Dec<i64> {
+        if first == time_code::NEGATIVE {
+            return Ok(!(self.var(Stream::TimeRaw)? as i64));
+        }
+        let high = self.get(Stream::TimeHigh)?;
+        let r = if high == time_code::HIGH_RAW {
+            self.var(Stream::TimeRaw)?.wrapping_add(time_code::SPAN)
+        } else {
+            u64::from(high) << 8 | u64::from(self.get(Stream::TimeLow)?)
+        };
+        Ok(r.wrapping_add(u64::from(time_code::WIDE)) as i64)
     }
 
     #[inline(always)]

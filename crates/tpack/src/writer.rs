@@ -10,7 +10,7 @@ use tramp_hatf::{Event, EventKind, Item};
 
 use crate::error::TpackError;
 use crate::model::{FREE_RING, Guess, Model, chunk};
-use crate::streams::{STREAMS, Stream, addr_code, put_varint, zigzag};
+use crate::streams::{STREAMS, Stream, addr_code, put_varint, time_stream, zigzag};
 use crate::{BLOCK_MAGIC, MAGIC};
 
 pub const FORMAT: &str = "tpack";
@@ -228,14 +228,35 @@ impl<W: Write> Writer<W> {
         }
         let dt = ev.time.wrapping_sub(self.model.time) as i64;
         self.model.time = ev.time;
-        let ts = if ev.kind == EventKind::Alloc {
-            Stream::Time
-        } else {
-            Stream::TimeOther
-        };
-        put_varint(&mut self.streams[ts as usize], zigzag(dt));
+        let alloc = ev.kind == EventKind::Alloc;
+        let first = time_stream(alloc, self.model.after_alloc);
+        self.model.after_alloc = alloc;
+        self.time_delta(first, dt);
         self.attributes(ev.attributes);
         self.end_record()
+    }
+
+    /// A time delta: its first byte in `first`, the rest when it is wide
+    /// or negative (docs/formats/tpack.md, "Times").
+    #[inline]
+    fn time_delta(&mut self, first: Stream, d: i64) {
+        use crate::streams::time_code::{HIGH_RAW, NEGATIVE, SPAN, WIDE};
+        if (0..i64::from(WIDE)).contains(&d) {
+            self.s(first).push(d as u8);
+        } else if d < 0 {
+            self.s(first).push(NEGATIVE);
+            put_varint(self.s(Stream::TimeRaw), !d as u64);
+        } else {
+            self.s(first).push(WIDE);
+            let r = d as u64 - u64::from(WIDE);
+            if r < SPAN {
+                self.s(Stream::TimeHigh).push((r >> 8) as u8);
+                self.s(Stream::TimeLow).push(r as u8);
+            } else {
+                self.s(Stream::TimeHigh).push(HIGH_RAW);
+                put_varint(self.s(Stream::TimeRaw), r - SPAN);
+            }
+        }
     }
 
     #[inline]
@@ -498,5 +519,69 @@ fn compress(codec: Codec, s: &[u8]) -> Result<Option<Vec<u8>>, String> {
             enc.finish().map_err(|e| e.to_string())?;
             Ok(Some(out))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::streams::time_stream;
+
+    /// The bytes of docs/formats/tpack.md's table of time codes, written
+    /// out by hand for the deltas at each edge.
+    #[test]
+    fn time_deltas_take_one_byte_a_high_and_a_low_byte_or_a_varint() {
+        let cases: [(i64, &[u8], &[u8], &[u8], &[u8]); 9] = [
+            // d, first byte, time-high, time-low, time-raw
+            (0, &[0], &[], &[], &[]),
+            (253, &[253], &[], &[], &[]),
+            (254, &[254], &[0], &[0], &[]),
+            (1000, &[254], &[0x02], &[0xea], &[]),
+            (254 + 65_279, &[254], &[254], &[255], &[]),
+            (254 + 65_280, &[254], &[255], &[], &[0]),
+            (254 + 65_280 + 300, &[254], &[255], &[], &[0xac, 0x02]),
+            (-1, &[255], &[], &[], &[0]),
+            (
+                i64::MIN,
+                &[255],
+                &[],
+                &[],
+                &[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f],
+            ),
+        ];
+        for (d, first, high, low, raw) in cases {
+            let mut w = Writer::new(Vec::new(), Options::default()).unwrap();
+            let s = time_stream(false, true);
+            w.time_delta(s, d);
+            assert_eq!(w.streams[s as usize], first, "{d}");
+            assert_eq!(w.streams[Stream::TimeHigh as usize], high, "{d}");
+            assert_eq!(w.streams[Stream::TimeLow as usize], low, "{d}");
+            assert_eq!(w.streams[Stream::TimeRaw as usize], raw, "{d}");
+        }
+    }
+
+    /// Each first byte goes to the stream of its event's kind and of the
+    /// event before it, and a comment does not count as an event.
+    #[test]
+    fn a_time_is_coded_in_the_stream_of_its_kind_and_its_predecessor() {
+        let mut w = Writer::new(Vec::new(), Options::default()).unwrap();
+        let at = |kind: EventKind, time: u64| {
+            let mut e = Event::new(kind);
+            e.address = 0x1000 + time * 64;
+            e.size = 8;
+            e.time = time;
+            e
+        };
+        w.write_event(&at(EventKind::Alloc, 1)).unwrap();
+        w.write_event(&at(EventKind::Alloc, 3)).unwrap();
+        w.write_comment(b"between").unwrap();
+        w.write_event(&at(EventKind::CreateHeap, 6)).unwrap();
+        w.write_event(&at(EventKind::DestroyHeap, 10)).unwrap();
+        w.write_event(&at(EventKind::Alloc, 15)).unwrap();
+        let got = |s: Stream| w.streams[s as usize].clone();
+        assert_eq!(got(Stream::Time), [1, 5]);
+        assert_eq!(got(Stream::TimeAfterAlloc), [2]);
+        assert_eq!(got(Stream::TimeOtherAfterAlloc), [3]);
+        assert_eq!(got(Stream::TimeOther), [4]);
     }
 }
