@@ -22,7 +22,7 @@ use crate::framer::{Framed, Framer, Streams};
 use crate::model::{Guess, Model};
 use crate::parallel::Parallel;
 use crate::streams::{
-    Cursor, NAMES, STREAMS, Stream, TABLE, addr_code, time_code, time_stream, unzigzag,
+    Cursor, NAMES, STREAMS, Stream, TABLE, addr_code, time_stream, unzigzag, wide,
 };
 use crate::threads::Threads;
 use crate::writer::FORMAT;
@@ -603,7 +603,7 @@ impl Decoder {
     /// index when it is one of the block's.
     #[inline]
     fn freed_address(&mut self, free: bool) -> Dec<(u64, Option<usize>)> {
-        let age = self.var(Stream::FreeAge)?;
+        let age = self.free_age()?;
         if age == 0 {
             let d = unzigzag(self.var(Stream::FreeRaw)?);
             let addr = self.model.unknown_base().wrapping_add(d as u64);
@@ -627,40 +627,94 @@ impl Decoder {
     }
 
     /// The event's time − the previous event's (docs/formats/tpack.md,
-    /// "Times").
+    /// "Times"). In line only the one-byte case: the rest, and version 1,
+    /// out of line (a bigger record loop no longer inlined into callers).
     #[inline(always)]
     fn time_delta(&mut self, alloc: bool) -> Dec<i64> {
         if self.version_1 {
-            let s = if alloc {
-                Stream::Time
-            } else {
-                Stream::TimeOther
-            };
-            return Ok(unzigzag(self.var(s)?));
+            return self.time_delta_v1(alloc);
         }
         let s = time_stream(alloc, self.model.after_alloc);
         self.model.after_alloc = alloc;
         let b = self.get(s)?;
-        if b < time_code::WIDE {
+        if b < wide::WIDE {
             Ok(i64::from(b))
         } else {
             self.wide_time(b)
         }
     }
 
-    /// A delta whose first byte says it is wide or negative.
+    #[inline(never)]
+    fn time_delta_v1(&mut self, alloc: bool) -> Dec<i64> {
+        let s = if alloc {
+            Stream::Time
+        } else {
+            Stream::TimeOther
+        };
+        Ok(unzigzag(self.var(s)?))
+    }
+
+    /// A time delta whose first byte was 254 (wide) or 255 (negative).
     #[inline(never)]
     fn wide_time(&mut self, first: u8) -> Dec<i64> {
-        if first == time_code::NEGATIVE {
-            return Ok(!(self.var(Stream::TimeRaw)? as i64));
-        }
-        let high = self.get(Stream::TimeHigh)?;
-        let r = if high == time_code::HIGH_RAW {
-            self.var(Stream::TimeRaw)?.wrapping_add(time_code::SPAN)
+        if first == wide::SPECIAL {
+            Ok(!(self.var(Stream::TimeRaw)? as i64))
         } else {
-            u64::from(high) << 8 | u64::from(self.get(Stream::TimeLow)?)
+            Ok(self.wide_rest(wide::TIME)? as i64)
+        }
+    }
+
+    /// The rest of a wide value whose first byte was `wide::WIDE`.
+    #[inline(always)]
+    fn wide_rest(&mut self, parts: wide::Parts) -> Dec<u64> {
+        let high = self.get(parts.high)?;
+        let r = if high == wide::HIGH_RAW {
+            self.var(parts.raw)?.wrapping_add(wide::SPAN)
+        } else {
+            u64::from(high) << 8 | u64::from(self.get(parts.low)?)
         };
-        Ok(r.wrapping_add(u64::from(time_code::WIDE)) as i64)
+        Ok(r.wrapping_add(u64::from(wide::WIDE)))
+    }
+
+    /// A freed address's age: 0 for an address that is no object of the
+    /// block. In line only the one-byte code; the rest out of line.
+    #[inline(always)]
+    fn free_age(&mut self) -> Dec<u64> {
+        let c = &mut self.streams[Stream::FreeAge as usize];
+        if let Some(&b) = c.data.get(c.pos)
+            && b < wide::WIDE
+            && !self.version_1
+        {
+            c.pos += 1;
+            if b == 0 {
+                return Ok(0);
+            }
+            return self.age_of_code(u64::from(b));
+        }
+        self.free_age_rest()
+    }
+
+    /// [`Decoder::free_age`] past its one-byte case: a wide code, code 255
+    /// (an error), the stream's end, or version 1 (the age as a varint).
+    #[inline(never)]
+    fn free_age_rest(&mut self) -> Dec<u64> {
+        if self.version_1 {
+            return self.var(Stream::FreeAge);
+        }
+        if self.get(Stream::FreeAge)? == wide::SPECIAL {
+            return Err(self.bad("free-age code 255"));
+        }
+        let v = self.wide_rest(wide::AGE)?;
+        self.age_of_code(v)
+    }
+
+    /// The age a free-age code ≥ 1 names (never 0).
+    #[inline(always)]
+    fn age_of_code(&mut self, v: u64) -> Dec<u64> {
+        match self.model.age_of_code(v) {
+            0 => Err(self.bad("frees an object of age 0")),
+            age => Ok(age),
+        }
     }
 
     #[inline(always)]

@@ -20,7 +20,9 @@ pub enum Stream {
     /// (code 5), the age of a free of another class (code 7), a depth among
     /// chunks freed as unknown objects (code 8).
     AddrAux,
-    /// Per freed address: the age of the object freed, 0 = not known.
+    /// Per freed address: 0 when it is not an object of the block, else
+    /// its age's code (`Model::age_code`), a wide value (see [`wide`];
+    /// version 1: the age itself, a varint).
     FreeAge,
     /// Unknown freed addresses: zigzag delta from the last unknown one (else
     /// the last allocation).
@@ -52,18 +54,23 @@ pub enum Stream {
     TimeAfterAlloc,
     /// Per other event right after an alloc: the time's first byte.
     TimeOtherAfterAlloc,
-    /// Per delta of 254 or more: the high byte of delta − 254 (255: wider,
-    /// in [`Stream::TimeRaw`]).
+    /// The high bytes of wide time deltas (see [`wide`]).
     TimeHigh,
-    /// Per delta coded with a high byte under 255: the low byte.
+    /// The low bytes of wide time deltas.
     TimeLow,
-    /// Varints of the rare deltas: negative ones (as `!delta`) and those of
-    /// 254 + 65,280 or more (as delta − 254 − 65,280).
+    /// Varints of the rare time deltas: negative ones (as `!delta`) and the
+    /// widest.
     TimeRaw,
+    /// The high bytes of wide free-age codes.
+    AgeHigh,
+    /// The low bytes of wide free-age codes.
+    AgeLow,
+    /// Varints of the widest free-age codes.
+    AgeRaw,
 }
 
 /// Streams in a block of the current format version.
-pub const STREAMS: usize = 22;
+pub const STREAMS: usize = 25;
 
 /// Streams in a block of format version 1 (the first 17; times as zigzag
 /// varints in [`Stream::Time`] and [`Stream::TimeOther`]).
@@ -92,26 +99,55 @@ pub const NAMES: [&str; STREAMS] = [
     "time-high",
     "time-low",
     "time-raw",
+    "age-high",
+    "age-low",
+    "age-raw",
 ];
 
-/// How a time delta d (the event's time − the previous event's, as a
-/// signed 64-bit difference) is coded from format version 2: one byte in
-/// the stream of the event's context, which is all for most events, and
-/// the rest, when there is any, in [`Stream::TimeHigh`], [`Stream::TimeLow`]
-/// and [`Stream::TimeRaw`]. One byte per value and the wide parts apart
-/// compress better than varints (the bytes of a varint mix two
-/// distributions): 13 to 17 % smaller times on CPython, Perl and gcc
-/// recordings (docs/formats/tpack.md, decision 9).
-pub mod time_code {
-    /// First bytes below this are the delta itself.
+/// Wide values, from format version 2: an unsigned value v is one byte in
+/// its field's stream when it is under 254, which is all for most values;
+/// else the byte 254 there, and v − 254 as a high and a low byte in
+/// streams of their own, or, when v − 254 is 65,280 or more, the high byte
+/// 255 and the varint v − 254 − 65,280 in a third. One byte per value,
+/// and the wide parts apart, compress better than varints (whose bytes
+/// mix two distributions in one stream): times 13 to 17 % smaller on the
+/// CPython, Perl and gcc recordings (docs/formats/tpack.md, decision 9).
+/// The first byte 255 is the field's own: a negative time delta (`!d` in
+/// time-raw); no age code uses it.
+pub mod wide {
+    use super::Stream;
+
+    /// First bytes below this are the value itself; this one says it is wide.
     pub const WIDE: u8 = 254;
-    /// First byte of a negative delta (`!d` in time-raw).
-    pub const NEGATIVE: u8 = 255;
-    /// The high byte that says the rest is in time-raw.
+    /// The first byte a field may give a meaning of its own.
+    pub const SPECIAL: u8 = 255;
+    /// The high byte that says the rest is a varint in the raw stream.
     pub const HIGH_RAW: u8 = 255;
-    /// Deltas of `WIDE` up to `WIDE + SPAN` (excluded) take a high and a
+    /// Values of `WIDE` up to `WIDE + SPAN` (excluded) take a high and a
     /// low byte.
     pub const SPAN: u64 = 255 * 256;
+
+    /// The streams of a field's wide parts.
+    #[derive(Clone, Copy)]
+    pub struct Parts {
+        pub high: Stream,
+        pub low: Stream,
+        pub raw: Stream,
+    }
+
+    /// Times' wide parts.
+    pub const TIME: Parts = Parts {
+        high: Stream::TimeHigh,
+        low: Stream::TimeLow,
+        raw: Stream::TimeRaw,
+    };
+
+    /// Free ages' wide parts.
+    pub const AGE: Parts = Parts {
+        high: Stream::AgeHigh,
+        low: Stream::AgeLow,
+        raw: Stream::AgeRaw,
+    };
 }
 
 /// The stream of a time's first byte: by the event's kind (an allocation's

@@ -10,7 +10,7 @@ use tramp_hatf::{Event, EventKind, Item};
 
 use crate::error::TpackError;
 use crate::model::{FREE_RING, Guess, Model, chunk};
-use crate::streams::{STREAMS, Stream, addr_code, put_varint, time_stream, zigzag};
+use crate::streams::{STREAMS, Stream, addr_code, put_varint, time_stream, wide, zigzag};
 use crate::{BLOCK_MAGIC, MAGIC};
 
 pub const FORMAT: &str = "tpack";
@@ -240,22 +240,30 @@ impl<W: Write> Writer<W> {
     /// or negative (docs/formats/tpack.md, "Times").
     #[inline]
     fn time_delta(&mut self, first: Stream, d: i64) {
-        use crate::streams::time_code::{HIGH_RAW, NEGATIVE, SPAN, WIDE};
-        if (0..i64::from(WIDE)).contains(&d) {
-            self.s(first).push(d as u8);
-        } else if d < 0 {
-            self.s(first).push(NEGATIVE);
+        if d < 0 {
+            self.s(first).push(wide::SPECIAL);
             put_varint(self.s(Stream::TimeRaw), !d as u64);
         } else {
-            self.s(first).push(WIDE);
-            let r = d as u64 - u64::from(WIDE);
-            if r < SPAN {
-                self.s(Stream::TimeHigh).push((r >> 8) as u8);
-                self.s(Stream::TimeLow).push(r as u8);
-            } else {
-                self.s(Stream::TimeHigh).push(HIGH_RAW);
-                put_varint(self.s(Stream::TimeRaw), r - SPAN);
-            }
+            self.put_wide(first, wide::TIME, d as u64);
+        }
+    }
+
+    /// A wide value (crate::streams::wide): its first byte in `first`, its
+    /// wide parts in `parts`.
+    #[inline]
+    fn put_wide(&mut self, first: Stream, parts: wide::Parts, v: u64) {
+        if v < u64::from(wide::WIDE) {
+            self.s(first).push(v as u8);
+            return;
+        }
+        self.s(first).push(wide::WIDE);
+        let r = v - u64::from(wide::WIDE);
+        if r < wide::SPAN {
+            self.s(parts.high).push((r >> 8) as u8);
+            self.s(parts.low).push(r as u8);
+        } else {
+            self.s(parts.high).push(wide::HIGH_RAW);
+            put_varint(self.s(parts.raw), r - wide::SPAN);
         }
     }
 
@@ -342,8 +350,9 @@ impl<W: Write> Writer<W> {
         };
         match found {
             Some(i) => {
-                let age = self.model.objects.len() - i as usize;
-                put_varint(&mut self.streams[Stream::FreeAge as usize], age as u64);
+                let age = (self.model.objects.len() - i as usize) as u64;
+                let code = self.model.age_code(age);
+                self.put_wide(Stream::FreeAge, wide::AGE, code);
                 if free {
                     let seq = self.model.frees;
                     self.freed_at.insert(addr, seq);
@@ -558,6 +567,86 @@ mod tests {
             assert_eq!(w.streams[Stream::TimeLow as usize], low, "{d}");
             assert_eq!(w.streams[Stream::TimeRaw as usize], raw, "{d}");
         }
+    }
+
+    /// Ages are coded against the age before them while ages run close:
+    /// objects freed in the order they were made cost the same small code
+    /// each, and a realloc's old address is an age like a free's.
+    #[test]
+    fn ages_are_coded_against_the_age_before_them() {
+        let mut w = Writer::new(Vec::new(), Options::default()).unwrap();
+        let ev = |kind: EventKind, address: u64| {
+            let mut e = Event::new(kind);
+            e.address = address;
+            e.size = 8;
+            e
+        };
+        for i in 0..5 {
+            w.write_event(&ev(EventKind::Alloc, 0x1000 + 32 * i))
+                .unwrap();
+        }
+        // Ages 5, 4, 3: zigzag(5) + 1 = 11, then zigzag(-1) + 1 = 2.
+        for i in 0..3 {
+            w.write_event(&ev(EventKind::Free, 0x1000 + 32 * i))
+                .unwrap();
+        }
+        // A realloc of the object of age 1 (0x1080), kept live: 1 - 3 = -2,
+        // zigzag 3, code 4.
+        let mut r = ev(EventKind::ReallocNoAlloc, 0x1080);
+        r.new_address = 0x1080;
+        w.write_event(&r).unwrap();
+        // An address that is no object of the block: 0, and the age
+        // before it stays 1 (age 2 of 0x1060: zigzag(1) + 1 = 3).
+        w.write_event(&ev(EventKind::Free, 0x9000)).unwrap();
+        w.write_event(&ev(EventKind::Free, 0x1060)).unwrap();
+        assert_eq!(w.streams[Stream::FreeAge as usize], [11, 2, 2, 4, 0, 3]);
+        for s in [Stream::AgeHigh, Stream::AgeLow, Stream::AgeRaw] {
+            assert!(w.streams[s as usize].is_empty());
+        }
+    }
+
+    /// After two ages more than 64 apart, an age is coded as itself, until
+    /// two ages come close again.
+    #[test]
+    fn ages_far_apart_are_coded_as_themselves() {
+        let mut w = Writer::new(Vec::new(), Options::default()).unwrap();
+        let ev = |kind: EventKind, address: u64| {
+            let mut e = Event::new(kind);
+            e.address = address;
+            e.size = 8;
+            e
+        };
+        for i in 0..200 {
+            w.write_event(&ev(EventKind::Alloc, 0x1000 + 32 * i))
+                .unwrap();
+        }
+        // Ages 200 (against 0: far), 100 (as itself), 20 (itself), 21
+        // (itself; 1 from 20: near), 25 (against 21: zigzag(4) + 1 = 9).
+        for i in [0u64, 100, 180, 179, 175] {
+            w.write_event(&ev(EventKind::Free, 0x1000 + 32 * i))
+                .unwrap();
+        }
+        assert_eq!(
+            w.streams[Stream::FreeAge as usize],
+            [254, 100, 20, 21, 9],
+            "the first: zigzag(200) + 1 = 401, wide"
+        );
+        assert_eq!(w.streams[Stream::AgeHigh as usize], [0]);
+        assert_eq!(w.streams[Stream::AgeLow as usize], [147]); // 401 - 254
+    }
+
+    /// Wide values split as docs/formats/tpack.md says, the age streams
+    /// as the time streams.
+    #[test]
+    fn wide_ages_take_their_own_streams() {
+        let mut w = Writer::new(Vec::new(), Options::default()).unwrap();
+        w.put_wide(Stream::FreeAge, wide::AGE, 253);
+        w.put_wide(Stream::FreeAge, wide::AGE, 254 + 0x1234);
+        w.put_wide(Stream::FreeAge, wide::AGE, 254 + 65_280 + 1);
+        assert_eq!(w.streams[Stream::FreeAge as usize], [253, 254, 254]);
+        assert_eq!(w.streams[Stream::AgeHigh as usize], [0x12, 255]);
+        assert_eq!(w.streams[Stream::AgeLow as usize], [0x34]);
+        assert_eq!(w.streams[Stream::AgeRaw as usize], [1]);
     }
 
     /// Each first byte goes to the stream of its event's kind and of the

@@ -593,3 +593,42 @@ fn version_1_files_still_read() {
     assert!(warnings.is_empty() && err.is_none(), "{warnings:?} {err:?}");
     assert_eq!(got, version_1_items());
 }
+
+/// A free-age code that names no object, in a block whose checksum holds:
+/// the first byte 255 (no age uses it) and a difference that makes the age
+/// 0 each stop reading with an error naming the record, after the
+/// records before it.
+#[test]
+fn bad_age_codes_are_errors_naming_the_record() {
+    let mut e = OwnedEvent::new(EventKind::Alloc);
+    e.size = 8;
+    e.address = 0x1000;
+    let alloc = OwnedItem::Event(e);
+    let mut f = OwnedEvent::new(EventKind::Free);
+    f.address = 0x1000;
+    let free = OwnedItem::Event(f);
+    let bytes = pack(
+        &[alloc.clone(), free],
+        Options {
+            codec: Codec::Raw,
+            ..Options::default()
+        },
+    );
+    // The free's age 1 is the code zigzag(1) + 1 = 3, the only byte of
+    // free-age (stream 6). Every length in this small table is one byte:
+    // the streams start after the magic, the header and 25 × 3 bytes.
+    let table = 8 + 16;
+    let stored = |i: usize| bytes[table + 3 * i + 2] as usize;
+    let at = table + 25 * 3 + (0..6).map(stored).sum::<usize>();
+    assert_eq!((stored(6), bytes[at]), (1, 3));
+    for (code, why) in [(0xff, "free-age code 255"), (0x01, "age 0")] {
+        let mut bad = bytes.clone();
+        bad[at] = code;
+        let bad = fix_checksums(bad);
+        let (got, warnings, err) = unpack(&bad);
+        assert_eq!(got, [alloc.clone()], "{code}");
+        assert!(warnings.is_empty());
+        let err = err.expect("an error");
+        assert!(err.contains(why) && err.contains("record 1"), "{err}");
+    }
+}
