@@ -540,8 +540,16 @@ mod tests {
     /// out by hand for the deltas at each edge.
     #[test]
     fn time_deltas_take_one_byte_a_high_and_a_low_byte_or_a_varint() {
-        let cases: [(i64, &[u8], &[u8], &[u8], &[u8]); 9] = [
-            // d, first byte, time-high, time-low, time-raw
+        // d, then the bytes of its first-byte stream, time-high, time-low
+        // and time-raw.
+        type Case = (
+            i64,
+            &'static [u8],
+            &'static [u8],
+            &'static [u8],
+            &'static [u8],
+        );
+        let cases: [Case; 9] = [
             (0, &[0], &[], &[], &[]),
             (253, &[253], &[], &[], &[]),
             (254, &[254], &[0], &[0], &[]),
@@ -569,22 +577,30 @@ mod tests {
         }
     }
 
+    /// An event of 8 bytes at `address`.
+    fn event(kind: EventKind, address: u64) -> Event<'static> {
+        let mut e = Event::new(kind);
+        e.address = address;
+        e.size = 8;
+        e
+    }
+
+    /// A writer that has allocated `n` objects, 32 bytes apart from 0x1000.
+    fn with_objects(n: u64) -> Writer<Vec<u8>> {
+        let mut w = Writer::new(Vec::new(), Options::default()).unwrap();
+        for i in 0..n {
+            w.write_event(&event(EventKind::Alloc, 0x1000 + 32 * i))
+                .unwrap();
+        }
+        w
+    }
+
     /// Ages are coded against the age before them while ages run close:
     /// objects freed in the order they were made cost the same small code
     /// each, and a realloc's old address is an age like a free's.
     #[test]
     fn ages_are_coded_against_the_age_before_them() {
-        let mut w = Writer::new(Vec::new(), Options::default()).unwrap();
-        let ev = |kind: EventKind, address: u64| {
-            let mut e = Event::new(kind);
-            e.address = address;
-            e.size = 8;
-            e
-        };
-        for i in 0..5 {
-            w.write_event(&ev(EventKind::Alloc, 0x1000 + 32 * i))
-                .unwrap();
-        }
+        let (mut w, ev) = (with_objects(5), event);
         // Ages 5, 4, 3: zigzag(5) + 1 = 11, then zigzag(-1) + 1 = 2.
         for i in 0..3 {
             w.write_event(&ev(EventKind::Free, 0x1000 + 32 * i))
@@ -609,17 +625,7 @@ mod tests {
     /// two ages come close again.
     #[test]
     fn ages_far_apart_are_coded_as_themselves() {
-        let mut w = Writer::new(Vec::new(), Options::default()).unwrap();
-        let ev = |kind: EventKind, address: u64| {
-            let mut e = Event::new(kind);
-            e.address = address;
-            e.size = 8;
-            e
-        };
-        for i in 0..200 {
-            w.write_event(&ev(EventKind::Alloc, 0x1000 + 32 * i))
-                .unwrap();
-        }
+        let (mut w, ev) = (with_objects(200), event);
         // Ages 200 (against 0: far), 100 (as itself), 20 (itself), 21
         // (itself; 1 from 20: near), 25 (against 21: zigzag(4) + 1 = 9).
         for i in [0u64, 100, 180, 179, 175] {

@@ -626,7 +626,7 @@ fn bad_age_codes_are_errors_naming_the_record() {
         bad[at] = code;
         let bad = fix_checksums(bad);
         let (got, warnings, err) = unpack(&bad);
-        assert_eq!(got, [alloc.clone()], "{code}");
+        assert_eq!(got, std::slice::from_ref(&alloc), "{code}");
         assert!(warnings.is_empty());
         let err = err.expect("an error");
         assert!(err.contains(why) && err.contains("record 1"), "{err}");
