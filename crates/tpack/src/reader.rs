@@ -328,7 +328,8 @@ pub(crate) struct Decoder {
     pub comment: Vec<u8>,
     /// A stream the last block did not use up (reported before the next block).
     trailing: Option<usize>,
-    /// The block is of format version 1 (times as zigzag varints).
+    /// The block is of format version 1 (times as zigzag varints, ages as
+    /// varints).
     version_1: bool,
 }
 
