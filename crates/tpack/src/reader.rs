@@ -328,8 +328,8 @@ pub(crate) struct Decoder {
     pub comment: Vec<u8>,
     /// A stream the last block did not use up (reported before the next block).
     trailing: Option<usize>,
-    /// The block is of format version 1 (times as zigzag varints, ages as
-    /// varints).
+    /// The block is of format version 1 (times as zigzag varints, ages and
+    /// new sizes as varints).
     version_1: bool,
 }
 
@@ -556,7 +556,7 @@ impl Decoder {
         if c < TABLE {
             Ok(self.model.size_at(c))
         } else if c == TABLE {
-            let v = self.var(Stream::SizeRaw)?;
+            let v = self.new_size()?;
             self.model.size_insert(v);
             Ok(v)
         } else {
@@ -675,6 +675,19 @@ impl Decoder {
             u64::from(high) << 8 | u64::from(self.get(parts.low)?)
         };
         Ok(r.wrapping_add(u64::from(wide::WIDE)))
+    }
+
+    /// A new size: a wide value (version 1: a varint).
+    #[inline]
+    fn new_size(&mut self) -> Dec<u64> {
+        if self.version_1 {
+            return self.var(Stream::SizeRaw);
+        }
+        match self.get(Stream::SizeRaw)? {
+            b if b < wide::WIDE => Ok(u64::from(b)),
+            wide::SPECIAL => Err(self.bad("size-raw code 255")),
+            _ => self.wide_rest(wide::SIZE),
+        }
     }
 
     /// A freed address's age: 0 for an address that is no object of the

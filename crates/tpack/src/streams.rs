@@ -9,7 +9,7 @@ pub enum Stream {
     Kind = 0,
     /// Per size: 0–15 index in the recent-size table, 16 = a new size.
     SizeCode,
-    /// New sizes, varint.
+    /// New sizes, a wide value (see [`wide`]; version 1: a varint).
     SizeRaw,
     /// Per allocated address: which prediction hit (see [`addr_code`]).
     AddrCode,
@@ -67,10 +67,16 @@ pub enum Stream {
     AgeLow,
     /// Varints of the widest free-age codes.
     AgeRaw,
+    /// The high bytes of wide new sizes.
+    SizeHigh,
+    /// The low bytes of wide new sizes.
+    SizeLow,
+    /// Varints of the widest new sizes.
+    SizeWide,
 }
 
 /// Streams in a block of the current format version.
-pub const STREAMS: usize = 25;
+pub const STREAMS: usize = 28;
 
 /// Streams in a block of format version 1 (the first 17; times as zigzag
 /// varints in [`Stream::Time`] and [`Stream::TimeOther`]).
@@ -102,6 +108,9 @@ pub const NAMES: [&str; STREAMS] = [
     "age-high",
     "age-low",
     "age-raw",
+    "size-high",
+    "size-low",
+    "size-wide",
 ];
 
 /// Wide values, from format version 2: an unsigned value v is one byte in
@@ -113,7 +122,7 @@ pub const NAMES: [&str; STREAMS] = [
 /// mix two distributions in one stream): times 13 to 17 % smaller on the
 /// CPython, Perl and gcc recordings (docs/formats/tpack.md, decision 9).
 /// The first byte 255 is the field's own: a negative time delta (`!d` in
-/// time-raw); no age code uses it.
+/// time-raw); no age code or size uses it.
 pub mod wide {
     use super::Stream;
 
@@ -147,6 +156,13 @@ pub mod wide {
         high: Stream::AgeHigh,
         low: Stream::AgeLow,
         raw: Stream::AgeRaw,
+    };
+
+    /// New sizes' wide parts.
+    pub const SIZE: Parts = Parts {
+        high: Stream::SizeHigh,
+        low: Stream::SizeLow,
+        raw: Stream::SizeWide,
     };
 }
 

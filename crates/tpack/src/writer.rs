@@ -273,7 +273,7 @@ impl<W: Write> Writer<W> {
             Some(i) => self.s(Stream::SizeCode).push(i as u8),
             None => {
                 self.s(Stream::SizeCode).push(crate::streams::TABLE as u8);
-                put_varint(self.s(Stream::SizeRaw), size);
+                self.put_wide(Stream::SizeRaw, wide::SIZE, size);
             }
         }
     }
@@ -641,8 +641,8 @@ mod tests {
         assert_eq!(w.streams[Stream::AgeLow as usize], [147]); // 401 - 254
     }
 
-    /// Wide values split as docs/formats/tpack.md says, the age streams
-    /// as the time streams.
+    /// Wide values split as docs/formats/tpack.md says, the age and size
+    /// streams as the time streams.
     #[test]
     fn wide_ages_take_their_own_streams() {
         let mut w = Writer::new(Vec::new(), Options::default()).unwrap();
@@ -653,6 +653,13 @@ mod tests {
         assert_eq!(w.streams[Stream::AgeHigh as usize], [0x12, 255]);
         assert_eq!(w.streams[Stream::AgeLow as usize], [0x34]);
         assert_eq!(w.streams[Stream::AgeRaw as usize], [1]);
+        w.put_wide(Stream::SizeRaw, wide::SIZE, 0x10000);
+        assert_eq!(w.streams[Stream::SizeRaw as usize], [254]);
+        // 0x10000 - 254 = 0xff02: the high byte 255 is taken, so the
+        // varint 0xff02 - 65,280 = 2.
+        assert_eq!(w.streams[Stream::SizeHigh as usize], [255]);
+        assert!(w.streams[Stream::SizeLow as usize].is_empty());
+        assert_eq!(w.streams[Stream::SizeWide as usize], [2]);
     }
 
     /// Each first byte goes to the stream of its event's kind and of the

@@ -594,12 +594,12 @@ fn version_1_files_still_read() {
     assert_eq!(got, version_1_items());
 }
 
-/// A free-age code that names no object, in a block whose checksum holds:
-/// the first byte 255 (no age uses it) and a difference that makes the age
-/// 0 each stop reading with an error naming the record, after the
-/// records before it.
+/// Wide codes that name nothing, in a block whose checksum holds: a free
+/// age's first byte 255 (no age uses it) and a difference that makes the
+/// age 0, and a new size's first byte 255, each stop reading with an error
+/// naming the record, after the records before it.
 #[test]
-fn bad_age_codes_are_errors_naming_the_record() {
+fn bad_wide_codes_are_errors_naming_the_record() {
     let mut e = OwnedEvent::new(EventKind::Alloc);
     e.size = 8;
     e.address = 0x1000;
@@ -614,21 +614,30 @@ fn bad_age_codes_are_errors_naming_the_record() {
             ..Options::default()
         },
     );
-    // The free's age 1 is the code zigzag(1) + 1 = 3, the only byte of
-    // free-age (stream 6). Every length in this small table is one byte:
-    // the streams start after the magic, the header and 25 × 3 bytes.
+    // Every length in this small table is one byte: the streams start
+    // after the magic, the header and 28 × 3 bytes, in table order.
     let table = 8 + 16;
     let stored = |i: usize| bytes[table + 3 * i + 2] as usize;
-    let at = table + 25 * 3 + (0..6).map(stored).sum::<usize>();
-    assert_eq!((stored(6), bytes[at]), (1, 3));
-    for (code, why) in [(0xff, "free-age code 255"), (0x01, "age 0")] {
+    let start = |i: usize| table + 28 * 3 + (0..i).map(stored).sum::<usize>();
+    // Stream 6, free-age: the free's age 1 is the code zigzag(1) + 1 = 3.
+    // Stream 2, size-raw: the new size 8.
+    for (stream, was, code, why, kept) in [
+        (6, 3, 0xff, "free-age code 255", 1),
+        (6, 3, 0x01, "age 0", 1),
+        (2, 8, 0xff, "size-raw code 255", 0),
+    ] {
+        let at = start(stream);
+        assert_eq!((stored(stream), bytes[at]), (1, was));
         let mut bad = bytes.clone();
         bad[at] = code;
         let bad = fix_checksums(bad);
         let (got, warnings, err) = unpack(&bad);
-        assert_eq!(got, std::slice::from_ref(&alloc), "{code}");
+        assert_eq!(got, [alloc.clone()][..kept], "{why}");
         assert!(warnings.is_empty());
         let err = err.expect("an error");
-        assert!(err.contains(why) && err.contains("record 1"), "{err}");
+        assert!(
+            err.contains(why) && err.contains(&format!("record {kept}")),
+            "{err}"
+        );
     }
 }
