@@ -677,17 +677,31 @@ impl Decoder {
         Ok(r.wrapping_add(u64::from(wide::WIDE)))
     }
 
-    /// A new size: a wide value (version 1: a varint).
-    #[inline]
+    /// A new size: a wide value (version 1: a varint). In line only the
+    /// one-byte case; the rest out of line.
+    #[inline(always)]
     fn new_size(&mut self) -> Dec<u64> {
+        let c = &mut self.streams[Stream::SizeRaw as usize];
+        if let Some(&b) = c.data.get(c.pos)
+            && b < wide::WIDE
+            && !self.version_1
+        {
+            c.pos += 1;
+            return Ok(u64::from(b));
+        }
+        self.new_size_rest()
+    }
+
+    /// [`Decoder::new_size`] past its one-byte case.
+    #[inline(never)]
+    fn new_size_rest(&mut self) -> Dec<u64> {
         if self.version_1 {
             return self.var(Stream::SizeRaw);
         }
-        match self.get(Stream::SizeRaw)? {
-            b if b < wide::WIDE => Ok(u64::from(b)),
-            wide::SPECIAL => Err(self.bad("size-raw code 255")),
-            _ => self.wide_rest(wide::SIZE),
+        if self.get(Stream::SizeRaw)? == wide::SPECIAL {
+            return Err(self.bad("size-raw code 255"));
         }
+        self.wide_rest(wide::SIZE)
     }
 
     /// A freed address's age: 0 for an address that is no object of the
