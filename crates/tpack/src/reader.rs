@@ -677,11 +677,30 @@ impl Decoder {
         Ok(r.wrapping_add(u64::from(wide::WIDE)))
     }
 
-    /// A new size: a wide value (version 1: a varint). In line only the
-    /// one-byte case; the rest out of line.
+    /// A new size: a wide value (version 1: a varint).
     #[inline(always)]
     fn new_size(&mut self) -> Dec<u64> {
-        let c = &mut self.streams[Stream::SizeRaw as usize];
+        self.wide_field(Stream::SizeRaw, wide::SIZE)
+    }
+
+    /// A freed address's age: 0 for an address that is no object of the
+    /// block.
+    #[inline(always)]
+    fn free_age(&mut self) -> Dec<u64> {
+        let v = self.wide_field(Stream::FreeAge, wide::AGE)?;
+        if v == 0 || self.version_1 {
+            return Ok(v);
+        }
+        self.age_of_code(v)
+    }
+
+    /// A wide value in `stream` whose first byte 255 names nothing (version
+    /// 1: a varint). In line only the one-byte case: the whole of it in
+    /// line made the record loop too big to be inlined into its callers
+    /// (5 to 9 % slower).
+    #[inline(always)]
+    fn wide_field(&mut self, stream: Stream, parts: wide::Parts) -> Dec<u64> {
+        let c = &mut self.streams[stream as usize];
         if let Some(&b) = c.data.get(c.pos)
             && b < wide::WIDE
             && !self.version_1
@@ -689,51 +708,20 @@ impl Decoder {
             c.pos += 1;
             return Ok(u64::from(b));
         }
-        self.new_size_rest()
+        self.wide_field_rest(stream, parts)
     }
 
-    /// [`Decoder::new_size`] past its one-byte case.
+    /// [`Decoder::wide_field`] past its one-byte case: a wide value, the
+    /// byte 255 (an error), the stream's end, or version 1.
     #[inline(never)]
-    fn new_size_rest(&mut self) -> Dec<u64> {
+    fn wide_field_rest(&mut self, stream: Stream, parts: wide::Parts) -> Dec<u64> {
         if self.version_1 {
-            return self.var(Stream::SizeRaw);
+            return self.var(stream);
         }
-        if self.get(Stream::SizeRaw)? == wide::SPECIAL {
-            return Err(self.bad("size-raw code 255"));
+        if self.get(stream)? == wide::SPECIAL {
+            return Err(self.bad(format!("{} code 255", NAMES[stream as usize])));
         }
-        self.wide_rest(wide::SIZE)
-    }
-
-    /// A freed address's age: 0 for an address that is no object of the
-    /// block. In line only the one-byte code; the rest out of line.
-    #[inline(always)]
-    fn free_age(&mut self) -> Dec<u64> {
-        let c = &mut self.streams[Stream::FreeAge as usize];
-        if let Some(&b) = c.data.get(c.pos)
-            && b < wide::WIDE
-            && !self.version_1
-        {
-            c.pos += 1;
-            if b == 0 {
-                return Ok(0);
-            }
-            return self.age_of_code(u64::from(b));
-        }
-        self.free_age_rest()
-    }
-
-    /// [`Decoder::free_age`] past its one-byte case: a wide code, code 255
-    /// (an error), the stream's end, or version 1 (the age as a varint).
-    #[inline(never)]
-    fn free_age_rest(&mut self) -> Dec<u64> {
-        if self.version_1 {
-            return self.var(Stream::FreeAge);
-        }
-        if self.get(Stream::FreeAge)? == wide::SPECIAL {
-            return Err(self.bad("free-age code 255"));
-        }
-        let v = self.wide_rest(wide::AGE)?;
-        self.age_of_code(v)
+        self.wide_rest(parts)
     }
 
     /// The age a free-age code ≥ 1 names (never 0).
