@@ -534,7 +534,6 @@ fn compress(codec: Codec, s: &[u8]) -> Result<Option<Vec<u8>>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::streams::time_stream;
 
     /// The bytes of docs/formats/tpack.md's table of time codes, written
     /// out by hand for the deltas at each edge.
@@ -600,21 +599,21 @@ mod tests {
     /// each, and a realloc's old address is an age like a free's.
     #[test]
     fn ages_are_coded_against_the_age_before_them() {
-        let (mut w, ev) = (with_objects(5), event);
+        let mut w = with_objects(5);
         // Ages 5, 4, 3: zigzag(5) + 1 = 11, then zigzag(-1) + 1 = 2.
         for i in 0..3 {
-            w.write_event(&ev(EventKind::Free, 0x1000 + 32 * i))
+            w.write_event(&event(EventKind::Free, 0x1000 + 32 * i))
                 .unwrap();
         }
         // A realloc of the object of age 1 (0x1080), kept live: 1 - 3 = -2,
         // zigzag 3, code 4.
-        let mut r = ev(EventKind::ReallocNoAlloc, 0x1080);
+        let mut r = event(EventKind::ReallocNoAlloc, 0x1080);
         r.new_address = 0x1080;
         w.write_event(&r).unwrap();
         // An address that is no object of the block: 0, and the age
         // before it stays 1 (age 2 of 0x1060: zigzag(1) + 1 = 3).
-        w.write_event(&ev(EventKind::Free, 0x9000)).unwrap();
-        w.write_event(&ev(EventKind::Free, 0x1060)).unwrap();
+        w.write_event(&event(EventKind::Free, 0x9000)).unwrap();
+        w.write_event(&event(EventKind::Free, 0x1060)).unwrap();
         assert_eq!(w.streams[Stream::FreeAge as usize], [11, 2, 2, 4, 0, 3]);
         for s in [Stream::AgeHigh, Stream::AgeLow, Stream::AgeRaw] {
             assert!(w.streams[s as usize].is_empty());
@@ -625,11 +624,11 @@ mod tests {
     /// two ages come close again.
     #[test]
     fn ages_far_apart_are_coded_as_themselves() {
-        let (mut w, ev) = (with_objects(200), event);
+        let mut w = with_objects(200);
         // Ages 200 (against 0: far), 100 (as itself), 20 (itself), 21
         // (itself; 1 from 20: near), 25 (against 21: zigzag(4) + 1 = 9).
         for i in [0u64, 100, 180, 179, 175] {
-            w.write_event(&ev(EventKind::Free, 0x1000 + 32 * i))
+            w.write_event(&event(EventKind::Free, 0x1000 + 32 * i))
                 .unwrap();
         }
         assert_eq!(
