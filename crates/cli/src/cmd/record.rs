@@ -55,8 +55,8 @@ pub struct RecordArgs {
     /// --policy` takes it (raw, zstd-N, xz-N, gzip-N). Default
     /// zstd-3,block=256K, which keeps up with the program; `tramp convert
     /// --policy zstd-9` re-packs smaller (level 9 and tpack's blocks of 1 Mi
-    /// records, too slow to run beside the program: 5-8% smaller on CPython
-    /// and Perl, 23% on a loop of random frees).
+    /// records, too slow to run beside the program: 17-18% smaller on
+    /// CPython and Perl recordings, 23% on a loop of random frees).
     #[arg(long, value_name = "CODEC")]
     pack: Option<String>,
     /// Unread raw log a process may leave in the temporary directory before
