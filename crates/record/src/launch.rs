@@ -33,11 +33,10 @@ impl RecordOptions {
     /// tpack's packing while recording: zstd level 3 in blocks of 256 Ki
     /// records, which keeps up with the program on one core. Level 9 is a
     /// quarter of the conversion's time for 3-9% less (in 1 Mi-record
-    /// blocks); blocks of 1 Mi
-    /// records (tpack's default) hold models four times larger, out of the
-    /// cache, for 9-14% less on CPython and Perl (tpack version 2;
-    /// docs/formats/capture.md).
-    /// `tramp convert --policy zstd-9` re-packs.
+    /// blocks); blocks of 1 Mi records (tpack's default) hold models four
+    /// times larger, out of the cache, for 9-14% less on CPython and Perl
+    /// (tpack version 2; docs/formats/capture.md). `tramp convert --policy
+    /// zstd-9` re-packs.
     pub const RECORD_PACK: &str = "zstd-3,block=256K";
 
     /// Sets the tpack packing from `CODEC[,block=N]` (as `tramp convert
