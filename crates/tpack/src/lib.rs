@@ -15,6 +15,7 @@
 //! * [`framer`]: the block layer the readers share (headers, checksums,
 //!   resynchronisation, decompression).
 //! * [`parallel`]: decoding several blocks at once on threads.
+//! * `table`: a block's records in memory, passed between threads.
 //! * [`format`]: tpack in the format registry, as a Source and a Sink.
 //!
 //! The layout, byte for byte, is in docs/formats/tpack.md.
@@ -26,6 +27,7 @@ pub mod model;
 pub mod parallel;
 pub mod reader;
 pub mod streams;
+mod table;
 mod threads;
 pub mod writer;
 

@@ -18,29 +18,12 @@ use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::sync::{Arc, Condvar, Mutex};
 
 use tramp_core::{Error, Position, Warning};
-use tramp_hatf::spec::EVENT_KINDS;
-use tramp_hatf::{Event, Item};
 
 use crate::framer::{Frame, Framer, RawBlock, Streams, unpack};
 use crate::reader::{Decoder, Next};
 use crate::streams::Stream;
+use crate::table::{Cursor, Slot, Table, has_new_address};
 use crate::threads::Threads;
-
-/// The slot kind of a comment (event kinds are 0–9).
-const COMMENT: u8 = u8::MAX;
-
-/// One decoded record: the event's kind and its fields that change from
-/// record to record; for a comment, only its text.
-#[derive(Clone, Copy)]
-struct Slot {
-    kind: u8,
-    /// 1 + the index of the attribute value or comment in `spans`; 0 for
-    /// an event without attributes.
-    span: u32,
-    size: u64,
-    address: u64,
-    time: u64,
-}
 
 /// A block's records, decoded.
 #[derive(Default)]
@@ -49,46 +32,9 @@ struct DecodedBlock {
     start: u64,
     /// The records its header gave (what it counts for in [`InFlight`]).
     claimed: u64,
-    slots: Vec<Slot>,
-    /// The new address of every realloc, in order.
-    new_addresses: Vec<u64>,
-    /// The slot from which each (thread, heap) pair holds (both 0 before
-    /// the first).
-    changes: Vec<(u32, u64, u64)>,
-    /// Attribute values and comments, each once (an attribute value the
-    /// same as the previous event's is not stored again).
-    bytes: Vec<u8>,
-    spans: Vec<(u32, u32)>,
+    table: Table,
     /// What stopped decoding after the last slot (damage in the block).
     end: Option<Error>,
-}
-
-impl DecodedBlock {
-    #[inline]
-    fn span(&self, span: u32) -> &[u8] {
-        match span.checked_sub(1) {
-            Some(i) => {
-                let (at, len) = self.spans[i as usize];
-                &self.bytes[at as usize..(at + len) as usize]
-            }
-            None => &[],
-        }
-    }
-
-    /// Stores bytes; returns their span number.
-    fn store(&mut self, b: &[u8]) -> u32 {
-        let at = self.bytes.len() as u32;
-        self.bytes.extend_from_slice(b);
-        self.spans.push((at, b.len() as u32));
-        self.spans.len() as u32
-    }
-}
-
-/// Whether events of this kind (an index in `EVENT_KINDS`) have a new
-/// address: the reallocs.
-#[inline]
-fn has_new_address(kind: u8) -> bool {
-    (2..=5).contains(&kind)
 }
 
 /// Records of the blocks handed to workers and not yet read past, kept
@@ -156,11 +102,7 @@ fn decode(
 ) -> (DecodedBlock, Streams) {
     out.start = job.start;
     out.claimed = u64::from(job.records);
-    out.slots.clear();
-    out.new_addresses.clear();
-    out.changes.clear();
-    out.bytes.clear();
-    out.spans.clear();
+    out.table.clear();
     out.end = None;
     let streams = match unpack(&job.body, streams, job.position(), job.version) {
         Ok(s) => s,
@@ -173,13 +115,10 @@ fn decode(
     // header's count alone is not trusted (a damaged one could ask for
     // terabytes); past this, the table grows only as records decode.
     let kinds = streams[Stream::Kind as usize].len();
-    out.slots.reserve((job.records as usize).min(kinds));
+    out.table.slots.reserve((job.records as usize).min(kinds));
     dec.record = job.record_base;
     dec.start_block(job.start, job.records, streams, job.version);
-    let (mut thread, mut heap) = (0, 0);
-    // The span of the attributes of the last event that had any (0: none
-    // yet).
-    let mut last_attr = 0u32;
+    let t = &mut out.table;
     while dec.left > 0 {
         match dec.decode_record() {
             Ok(true) => {
@@ -188,23 +127,12 @@ fn decode(
                 let w = std::hint::black_box;
                 let c = &dec.cur;
                 let kind = w(c.kind) as u8;
-                let (t, h) = (w(c.thread), w(c.heap));
-                if (t, h) != (thread, heap) {
-                    (thread, heap) = (t, h);
-                    out.changes.push((out.slots.len() as u32, thread, heap));
-                }
+                t.thread_heap(w(c.thread), w(c.heap));
                 if has_new_address(kind) {
-                    out.new_addresses.push(w(c.new_address));
+                    t.new_addresses.push(w(c.new_address));
                 }
-                let span = if !dec.has_attrs {
-                    0
-                } else if dec.attrs_same && last_attr != 0 {
-                    last_attr
-                } else {
-                    last_attr = out.store(dec.attributes_value());
-                    last_attr
-                };
-                out.slots.push(Slot {
+                let span = t.attributes(dec.has_attrs, dec.attributes_value(), dec.attrs_same);
+                t.slots.push(Slot {
                     kind,
                     span,
                     size: w(c.size),
@@ -212,16 +140,7 @@ fn decode(
                     time: w(c.time),
                 });
             }
-            Ok(false) => {
-                let span = out.store(&dec.comment);
-                out.slots.push(Slot {
-                    kind: COMMENT,
-                    span,
-                    size: 0,
-                    address: 0,
-                    time: 0,
-                });
-            }
+            Ok(false) => t.push_comment(&dec.comment),
             Err(e) => {
                 out.end = Some(e);
                 break;
@@ -244,11 +163,7 @@ pub(crate) struct Parallel {
     in_flight: Arc<InFlight>,
     block: Option<DecodedBlock>,
     /// The next slot of `block`, and where its side tables stand.
-    at: usize,
-    new_at: usize,
-    change_at: usize,
-    thread: u64,
-    heap: u64,
+    cursor: Cursor,
     block_start: u64,
     record: u64,
     done: bool,
@@ -344,11 +259,7 @@ impl Parallel {
             spare,
             in_flight,
             block: None,
-            at: 0,
-            new_at: 0,
-            change_at: 0,
-            thread: 0,
-            heap: 0,
+            cursor: Cursor::default(),
             block_start: 0,
             record: 0,
             done: false,
@@ -365,7 +276,7 @@ impl Parallel {
     pub fn next_entry(&mut self) -> Result<Option<Next<'_>>, Error> {
         loop {
             match &self.block {
-                Some(b) if self.at < b.slots.len() => break,
+                Some(b) if self.cursor.at < b.table.len() => break,
                 Some(_) => {
                     if let Some(mut b) = self.block.take() {
                         self.in_flight.release(b.claimed);
@@ -390,37 +301,9 @@ impl Parallel {
         let Some(b) = &self.block else {
             unreachable!("the loop stops only at a slot")
         };
-        let i = self.at;
-        let s = b.slots[i];
-        self.at += 1;
         self.record += 1;
-        if s.kind == COMMENT {
-            return Ok(Some(Next::Item(Item::Comment(b.span(s.span)))));
-        }
-        while let Some(&(from, thread, heap)) = b.changes.get(self.change_at)
-            && from as usize <= i
-        {
-            self.thread = thread;
-            self.heap = heap;
-            self.change_at += 1;
-        }
-        let new_address = if has_new_address(s.kind) {
-            let a = b.new_addresses.get(self.new_at).copied().unwrap_or(0);
-            self.new_at += 1;
-            a
-        } else {
-            0
-        };
-        Ok(Some(Next::Item(Item::Event(Event {
-            kind: EVENT_KINDS[s.kind as usize],
-            size: s.size,
-            address: s.address,
-            new_address,
-            thread: self.thread,
-            heap: self.heap,
-            time: s.time,
-            attributes: b.span(s.span),
-        }))))
+        let item = self.cursor.next(&b.table);
+        Ok(item.map(Next::Item))
     }
 
     /// Takes the next block, or returns the damage skipped, or sets `done`.
@@ -437,8 +320,7 @@ impl Parallel {
             Ok(Ordered::Block(rx)) => match rx.recv() {
                 Ok(b) => {
                     self.block_start = b.start;
-                    (self.at, self.new_at, self.change_at) = (0, 0, 0);
-                    (self.thread, self.heap) = (0, 0);
+                    self.cursor = Cursor::default();
                     self.block = Some(b);
                     Ok(None)
                 }

@@ -1,7 +1,11 @@
 //! The tpack writer: HATF items in, blocks of predicted, split and
 //! compressed streams out. Memory is bounded by one block.
 
+use std::collections::VecDeque;
 use std::io::Write;
+use std::sync::mpsc::{Receiver, SyncSender, TryRecvError, sync_channel};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 
 use rustc_hash::FxHashMap;
 use tramp_core::Error;
@@ -11,6 +15,7 @@ use tramp_hatf::{Event, EventKind, Item};
 use crate::error::TpackError;
 use crate::model::{FREE_RING, Guess, Model, chunk};
 use crate::streams::{STREAMS, Stream, addr_code, put_varint, time_stream, wide, zigzag};
+use crate::table::{Cursor, Table};
 use crate::{BLOCK_MAGIC, MAGIC};
 
 pub const FORMAT: &str = "tpack";
@@ -77,12 +82,21 @@ pub struct Options {
     /// Records per block (the unit of independence and of memory): at most
     /// [`crate::MAX_BLOCK_RECORDS`]; default 1 Mi.
     pub block_records: usize,
+    /// Threads that code blocks: 1 (the default) codes them on the
+    /// writer's thread; more code whole blocks at once, each on its own,
+    /// and write the same bytes.
+    pub threads: usize,
 }
 
+/// The most threads a writer codes blocks on.
+pub const MAX_THREADS: usize = 64;
+
 impl Options {
-    /// `CODEC[,block=N]`: a codec as [`Codec::parse`] takes it, optionally
-    /// followed by the records per block (`block=4M`, `block=65536`; K and
-    /// M are binary, at most [`crate::MAX_BLOCK_RECORDS`]).
+    /// `CODEC[,block=N][,threads=N]`: a codec as [`Codec::parse`] takes
+    /// it, optionally followed by the records per block (`block=4M`,
+    /// `block=65536`; K and M are binary, at most
+    /// [`crate::MAX_BLOCK_RECORDS`]) and the threads that code blocks (1 to
+    /// [`MAX_THREADS`]).
     pub fn parse(s: &str) -> Option<Options> {
         let mut parts = s.split(',');
         let mut o = Options {
@@ -90,6 +104,10 @@ impl Options {
             ..Options::default()
         };
         for p in parts {
+            if let Some(n) = p.strip_prefix("threads=") {
+                o.threads = n.parse().ok().filter(|t| (1..=MAX_THREADS).contains(t))?;
+                continue;
+            }
             let n = p.strip_prefix("block=")?;
             let (digits, mul) = match n.as_bytes().last()? {
                 b'K' | b'k' => (&n[..n.len() - 1], 1 << 10),
@@ -111,6 +129,7 @@ impl Default for Options {
         Options {
             codec: Codec::Zstd(DEFAULT_ZSTD),
             block_records: DEFAULT_BLOCK_RECORDS,
+            threads: 1,
         }
     }
 }
@@ -124,10 +143,10 @@ const BLOCK_BYTES: usize = 64 << 20;
 /// attributes and one check interval on top.
 const STREAM_BYTES: usize = 160 << 20;
 
-/// Writes tpack to any `Write`.
-pub struct Writer<W: Write> {
-    out: W,
-    opts: Options,
+/// One block's encoding: the model of the allocator and the streams it
+/// fills, written out and reset block by block.
+pub(crate) struct Encoder {
+    codec: Codec,
     streams: [Vec<u8>; STREAMS],
     model: Model,
     /// Live objects of the block: address → index in `model.objects`.
@@ -135,8 +154,6 @@ pub struct Writer<W: Write> {
     /// Freed chunks of the block: address → the number of its free.
     freed_at: FxHashMap<u64, u64>,
     records: u32,
-    items: u64,
-    bytes: usize,
     scratch: Vec<u8>,
     totals: [StreamTotal; STREAMS],
 }
@@ -149,22 +166,18 @@ pub struct StreamTotal {
     pub stored: u64,
 }
 
-impl<W: Write> Writer<W> {
-    pub fn new(mut out: W, opts: Options) -> Result<Self, Error> {
-        out.write_all(&MAGIC)?;
-        Ok(Writer {
-            out,
-            opts,
+impl Encoder {
+    pub fn new(codec: Codec) -> Encoder {
+        Encoder {
+            codec,
             streams: Default::default(),
             model: Model::with_index(),
             live: FxHashMap::default(),
             freed_at: FxHashMap::default(),
             records: 0,
-            items: 0,
-            bytes: 0,
             scratch: Vec::new(),
             totals: Default::default(),
-        })
+        }
     }
 
     #[inline]
@@ -172,27 +185,25 @@ impl<W: Write> Writer<W> {
         &mut self.streams[s as usize]
     }
 
-    /// Writes any item: events and comments (HATF metadata records are
-    /// encoding, not data: tpack has its own encoding and drops them).
-    pub fn write_item(&mut self, item: &Item<'_>) -> Result<(), Error> {
-        self.items += 1;
+    /// Codes an item (HATF metadata records are encoding, not data: tpack
+    /// has its own encoding and drops them).
+    pub fn item(&mut self, item: &Item<'_>) {
         match item {
-            Item::Event(e) => self.write_event(e),
-            Item::Comment(c) => self.write_comment(c),
-            Item::Meta(_) => Ok(()),
+            Item::Event(e) => self.event(e),
+            Item::Comment(c) => self.comment(c),
+            Item::Meta(_) => {}
         }
     }
 
-    pub fn write_comment(&mut self, text: &[u8]) -> Result<(), Error> {
+    pub fn comment(&mut self, text: &[u8]) {
         self.s(Stream::Kind).push(TAG_COMMENT);
         let c = self.s(Stream::Comment);
         put_varint(c, text.len() as u64);
         c.extend_from_slice(text);
-        self.bytes += text.len();
-        self.end_record()
+        self.records += 1;
     }
 
-    pub fn write_event(&mut self, ev: &Event<'_>) -> Result<(), Error> {
+    pub fn event(&mut self, ev: &Event<'_>) {
         self.s(Stream::Kind).push(ev.kind.tag());
         match ev.kind {
             EventKind::Alloc => {
@@ -233,7 +244,7 @@ impl<W: Write> Writer<W> {
         self.model.after_alloc = alloc;
         self.time_delta(first, dt);
         self.attributes(ev.attributes);
-        self.end_record()
+        self.records += 1;
     }
 
     /// A time delta: its first byte in `first`, the rest when it is wide
@@ -405,27 +416,21 @@ impl<W: Write> Writer<W> {
                 let r = self.s(Stream::AttrRaw);
                 put_varint(r, a.len() as u64);
                 r.extend_from_slice(a);
-                self.bytes += a.len();
             }
         }
     }
 
+    /// Whether the block's streams have reached [`STREAM_BYTES`] (checked
+    /// every 4,096 records: a record adds at most ~100 bytes of numbers).
     #[inline]
-    fn end_record(&mut self) -> Result<(), Error> {
-        self.records += 1;
-        let limit = self.opts.block_records.clamp(1, crate::MAX_BLOCK_RECORDS);
-        // Every 4,096 records, the streams' total is checked against the
-        // readers' bound (a record adds at most ~100 bytes of numbers).
-        let full = self.records.is_multiple_of(4096)
-            && self.streams.iter().map(Vec::len).sum::<usize>() >= STREAM_BYTES;
-        if self.records as usize >= limit || self.bytes >= BLOCK_BYTES || full {
-            self.flush_block()?;
-        }
-        Ok(())
+    pub fn streams_full(&self) -> bool {
+        self.records.is_multiple_of(4096)
+            && self.streams.iter().map(Vec::len).sum::<usize>() >= STREAM_BYTES
     }
 
-    /// Compresses the block's streams and writes the block.
-    fn flush_block(&mut self) -> Result<(), Error> {
+    /// Compresses the block's streams, writes the block and starts the
+    /// next (`record`: the records written so far, for an error's place).
+    pub fn flush(&mut self, out: &mut impl Write, record: u64) -> Result<(), Error> {
         if self.records == 0 {
             return Ok(());
         }
@@ -433,10 +438,10 @@ impl<W: Write> Writer<W> {
         // streams straight out (the CRC runs over the same slices).
         let mut stored: Vec<(u8, Option<Vec<u8>>)> = Vec::with_capacity(STREAMS);
         for s in &self.streams {
-            let packed = compress(self.opts.codec, s)
-                .map_err(|e| Error::encode(FORMAT, self.items, TpackError::Encode(e)))?;
+            let packed = compress(self.codec, s)
+                .map_err(|e| Error::encode(FORMAT, record, TpackError::Encode(e)))?;
             stored.push(match packed {
-                Some(p) if p.len() < s.len() => (self.opts.codec.id(), Some(p)),
+                Some(p) if p.len() < s.len() => (self.codec.id(), Some(p)),
                 _ => (0, None),
             });
         }
@@ -462,10 +467,10 @@ impl<W: Write> Writer<W> {
         header[4..8].copy_from_slice(&self.records.to_le_bytes());
         header[8..12].copy_from_slice(&(len as u32).to_le_bytes());
         header[12..16].copy_from_slice(&crc.finalize().to_le_bytes());
-        self.out.write_all(&header)?;
-        self.out.write_all(&self.scratch)?;
+        out.write_all(&header)?;
+        out.write_all(&self.scratch)?;
         for i in 0..STREAMS {
-            self.out.write_all(data(i))?;
+            out.write_all(data(i))?;
         }
         for s in &mut self.streams {
             s.clear();
@@ -474,24 +479,327 @@ impl<W: Write> Writer<W> {
         self.live.clear();
         self.freed_at.clear();
         self.records = 0;
-        self.bytes = 0;
+        Ok(())
+    }
+
+    /// Codes a table's records from `first` on (the records written before
+    /// it), closing blocks early where the streams fill, and writes them
+    /// and the last block to `out`.
+    fn table(&mut self, t: &Table, first: u64, out: &mut Vec<u8>) -> Result<(), Error> {
+        let mut cursor = Cursor::default();
+        let mut record = first;
+        while let Some(item) = cursor.next(t) {
+            self.item(&item);
+            record += 1;
+            if self.streams_full() {
+                self.flush(out, record)?;
+            }
+        }
+        self.flush(out, record)
+    }
+}
+
+/// Writes tpack to any `Write`, on the caller's thread or, with
+/// [`Options::threads`] above 1, on that many threads.
+///
+/// Blocks are cut where the serial and the threaded writer agree, from the
+/// records alone: after [`Options::block_records`] records, or once the
+/// block's text (comments, and attribute values other than the previous
+/// event's) reaches [`BLOCK_BYTES`]. A block whose streams reach
+/// [`STREAM_BYTES`] first is closed early, and the next block ends where
+/// this one would have. So both write the same bytes.
+pub struct Writer<W: Write> {
+    out: W,
+    opts: Options,
+    /// Records written, and those and the text of the block being cut.
+    records: u64,
+    cut_records: usize,
+    cut_bytes: usize,
+    /// The attributes of the block's last event that had any (serial).
+    last_attrs: Vec<u8>,
+    mode: Mode,
+    totals: [StreamTotal; STREAMS],
+}
+
+enum Mode {
+    Serial(Box<Encoder>),
+    Threads(Box<Pool>),
+}
+
+impl<W: Write> Writer<W> {
+    pub fn new(mut out: W, opts: Options) -> Result<Self, Error> {
+        out.write_all(&MAGIC)?;
+        let mode = if opts.threads > 1 {
+            Mode::Threads(Box::new(Pool::start(opts)?))
+        } else {
+            Mode::Serial(Box::new(Encoder::new(opts.codec)))
+        };
+        Ok(Writer {
+            out,
+            opts,
+            records: 0,
+            cut_records: 0,
+            cut_bytes: 0,
+            last_attrs: Vec::new(),
+            mode,
+            totals: Default::default(),
+        })
+    }
+
+    /// Writes any item: events and comments (HATF metadata records are
+    /// encoding, not data: tpack has its own encoding and drops them).
+    pub fn write_item(&mut self, item: &Item<'_>) -> Result<(), Error> {
+        match item {
+            Item::Event(e) => self.write_event(e),
+            Item::Comment(c) => self.write_comment(c),
+            Item::Meta(_) => Ok(()),
+        }
+    }
+
+    pub fn write_comment(&mut self, text: &[u8]) -> Result<(), Error> {
+        match &mut self.mode {
+            Mode::Serial(enc) => enc.comment(text),
+            Mode::Threads(pool) => pool.table.push_comment(text),
+        }
+        self.cut_bytes += text.len();
+        self.end_record()
+    }
+
+    pub fn write_event(&mut self, ev: &Event<'_>) -> Result<(), Error> {
+        match &mut self.mode {
+            Mode::Serial(enc) => {
+                // The text a table would store: attributes other than the
+                // previous event's.
+                let a = ev.attributes;
+                if !a.is_empty() && a != self.last_attrs {
+                    self.cut_bytes += a.len();
+                    self.last_attrs.clear();
+                    self.last_attrs.extend_from_slice(a);
+                }
+                enc.event(ev);
+            }
+            Mode::Threads(pool) => {
+                let before = pool.table.text_bytes();
+                pool.table.push_event(ev);
+                self.cut_bytes += pool.table.text_bytes() - before;
+            }
+        }
+        self.end_record()
+    }
+
+    #[inline]
+    fn end_record(&mut self) -> Result<(), Error> {
+        self.records += 1;
+        self.cut_records += 1;
+        let limit = self.opts.block_records.clamp(1, crate::MAX_BLOCK_RECORDS);
+        if self.cut_records >= limit || self.cut_bytes >= BLOCK_BYTES {
+            self.cut_records = 0;
+            self.cut_bytes = 0;
+            self.last_attrs.clear();
+            self.cut()
+        } else if let Mode::Serial(enc) = &mut self.mode
+            && enc.streams_full()
+        {
+            enc.flush(&mut self.out, self.records)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Ends the block being cut: written (serial) or handed to a thread.
+    fn cut(&mut self) -> Result<(), Error> {
+        match &mut self.mode {
+            Mode::Serial(enc) => enc.flush(&mut self.out, self.records),
+            Mode::Threads(pool) => pool.submit(self.records, &mut self.out, &mut self.totals),
+        }
+    }
+
+    /// Writes the last block, waits for every block on other threads, and
+    /// flushes.
+    fn end(&mut self) -> Result<(), Error> {
+        self.cut()?;
+        match &mut self.mode {
+            Mode::Serial(enc) => {
+                for (t, e) in self.totals.iter_mut().zip(&enc.totals) {
+                    t.raw += e.raw;
+                    t.stored += e.stored;
+                }
+            }
+            Mode::Threads(pool) => pool.drain(0, &mut self.out, &mut self.totals)?,
+        }
+        self.out.flush()?;
         Ok(())
     }
 
     /// Writes the last block and returns the stream totals with the
     /// underlying writer.
     pub fn finish(mut self) -> Result<(W, [StreamTotal; STREAMS]), Error> {
-        self.flush_block()?;
-        self.out.flush()?;
+        self.end()?;
         Ok((self.out, self.totals))
     }
 
     /// Writes the last block, flushes, and returns the underlying writer.
     pub fn into_inner(mut self) -> Result<W, Error> {
-        self.flush_block()?;
-        self.out.flush()?;
+        self.end()?;
         Ok(self.out)
     }
+}
+
+/// A table of records for a thread to code, and where the block's bytes
+/// go.
+struct Job {
+    table: Table,
+    /// The records written before the table's first.
+    first: u64,
+    reply: SyncSender<Result<Coded, Error>>,
+}
+
+/// A table coded: its blocks' bytes, their stream totals, and the table
+/// back for reuse.
+struct Coded {
+    bytes: Vec<u8>,
+    totals: [StreamTotal; STREAMS],
+    table: Table,
+}
+
+/// Threads coding whole tables into blocks, and the tables handed to them
+/// in order. At most `threads` tables are being coded and `threads` more
+/// wait to be written (a table takes 32 bytes a record: 8 MiB for 256 Ki
+/// records), besides the one being filled.
+struct Pool {
+    table: Table,
+    jobs: Option<SyncSender<Job>>,
+    /// Replies in file order.
+    pending: VecDeque<Receiver<Result<Coded, Error>>>,
+    spare: Vec<Table>,
+    threads: usize,
+    handles: Vec<JoinHandle<()>>,
+}
+
+impl Pool {
+    fn start(opts: Options) -> std::io::Result<Pool> {
+        // A table is handed over only when a thread is free to take it.
+        let (jobs, rx) = sync_channel::<Job>(0);
+        let rx = Arc::new(Mutex::new(rx));
+        let mut handles = Vec::new();
+        for i in 0..opts.threads {
+            let rx = rx.clone();
+            let codec = opts.codec;
+            handles.push(
+                std::thread::Builder::new()
+                    .name(format!("tpack-encode-{i}"))
+                    .spawn(move || {
+                        let mut enc = Encoder::new(codec);
+                        loop {
+                            let job = {
+                                let rx = rx.lock().unwrap_or_else(|p| p.into_inner());
+                                match rx.recv() {
+                                    Ok(j) => j,
+                                    Err(_) => break,
+                                }
+                            };
+                            enc.totals = Default::default();
+                            let mut bytes = Vec::new();
+                            let r = enc.table(&job.table, job.first, &mut bytes);
+                            let r = r.map(|()| Coded {
+                                bytes,
+                                totals: enc.totals,
+                                table: job.table,
+                            });
+                            // The writer may be gone: then nobody waits.
+                            let _ = job.reply.send(r);
+                        }
+                    })?,
+            );
+        }
+        Ok(Pool {
+            table: Table::default(),
+            jobs: Some(jobs),
+            pending: VecDeque::new(),
+            spare: Vec::new(),
+            threads: opts.threads,
+            handles,
+        })
+    }
+
+    /// Hands the table filled so far (the records before `end`) to a
+    /// thread, and writes the blocks coded by then.
+    fn submit(
+        &mut self,
+        end: u64,
+        out: &mut impl Write,
+        totals: &mut [StreamTotal; STREAMS],
+    ) -> Result<(), Error> {
+        if self.table.len() > 0 {
+            let mut table = self.spare.pop().unwrap_or_default();
+            table.clear();
+            std::mem::swap(&mut table, &mut self.table);
+            let first = end - table.len() as u64;
+            let (reply, rx) = sync_channel(1);
+            let sent = self.jobs.as_ref().is_some_and(|j| {
+                j.send(Job {
+                    table,
+                    first,
+                    reply,
+                })
+                .is_ok()
+            });
+            if !sent {
+                return Err(stopped());
+            }
+            self.pending.push_back(rx);
+        }
+        self.drain(self.threads, out, totals)
+    }
+
+    /// Writes coded blocks in order: those ready, and waits for more while
+    /// over `keep` are pending.
+    fn drain(
+        &mut self,
+        keep: usize,
+        out: &mut impl Write,
+        totals: &mut [StreamTotal; STREAMS],
+    ) -> Result<(), Error> {
+        while let Some(rx) = self.pending.front() {
+            let coded = if self.pending.len() > keep {
+                rx.recv().map_err(|_| stopped())?
+            } else {
+                match rx.try_recv() {
+                    Ok(c) => c,
+                    Err(TryRecvError::Empty) => break,
+                    Err(TryRecvError::Disconnected) => return Err(stopped()),
+                }
+            };
+            self.pending.pop_front();
+            let coded = coded?;
+            out.write_all(&coded.bytes)?;
+            for (t, c) in totals.iter_mut().zip(&coded.totals) {
+                t.raw += c.raw;
+                t.stored += c.stored;
+            }
+            if self.spare.len() < 2 {
+                self.spare.push(coded.table);
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        // The threads stop once the channel closes, each after at most the
+        // table it has (replies never block: one slot each).
+        self.jobs = None;
+        for h in self.handles.drain(..) {
+            // A thread that panicked has nothing more to say here.
+            let _ = h.join();
+        }
+    }
+}
+
+#[cold]
+fn stopped() -> Error {
+    std::io::Error::other("a tpack encoding thread stopped").into()
 }
 
 /// Code 0 for the previous value, else 1 and the value in the raw stream
@@ -566,7 +874,7 @@ mod tests {
             ),
         ];
         for (d, first, high, low, raw) in cases {
-            let mut w = Writer::new(Vec::new(), Options::default()).unwrap();
+            let mut w = Encoder::new(Codec::Raw);
             let s = time_stream(false, true);
             w.time_delta(s, d);
             assert_eq!(w.streams[s as usize], first, "{d}");
@@ -585,11 +893,10 @@ mod tests {
     }
 
     /// A writer that has allocated `n` objects, 32 bytes apart from 0x1000.
-    fn with_objects(n: u64) -> Writer<Vec<u8>> {
-        let mut w = Writer::new(Vec::new(), Options::default()).unwrap();
+    fn with_objects(n: u64) -> Encoder {
+        let mut w = Encoder::new(Codec::Raw);
         for i in 0..n {
-            w.write_event(&event(EventKind::Alloc, 0x1000 + 32 * i))
-                .unwrap();
+            w.event(&event(EventKind::Alloc, 0x1000 + 32 * i));
         }
         w
     }
@@ -602,18 +909,17 @@ mod tests {
         let mut w = with_objects(5);
         // Ages 5, 4, 3: zigzag(5) + 1 = 11, then zigzag(-1) + 1 = 2.
         for i in 0..3 {
-            w.write_event(&event(EventKind::Free, 0x1000 + 32 * i))
-                .unwrap();
+            w.event(&event(EventKind::Free, 0x1000 + 32 * i));
         }
         // A realloc of the object of age 1 (0x1080), kept live: 1 - 3 = -2,
         // zigzag 3, code 4.
         let mut r = event(EventKind::ReallocNoAlloc, 0x1080);
         r.new_address = 0x1080;
-        w.write_event(&r).unwrap();
+        w.event(&r);
         // An address that is no object of the block: 0, and the age
         // before it stays 1 (age 2 of 0x1060: zigzag(1) + 1 = 3).
-        w.write_event(&event(EventKind::Free, 0x9000)).unwrap();
-        w.write_event(&event(EventKind::Free, 0x1060)).unwrap();
+        w.event(&event(EventKind::Free, 0x9000));
+        w.event(&event(EventKind::Free, 0x1060));
         assert_eq!(w.streams[Stream::FreeAge as usize], [11, 2, 2, 4, 0, 3]);
         for s in [Stream::AgeHigh, Stream::AgeLow, Stream::AgeRaw] {
             assert!(w.streams[s as usize].is_empty());
@@ -628,8 +934,7 @@ mod tests {
         // Ages 200 (against 0: far), 100 (as itself), 20 (itself), 21
         // (itself; 1 from 20: near), 25 (against 21: zigzag(4) + 1 = 9).
         for i in [0u64, 100, 180, 179, 175] {
-            w.write_event(&event(EventKind::Free, 0x1000 + 32 * i))
-                .unwrap();
+            w.event(&event(EventKind::Free, 0x1000 + 32 * i));
         }
         assert_eq!(
             w.streams[Stream::FreeAge as usize],
@@ -644,7 +949,7 @@ mod tests {
     /// streams as the time streams.
     #[test]
     fn wide_ages_take_their_own_streams() {
-        let mut w = Writer::new(Vec::new(), Options::default()).unwrap();
+        let mut w = Encoder::new(Codec::Raw);
         w.put_wide(Stream::FreeAge, wide::AGE, 253);
         w.put_wide(Stream::FreeAge, wide::AGE, 254 + 0x1234);
         w.put_wide(Stream::FreeAge, wide::AGE, 254 + 65_280 + 1);
@@ -665,7 +970,7 @@ mod tests {
     /// event before it, and a comment does not count as an event.
     #[test]
     fn a_time_is_coded_in_the_stream_of_its_kind_and_its_predecessor() {
-        let mut w = Writer::new(Vec::new(), Options::default()).unwrap();
+        let mut w = Encoder::new(Codec::Raw);
         let at = |kind: EventKind, time: u64| {
             let mut e = Event::new(kind);
             e.address = 0x1000 + time * 64;
@@ -673,12 +978,12 @@ mod tests {
             e.time = time;
             e
         };
-        w.write_event(&at(EventKind::Alloc, 1)).unwrap();
-        w.write_event(&at(EventKind::Alloc, 3)).unwrap();
-        w.write_comment(b"between").unwrap();
-        w.write_event(&at(EventKind::CreateHeap, 6)).unwrap();
-        w.write_event(&at(EventKind::DestroyHeap, 10)).unwrap();
-        w.write_event(&at(EventKind::Alloc, 15)).unwrap();
+        w.event(&at(EventKind::Alloc, 1));
+        w.event(&at(EventKind::Alloc, 3));
+        w.comment(b"between");
+        w.event(&at(EventKind::CreateHeap, 6));
+        w.event(&at(EventKind::DestroyHeap, 10));
+        w.event(&at(EventKind::Alloc, 15));
         let got = |s: Stream| w.streams[s as usize].clone();
         assert_eq!(got(Stream::Time), [1, 5]);
         assert_eq!(got(Stream::TimeAfterAlloc), [2]);

@@ -173,10 +173,19 @@ proptest! {
     #[test]
     fn any_items_round_trip(items in prop::collection::vec(item(), 0..200), block in 1usize..64, codec in 0u8..4) {
         let codec = [Codec::Raw, Codec::Zstd(3), Codec::Xz(1), Codec::Gzip(6)][codec as usize];
-        let bytes = pack(&items, Options { codec, block_records: block });
+        let bytes = pack(&items, Options { codec, block_records: block, ..Options::default() });
         let (got, warnings, err) = unpack(&bytes);
         prop_assert!(warnings.is_empty() && err.is_none(), "{:?} {:?}", warnings, err);
         prop_assert_eq!(got, items);
+    }
+
+    /// Coding blocks on threads writes the same bytes as on one.
+    #[test]
+    fn threads_write_what_one_thread_writes(items in prop::collection::vec(item(), 0..300), block in 1usize..64, threads in 2usize..5) {
+        let one = Options { codec: Codec::Zstd(1), block_records: block, ..Options::default() };
+        let serial = pack(&items, one);
+        let threaded = pack(&items, Options { threads, ..one });
+        prop_assert!(serial == threaded, "{} vs {} bytes", serial.len(), threaded.len());
     }
 
     #[test]
@@ -230,6 +239,7 @@ fn a_recorded_trace_round_trips() {
             Options {
                 codec,
                 block_records: 10_000,
+                ..Options::default()
             },
         );
         let (got, w, err) = unpack(&bytes);
@@ -254,6 +264,7 @@ fn truncation_at_every_offset_keeps_every_whole_block_before_it() {
         Options {
             codec: Codec::Zstd(3),
             block_records: block,
+            ..Options::default()
         },
     );
     // Block boundaries: walk the headers.
@@ -291,6 +302,7 @@ fn a_damaged_block_loses_only_itself() {
         Options {
             codec: Codec::Zstd(3),
             block_records: block,
+            ..Options::default()
         },
     );
     let first_len = u32::from_le_bytes(bytes[16..20].try_into().unwrap()) as usize;
@@ -316,6 +328,7 @@ fn a_damaged_block_loses_only_itself() {
         Options {
             codec: Codec::Zstd(3),
             block_records: block,
+            ..Options::default()
         },
     );
     bytes2[second] = b'X';
