@@ -44,7 +44,7 @@ pub const WINDOW_BYTES: usize = 64 << 20;
 /// that has not flushed since could still hold an earlier one.
 pub const LAG_NS: u64 = 250_000_000;
 /// Bytes read from one log per poll (whole chunks, at least one).
-const READ_BYTES: usize = 8 << 20;
+const READ_BYTES: usize = 1 << 20;
 /// Unread bytes one log may hold before the threads writing it wait for
 /// the conversion (`TRAMP_CAPTURE_BACKLOG`, given to the capture library
 /// when holes can be punched).
@@ -75,6 +75,15 @@ impl Out {
             w.write_meta(Meta::SetWidth(Field::Time, Width::Fixed(2)))?;
             Out::Hatf(Box::new(w))
         })
+    }
+
+    /// Codes tpack blocks on this many threads from now on (other outputs
+    /// have nothing to spread).
+    fn set_threads(&mut self, threads: usize) -> Result<(), Error> {
+        match self {
+            Out::Tpack(w) => w.set_threads(threads),
+            Out::Hatf(_) | Out::Pointers(_) => Ok(()),
+        }
     }
 
     fn finish(self) -> Result<(), Error> {
@@ -164,6 +173,9 @@ pub struct Session {
     punch: bool,
     peak_disk: u64,
     buf: Vec<u8>,
+    /// Cores of the machine, and the threads tpack is coded on now.
+    cores: usize,
+    threads: usize,
 }
 
 /// What a finished session produced.
@@ -191,6 +203,8 @@ impl Session {
             punch: can_punch(dir),
             peak_disk: 0,
             buf: Vec::new(),
+            cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            threads: 1,
         }
     }
 
@@ -212,15 +226,41 @@ impl Session {
         let now = monotonic_ns();
         let mut progress = false;
         let mut disk = 0u64;
+        let mut most = 0u64;
         for p in self.procs.values_mut() {
             progress |= p.read(self.punch, &mut self.buf, false)?;
             p.emit_ready(now, false)?;
             for l in p.logs.iter().filter(|l| !l.finished) {
-                disk += l.file.metadata().map_or(0, |m| m.blocks() * 512);
+                let held = l.file.metadata().map_or(0, |m| m.blocks() * 512);
+                disk += held;
+                most = most.max(held);
             }
         }
         self.peak_disk = self.peak_disk.max(disk);
+        self.spread(most)?;
         Ok(progress)
+    }
+
+    /// Codes on every core while a log holds so much that its writers
+    /// wait or soon will (half the backlog bound: they wait past the
+    /// bound until the log is back to half), and on this thread alone
+    /// again once it is down to a quarter: while the program runs, it
+    /// needs its core.
+    fn spread(&mut self, most: u64) -> Result<(), Error> {
+        let threads = if most >= self.opts.backlog / 2 {
+            self.cores
+        } else if most <= self.opts.backlog / 4 {
+            1
+        } else {
+            self.threads
+        };
+        if threads != self.threads {
+            self.threads = threads;
+            for p in self.procs.values_mut() {
+                p.out.set_threads(threads)?;
+            }
+        }
+        Ok(())
     }
 
     /// Reads the logs to their ends (the program has ended), writes every
@@ -229,6 +269,8 @@ impl Session {
         self.attach_new()?;
         let mut out = Vec::new();
         for (pid, mut p) in std::mem::take(&mut self.procs) {
+            // The program is gone: what is left to convert has every core.
+            p.out.set_threads(self.cores)?;
             while p.read(self.punch, &mut self.buf, true)? {}
             p.emit_ready(u64::MAX, true)?;
             p.state.finish_stats(&mut p.stats);
@@ -278,7 +320,8 @@ impl Session {
                     } else {
                         child_output(&self.opts.output, pid)
                     };
-                    let out = Out::create(&target, &self.opts)?;
+                    let mut out = Out::create(&target, &self.opts)?;
+                    out.set_threads(self.threads)?;
                     v.insert(Proc::new(target, out))
                 }
             };

@@ -518,6 +518,8 @@ pub struct Writer<W: Write> {
     /// The attributes of the block's last event that had any (serial).
     last_attrs: Vec<u8>,
     mode: Mode,
+    /// The threads asked for, taken up at the next cut.
+    want_threads: usize,
     totals: [StreamTotal; STREAMS],
 }
 
@@ -529,6 +531,10 @@ enum Mode {
 impl<W: Write> Writer<W> {
     pub fn new(mut out: W, opts: Options) -> Result<Self, Error> {
         out.write_all(&MAGIC)?;
+        let opts = Options {
+            threads: opts.threads.clamp(1, MAX_THREADS),
+            ..opts
+        };
         let mode = if opts.threads > 1 {
             Mode::Threads(Box::new(Pool::start(opts)?))
         } else {
@@ -542,6 +548,7 @@ impl<W: Write> Writer<W> {
             cut_bytes: 0,
             last_attrs: Vec::new(),
             mode,
+            want_threads: opts.threads.max(1),
             totals: Default::default(),
         })
     }
@@ -607,10 +614,61 @@ impl<W: Write> Writer<W> {
     }
 
     /// Ends the block being cut: written (serial) or handed to a thread.
+    /// Then takes up the threads asked for by [`Writer::set_threads`].
     fn cut(&mut self) -> Result<(), Error> {
         match &mut self.mode {
-            Mode::Serial(enc) => enc.flush(&mut self.out, self.records),
-            Mode::Threads(pool) => pool.submit(self.records, &mut self.out, &mut self.totals),
+            Mode::Serial(enc) => enc.flush(&mut self.out, self.records)?,
+            Mode::Threads(pool) => pool.submit(self.records, &mut self.out, &mut self.totals)?,
+        }
+        let threads = match &self.mode {
+            Mode::Serial(_) => 1,
+            Mode::Threads(_) => self.opts.threads,
+        };
+        if self.want_threads != threads {
+            self.switch()?;
+        }
+        Ok(())
+    }
+
+    /// Codes blocks from the next cut on (at once between blocks) on
+    /// `threads` threads, 1 being the writer's own: for a writer that
+    /// shares the machine with other work now and then (`tramp record`
+    /// codes on its own thread while the program runs, and on every core
+    /// once it has ended). The bytes written stay the same.
+    pub fn set_threads(&mut self, threads: usize) -> Result<(), Error> {
+        self.want_threads = threads.clamp(1, MAX_THREADS);
+        if self.cut_records == 0 {
+            self.switch()?;
+        }
+        Ok(())
+    }
+
+    /// Between blocks: ends the current mode (its blocks written, its
+    /// totals kept) and starts the one asked for.
+    fn switch(&mut self) -> Result<(), Error> {
+        self.settle()?;
+        self.opts.threads = self.want_threads;
+        self.mode = if self.opts.threads > 1 {
+            Mode::Threads(Box::new(Pool::start(self.opts)?))
+        } else {
+            Mode::Serial(Box::new(Encoder::new(self.opts.codec)))
+        };
+        Ok(())
+    }
+
+    /// Writes every block handed to threads and adds the current mode's
+    /// stream totals to the writer's (the mode is spent after).
+    fn settle(&mut self) -> Result<(), Error> {
+        match &mut self.mode {
+            Mode::Serial(enc) => {
+                for (t, e) in self.totals.iter_mut().zip(&enc.totals) {
+                    t.raw += e.raw;
+                    t.stored += e.stored;
+                }
+                enc.totals = Default::default();
+                Ok(())
+            }
+            Mode::Threads(pool) => pool.drain(0, &mut self.out, &mut self.totals),
         }
     }
 
@@ -618,15 +676,7 @@ impl<W: Write> Writer<W> {
     /// flushes.
     fn end(&mut self) -> Result<(), Error> {
         self.cut()?;
-        match &mut self.mode {
-            Mode::Serial(enc) => {
-                for (t, e) in self.totals.iter_mut().zip(&enc.totals) {
-                    t.raw += e.raw;
-                    t.stored += e.stored;
-                }
-            }
-            Mode::Threads(pool) => pool.drain(0, &mut self.out, &mut self.totals)?,
-        }
+        self.settle()?;
         self.out.flush()?;
         Ok(())
     }

@@ -188,6 +188,22 @@ proptest! {
         prop_assert!(serial == threaded, "{} vs {} bytes", serial.len(), threaded.len());
     }
 
+    /// So does a writer that changes its threads as it goes.
+    #[test]
+    fn changing_threads_midway_writes_the_same(items in prop::collection::vec(item(), 0..300), block in 1usize..64, at in prop::collection::vec((0usize..300, 1usize..4), 0..6)) {
+        let one = Options { codec: Codec::Raw, block_records: block, ..Options::default() };
+        let serial = pack(&items, one);
+        let mut w = Writer::new(Vec::new(), one).unwrap();
+        for (i, item) in items.iter().enumerate() {
+            for &(_, t) in at.iter().filter(|(j, _)| *j == i) {
+                w.set_threads(t).unwrap();
+            }
+            w.write_item(&item.as_item()).unwrap();
+        }
+        let changing = w.into_inner().unwrap();
+        prop_assert!(serial == changing, "{} vs {} bytes", serial.len(), changing.len());
+    }
+
     #[test]
     fn heap_traces_round_trip(seed in any::<u64>(), n in 0usize..3000, block in prop_oneof![Just(1usize << 20), 50usize..500]) {
         let items = heap_trace(seed, n);
