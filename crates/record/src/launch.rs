@@ -19,7 +19,10 @@ pub struct RecordOptions {
     /// Frames of call stack per allocation (0: the return address only).
     pub stack: usize,
     /// How tpack output is packed ([`RecordOptions::RECORD_PACK`] unless
-    /// told otherwise).
+    /// told otherwise). Its threads are those the conversion codes on
+    /// while the program waits for it and after the program ends
+    /// ([`tramp_tpack::writer::machine_threads`] unless told otherwise);
+    /// while the program runs, it codes on its own thread.
     pub pack: tramp_tpack::Options,
     /// Unread raw log bytes a process may leave on disk before its threads
     /// wait for the conversion ([`BACKLOG_PER_LOG`] unless told otherwise).
@@ -39,14 +42,17 @@ impl RecordOptions {
     /// zstd-9` re-packs.
     pub const RECORD_PACK: &str = "zstd-3,block=256K";
 
-    /// Sets the tpack packing from `CODEC[,block=N]` (as `tramp convert
-    /// --policy` takes it).
+    /// Sets the tpack packing from `CODEC[,block=N][,threads=N]` (as
+    /// `tramp convert --policy` takes it).
     pub fn set_pack(&mut self, spec: &str) -> Result<(), Error> {
         self.pack = tramp_tpack::Options::parse(spec).ok_or_else(|| {
             Error::Usage(format!(
-                "packing {spec:?}: expected CODEC[,block=N] (raw, zstd-N, xz-N, gzip-N)"
+                "packing {spec:?}: expected CODEC[,block=N][,threads=N] (raw, zstd-N, xz-N, gzip-N)"
             ))
         })?;
+        if !spec.split(',').any(|part| part.starts_with("threads=")) {
+            self.pack.threads = tramp_tpack::writer::machine_threads();
+        }
         Ok(())
     }
 
@@ -55,7 +61,10 @@ impl RecordOptions {
         RecordOptions {
             output,
             stack: 0,
-            pack: tramp_tpack::Options::parse(Self::RECORD_PACK).expect("a valid codec"),
+            pack: tramp_tpack::Options {
+                threads: tramp_tpack::writer::machine_threads(),
+                ..tramp_tpack::Options::parse(Self::RECORD_PACK).expect("a valid codec")
+            },
             backlog: BACKLOG_PER_LOG,
             pointers: false,
         }

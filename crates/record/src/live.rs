@@ -65,7 +65,11 @@ impl Out {
         Ok(if opts.pointers {
             Out::Pointers(Box::new(PointerOut::new(file)?))
         } else if is_tpack(&name) {
-            let pack = opts.pack;
+            // On this thread until the session spreads it.
+            let pack = tramp_tpack::Options {
+                threads: 1,
+                ..opts.pack
+            };
             Out::Tpack(Box::new(tramp_tpack::Writer::new(file, pack)?))
         } else {
             let mut w = tramp_hatf::Writer::new(file, Policy::Naive);
@@ -173,7 +177,8 @@ pub struct Session {
     punch: bool,
     peak_disk: u64,
     buf: Vec<u8>,
-    /// Cores of the machine, and the threads tpack is coded on now.
+    /// Threads tpack is coded on when the program is not running, and
+    /// those it is coded on now.
     cores: usize,
     threads: usize,
 }
@@ -203,7 +208,7 @@ impl Session {
             punch: can_punch(dir),
             peak_disk: 0,
             buf: Vec::new(),
-            cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            cores: opts.pack.threads,
             threads: 1,
         }
     }

@@ -10,7 +10,7 @@ use tramp_hatf::records::{Entry, ItemSink, ItemSource, ReadItems, WriteItems};
 
 use crate::MAGIC;
 use crate::reader::Reader;
-use crate::writer::{FORMAT, Options, Writer};
+use crate::writer::{FORMAT, Options, Writer, machine_threads};
 
 /// tpack: magic `tpack\0` and the version (2 written; 1 and 2 read).
 pub static TPACK: FormatDesc = FormatDesc {
@@ -46,18 +46,27 @@ fn open_reader<R: Read + Send + 'static>(input: R) -> Result<Reader<R>, Error> {
     })
 }
 
-/// `--policy` names tpack's stream codec and, optionally, its block size:
-/// `zstd`, `zstd-N`, `xz`, `xz-N`, `gzip`, `gzip-N` or `raw` (default zstd
-/// at level 9), then `,block=N` (records per block, default 1M).
+/// `--policy` names tpack's stream codec and, optionally, its block size
+/// and threads: `zstd`, `zstd-N`, `xz`, `xz-N`, `gzip`, `gzip-N` or `raw`
+/// (default zstd at level 9), then `,block=N` (records per block, default
+/// 1M) and `,threads=N` (threads coding blocks, default the machine's
+/// cores up to four: the bytes are the same with any).
 fn options(opts: &CreateOptions<'_>) -> Result<Options, Error> {
-    match opts.policy {
-        None => Ok(Options::default()),
+    let mut o = match opts.policy {
+        None => Options::default(),
         Some(p) => Options::parse(p).ok_or_else(|| {
             Error::Usage(format!(
-                "unknown tpack policy `{p}`: a codec (zstd, zstd-1 … zstd-22, xz, xz-0 … xz-9, gzip, gzip-0 … gzip-9, raw), optionally followed by ,block=N (records per block, 1 … 16M)"
+                "unknown tpack policy `{p}`: a codec (zstd, zstd-1 … zstd-22, xz, xz-0 … xz-9, gzip, gzip-0 … gzip-9, raw), optionally followed by ,block=N (records per block, 1 … 16M) and ,threads=N (1 … 64)"
             ))
-        }),
+        })?,
+    };
+    let said = opts
+        .policy
+        .is_some_and(|p| p.split(',').any(|part| part.starts_with("threads=")));
+    if !said {
+        o.threads = machine_threads();
     }
+    Ok(o)
 }
 
 impl<R: Read> ReadItems for Reader<R> {

@@ -91,6 +91,13 @@ pub struct Options {
 /// The most threads a writer codes blocks on.
 pub const MAX_THREADS: usize = 64;
 
+/// Threads worth coding on for this machine: its cores, four at most (the
+/// thread that feeds the writer keeps up with about two; each thread
+/// holds up to two blocks' records, 32 bytes a record).
+pub fn machine_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(4))
+}
+
 impl Options {
     /// `CODEC[,block=N][,threads=N]`: a codec as [`Codec::parse`] takes
     /// it, optionally followed by the records per block (`block=4M`,

@@ -39,7 +39,10 @@ pub struct ConvertArgs {
     /// For tpack output: the stream codec, `zstd` (default, level 9),
     /// `zstd-N`, `xz`, `xz-N`, `gzip`, `gzip-N` or `raw`, optionally
     /// followed by `,block=N` (records per block, default 1M; bigger is
-    /// smaller and takes more memory).
+    /// smaller and takes more memory) and `,threads=N` (threads coding
+    /// whole blocks at once, default the machine's cores up to four; the
+    /// bytes are the same with any; each thread holds up to two blocks'
+    /// records, 32 bytes a record).
     #[arg(long)]
     policy: Option<String>,
     /// Output compression: none, zstd, gzip or xz (default: by extension).

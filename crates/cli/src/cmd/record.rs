@@ -51,12 +51,16 @@ pub struct RecordArgs {
     /// instead of only the caller's return address. Slower.
     #[arg(long, value_name = "N", default_value_t = 0)]
     stack: usize,
-    /// How a tpack trace is packed: CODEC[,block=N] as `tramp convert
-    /// --policy` takes it (raw, zstd-N, xz-N, gzip-N). Default
+    /// How a tpack trace is packed: CODEC[,block=N][,threads=N] as `tramp
+    /// convert --policy` takes it (raw, zstd-N, xz-N, gzip-N). Default
     /// zstd-3,block=256K, which keeps up with the program; `tramp convert
     /// --policy zstd-9` re-packs smaller (level 9 and tpack's blocks of 1 Mi
     /// records, too slow to run beside the program: 17-18% smaller on
-    /// CPython and Perl recordings, 23% on a loop of random frees).
+    /// CPython and Perl recordings, 23% on a loop of random frees). While
+    /// the program runs the conversion keeps to one core; while the
+    /// program waits for it (its log over half of --temp-limit) and after
+    /// the program ends it codes blocks on `threads` (default the
+    /// machine's cores, up to four; the trace is the same with any).
     #[arg(long, value_name = "CODEC")]
     pack: Option<String>,
     /// Unread raw log a process may leave in the temporary directory before
