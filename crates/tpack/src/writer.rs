@@ -92,8 +92,8 @@ pub struct Options {
 pub const MAX_THREADS: usize = 64;
 
 /// Threads worth coding on for this machine: its cores, four at most (the
-/// thread that feeds the writer keeps up with about two; each thread
-/// holds up to two blocks' records, 32 bytes a record).
+/// thread that feeds the writer keeps up with about two, and each thread
+/// adds a block's records, 32 bytes a record, to the writer's memory).
 pub fn machine_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get().min(4))
 }
@@ -720,9 +720,9 @@ struct Coded {
 }
 
 /// Threads coding whole tables into blocks, and the tables handed to them
-/// in order. At most `threads` tables are being coded and `threads` more
-/// wait to be written (a table takes 32 bytes a record: 8 MiB for 256 Ki
-/// records), besides the one being filled.
+/// in order. At most `threads` + 1 tables are being coded or wait to be
+/// written (a table takes 32 bytes a record: 8 MiB for 256 Ki records),
+/// besides the one being filled and two spares.
 struct Pool {
     table: Table,
     jobs: Option<SyncSender<Job>>,

@@ -41,8 +41,8 @@ pub struct ConvertArgs {
     /// followed by `,block=N` (records per block, default 1M; bigger is
     /// smaller and takes more memory) and `,threads=N` (threads coding
     /// whole blocks at once, default the machine's cores up to four; the
-    /// bytes are the same with any; each thread holds up to two blocks'
-    /// records, 32 bytes a record).
+    /// bytes are the same with any; each thread adds a block's records,
+    /// 32 bytes a record, to the memory taken).
     #[arg(long)]
     policy: Option<String>,
     /// Output compression: none, zstd, gzip or xz (default: by extension).
