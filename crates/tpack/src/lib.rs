@@ -16,6 +16,7 @@
 //!   resynchronisation, decompression).
 //! * [`parallel`]: decoding several blocks at once on threads.
 //! * `table`: a block's records in memory, passed between threads.
+//! * `pool`: the writer's threads, coding whole blocks at once.
 //! * [`format`]: tpack in the format registry, as a Source and a Sink.
 //!
 //! The layout, byte for byte, is in docs/formats/tpack.md.
@@ -25,6 +26,7 @@ pub mod format;
 pub mod framer;
 pub mod model;
 pub mod parallel;
+mod pool;
 pub mod reader;
 pub mod streams;
 mod table;
