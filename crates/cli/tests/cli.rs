@@ -192,6 +192,36 @@ fn damaged_input_keeps_the_valid_prefix_and_fails_clearly() {
     assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
 }
 
+/// tpack coded on threads is the same file as on one, through the binary
+/// (the default takes the machine's cores), and a bad thread count is a
+/// usage error that says what is allowed, with nothing written.
+#[test]
+fn tpack_on_threads_is_the_same_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = p(&dir, "s.hatf");
+    ok(&tramp(&["sample", "--events", "5000", "-o", &bin]));
+    let mut files = Vec::new();
+    for policy in [
+        "zstd-3,block=700,threads=1",
+        "zstd-3,block=700,threads=3",
+        "zstd-3,block=700",
+    ] {
+        let out = p(&dir, &format!("{}.tpack", files.len()));
+        ok(&tramp(&["convert", &bin, &out, "--policy", policy]));
+        files.push(std::fs::read(&out).unwrap());
+    }
+    assert!(files.len() == 3 && files[0].len() > 8 * 100);
+    assert!(files[1] == files[0] && files[2] == files[0]);
+    let back = p(&dir, "back.hatf");
+    ok(&tramp(&["convert", &p(&dir, "1.tpack"), &back]));
+    assert_eq!(ok(&tramp(&["dump", &back])), ok(&tramp(&["dump", &bin])));
+    let bad = p(&dir, "bad.tpack");
+    let out = tramp(&["convert", &bin, &bad, "--policy", "zstd-3,threads=0"]);
+    assert!(!out.status.success());
+    assert!(common::stderr(&out).contains("threads=N (1 … 64)"));
+    assert!(!Path::new(&bad).exists());
+}
+
 #[test]
 fn help_is_complete() {
     for (cmd, words) in [
@@ -206,6 +236,7 @@ fn help_is_complete() {
                 "--to",
                 "--policy",
                 "--compress",
+                "threads=N",
                 "naive",
                 "--dtd",
                 "Meta-TF",
@@ -221,6 +252,7 @@ fn help_is_complete() {
                 "--stack",
                 "--stats",
                 "--sites",
+                "threads",
                 "exit status",
                 "pid",
             ][..],
