@@ -23,7 +23,7 @@ use crate::framer::{Frame, Framer, RawBlock, Streams, unpack};
 use crate::reader::{Decoder, Next};
 use crate::streams::Stream;
 use crate::table::{Cursor, Slot, Table, has_new_address};
-use crate::threads::Threads;
+use crate::threads::{Threads, next_job};
 
 /// A block's records, decoded.
 #[derive(Default)]
@@ -202,14 +202,7 @@ impl Parallel {
                     let _running = token;
                     let mut dec = Decoder::new();
                     let mut spare = Streams::default();
-                    loop {
-                        let job = {
-                            let rx = jobs.lock().unwrap_or_else(|p| p.into_inner());
-                            match rx.recv() {
-                                Ok(j) => j,
-                                Err(_) => break,
-                            }
-                        };
+                    while let Some(job) = next_job(&jobs) {
                         let reuse = spares
                             .lock()
                             .ok()

@@ -13,7 +13,8 @@ use tramp_core::Error;
 
 use crate::streams::STREAMS;
 use crate::table::Table;
-use crate::writer::{Encoder, Options, StreamTotal};
+use crate::threads::next_job;
+use crate::writer::{Encoder, Options, StreamTotal, add_totals};
 
 /// A table of records for a thread to code, and where the block's bytes
 /// go.
@@ -60,14 +61,7 @@ impl Pool {
                     .name(format!("tpack-encode-{i}"))
                     .spawn(move || {
                         let mut enc = Encoder::new(codec);
-                        loop {
-                            let job = {
-                                let rx = rx.lock().unwrap_or_else(|p| p.into_inner());
-                                match rx.recv() {
-                                    Ok(j) => j,
-                                    Err(_) => break,
-                                }
-                            };
+                        while let Some(job) = next_job(&rx) {
                             enc.totals = Default::default();
                             let mut bytes = Vec::new();
                             let r = enc.table(&job.table, job.first, &mut bytes);
@@ -143,10 +137,7 @@ impl Pool {
             self.pending.pop_front();
             let coded = coded?;
             out.write_all(&coded.bytes)?;
-            for (t, c) in totals.iter_mut().zip(&coded.totals) {
-                t.raw += c.raw;
-                t.stored += c.stored;
-            }
+            add_totals(totals, &coded.totals);
             if self.spare.len() < 2 {
                 self.spare.push(coded.table);
             }

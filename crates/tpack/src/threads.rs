@@ -4,7 +4,10 @@
 //! notice the reader is gone (the channels they send on are closed by
 //! then) and joined if they stop in it, else left to stop on their own (a
 //! thread may be blocked reading a pipe, and a drop must not hang on it).
+//! Also the queue of jobs that worker threads share, the reader's and
+//! the writer's alike.
 
+use std::sync::Mutex;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, sync_channel};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -65,4 +68,12 @@ impl Drop for Threads {
             let _ = h.join();
         }
     }
+}
+
+/// The next job from a queue that worker threads share; `None` once the
+/// queue is closed (the worker then ends).
+pub(crate) fn next_job<T>(jobs: &Mutex<Receiver<T>>) -> Option<T> {
+    // A worker that panicked holding the lock left the queue intact.
+    let rx = jobs.lock().unwrap_or_else(|p| p.into_inner());
+    rx.recv().ok()
 }

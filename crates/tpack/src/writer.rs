@@ -171,6 +171,14 @@ pub struct StreamTotal {
     pub stored: u64,
 }
 
+/// Adds each stream's totals in `from` to those in `to`.
+pub(crate) fn add_totals(to: &mut [StreamTotal; STREAMS], from: &[StreamTotal; STREAMS]) {
+    for (t, f) in to.iter_mut().zip(from) {
+        t.raw += f.raw;
+        t.stored += f.stored;
+    }
+}
+
 impl Encoder {
     pub fn new(codec: Codec) -> Encoder {
         Encoder {
@@ -666,10 +674,7 @@ impl<W: Write> Writer<W> {
     fn settle(&mut self) -> Result<(), Error> {
         match &mut self.mode {
             Mode::Serial(enc) => {
-                for (t, e) in self.totals.iter_mut().zip(&enc.totals) {
-                    t.raw += e.raw;
-                    t.stored += e.stored;
-                }
+                add_totals(&mut self.totals, &enc.totals);
                 enc.totals = Default::default();
                 Ok(())
             }
