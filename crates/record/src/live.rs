@@ -236,9 +236,11 @@ impl Session {
             progress |= p.read(self.punch, &mut self.buf, false)?;
             p.emit_ready(now, false)?;
             for l in p.logs.iter().filter(|l| !l.finished) {
-                let held = l.file.metadata().map_or(0, |m| m.blocks() * 512);
-                disk += held;
-                most = most.max(held);
+                let Ok(m) = l.file.metadata() else { continue };
+                disk += m.blocks() * 512;
+                // Unread bytes: what the writers wait on where holes are
+                // punched, and what is behind where they are not.
+                most = most.max(m.len().saturating_sub(l.offset));
             }
         }
         self.peak_disk = self.peak_disk.max(disk);
