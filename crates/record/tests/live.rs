@@ -463,3 +463,55 @@ fn a_conversion_behind_codes_on_every_core_to_the_same_trace() {
     assert_eq!(m, n);
     assert!(one == spread, "{} vs {} bytes", one.len(), spread.len());
 }
+
+/// A chunk is decoded a batch of events at a time: damage after several
+/// batches keeps every event before it, in order, and a second chunk of
+/// the thread after the damaged one is not read.
+#[test]
+fn damage_past_the_first_batches_of_a_chunk_keeps_every_event_before_it() {
+    let (_d, logs, out) = setup();
+    let log = logs.join("trace.100.1.raw");
+    let t = monotonic_ns();
+    let n = 2000u64;
+    let evs: Vec<(u64, Ev)> = (0..n)
+        .map(|i| {
+            (
+                1,
+                Ev::Alloc {
+                    size: 16,
+                    addr: 0x10_0000 + 32 * i,
+                },
+            )
+        })
+        .chain([(1, Ev::Free { addr: 0x10_0000 })])
+        .collect();
+    let mut c = chunk(7, t, t + MS, &evs);
+    let last = c.len() - 1;
+    c[last] |= 0x80;
+    append(&log, &c);
+    append(&log, &alloc_chunk(7, t + MS, t + 2 * MS, MS, 8, 0x9000));
+    let done = session(&logs, &out).finish().unwrap();
+    let stats = &done.traces[0].2;
+    assert_eq!((stats.allocs, stats.frees), (n, 0), "{:?}", stats.damage);
+    assert_eq!(stats.damage.len(), 1, "{:?}", stats.damage);
+    // The free (event kind 1) whose time never ends, at the payload's end.
+    let payload_len = c.len() - tramp_record::raw::CHUNK_HEADER;
+    assert!(
+        stats.damage[0].contains(&format!(
+            "event 1 in the chunk at byte offset 0 is cut short or malformed at payload byte {payload_len}"
+        )),
+        "{:?}",
+        stats.damage
+    );
+    let addrs: Vec<u64> = events(&out)
+        .into_iter()
+        .filter(|e| e.0 == EventKind::Alloc)
+        .map(|e| e.1)
+        .collect();
+    let want: Vec<u64> = (0..n).map(|i| 0x10_0000 + 32 * i).collect();
+    assert!(
+        addrs == want,
+        "{} addresses, not the {n} in order",
+        addrs.len()
+    );
+}
