@@ -633,14 +633,18 @@ impl<W: Write> Writer<W> {
             Mode::Serial(enc) => enc.flush(&mut self.out, self.records)?,
             Mode::Threads(pool) => pool.submit(self.records, &mut self.out, &mut self.totals)?,
         }
-        let threads = match &self.mode {
-            Mode::Serial(_) => 1,
-            Mode::Threads(_) => self.opts.threads,
-        };
-        if self.want_threads != threads {
+        if self.want_threads != self.threads() {
             self.switch()?;
         }
         Ok(())
+    }
+
+    /// The threads blocks are coded on now.
+    fn threads(&self) -> usize {
+        match &self.mode {
+            Mode::Serial(_) => 1,
+            Mode::Threads(_) => self.opts.threads,
+        }
     }
 
     /// Codes blocks from the next cut on (at once between blocks) on
@@ -650,7 +654,7 @@ impl<W: Write> Writer<W> {
     /// once it has ended). The bytes written stay the same.
     pub fn set_threads(&mut self, threads: usize) -> Result<(), Error> {
         self.want_threads = threads.clamp(1, MAX_THREADS);
-        if self.cut_records == 0 {
+        if self.cut_records == 0 && self.want_threads != self.threads() {
             self.switch()?;
         }
         Ok(())
