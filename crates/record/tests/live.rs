@@ -9,8 +9,8 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use tramp_hatf::{EventKind, Item};
-use tramp_record::RecordOptions;
 use tramp_record::live::{Session, can_punch, monotonic_ns};
+use tramp_record::{ConvertStats, RecordOptions};
 
 /// An event of a hand-made chunk: kind and fields after the time delta.
 enum Ev {
@@ -261,6 +261,27 @@ fn garbage_in_a_log_stops_it_and_is_reported() {
     );
 }
 
+/// The conversion of a log whose one chunk `c` (at offset 0) ends in a
+/// free whose time varint never ends kept the `allocs` before it and
+/// reported that free (event kind 1) at the payload's end.
+fn kept_allocs_before_a_cut_short_free(stats: &ConvertStats, c: &[u8], allocs: u64) {
+    assert_eq!(
+        (stats.allocs, stats.frees),
+        (allocs, 0),
+        "{:?}",
+        stats.damage
+    );
+    assert_eq!(stats.damage.len(), 1, "{:?}", stats.damage);
+    let payload_len = c.len() - tramp_record::raw::CHUNK_HEADER;
+    assert!(
+        stats.damage[0].contains(&format!(
+            "event 1 in the chunk at byte offset 0 is cut short or malformed at payload byte {payload_len}"
+        )),
+        "{:?}",
+        stats.damage
+    );
+}
+
 #[test]
 fn damage_inside_a_chunk_keeps_the_events_before_it_and_says_where() {
     let (_d, logs, out) = setup();
@@ -303,17 +324,7 @@ fn damage_inside_a_chunk_keeps_the_events_before_it_and_says_where() {
     c[last] |= 0x80;
     append(&log, &c);
     let done = session(&logs, &out).finish().unwrap();
-    let stats = &done.traces[0].2;
-    assert_eq!((stats.allocs, stats.frees), (3, 0), "{:?}", stats.damage);
-    assert_eq!(stats.damage.len(), 1, "{:?}", stats.damage);
-    let payload_len = c.len() - tramp_record::raw::CHUNK_HEADER;
-    assert!(
-        stats.damage[0].contains(&format!(
-            "event 1 in the chunk at byte offset 0 is cut short or malformed at payload byte {payload_len}"
-        )),
-        "{:?}",
-        stats.damage
-    );
+    kept_allocs_before_a_cut_short_free(&done.traces[0].2, &c, 3);
     let got: Vec<(u64, u64)> = events(&out)
         .into_iter()
         .filter(|e| e.0 == EventKind::Alloc)
@@ -491,18 +502,7 @@ fn damage_past_the_first_batches_of_a_chunk_keeps_every_event_before_it() {
     append(&log, &c);
     append(&log, &alloc_chunk(7, t + MS, t + 2 * MS, MS, 8, 0x9000));
     let done = session(&logs, &out).finish().unwrap();
-    let stats = &done.traces[0].2;
-    assert_eq!((stats.allocs, stats.frees), (n, 0), "{:?}", stats.damage);
-    assert_eq!(stats.damage.len(), 1, "{:?}", stats.damage);
-    // The free (event kind 1) whose time never ends, at the payload's end.
-    let payload_len = c.len() - tramp_record::raw::CHUNK_HEADER;
-    assert!(
-        stats.damage[0].contains(&format!(
-            "event 1 in the chunk at byte offset 0 is cut short or malformed at payload byte {payload_len}"
-        )),
-        "{:?}",
-        stats.damage
-    );
+    kept_allocs_before_a_cut_short_free(&done.traces[0].2, &c, n);
     let addrs: Vec<u64> = events(&out)
         .into_iter()
         .filter(|e| e.0 == EventKind::Alloc)
