@@ -17,7 +17,7 @@
 //! * [`parallel`]: decoding several blocks at once on threads.
 //! * `table`: a block's records in memory, passed between threads.
 //! * `pool`: the writer's threads, coding whole blocks at once.
-//! * [`format`]: tpack in the format registry, as a Source and a Sink.
+//! * [`format`](mod@format): tpack in the format registry, as a Source and a Sink.
 //!
 //! The layout, byte for byte, is in docs/formats/tpack.md.
 

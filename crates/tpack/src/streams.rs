@@ -28,7 +28,7 @@ pub enum Stream {
     /// the last allocation).
     FreeRaw,
     /// Per alloc that follows an event of another kind (or starts the
-    /// block): the time's first byte (see [`time_code`]; version 1: the
+    /// block): the time's first byte (see [`time_stream`]; version 1: the
     /// zigzag varint of the time's delta, for every alloc).
     Time,
     /// The same for every other event (frees, reallocs, heap and thread

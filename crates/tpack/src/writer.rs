@@ -1,6 +1,6 @@
 //! The tpack writer: HATF items in, blocks of predicted, split and
 //! compressed streams out. Memory is bounded by one block, or with
-//! threads by a few blocks' records each ([`crate::pool`]).
+//! threads by a few blocks' records each (the `pool` module).
 
 use std::io::Write;
 
@@ -518,8 +518,8 @@ impl Encoder {
 /// Blocks are cut where the serial and the threaded writer agree, from the
 /// records alone: after [`Options::block_records`] records, or once the
 /// block's text (comments, and attribute values other than the previous
-/// event's) reaches [`BLOCK_BYTES`]. A block whose streams reach
-/// [`STREAM_BYTES`] first is closed early, and the next block ends where
+/// event's) reaches 64 MiB. A block whose streams reach 160 MiB first is
+/// closed early, and the next block ends where
 /// this one would have. So both write the same bytes.
 pub struct Writer<W: Write> {
     out: W,

@@ -51,7 +51,7 @@ pub struct RecordArgs {
     /// instead of only the caller's return address. Slower.
     #[arg(long, value_name = "N", default_value_t = 0)]
     stack: usize,
-    /// How a tpack trace is packed: CODEC[,block=N][,threads=N] as `tramp
+    /// How a tpack trace is packed: `CODEC[,block=N][,threads=N]` as `tramp
     /// convert --policy` takes it (raw, zstd-N, xz-N, gzip-N). Default
     /// zstd-3,block=256K, which keeps up with the program; `tramp convert
     /// --policy zstd-9` re-packs smaller (level 9 and tpack's blocks of 1 Mi
