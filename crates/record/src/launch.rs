@@ -45,14 +45,11 @@ impl RecordOptions {
     /// Sets the tpack packing from `CODEC[,block=N][,threads=N]` (as
     /// `tramp convert --policy` takes it).
     pub fn set_pack(&mut self, spec: &str) -> Result<(), Error> {
-        self.pack = tramp_tpack::Options::parse(spec).ok_or_else(|| {
+        self.pack = tramp_tpack::Options::parse_for_machine(spec).ok_or_else(|| {
             Error::Usage(format!(
                 "packing {spec:?}: expected CODEC[,block=N][,threads=N] (raw, zstd-N, xz-N, gzip-N)"
             ))
         })?;
-        if !spec.split(',').any(|part| part.starts_with("threads=")) {
-            self.pack.threads = tramp_tpack::writer::machine_threads();
-        }
         Ok(())
     }
 
@@ -61,10 +58,8 @@ impl RecordOptions {
         RecordOptions {
             output,
             stack: 0,
-            pack: tramp_tpack::Options {
-                threads: tramp_tpack::writer::machine_threads(),
-                ..tramp_tpack::Options::parse(Self::RECORD_PACK).expect("a valid codec")
-            },
+            pack: tramp_tpack::Options::parse_for_machine(Self::RECORD_PACK)
+                .expect("a valid codec"),
             backlog: BACKLOG_PER_LOG,
             pointers: false,
         }

@@ -184,7 +184,7 @@ pub struct Session {
     buf: Vec<u8>,
     /// Threads tpack is coded on when the program is not running, and
     /// those it is coded on now.
-    cores: usize,
+    spread_threads: usize,
     threads: usize,
 }
 
@@ -213,7 +213,7 @@ impl Session {
             punch: can_punch(dir),
             peak_disk: 0,
             buf: Vec::new(),
-            cores: opts.pack.threads,
+            spread_threads: opts.pack.threads,
             threads: 1,
         }
     }
@@ -260,7 +260,7 @@ impl Session {
     /// needs its core.
     fn spread(&mut self, most: u64) -> Result<(), Error> {
         let threads = if most >= self.opts.backlog / 2 {
-            self.cores
+            self.spread_threads
         } else if most <= self.opts.backlog / 4 {
             1
         } else {
@@ -282,7 +282,7 @@ impl Session {
         let mut out = Vec::new();
         for (pid, mut p) in std::mem::take(&mut self.procs) {
             // The program is gone: what is left to convert has every core.
-            p.out.set_threads(self.cores)?;
+            p.out.set_threads(self.spread_threads)?;
             while p.read(self.punch, &mut self.buf, true)? {}
             p.emit_ready(u64::MAX, true)?;
             p.state.finish_stats(&mut p.stats);

@@ -52,21 +52,17 @@ fn open_reader<R: Read + Send + 'static>(input: R) -> Result<Reader<R>, Error> {
 /// 1M) and `,threads=N` (threads coding blocks, default the machine's
 /// cores up to four: the bytes are the same with any).
 fn options(opts: &CreateOptions<'_>) -> Result<Options, Error> {
-    let mut o = match opts.policy {
-        None => Options::default(),
-        Some(p) => Options::parse(p).ok_or_else(|| {
+    match opts.policy {
+        None => Ok(Options {
+            threads: machine_threads(),
+            ..Options::default()
+        }),
+        Some(p) => Options::parse_for_machine(p).ok_or_else(|| {
             Error::Usage(format!(
                 "unknown tpack policy `{p}`: a codec (zstd, zstd-1 … zstd-22, xz, xz-0 … xz-9, gzip, gzip-0 … gzip-9, raw), optionally followed by ,block=N (records per block, 1 … 16M) and ,threads=N (1 … 64)"
             ))
-        })?,
-    };
-    let said = opts
-        .policy
-        .is_some_and(|p| p.split(',').any(|part| part.starts_with("threads=")));
-    if !said {
-        o.threads = machine_threads();
+        }),
     }
-    Ok(o)
 }
 
 impl<R: Read> ReadItems for Reader<R> {

@@ -103,9 +103,20 @@ impl Options {
     /// [`crate::MAX_BLOCK_RECORDS`]) and the threads that code blocks (1 to
     /// [`MAX_THREADS`]).
     pub fn parse(s: &str) -> Option<Options> {
+        Options::parse_threads_unless_named(s, 1)
+    }
+
+    /// [`Options::parse`], coding on [`machine_threads`] unless `s` names
+    /// the threads: how `tramp convert` and `tramp record` take a packing.
+    pub fn parse_for_machine(s: &str) -> Option<Options> {
+        Options::parse_threads_unless_named(s, machine_threads())
+    }
+
+    fn parse_threads_unless_named(s: &str, threads: usize) -> Option<Options> {
         let mut parts = s.split(',');
         let mut o = Options {
             codec: Codec::parse(parts.next()?)?,
+            threads,
             ..Options::default()
         };
         for p in parts {
