@@ -43,8 +43,8 @@ pub const WINDOW_BYTES: usize = 64 << 20;
 /// Events this much older than the clock are written even when a thread
 /// that has not flushed since could still hold an earlier one.
 pub const LAG_NS: u64 = 250_000_000;
-/// Events of a chunk decoded at a time (24 KiB of them: they are written
-/// while in the cache).
+/// Events of a chunk decoded at a time: a thread's queue holds 24 KiB of
+/// decoded events, not a whole chunk's (up to ~2 MB; the time is the same).
 const BATCH: usize = 512;
 /// Bytes read from one log per poll (whole chunks, at least one).
 const READ_BYTES: usize = 1 << 20;

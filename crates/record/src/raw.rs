@@ -451,9 +451,9 @@ pub fn decode_chunk(
     Ok(())
 }
 
-/// A chunk decoded a batch of events at a time, so that a reader hands
-/// its events on while they are still in the cache (a whole chunk's
-/// events take ~2 MB, beyond the L2 cache).
+/// A chunk decoded a batch of events at a time, so that a reader holds a
+/// batch of decoded events per thread rather than a whole chunk's (up to
+/// ~2 MB).
 pub struct ChunkDecoder {
     c: ChunkRef,
     payload: Vec<u8>,
@@ -477,7 +477,7 @@ impl ChunkDecoder {
     }
 
     /// Decodes up to `n` more events into `out`; on damage the events
-    /// before it are kept in `out`.
+    /// before it are kept in `out` and the decoder is spent.
     pub fn decode(&mut self, out: &mut VecDeque<RawEvent>, n: usize) -> Result<(), RawError> {
         let mut cur = Cursor {
             c: &self.c,
@@ -488,21 +488,14 @@ impl ChunkDecoder {
             time: self.time,
             last: self.last,
         };
-        let mut r = Ok(());
         for _ in 0..n {
             if cur.at >= cur.payload.len() {
                 break;
             }
-            match cur.event() {
-                Ok(e) => out.push_back(e),
-                Err(e) => {
-                    r = Err(e);
-                    break;
-                }
-            }
+            out.push_back(cur.event()?);
         }
         (self.at, self.tsc, self.time, self.last) = (cur.at, cur.tsc, cur.time, cur.last);
-        r
+        Ok(())
     }
 
     /// Whether every event was decoded.
