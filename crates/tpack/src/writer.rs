@@ -667,7 +667,8 @@ impl<W: Write> Writer<W> {
         self.want_threads = threads.clamp(1, MAX_THREADS);
         // Between blocks the mode starts afresh even at the same count:
         // skipping that measured 6 % slower on one thread (Perl's raw log,
-        // alternated), the encoder's memory placed differently.
+        // alternated) for the same work; the cause was not found (likely
+        // where the encoder's memory lands).
         if self.cut_records == 0 {
             self.switch()?;
         }
