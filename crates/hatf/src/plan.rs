@@ -84,7 +84,7 @@ const EMPTY_STEP: Step = Step {
 };
 
 impl Plan {
-    fn build(state: &State, kind: EventKind) -> Plan {
+    pub(crate) fn build(state: &State, kind: EventKind) -> Plan {
         let mut plan = Plan {
             template: [0; 6],
             const_outs: 0,
