@@ -492,9 +492,9 @@ impl Encoder {
         if !ok {
             return false;
         }
-        for f in 0..6 {
+        for (f, st) in self.state.fields.iter_mut().enumerate() {
             if chained >> f & 1 == 1 {
-                self.state.fields[f].prev = prev[f];
+                st.prev = prev[f];
             }
         }
         self.buf.extend_from_slice(&tmp[..p]);
