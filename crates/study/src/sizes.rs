@@ -1,9 +1,10 @@
 //! The size tables of the HATF paper on any heap trace, measured in one
 //! streaming pass: every form is encoded as the records arrive, into
 //! counters behind real compressors (gzip, the paper's; zstd and xz,
-//! ours), so memory stays bounded whatever the trace's length. The
-//! encoders are spread over worker threads that see the same batches of
-//! records.
+//! ours), so memory stays bounded whatever the trace's length. Each batch
+//! of records is fed to every encoder, the encoders spread over threads
+//! longest first (by the time each took on the batch before), so no thread
+//! waits long for another at the batch's end.
 //!
 //! * Table 4: bytes per data record of Simple Binary, ASCII, HATF naive,
 //!   HATF best, Split Stream, HATF SplitAddr and tpack, on the paper's
@@ -15,9 +16,10 @@
 
 use std::fmt;
 use std::io::{self, Write};
-use std::sync::Arc;
+use std::sync::Mutex;
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use tramp_core::{Analysis, Error, Record};
@@ -268,62 +270,73 @@ enum Job {
 }
 
 impl Job {
-    /// Relative cost, for spreading jobs over threads.
-    fn cost(&self) -> u32 {
+    /// The format an I/O error of this job's encoder is reported under.
+    fn format(&self) -> &'static str {
         match self {
-            Job::Best { .. } => 8,
-            Job::Hatf { name, .. } if name.contains("best") => 8,
-            Job::Hatf { .. } => 2,
-            Job::Tpack { ws, .. } => ws.len() as u32,
-            Job::Simple(_) | Job::Split(_) => 3,
-            Job::Ascii(_) => 3,
+            Job::Simple(_) => "simple binary",
+            Job::Ascii(_) => "ascii",
+            Job::Split(_) => "split stream",
+            Job::Hatf { .. } | Job::Best { .. } => "hatf",
+            Job::Tpack { .. } => "tpack",
         }
     }
 
-    fn feed(&mut self, items: &[OwnedItem]) -> Result<(), Error> {
-        for it in items {
-            let item = it.as_item();
-            if matches!(item, Item::Meta(_)) {
+    /// Encodes a batch; an encoder's refusal names the record (counted as
+    /// the study counts them: every record but HATF metadata).
+    fn feed(&mut self, batch: &Batch) -> Result<(), Error> {
+        let mut record = batch.first;
+        for it in &batch.items {
+            if matches!(it.as_item(), Item::Meta(_)) {
                 continue;
             }
-            let paper = paper_event(&item);
-            match self {
-                Job::Simple(w) => {
-                    if let Some(e) = paper {
-                        w.write(&e)?
-                    }
+            self.feed_one(it).map_err(|e| match e {
+                Error::Io(io) => Error::encode(self.format(), record, io),
+                e => e,
+            })?;
+            record += 1;
+        }
+        Ok(())
+    }
+
+    fn feed_one(&mut self, it: &OwnedItem) -> Result<(), Error> {
+        let item = it.as_item();
+        let paper = paper_event(&item);
+        match self {
+            Job::Simple(w) => {
+                if let Some(e) = paper {
+                    w.write(&e)?
                 }
-                Job::Ascii(m) => {
-                    if let Some(e) = paper {
-                        write_line(m, &e)?
-                    }
+            }
+            Job::Ascii(m) => {
+                if let Some(e) = paper {
+                    write_line(m, &e)?
                 }
-                Job::Hatf { full: true, w, .. } => w.write_item(&item)?,
-                Job::Hatf { w, .. } => {
-                    if let Some(e) = paper {
-                        w.write_event(&e)?
-                    }
+            }
+            Job::Hatf { full: true, w, .. } => w.write_item(&item)?,
+            Job::Hatf { w, .. } => {
+                if let Some(e) = paper {
+                    w.write_event(&e)?
                 }
-                Job::Best { w } => {
-                    if let Some(e) = paper {
-                        w.write_event(&e)?
-                    }
+            }
+            Job::Best { w } => {
+                if let Some(e) = paper {
+                    w.write_event(&e)?
                 }
-                Job::Split(w) => {
-                    if let Some(e) = paper {
-                        w.write(&e)?
-                    }
+            }
+            Job::Split(w) => {
+                if let Some(e) = paper {
+                    w.write(&e)?
                 }
-                Job::Tpack { full, ws, .. } => {
-                    let item = if *full {
-                        Some(item)
-                    } else {
-                        paper.map(Item::Event)
-                    };
-                    if let Some(i) = item {
-                        for w in ws.iter_mut() {
-                            w.write_item(&i)?;
-                        }
+            }
+            Job::Tpack { full, ws, .. } => {
+                let item = if *full {
+                    Some(item)
+                } else {
+                    paper.map(Item::Event)
+                };
+                if let Some(i) = item {
+                    for w in ws.iter_mut() {
+                        w.write_item(&i)?;
                     }
                 }
             }
@@ -513,28 +526,76 @@ const ORDER: &[(Table, &str)] = &[
     (Table::FullContent, "tpack"),
 ];
 
+/// Records handed to the encoders together.
+struct Batch {
+    /// The study's number of the first record that is not HATF metadata.
+    first: u64,
+    items: Vec<OwnedItem>,
+}
+
 /// Records per batch handed to the workers.
 const BATCH: usize = 1 << 14;
 
-fn worker(mut jobs: Vec<Job>, rx: Receiver<Arc<Vec<OwnedItem>>>) -> Result<Vec<Measured>, Error> {
+/// An encoder with the time it took on the last batch.
+struct Timed {
+    job: Job,
+    last: Duration,
+}
+
+/// Feeds `batch` to every job on `threads` threads: each thread takes the
+/// next job not yet fed, longest first (the time each took on the batch
+/// before), which leaves little for one thread to finish alone.
+fn feed_all(jobs: &mut [Timed], batch: &Batch, threads: usize) -> Result<(), Error> {
+    jobs.sort_by_key(|t| std::cmp::Reverse(t.last));
+    let next = Mutex::new(jobs.iter_mut());
+    let work = || -> Result<(), Error> {
+        loop {
+            let Some(t) = next.lock().map_err(|_| poisoned())?.next() else {
+                return Ok(());
+            };
+            let start = Instant::now();
+            t.job.feed(batch)?;
+            t.last = start.elapsed();
+        }
+    };
+    std::thread::scope(|s| {
+        let helpers: Vec<_> = (1..threads).map(|_| s.spawn(work)).collect();
+        let mine = work();
+        helpers
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| Err(poisoned())))
+            .fold(mine, Result::and)
+    })
+}
+
+fn poisoned() -> Error {
+    Error::Usage("a sizes thread panicked".into())
+}
+
+/// Feeds every batch to every job, then collects their rows. After a
+/// failure the batches are drained unread, so the sender never blocks.
+fn worker(jobs: Vec<Job>, rx: Receiver<Batch>, threads: usize) -> Result<Vec<Measured>, Error> {
+    let mut jobs: Vec<Timed> = jobs
+        .into_iter()
+        .map(|job| Timed {
+            job,
+            last: Duration::ZERO,
+        })
+        .collect();
     let mut failed = None;
     for batch in rx {
-        if failed.is_some() {
-            continue;
-        }
-        for j in &mut jobs {
-            if let Err(e) = j.feed(&batch) {
-                failed = Some(e);
-                break;
-            }
+        if failed.is_none()
+            && let Err(e) = feed_all(&mut jobs, &batch, threads)
+        {
+            failed = Some(e);
         }
     }
     if let Some(e) = failed {
         return Err(e);
     }
     let mut rows = Vec::new();
-    for j in jobs {
-        rows.extend(j.finish()?);
+    for t in jobs {
+        rows.extend(t.job.finish()?);
     }
     Ok(rows)
 }
@@ -544,9 +605,12 @@ fn worker(mut jobs: Vec<Job>, rx: Receiver<Arc<Vec<OwnedItem>>>) -> Result<Vec<M
 /// also kept for the timing tables.
 pub struct SizesAnalysis {
     opts: Options,
-    txs: Vec<SyncSender<Arc<Vec<OwnedItem>>>>,
-    handles: Vec<JoinHandle<Result<Vec<Measured>, Error>>>,
+    /// The feeding thread's queue (`None` once closed).
+    tx: Option<SyncSender<Batch>>,
+    handle: Option<JoinHandle<Result<Vec<Measured>, Error>>>,
     batch: Vec<OwnedItem>,
+    /// The study's number of the batch's first record.
+    batch_first: u64,
     data_records: u64,
     all_records: u64,
     /// Data records to time (Tables 5 and 6); 0: no timing.
@@ -558,28 +622,16 @@ impl SizesAnalysis {
     /// Starts the workers. `timing_records`: how many data records to time
     /// for Tables 5 and 6 (0: none).
     pub fn new(opts: Options, timing_records: usize) -> Result<SizesAnalysis, Error> {
-        let mut all = jobs(&opts)?;
-        // Heaviest first onto the least loaded worker.
-        all.sort_by_key(|j| std::cmp::Reverse(j.cost()));
+        let all = jobs(&opts)?;
         let threads = opts.threads.max(1);
-        let mut parts: Vec<(u32, Vec<Job>)> = (0..threads).map(|_| (0, Vec::new())).collect();
-        for j in all {
-            let p = parts.iter_mut().min_by_key(|p| p.0).expect("one worker");
-            p.0 += j.cost();
-            p.1.push(j);
-        }
-        let mut txs = Vec::new();
-        let mut handles = Vec::new();
-        for (_, jobs) in parts {
-            let (tx, rx) = sync_channel::<Arc<Vec<OwnedItem>>>(4);
-            txs.push(tx);
-            handles.push(std::thread::spawn(move || worker(jobs, rx)));
-        }
+        let (tx, rx) = sync_channel::<Batch>(2);
+        let handle = std::thread::spawn(move || worker(all, rx, threads));
         Ok(SizesAnalysis {
             opts,
-            txs,
-            handles,
+            tx: Some(tx),
+            handle: Some(handle),
             batch: Vec::with_capacity(BATCH),
+            batch_first: 0,
             data_records: 0,
             all_records: 0,
             timing_records,
@@ -587,40 +639,31 @@ impl SizesAnalysis {
         })
     }
 
-    /// Hands the batch to every worker; a worker that stopped has failed,
+    /// Hands the batch to the feeding thread; if it stopped, it failed,
     /// and its error is returned.
     fn send(&mut self) -> Result<(), Error> {
-        let batch = Arc::new(std::mem::replace(
-            &mut self.batch,
-            Vec::with_capacity(BATCH),
-        ));
-        let mut failed = false;
-        for tx in &self.txs {
-            failed |= tx.send(batch.clone()).is_err();
-        }
-        if failed {
+        let items = std::mem::replace(&mut self.batch, Vec::with_capacity(BATCH));
+        let batch = Batch {
+            first: self.batch_first,
+            items,
+        };
+        self.batch_first = self.all_records;
+        let sent = self.tx.as_ref().is_some_and(|tx| tx.send(batch).is_ok());
+        if !sent {
             return Err(self
                 .join()
                 .err()
-                .unwrap_or_else(|| Error::Usage("a sizes worker stopped".into())));
+                .unwrap_or_else(|| Error::Usage("the sizes thread stopped".into())));
         }
         Ok(())
     }
 
     fn join(&mut self) -> Result<Vec<Measured>, Error> {
-        self.txs.clear();
-        let mut rows = Vec::new();
-        let mut err = None;
-        for h in self.handles.drain(..) {
-            match h.join() {
-                Ok(Ok(r)) => rows.extend(r),
-                Ok(Err(e)) => err = err.or(Some(e)),
-                Err(_) => err = err.or(Some(Error::Usage("a sizes worker panicked".into()))),
-            }
-        }
-        match err {
-            Some(e) => Err(e),
-            None => Ok(rows),
+        self.tx = None;
+        match self.handle.take().map(JoinHandle::join) {
+            Some(Ok(r)) => r,
+            Some(Err(_)) => Err(poisoned()),
+            None => Err(Error::Usage("the sizes thread was already joined".into())),
         }
     }
 

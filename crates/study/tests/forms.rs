@@ -210,3 +210,35 @@ fn sizes_agree_with_an_independent_count() {
 fn _owned(e: OwnedEvent) -> OwnedEvent {
     e
 }
+
+/// An encoder that fails (a 64-bit address in the paper's 32-bit Simple
+/// Binary) ends the study with its error, naming the record and the
+/// value, whether it
+/// fails in the first batch or after many, on one thread or several; the
+/// reading side is never left blocked.
+#[test]
+fn a_failing_encoder_ends_the_study_with_its_error() {
+    for (threads, at) in [(1, 3usize), (2, 3), (3, 40_000), (2, 70_000)] {
+        let mut items: Vec<OwnedItem> = (0..80_000u64)
+            .map(|i| {
+                let mut e = OwnedEvent::new(EVENT_KINDS[(i % 2) as usize]);
+                e.size = 16 + i % 100;
+                e.address = 0x1000 + 16 * (i / 2);
+                OwnedItem::Event(e)
+            })
+            .collect();
+        if let OwnedItem::Event(e) = &mut items[at] {
+            e.address = 0x7f00_0000_0000;
+        }
+        let o = Options {
+            compressors: vec![Compressor::Zstd],
+            word: 4,
+            threads,
+        };
+        let err = tramp_study::measure(items, &o, 0).unwrap_err().to_string();
+        assert!(
+            err.contains(&format!("record {at}:")) && err.contains("0x7f0000000000"),
+            "threads {threads}, at {at}: {err}"
+        );
+    }
+}
