@@ -246,7 +246,7 @@ impl Encoder {
     /// the state the ones before it left.
     fn plan(&mut self, ev: &Event<'_>, look: Look<'_>) -> Result<(), Error> {
         let r = self.rules;
-        let has = |f| ev.kind.layout().contains(&f);
+        let has = |f| ev.kind.has(f);
         if has(Field::Size) {
             if r.small_size {
                 let m = self

@@ -50,7 +50,7 @@ impl<'a> Look<'a> {
 pub fn addresses(ev: &Event<'_>) -> ([u64; 2], usize) {
     if ev.kind.is_realloc() {
         ([ev.address, ev.new_address], 2)
-    } else if ev.kind.layout().contains(&Field::Address) {
+    } else if ev.kind.has(Field::Address) {
         ([ev.address, 0], 1)
     } else {
         ([0, 0], 0)
