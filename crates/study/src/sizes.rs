@@ -559,7 +559,13 @@ fn feed_all(jobs: &mut [Timed], batch: &Batch, threads: usize) -> Result<(), Err
         }
     };
     std::thread::scope(|s| {
-        let helpers: Vec<_> = (1..threads).map(|_| s.spawn(work)).collect();
+        let helpers: Vec<_> = (1..threads)
+            .map(|_| {
+                std::thread::Builder::new()
+                    .name("tramp-sizes".into())
+                    .spawn_scoped(s, work)
+            })
+            .collect::<Result<_, _>>()?;
         let mine = work();
         helpers
             .into_iter()
@@ -625,7 +631,9 @@ impl SizesAnalysis {
         let all = jobs(&opts)?;
         let threads = opts.threads.max(1);
         let (tx, rx) = sync_channel::<Batch>(2);
-        let handle = std::thread::spawn(move || worker(all, rx, threads));
+        let handle = std::thread::Builder::new()
+            .name("tramp-sizes".into())
+            .spawn(move || worker(all, rx, threads))?;
         Ok(SizesAnalysis {
             opts,
             tx: Some(tx),
