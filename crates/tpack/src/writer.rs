@@ -172,6 +172,9 @@ pub(crate) struct Encoder {
     records: u32,
     scratch: Vec<u8>,
     pub totals: [StreamTotal; STREAMS],
+    /// Codecs the blocks are also sized under, with the bytes the file
+    /// would take under each ([`Writer::sizing`]).
+    also: Vec<(Codec, u64)>,
 }
 
 /// Bytes of one stream over all blocks written: before and after
@@ -201,6 +204,7 @@ impl Encoder {
             records: 0,
             scratch: Vec::new(),
             totals: Default::default(),
+            also: Vec::new(),
         }
     }
 
@@ -452,39 +456,64 @@ impl Encoder {
             && self.streams.iter().map(Vec::len).sum::<usize>() >= STREAM_BYTES
     }
 
+    /// Each stream as the block stores it under `codec`: the codec's id
+    /// and the compressed bytes where compressing makes it smaller, else
+    /// 0 and `None` (stored as is).
+    fn stored(&self, codec: Codec, record: u64) -> Result<Vec<(u8, Option<Vec<u8>>)>, Error> {
+        self.streams
+            .iter()
+            .map(|s| {
+                let packed = compress(codec, s)
+                    .map_err(|e| Error::encode(FORMAT, record, TpackError::Encode(e)))?;
+                Ok(match packed {
+                    Some(p) if p.len() < s.len() => (codec.id(), Some(p)),
+                    _ => (0, None),
+                })
+            })
+            .collect()
+    }
+
+    /// The block's stream table (each stream's codec, raw and stored
+    /// lengths) into `self.scratch`; returns the bytes after the header.
+    fn stream_table(&mut self, stored: &[(u8, Option<Vec<u8>>)]) -> usize {
+        self.scratch.clear();
+        let mut len = 0;
+        for (s, (id, packed)) in self.streams.iter().zip(stored) {
+            let d = packed.as_ref().map_or(s.len(), Vec::len);
+            self.scratch.push(*id);
+            put_varint(&mut self.scratch, s.len() as u64);
+            put_varint(&mut self.scratch, d as u64);
+            len += d;
+        }
+        len + self.scratch.len()
+    }
+
     /// Compresses the block's streams, writes the block and starts the
     /// next (`record`: the records written so far, for an error's place).
+    /// A sizing encoder also adds what the block takes under each of its
+    /// other codecs.
     pub fn flush(&mut self, out: &mut impl Write, record: u64) -> Result<(), Error> {
         if self.records == 0 {
             return Ok(());
         }
+        for i in 0..self.also.len() {
+            let stored = self.stored(self.also[i].0, record)?;
+            let len = self.stream_table(&stored);
+            self.also[i].1 += (crate::BLOCK_HEADER + len) as u64;
+        }
         // Compress every stream, then write header, table and the stored
         // streams straight out (the CRC runs over the same slices).
-        let mut stored: Vec<(u8, Option<Vec<u8>>)> = Vec::with_capacity(STREAMS);
-        for s in &self.streams {
-            let packed = compress(self.codec, s)
-                .map_err(|e| Error::encode(FORMAT, record, TpackError::Encode(e)))?;
-            stored.push(match packed {
-                Some(p) if p.len() < s.len() => (self.codec.id(), Some(p)),
-                _ => (0, None),
-            });
-        }
+        let stored = self.stored(self.codec, record)?;
+        let len = self.stream_table(&stored);
         let data = |i: usize| -> &[u8] { stored[i].1.as_deref().unwrap_or(&self.streams[i]) };
-        self.scratch.clear();
         for (i, (s, total)) in self.streams.iter().zip(&mut self.totals).enumerate() {
-            let d = data(i);
             total.raw += s.len() as u64;
-            total.stored += d.len() as u64;
-            self.scratch.push(stored[i].0);
-            put_varint(&mut self.scratch, s.len() as u64);
-            put_varint(&mut self.scratch, d.len() as u64);
+            total.stored += data(i).len() as u64;
         }
         let mut crc = crc32fast::Hasher::new();
         crc.update(&self.scratch);
-        let mut len = self.scratch.len();
         for i in 0..STREAMS {
             crc.update(data(i));
-            len += data(i).len();
         }
         let mut header = [0u8; crate::BLOCK_HEADER];
         header[..4].copy_from_slice(&BLOCK_MAGIC);
@@ -575,6 +604,31 @@ impl<W: Write> Writer<W> {
             want_threads: opts.threads.max(1),
             totals: Default::default(),
         })
+    }
+
+    /// A writer that models every block once, writes it under `opts`'
+    /// codec, and sizes it under each of `also` too: [`Writer::sizes`]
+    /// then gives the bytes a file written under each would take, to the
+    /// byte (blocks are cut from the records alone, whatever the codec).
+    /// For measuring codecs side by side (`tramp sizes`); on one thread.
+    pub fn sizing(out: W, opts: Options, also: &[Codec]) -> Result<Self, Error> {
+        let mut w = Writer::new(out, Options { threads: 1, ..opts })?;
+        if let Mode::Serial(enc) = &mut w.mode {
+            enc.also = also.iter().map(|&c| (c, MAGIC.len() as u64)).collect();
+        }
+        Ok(w)
+    }
+
+    /// Writes the last block; returns the underlying writer and, for a
+    /// [`Writer::sizing`] writer, the bytes of the file under each of its
+    /// other codecs (in their order; empty for any other writer).
+    pub fn sizes(mut self) -> Result<(W, Vec<u64>), Error> {
+        self.end()?;
+        let sizes = match &self.mode {
+            Mode::Serial(enc) => enc.also.iter().map(|(_, n)| *n).collect(),
+            Mode::Threads(_) => Vec::new(),
+        };
+        Ok((self.out, sizes))
     }
 
     /// Writes any item: events and comments (HATF metadata records are
@@ -678,6 +732,13 @@ impl<W: Write> Writer<W> {
     /// Between blocks: ends the current mode (its blocks written, its
     /// totals kept) and starts the one asked for.
     fn switch(&mut self) -> Result<(), Error> {
+        // A sizing writer stays on its one encoder.
+        if let Mode::Serial(enc) = &self.mode
+            && !enc.also.is_empty()
+        {
+            self.want_threads = 1;
+            return Ok(());
+        }
         self.settle()?;
         self.opts.threads = self.want_threads;
         self.mode = if self.opts.threads > 1 {

@@ -204,6 +204,32 @@ proptest! {
         prop_assert!(serial == changing, "{} vs {} bytes", serial.len(), changing.len());
     }
 
+    /// A sizing writer writes its own codec's file byte for byte and gives
+    /// the length of the file each other codec's writer writes, with the
+    /// threads it is asked for ignored.
+    #[test]
+    fn a_sizing_writer_gives_each_codecs_file_length(seed in any::<u64>(), n in 0usize..2000, block in prop_oneof![Just(1usize << 20), 20usize..400], mixed in prop::collection::vec(item(), 0..100), threads_at in 0usize..2000) {
+        let mut items = heap_trace(seed, n);
+        let at = items.len() / 2;
+        items.splice(at..at, mixed);
+        let codecs = [Codec::Gzip(6), Codec::Zstd(3), Codec::Xz(1), Codec::Raw];
+        let own = Options { codec: Codec::Raw, block_records: block, ..Options::default() };
+        let mut w = Writer::sizing(Vec::new(), own, &codecs).unwrap();
+        for (i, item) in items.iter().enumerate() {
+            if i == threads_at {
+                w.set_threads(3).unwrap();
+            }
+            w.write_item(&item.as_item()).unwrap();
+        }
+        let (bytes, sizes) = w.sizes().unwrap();
+        prop_assert!(bytes == pack(&items, own), "its own file differs");
+        prop_assert_eq!(sizes.len(), codecs.len());
+        for (codec, size) in codecs.iter().zip(&sizes) {
+            let file = pack(&items, Options { codec: *codec, ..own });
+            prop_assert_eq!(*size, file.len() as u64, "{:?}", codec);
+        }
+    }
+
     #[test]
     fn heap_traces_round_trip(seed in any::<u64>(), n in 0usize..3000, block in prop_oneof![Just(1usize << 20), 50usize..500]) {
         let items = heap_trace(seed, n);
