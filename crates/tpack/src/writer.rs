@@ -177,6 +177,10 @@ pub(crate) struct Encoder {
     also: Vec<(Codec, u64)>,
 }
 
+/// A stream as a block stores it: its codec's id, and the compressed bytes
+/// (`None`: stored as is).
+type Stored = (u8, Option<Vec<u8>>);
+
 /// Bytes of one stream over all blocks written: before and after
 /// compression.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -459,7 +463,7 @@ impl Encoder {
     /// Each stream as the block stores it under `codec`: the codec's id
     /// and the compressed bytes where compressing makes it smaller, else
     /// 0 and `None` (stored as is).
-    fn stored(&self, codec: Codec, record: u64) -> Result<Vec<(u8, Option<Vec<u8>>)>, Error> {
+    fn stored(&self, codec: Codec, record: u64) -> Result<Vec<Stored>, Error> {
         self.streams
             .iter()
             .map(|s| {
@@ -475,7 +479,7 @@ impl Encoder {
 
     /// The block's stream table (each stream's codec, raw and stored
     /// lengths) into `self.scratch`; returns the bytes after the header.
-    fn stream_table(&mut self, stored: &[(u8, Option<Vec<u8>>)]) -> usize {
+    fn stream_table(&mut self, stored: &[Stored]) -> usize {
         self.scratch.clear();
         let mut len = 0;
         for (s, (id, packed)) in self.streams.iter().zip(stored) {
