@@ -261,11 +261,11 @@ enum Job {
         w: Box<tramp_hatf::Writer<Tee<Meter, Splitter<Meter, Meter>>>>,
     },
     Split(SplitWriter<Meter>),
-    /// tpack: the raw codec and one writer per compressor.
+    /// tpack: one model, written raw and sized under each compressor.
     Tpack {
         table: Table,
         full: bool,
-        ws: Vec<tramp_tpack::Writer<Counter>>,
+        w: Box<tramp_tpack::Writer<Counter>>,
     },
 }
 
@@ -328,16 +328,14 @@ impl Job {
                     w.write(&e)?
                 }
             }
-            Job::Tpack { full, ws, .. } => {
+            Job::Tpack { full, w, .. } => {
                 let item = if *full {
                     Some(item)
                 } else {
                     paper.map(Item::Event)
                 };
                 if let Some(i) = item {
-                    for w in ws.iter_mut() {
-                        w.write_item(&i)?;
-                    }
+                    w.write_item(&i)?;
                 }
             }
         }
@@ -374,13 +372,16 @@ impl Job {
                 }
                 vec![(Table::Forms, "Split Stream".into(), total)]
             }
-            Job::Tpack { table, ws, .. } => {
-                let mut it = ws.into_iter();
-                let raw = it.next().expect("the raw writer").into_inner()?.0;
-                let compressed = it
-                    .map(|w| Ok(w.into_inner()?.0))
-                    .collect::<Result<Vec<u64>, Error>>()?;
-                vec![(table, "tpack".into(), Sizes { raw, compressed })]
+            Job::Tpack { table, w, .. } => {
+                let (raw, compressed) = w.sizes()?;
+                vec![(
+                    table,
+                    "tpack".into(),
+                    Sizes {
+                        raw: raw.0,
+                        compressed,
+                    },
+                )]
             }
         })
     }
@@ -436,23 +437,20 @@ fn jobs(o: &Options) -> Result<Vec<Job>, Error> {
         w: Box::new(tramp_hatf::Writer::new(Meter::new(c), policy)),
     };
     let tpack = |table, full| -> Result<Job, Error> {
-        let mut ws = vec![tramp_tpack::Writer::new(
+        let codecs: Vec<Codec> = c.iter().map(|comp| comp.tpack_codec()).collect();
+        let w = tramp_tpack::Writer::sizing(
             Counter::default(),
             tramp_tpack::Options {
                 codec: Codec::Raw,
                 ..Default::default()
             },
-        )?];
-        for comp in c {
-            ws.push(tramp_tpack::Writer::new(
-                Counter::default(),
-                tramp_tpack::Options {
-                    codec: comp.tpack_codec(),
-                    ..Default::default()
-                },
-            )?);
-        }
-        Ok(Job::Tpack { table, full, ws })
+            &codecs,
+        )?;
+        Ok(Job::Tpack {
+            table,
+            full,
+            w: Box::new(w),
+        })
     };
     Ok(vec![
         Job::Best {
