@@ -37,8 +37,9 @@ pub struct SizesArgs {
     compress: String,
     /// Data records to time for Tables 5 and 6 (the first ones); 0 leaves
     /// the timing tables out. The timing runs after the size tables, alone
-    /// on the machine, and takes about 2.5 s per 100,000 records (best of
-    /// three of every form, read and write, with and without gzip).
+    /// on the machine, and takes 1 to 2.5 s per 100,000 records (best of
+    /// three of every form, read and write, with and without gzip; 11 s
+    /// for the default on a CPython recording).
     #[arg(long, default_value_t = 500_000)]
     timing_records: usize,
     /// Simple Binary and Split Stream word size: 8 (64-bit traces) or 4
