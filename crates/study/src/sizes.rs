@@ -576,8 +576,9 @@ fn poisoned() -> Error {
     Error::Usage("a sizes thread panicked".into())
 }
 
-/// Feeds every batch to every job, then collects their rows. After a
-/// failure the batches are drained unread, so the sender never blocks.
+/// Feeds every batch to every job, then collects their rows. A failure
+/// ends it at once: the queue closes, so the reading side stops at its
+/// next batch and reports the failure.
 fn worker(jobs: Vec<Job>, rx: Receiver<Batch>, threads: usize) -> Result<Vec<Measured>, Error> {
     let mut jobs: Vec<Timed> = jobs
         .into_iter()
@@ -586,16 +587,8 @@ fn worker(jobs: Vec<Job>, rx: Receiver<Batch>, threads: usize) -> Result<Vec<Mea
             last: Duration::ZERO,
         })
         .collect();
-    let mut failed = None;
     for batch in rx {
-        if failed.is_none()
-            && let Err(e) = feed_all(&mut jobs, &batch, threads)
-        {
-            failed = Some(e);
-        }
-    }
-    if let Some(e) = failed {
-        return Err(e);
+        feed_all(&mut jobs, &batch, threads)?;
     }
     let mut rows = Vec::new();
     for t in jobs {
@@ -615,6 +608,8 @@ pub struct SizesAnalysis {
     batch: Vec<OwnedItem>,
     /// The study's number of the batch's first record.
     batch_first: u64,
+    /// Why the feeding thread stopped early, once it has.
+    stopped: Option<String>,
     data_records: u64,
     all_records: u64,
     /// Data records to time (Tables 5 and 6); 0: no timing.
@@ -638,6 +633,7 @@ impl SizesAnalysis {
             handle: Some(handle),
             batch: Vec::with_capacity(BATCH),
             batch_first: 0,
+            stopped: None,
             data_records: 0,
             all_records: 0,
             timing_records,
@@ -654,12 +650,18 @@ impl SizesAnalysis {
             items,
         };
         self.batch_first = self.all_records;
+        if let Some(why) = &self.stopped {
+            return Err(Error::Usage(why.clone()));
+        }
         let sent = self.tx.as_ref().is_some_and(|tx| tx.send(batch).is_ok());
         if !sent {
-            return Err(self
+            let e = self
                 .join()
                 .err()
-                .unwrap_or_else(|| Error::Usage("the sizes thread stopped".into())));
+                .unwrap_or_else(|| Error::Usage("the sizes thread stopped".into()));
+            // Kept for the report the driver asks for after the error.
+            self.stopped = Some(e.to_string());
+            return Err(e);
         }
         Ok(())
     }
