@@ -281,17 +281,18 @@ impl Job {
         }
     }
 
-    /// Encodes a batch; an encoder's refusal names the record (counted as
-    /// the study counts them: every record but HATF metadata).
-    fn feed(&mut self, batch: &Batch) -> Result<(), Error> {
+    /// Encodes a batch; a failure comes with the study's number of the
+    /// record (every record but HATF metadata counts), and an encoder's
+    /// refusal names it.
+    fn feed(&mut self, batch: &Batch) -> Result<(), (u64, Error)> {
         let mut record = batch.first;
         for it in &batch.items {
             if matches!(it.as_item(), Item::Meta(_)) {
                 continue;
             }
             self.feed_one(it).map_err(|e| match e {
-                Error::Io(io) => Error::encode(self.format(), record, io),
-                e => e,
+                Error::Io(io) => (record, Error::encode(self.format(), record, io)),
+                e => (record, e),
             })?;
             record += 1;
         }
@@ -534,25 +535,35 @@ struct Batch {
 /// Records per batch handed to the workers.
 const BATCH: usize = 1 << 14;
 
-/// An encoder with the time it took on the last batch.
+/// An encoder with its place in the study's order and the time it took
+/// on the last batch.
 struct Timed {
+    id: usize,
     job: Job,
     last: Duration,
 }
 
 /// Feeds `batch` to every job on `threads` threads: each thread takes the
 /// next job not yet fed, longest first (the time each took on the batch
-/// before), which leaves little for one thread to finish alone.
+/// before), which leaves little for one thread to finish alone. If jobs
+/// fail, the error reported is the one of the earliest record, then of the
+/// first job in the study's order: the same whatever the threads did.
 fn feed_all(jobs: &mut [Timed], batch: &Batch, threads: usize) -> Result<(), Error> {
     jobs.sort_by_key(|t| std::cmp::Reverse(t.last));
     let next = Mutex::new(jobs.iter_mut());
+    let failed = Mutex::new(Vec::new());
     let work = || -> Result<(), Error> {
         loop {
             let Some(t) = next.lock().map_err(|_| poisoned())?.next() else {
                 return Ok(());
             };
             let start = Instant::now();
-            t.job.feed(batch)?;
+            if let Err((record, e)) = t.job.feed(batch) {
+                failed
+                    .lock()
+                    .map_err(|_| poisoned())?
+                    .push((record, t.id, e));
+            }
             t.last = start.elapsed();
         }
     };
@@ -569,7 +580,15 @@ fn feed_all(jobs: &mut [Timed], batch: &Batch, threads: usize) -> Result<(), Err
             .into_iter()
             .map(|h| h.join().unwrap_or_else(|_| Err(poisoned())))
             .fold(mine, Result::and)
-    })
+    })?;
+    let failed = failed.into_inner().map_err(|_| poisoned())?;
+    match failed
+        .into_iter()
+        .min_by_key(|(record, id, _)| (*record, *id))
+    {
+        Some((_, _, e)) => Err(e),
+        None => Ok(()),
+    }
 }
 
 fn poisoned() -> Error {
@@ -582,7 +601,9 @@ fn poisoned() -> Error {
 fn worker(jobs: Vec<Job>, rx: Receiver<Batch>, threads: usize) -> Result<Vec<Measured>, Error> {
     let mut jobs: Vec<Timed> = jobs
         .into_iter()
-        .map(|job| Timed {
+        .enumerate()
+        .map(|(id, job)| Timed {
+            id,
             job,
             last: Duration::ZERO,
         })
