@@ -492,9 +492,13 @@ impl Encoder {
         if !ok {
             return false;
         }
-        for (f, st) in self.state.fields.iter_mut().enumerate() {
-            if chained >> f & 1 == 1 {
-                st.prev = prev[f];
+        // Most records (every one under a policy without deltas or
+        // strides) have no previous value to keep.
+        if chained != 0 {
+            for (f, st) in self.state.fields.iter_mut().enumerate() {
+                if chained >> f & 1 == 1 {
+                    st.prev = prev[f];
+                }
             }
         }
         self.buf.extend_from_slice(&tmp[..p]);
