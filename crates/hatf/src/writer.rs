@@ -65,14 +65,14 @@ impl<W: Write> Writer<W> {
         Ok(())
     }
 
-    /// Writes any item: events and comments always; metadata only under the
-    /// explicit policy (the others place their own).
     /// Tests: every record through the encoder's general path.
     #[cfg(test)]
     pub(crate) fn general_path_only(&mut self, on: bool) {
         self.enc.general_only = on;
     }
 
+    /// Writes any item: events and comments always; metadata only under the
+    /// explicit policy (the others place their own).
     pub fn write_item(&mut self, item: &Item<'_>) -> Result<(), Error> {
         if self.lookahead == 0 {
             let empty = VecDeque::new();

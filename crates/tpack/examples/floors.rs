@@ -24,8 +24,6 @@
 //! Plug-in entropies of this many samples are a slight underestimate, so
 //! the figures are what a coder of these contexts could at best reach.
 
-use std::collections::HashMap;
-
 use rustc_hash::{FxHashMap, FxHashSet};
 use tramp_hatf::{EventKind, Item};
 
@@ -93,7 +91,7 @@ fn entropy<K>(counts: &FxHashMap<K, u64>) -> (f64, u64) {
 /// Conditional entropy H(value | context) in bits per sample, from counts
 /// keyed by (context, value).
 fn conditional(counts: &FxHashMap<(u32, u64), u64>) -> f64 {
-    let mut per_ctx: HashMap<u32, u64> = HashMap::new();
+    let mut per_ctx: FxHashMap<u32, u64> = FxHashMap::default();
     for (&(c, _), &n) in counts {
         *per_ctx.entry(c).or_default() += n;
     }
@@ -175,13 +173,15 @@ fn main() {
         prev_time = Some(e.time);
         prev_kind = kind;
 
-        let freed = match e.kind {
-            EventKind::Free => Some(e.address),
-            EventKind::ReallocAllocFree | EventKind::ReallocFree | EventKind::ReallocNoAlloc => {
-                Some(e.address)
-            }
-            _ => None,
-        };
+        // The address a free or a realloc names as its old object.
+        let freed = matches!(
+            e.kind,
+            EventKind::Free
+                | EventKind::ReallocAllocFree
+                | EventKind::ReallocFree
+                | EventKind::ReallocNoAlloc
+        )
+        .then_some(e.address);
         if let Some(a) = freed.filter(|a| *a != 0)
             && !in_block.remove(&a)
         {
