@@ -3,6 +3,7 @@
 //! crates.
 
 mod cmd;
+mod signals;
 
 use std::process::ExitCode;
 
@@ -54,6 +55,9 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if !matches!(cli.command, Command::Record(_)) {
+        signals::clean_up_on_signals();
+    }
     let result = match cli.command {
         Command::Sample(a) => cmd::sample::run(a),
         Command::Stats(a) => cmd::stats::run(a),

@@ -6,12 +6,179 @@
 //! partial file behind (nor an old file half-overwritten). A device or a
 //! named pipe (`/dev/null`, a FIFO) is written into directly, and a
 //! symbolic link is written through to the file it names.
+//!
+//! Two promises are kept here, in one place, for every command: no output
+//! is ever written over a file the same process reads (inputs and outputs
+//! are compared by device and inode, so a link or another spelling of the
+//! path is caught too), and the temporary files of unfinished outputs can
+//! be removed from a signal handler ([`remove_unfinished`]).
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Cursor, Read, Write};
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+
+/// A regular file's identity: (device, inode).
+type FileId = (u64, u64);
+
+/// What this process reads and writes, for the promises above.
+#[derive(Default)]
+struct Guard {
+    /// Regular files opened as inputs: identity and the name given.
+    inputs: Vec<(FileId, String)>,
+    /// Existing files that unfinished outputs will replace.
+    outputs: Vec<(FileId, String)>,
+    /// Temporary files of outputs not yet finished.
+    unfinished: Vec<std::path::PathBuf>,
+}
+
+static GUARD: std::sync::Mutex<Option<Guard>> = std::sync::Mutex::new(None);
+
+fn with_guard<T>(f: impl FnOnce(&mut Guard) -> T) -> T {
+    // A poisoned lock still holds valid lists (each change is one push or
+    // one retain).
+    let mut g = GUARD.lock().unwrap_or_else(|p| p.into_inner());
+    f(g.get_or_insert_with(Guard::default))
+}
+
+/// The identity of a regular file (devices, pipes and missing paths have
+/// none that matters: they are never replaced).
+fn file_id(path: &Path) -> Option<FileId> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(path).ok()?;
+    m.is_file().then(|| (m.dev(), m.ino()))
+}
+
+fn same_file_error(output: &str, input: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        if output == input {
+            format!(
+                "{output} is also this command's input: tramp never writes over its input; choose another output"
+            )
+        } else {
+            format!(
+                "{output} is the same file as this command's input {input}: tramp never writes over its input; choose another output"
+            )
+        },
+    )
+}
+
+/// Notes that this process reads the file `name` (a path; `-` and
+/// non-files are ignored): an output onto the same file is then refused,
+/// and reading a file an unfinished output will replace is refused too.
+/// [`Input::open`] notes its inputs itself; commands note the other files
+/// they read (scripts, descriptions).
+pub fn note_input(name: &str) -> io::Result<()> {
+    if name == "-" {
+        return Ok(());
+    }
+    let Some(id) = file_id(Path::new(name)) else {
+        return Ok(());
+    };
+    with_guard(|g| {
+        if let Some((_, out)) = g.outputs.iter().find(|(o, _)| *o == id) {
+            return Err(same_file_error(out, name));
+        }
+        if !g.inputs.iter().any(|(i, _)| *i == id) {
+            g.inputs.push((id, name.to_string()));
+        }
+        Ok(())
+    })
+}
+
+/// Refuses an output whose file (after links) is one of this process's
+/// inputs. Commands call it for every output before any work, so that a
+/// run that would be refused at its end is refused at its start; every
+/// [`Output::create`] checks again.
+pub fn check_output(name: &str) -> io::Result<()> {
+    if name == "-" {
+        return Ok(());
+    }
+    let target = resolve_links(std::path::PathBuf::from(name))?;
+    let Some(id) = file_id(&target) else {
+        return Ok(());
+    };
+    with_guard(|g| match g.inputs.iter().find(|(i, _)| *i == id) {
+        Some((_, input)) => Err(same_file_error(name, input)),
+        None => Ok(()),
+    })
+}
+
+/// Removes the temporary file of every output not yet finished. For a
+/// signal handler: the process is about to exit without unwinding, so no
+/// destructor would remove them.
+pub fn remove_unfinished() {
+    let paths = with_guard(|g| std::mem::take(&mut g.unfinished));
+    for p in paths {
+        let _ = std::fs::remove_file(p);
+    }
+}
+
+/// An output's temporary file, registered until it is renamed or dropped
+/// (dropping it removes the file).
+struct Pending {
+    tmp: Option<tempfile::TempPath>,
+    path: std::path::PathBuf,
+    target: std::path::PathBuf,
+    replaces: Option<FileId>,
+}
+
+impl Pending {
+    fn new(tmp: tempfile::TempPath, target: std::path::PathBuf, name: &str) -> Pending {
+        let replaces = file_id(&target);
+        let path = tmp.to_path_buf();
+        with_guard(|g| {
+            g.unfinished.push(path.clone());
+            if let Some(id) = replaces {
+                g.outputs.push((id, name.to_string()));
+            }
+        });
+        Pending {
+            tmp: Some(tmp),
+            path,
+            target,
+            replaces,
+        }
+    }
+
+    /// Renames the temporary file over the target (on failure the
+    /// temporary file is removed and the error names the target).
+    fn commit(mut self) -> io::Result<()> {
+        let tmp = self.tmp.take().expect("a pending output is committed once");
+        // Temporary files are private (0600); the output gets the
+        // permissions a newly created file would have had.
+        set_created_permissions(&tmp)?;
+        tmp.persist(&self.target).map_err(|e| {
+            io::Error::new(
+                e.error.kind(),
+                format!(
+                    "renaming the finished output onto {}: {}",
+                    self.target.display(),
+                    e.error
+                ),
+            )
+        })?;
+        Ok(())
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        // Removed first, deregistered after: a signal in between finds a
+        // path that is gone, never a file left behind.
+        drop(self.tmp.take());
+        with_guard(|g| {
+            g.unfinished.retain(|p| *p != self.path);
+            if let Some(id) = self.replaces
+                && let Some(i) = g.outputs.iter().position(|(o, _)| *o == id)
+            {
+                g.outputs.remove(i);
+            }
+        });
+    }
+}
 
 /// A compression wrapper around a trace.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -285,6 +452,7 @@ impl Input {
         let (raw, raw_len): (Box<dyn Read + Send>, Option<u64>) = if name == "-" {
             (Box::new(io::stdin()), None)
         } else {
+            note_input(name)?;
             let f = File::open(name)?;
             let len = f.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
             (Box::new(f), len)
@@ -364,7 +532,9 @@ pub struct Output {
     inner: OutputInner,
     /// The temporary file and the path it becomes on success (deleted if
     /// the output is dropped unfinished).
-    commit: Option<(tempfile::TempPath, std::path::PathBuf)>,
+    commit: Option<Pending>,
+    /// The name given, for errors.
+    name: String,
 }
 
 enum OutputInner {
@@ -403,19 +573,57 @@ impl Output {
         }
         // Through a symbolic link, the file it names is replaced and the
         // link stays.
+        check_output(name)?;
         let target = resolve_links(target)?;
         let dir = match target.parent() {
             Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
             _ => std::path::PathBuf::from("."),
         };
+        // tempfile's errors name the temporary file; the user named the
+        // output.
         let tmp = tempfile::Builder::new()
             .prefix(".tramp-")
             .suffix(".part")
-            .tempfile_in(&dir)?;
+            .tempfile_in(&dir)
+            .map_err(|e| {
+                let why = match e.raw_os_error() {
+                    Some(code) => io::Error::from_raw_os_error(code).to_string(),
+                    None => e.kind().to_string(),
+                };
+                io::Error::new(
+                    e.kind(),
+                    format!("cannot create a file in {}: {why}", dir.display()),
+                )
+            })?;
         let (file, path) = tmp.into_parts();
+        let pending = Pending::new(path, target, name);
         let mut out = Self::to_writer(Box::new(file), c)?;
-        out.commit = Some((path, target));
+        out.commit = Some(pending);
+        out.name = name.to_string();
         Ok(out)
+    }
+
+    /// Checks, before any work, that [`create`](Self::create) would
+    /// succeed for `name`: not a directory, not one of this process's
+    /// inputs, and its directory takes a new file (one is made and
+    /// removed). Devices and pipes are not opened (a FIFO would wait for
+    /// its reader).
+    pub fn check_creatable(name: &str) -> io::Result<()> {
+        if name == "-" {
+            return Ok(());
+        }
+        match std::fs::metadata(name) {
+            Ok(m) if m.is_dir() => {
+                return Err(io::Error::new(
+                    io::ErrorKind::IsADirectory,
+                    format!("{name} is a directory"),
+                ));
+            }
+            Ok(m) if !m.is_file() => return Ok(()),
+            _ => {}
+        }
+        drop(Self::create(name, Some(Compression::None))?);
+        Ok(())
     }
 
     /// Wraps any writer.
@@ -439,28 +647,43 @@ impl Output {
         Ok(Output {
             inner,
             commit: None,
+            name: "-".into(),
         })
     }
 
     /// Ends the compressed stream, flushes everything, and renames the
     /// temporary file over the output path.
     pub fn finish(self) -> io::Result<()> {
+        let name = self.name;
+        let explain = |e| explain(&name, e);
         let mut w = match self.inner {
             OutputInner::Plain(w) => w,
-            OutputInner::Zstd(e) => e.finish()?,
-            OutputInner::Gzip(e) => e.finish()?,
-            OutputInner::Xz(e) => e.finish()?,
+            OutputInner::Zstd(e) => e.finish().map_err(explain)?,
+            OutputInner::Gzip(e) => e.finish().map_err(explain)?,
+            OutputInner::Xz(e) => e.finish().map_err(explain)?,
         };
-        w.flush()?;
+        w.flush().map_err(explain)?;
         drop(w);
-        if let Some((tmp, target)) = self.commit {
-            // Temporary files are private (0600); the output gets the
-            // permissions a newly created file would have had.
-            set_created_permissions(&tmp)?;
-            tmp.persist(&target).map_err(|e| e.error)?;
+        if let Some(pending) = self.commit {
+            pending.commit()?;
         }
         Ok(())
     }
+}
+
+/// An output's write error, with the two a user can act on said plainly
+/// (a full disk, the file-size limit); others pass unchanged.
+fn explain(name: &str, e: io::Error) -> io::Error {
+    let why = match e.kind() {
+        io::ErrorKind::StorageFull => "the disk is full",
+        io::ErrorKind::FileTooLarge => "the file-size limit (`ulimit -f`) is reached",
+        io::ErrorKind::QuotaExceeded => "the disk quota is exhausted",
+        _ => return e,
+    };
+    io::Error::new(
+        e.kind(),
+        format!("writing {name}: {why} ({e}); the unfinished output was removed"),
+    )
 }
 
 /// `path` with every symbolic link along its last component followed (a
@@ -528,6 +751,7 @@ impl Write for Output {
             OutputInner::Gzip(w) => w.write(buf),
             OutputInner::Xz(w) => w.write(buf),
         }
+        .map_err(|e| explain(&self.name, e))
     }
 
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
@@ -537,6 +761,7 @@ impl Write for Output {
             OutputInner::Gzip(w) => w.write_all(buf),
             OutputInner::Xz(w) => w.write_all(buf),
         }
+        .map_err(|e| explain(&self.name, e))
     }
 
     fn flush(&mut self) -> io::Result<()> {
@@ -546,6 +771,7 @@ impl Write for Output {
             OutputInner::Gzip(w) => w.flush(),
             OutputInner::Xz(w) => w.flush(),
         }
+        .map_err(|e| explain(&self.name, e))
     }
 }
 

@@ -6,11 +6,13 @@
 //!   per user an id, site and birth, or whatever else it keeps),
 //!   shared by statistics, replay and the object-graph view.
 //! * [`replay`]: allocator replay, trace side (heap events → operations).
+//! * [`processes`]: a recording's processes, a row of statistics each.
 //! * [`stats`]: heap statistics (the HATF paper's Table 3 and more), as text
 //!   or JSON.
 
 pub mod implied;
 pub mod live;
+pub mod processes;
 pub mod replay;
 pub mod stats;
 pub mod view;

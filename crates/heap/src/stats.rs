@@ -336,7 +336,7 @@ impl tramp_core::Analysis for HeapStats {
     }
 }
 
-fn human(n: u64) -> String {
+pub(crate) fn human(n: u64) -> String {
     // 1234567 -> "1,234,567"
     let s = n.to_string();
     let mut out = String::new();

@@ -26,6 +26,8 @@ use crate::raw::RawEvent;
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ConvertStats {
     pub pid: u64,
+    /// The program the process ran when its first log appeared.
+    pub program: String,
     pub records: u64,
     pub allocs: u64,
     pub frees: u64,
@@ -44,6 +46,8 @@ pub struct ConvertStats {
     /// written (a thread that held its buffer longer than the reorder
     /// window): written in arrival order, with their own times.
     pub late: u64,
+    /// The signal that interrupted the recording, if one did.
+    pub interrupted: Option<i32>,
 }
 
 impl std::fmt::Display for ConvertStats {
@@ -66,6 +70,9 @@ impl std::fmt::Display for ConvertStats {
         }
         if self.late > 0 {
             write!(f, "; {} events written late", self.late)?;
+        }
+        if let Some(sig) = self.interrupted {
+            write!(f, "; interrupted by signal {sig}")?;
         }
         Ok(())
     }
@@ -92,6 +99,12 @@ pub enum Annotation {
         thread: u64,
         waited_ns: u64,
     },
+    /// The recording was interrupted by `signal` (SIGINT, SIGTERM or
+    /// SIGHUP to tramp or its program); the trace holds everything the
+    /// program did until it ended.
+    Interrupted {
+        signal: i32,
+    },
 }
 
 impl Annotation {
@@ -116,6 +129,7 @@ impl Annotation {
             Annotation::Stall { thread, waited_ns } => {
                 format!("tramp:stall thread={thread} waited_ns={waited_ns}")
             }
+            Annotation::Interrupted { signal } => format!("tramp:interrupted signal={signal}"),
         }
     }
 
@@ -152,6 +166,12 @@ impl Annotation {
                 Some(Annotation::Stall {
                     thread: v[0],
                     waited_ns: v[1],
+                })
+            }
+            "interrupted" => {
+                let [signal]: [u64; 1] = values(args)?;
+                Some(Annotation::Interrupted {
+                    signal: i32::try_from(signal).ok()?,
                 })
             }
             _ => None,
@@ -222,7 +242,8 @@ pub(crate) struct State {
 }
 
 impl State {
-    fn comment<O: TraceOut>(
+    /// Writes an annotation (a comment record).
+    pub(crate) fn comment<O: TraceOut>(
         &self,
         w: &mut O,
         a: &Annotation,
@@ -493,6 +514,12 @@ impl<W: Write> TraceOut for tramp_hatf::Writer<W> {
     }
 }
 
+impl<W: Write> TraceOut for tramp_hatf::text::TextWriter<W> {
+    fn write_item(&mut self, item: &Item<'_>) -> Result<(), tramp_core::Error> {
+        Ok(tramp_hatf::text::TextWriter::write_item(self, item)?)
+    }
+}
+
 impl<W: Write> TraceOut for tramp_tpack::Writer<W> {
     fn write_item(&mut self, item: &Item<'_>) -> Result<(), tramp_core::Error> {
         tramp_tpack::Writer::write_item(self, item)
@@ -523,6 +550,7 @@ mod tests {
                 thread: 77,
                 waited_ns: 1_500_000,
             },
+            Annotation::Interrupted { signal: 15 },
         ] {
             assert_eq!(Annotation::parse(a.to_comment().as_bytes()), Some(a));
         }

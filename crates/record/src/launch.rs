@@ -4,6 +4,8 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
 
 use tramp_core::Error;
 
@@ -30,6 +32,132 @@ pub struct RecordOptions {
     /// Record the 8-byte loads and stores of programs built with `tramp cc`
     /// too; the output is then a pointer trace (Meta-TF, `.mtf`).
     pub pointers: bool,
+    /// Set to a signal's number when the recording was interrupted by one
+    /// (the caller's signal handler sets it); every trace then ends with a
+    /// `tramp:interrupted` comment.
+    pub interrupted: Arc<AtomicI32>,
+    /// The started program's pid, published once it runs (0 before), for
+    /// a signal handler that passes signals on to it.
+    pub child: Arc<AtomicU32>,
+}
+
+/// The least `--temp-limit`: a thread flushes its events in chunks of up
+/// to 1 MiB, so a bound below that would make every flush wait.
+pub const LEAST_BACKLOG: u64 = 1 << 20;
+
+/// The forms a recording can be written as, chosen by the output's name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TraceKind {
+    /// `.tpack` (the default).
+    Tpack,
+    /// `.hatf`.
+    Hatf,
+    /// `.hatf.txt` or `.txt`: HATF's text form.
+    HatfText,
+    /// `.mtf`, with `--pointers` only.
+    Pointers,
+}
+
+impl TraceKind {
+    /// The form an output name asks for (after any `.zst`, `.gz` or `.xz`),
+    /// or a usage error naming the forms a recording can take.
+    pub fn of(name: &str, pointers: bool) -> Result<TraceKind, Error> {
+        let bare = tramp_core::io::Compression::strip_extension(name);
+        let kind = if bare.ends_with(".mtf") {
+            if !pointers {
+                return Err(Error::Usage(format!(
+                    "{name}: a Meta-TF recording is a pointer trace: add --pointers, or name the output *.tpack, *.hatf or *.hatf.txt"
+                )));
+            }
+            TraceKind::Pointers
+        } else if pointers {
+            return Err(Error::Usage(format!(
+                "{name}: a pointer trace is Meta-TF (tpack and HATF hold no loads or stores): name it *.mtf or *.mtf.zst"
+            )));
+        } else if bare.ends_with(".tpack") {
+            TraceKind::Tpack
+        } else if bare.ends_with(".hatf") {
+            TraceKind::Hatf
+        } else if bare.ends_with(".txt") {
+            TraceKind::HatfText
+        } else {
+            return Err(Error::Usage(format!(
+                "{name}: a recording is written as tpack (*.tpack), HATF (*.hatf) or HATF text (*.hatf.txt), each optionally compressed (*.zst, *.gz, *.xz); with --pointers as Meta-TF (*.mtf): name the output one of these"
+            )));
+        };
+        Ok(kind)
+    }
+}
+
+/// Why a program cannot be recorded, told before it runs: a statically
+/// linked executable has no dynamic loader, so nothing preloads the capture
+/// library into it. `program` is looked up in PATH as the shell would;
+/// what is not found or not ELF (a script: its interpreter is what runs)
+/// is left to run.
+pub fn check_recordable(program: &std::ffi::OsStr) -> Result<(), Error> {
+    let Some(path) = find_program(program) else {
+        return Ok(());
+    };
+    let Ok(file) = std::fs::File::open(&path) else {
+        return Ok(());
+    };
+    let mut head = Vec::new();
+    use std::io::Read;
+    if file.take(1 << 20).read_to_end(&mut head).is_err() || !head.starts_with(b"\x7fELF") {
+        return Ok(());
+    }
+    if is_static_elf(&head) == Some(true) {
+        return Err(Error::Usage(format!(
+            "{} is statically linked: it has no dynamic loader, so the capture library cannot be preloaded into it and nothing would be recorded (link it dynamically to record it)",
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Whether an ELF file (its first bytes) has no program interpreter and no
+/// dynamic section: `None` if its program headers are not within `head`.
+fn is_static_elf(head: &[u8]) -> Option<bool> {
+    let wide = *head.get(4)? == 2;
+    let le = *head.get(5)? == 1;
+    let u = |at: usize, n: usize| -> Option<u64> {
+        let b = head.get(at..at + n)?;
+        let mut v = 0u64;
+        for i in 0..n {
+            let byte = if le { b[i] } else { b[n - 1 - i] };
+            v |= (byte as u64) << (8 * i);
+        }
+        Some(v)
+    };
+    let (phoff, phentsize, phnum) = if wide {
+        (u(0x20, 8)?, u(0x36, 2)?, u(0x38, 2)?)
+    } else {
+        (u(0x1c, 4)?, u(0x2a, 2)?, u(0x2c, 2)?)
+    };
+    let mut dynamic = false;
+    for i in 0..phnum {
+        let at = usize::try_from(phoff.checked_add(i.checked_mul(phentsize)?)?).ok()?;
+        match u(at, 4)? {
+            // PT_INTERP, PT_DYNAMIC
+            3 | 2 => dynamic = true,
+            _ => {}
+        }
+    }
+    Some(!dynamic)
+}
+
+/// `program` as the shell finds it: a path if it has a slash, else the
+/// first executable of that name in PATH.
+fn find_program(program: &std::ffi::OsStr) -> Option<PathBuf> {
+    let p = Path::new(program);
+    if program.as_encoded_bytes().contains(&b'/') {
+        return Some(p.to_path_buf());
+    }
+    std::env::var_os("PATH")?
+        .to_string_lossy()
+        .split(':')
+        .map(|d| Path::new(if d.is_empty() { "." } else { d }).join(p))
+        .find(|c| c.is_file())
 }
 
 impl RecordOptions {
@@ -62,6 +190,8 @@ impl RecordOptions {
                 .expect("a valid codec"),
             backlog: BACKLOG_PER_LOG,
             pointers: false,
+            interrupted: Arc::new(AtomicI32::new(0)),
+            child: Arc::new(AtomicU32::new(0)),
         }
     }
 }
@@ -93,6 +223,50 @@ impl Recording {
             (None, Some(sig)) => (128 + sig) as u8,
             _ => 1,
         }
+    }
+
+    /// The signal that interrupted the recording, if one did.
+    pub fn interrupted(&self) -> Option<i32> {
+        self.traces.iter().find_map(|(_, _, s)| s.interrupted)
+    }
+
+    /// Why the recording holds nothing, if it holds nothing it should:
+    /// no process loaded the capture library, no process made a heap
+    /// call, or (`pointers`) no load or store was seen.
+    pub fn nothing_captured(&self, program: &str, pointers: bool) -> Option<String> {
+        if self.traces.is_empty() {
+            return Some(format!(
+                "nothing was recorded: no process of the run loaded the capture library ({program} or what it ran is statically linked, or cleared LD_PRELOAD), so no trace was written"
+            ));
+        }
+        let events: u64 = self
+            .traces
+            .iter()
+            .map(|(_, _, s)| s.allocs + s.frees + s.reallocs)
+            .sum();
+        if events == 0 {
+            return Some(format!(
+                "nothing was recorded: the capture library was loaded but no process made a heap call it sees (the traces are kept: {})",
+                self.files()
+            ));
+        }
+        let accesses: u64 = self.traces.iter().map(|(_, _, s)| s.loads + s.stores).sum();
+        if pointers && accesses == 0 {
+            return Some(format!(
+                "no loads or stores were recorded: {program} was not built with `tramp cc` (uninstrumented code is not seen); the heap events are kept: {}",
+                self.files()
+            ));
+        }
+        None
+    }
+
+    /// The traces written, comma-separated.
+    fn files(&self) -> String {
+        self.traces
+            .iter()
+            .map(|(_, p, _)| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 
     /// One line on the temporary disk the raw logs used.
@@ -182,20 +356,44 @@ fn prune(base: &Path, stem: &str, keep: &Path) {
     }
 }
 
-/// The output name for a process other than the one started.
-pub fn child_output(output: &Path, pid: u64) -> PathBuf {
+/// The output name for a process other than the one started: the
+/// program's name and pid before the extensions (`x.tpack` →
+/// `x.python3.4242.tpack`).
+pub fn child_output(output: &Path, program: &str, pid: u64) -> PathBuf {
     let name = output
         .file_name()
         .and_then(|n| n.to_str())
-        .unwrap_or("trace.hatf");
-    let (stem, ext) = match [".hatf", ".tpack", ".mtf"]
+        .unwrap_or("trace.tpack");
+    let (stem, ext) = match [".hatf", ".tpack", ".mtf", ".txt"]
         .iter()
-        .find_map(|e| name.find(e))
+        .filter_map(|e| name.find(e))
+        .min()
     {
         Some(i) => (&name[..i], &name[i..]),
         None => (name, ""),
     };
-    output.with_file_name(format!("{stem}.{pid}{ext}"))
+    let program: String = program
+        .chars()
+        .map(|c| if c == '/' || c.is_control() { '_' } else { c })
+        .collect();
+    output.with_file_name(format!("{stem}.{program}.{pid}{ext}"))
+}
+
+/// The name of the program a process runs (its executable's file name,
+/// else its `comm`), or `process` if it is gone.
+pub fn program_of(pid: u64) -> String {
+    if let Ok(exe) = std::fs::read_link(format!("/proc/{pid}/exe"))
+        && let Some(n) = exe.file_name()
+    {
+        let n = n.to_string_lossy();
+        // A deleted executable reads as `NAME (deleted)`.
+        return n.trim_end_matches(" (deleted)").to_string();
+    }
+    std::fs::read_to_string(format!("/proc/{pid}/comm"))
+        .map(|c| c.trim_end().to_string())
+        .ok()
+        .filter(|c| !c.is_empty())
+        .unwrap_or_else(|| "process".into())
 }
 
 /// Runs `cmd` under the capture library `lib` and writes one trace per
@@ -206,12 +404,17 @@ pub fn record(lib: &Path, cmd: &[OsString], opts: &RecordOptions) -> Result<Reco
         .split_first()
         .ok_or_else(|| Error::Usage("no command to record".into()))?;
     let name = opts.output.to_string_lossy();
-    let bare = tramp_core::io::Compression::strip_extension(&name);
-    if opts.pointers && !bare.ends_with(".mtf") {
+    TraceKind::of(&name, opts.pointers)?;
+    if opts.backlog < LEAST_BACKLOG {
         return Err(Error::Usage(format!(
-            "{name}: a pointer trace is Meta-TF (tpack and HATF hold no loads or stores): name it *.mtf or *.mtf.zst"
+            "a temporary-disk bound of {} bytes is below the least, {LEAST_BACKLOG} (1 MiB): a thread flushes up to 1 MiB at a time",
+            opts.backlog
         )));
     }
+    check_recordable(program)?;
+    // Every trace's directory must take a file before the program runs:
+    // a recording that cannot be written is refused, not lost at the end.
+    tramp_core::io::Output::check_creatable(&name)?;
     // Removed when dropped, also when the command cannot start.
     let logs_dir = tempfile::Builder::new().prefix("tramp-record-").tempdir()?;
     let logs = logs_dir.path().to_path_buf();
@@ -239,6 +442,7 @@ pub fn record(lib: &Path, cmd: &[OsString], opts: &RecordOptions) -> Result<Reco
         .spawn()
         .map_err(|e| Error::Usage(format!("cannot run {}: {e}", program.to_string_lossy())))?;
     let root = child.id() as u64;
+    opts.child.store(child.id(), Ordering::Relaxed);
     session.set_root(root);
     let mut failed = None;
     // Idle polls back off from 1 to 16 ms (a quiet program costs ~60
@@ -264,7 +468,8 @@ pub fn record(lib: &Path, cmd: &[OsString], opts: &RecordOptions) -> Result<Reco
     if let Some(e) = failed {
         return Err(e);
     }
-    let done = session.finish()?;
+    let interrupted = opts.interrupted.load(Ordering::Relaxed);
+    let done = session.finish((interrupted != 0).then_some(interrupted))?;
     drop(logs_dir);
     Ok(Recording {
         status,
@@ -276,12 +481,6 @@ pub fn record(lib: &Path, cmd: &[OsString], opts: &RecordOptions) -> Result<Reco
     })
 }
 
-/// Whether an output name asks for tpack (`.tpack`, possibly with a
-/// compression extension after it); anything else is HATF.
-pub fn is_tpack(name: &str) -> bool {
-    tramp_core::io::Compression::strip_extension(name).ends_with(".tpack")
-}
-
 /// Converts the `trace.PID.NANOS.raw` logs a finished recording left in
 /// `dir`, one trace per process (`root`'s is `opts.output`).
 pub fn convert_all(
@@ -289,7 +488,7 @@ pub fn convert_all(
     root: u64,
     opts: &RecordOptions,
 ) -> Result<Vec<(u64, PathBuf, ConvertStats)>, Error> {
-    Ok(Session::new(dir, root, opts).finish()?.traces)
+    Ok(Session::new(dir, root, opts).finish(None)?.traces)
 }
 
 #[cfg(test)]
@@ -307,20 +506,65 @@ mod tests {
     }
 
     #[test]
-    fn child_outputs_carry_the_pid() {
+    fn child_outputs_carry_the_program_and_pid() {
         assert_eq!(
-            child_output(Path::new("/x/ls.hatf.zst"), 42),
-            Path::new("/x/ls.42.hatf.zst")
+            child_output(Path::new("/x/ls.hatf.zst"), "sort", 42),
+            Path::new("/x/ls.sort.42.hatf.zst")
         );
-        assert_eq!(child_output(Path::new("trace"), 7), Path::new("trace.7"));
         assert_eq!(
-            child_output(Path::new("/x/ls.tpack"), 42),
-            Path::new("/x/ls.42.tpack")
+            child_output(Path::new("t.hatf.txt"), "sh", 7),
+            Path::new("t.sh.7.hatf.txt")
+        );
+        assert_eq!(
+            child_output(Path::new("/x/ls.tpack"), "a/b", 42),
+            Path::new("/x/ls.a_b.42.tpack")
         );
         // Pointer traces (Meta-TF) keep their extensions after the pid too.
         assert_eq!(
-            child_output(Path::new("fk.mtf.zst"), 9),
-            Path::new("fk.9.mtf.zst")
+            child_output(Path::new("fk.mtf.zst"), "fk", 9),
+            Path::new("fk.fk.9.mtf.zst")
         );
+    }
+
+    #[test]
+    fn a_recording_takes_the_forms_that_can_hold_it() {
+        use TraceKind::*;
+        for (name, pointers, kind) in [
+            ("x.tpack", false, Some(Tpack)),
+            ("x.tpack.zst", false, Some(Tpack)),
+            ("x.hatf", false, Some(Hatf)),
+            ("x.hatf.gz", false, Some(Hatf)),
+            ("x.hatf.txt", false, Some(HatfText)),
+            ("x.txt.xz", false, Some(HatfText)),
+            ("x.mtf.zst", true, Some(Pointers)),
+            ("x.mtf", false, None),
+            ("x.tpack", true, None),
+            ("x.ptf", false, None),
+            ("x", false, None),
+            ("x.zst", false, None),
+        ] {
+            assert_eq!(TraceKind::of(name, pointers).ok(), kind, "{name}");
+        }
+    }
+
+    #[test]
+    fn static_executables_are_told_from_dynamic_ones() {
+        // This test binary is dynamically linked (it has an interpreter).
+        let me = std::fs::read(std::env::current_exe().unwrap()).unwrap();
+        assert_eq!(is_static_elf(&me), Some(false));
+        // The same headers with every PT_INTERP and PT_DYNAMIC turned to
+        // PT_NULL read as static.
+        let mut stat = me.clone();
+        let phoff = u64::from_le_bytes(me[0x20..0x28].try_into().unwrap()) as usize;
+        let size = u16::from_le_bytes([me[0x36], me[0x37]]) as usize;
+        let n = u16::from_le_bytes([me[0x38], me[0x39]]) as usize;
+        for i in 0..n {
+            let at = phoff + i * size;
+            if matches!(stat[at], 2 | 3) {
+                stat[at] = 0;
+            }
+        }
+        assert_eq!(is_static_elf(&stat), Some(true));
+        assert_eq!(is_static_elf(&me[..0x30]), None);
     }
 }

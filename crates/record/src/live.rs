@@ -32,8 +32,8 @@ use tramp_core::Error;
 use tramp_core::io::Output;
 use tramp_hatf::{Field, Interp, Item, Meta, Policy, Width};
 
-use crate::convert::{ConvertStats, State, TraceOut};
-use crate::launch::{RecordOptions, child_output, is_tpack};
+use crate::convert::{Annotation, ConvertStats, State, TraceOut};
+use crate::launch::{RecordOptions, TraceKind, child_output, program_of};
 use crate::pointers::{Access, PointerOut};
 use crate::raw::{self, CHUNK_HEADER, ChunkDecoder, ChunkRef, RawError, RawEvent};
 
@@ -58,16 +58,20 @@ pub const BACKLOG_PER_LOG: u64 = 32 << 20;
 enum Out {
     Tpack(Box<tramp_tpack::Writer<Output>>),
     Hatf(Box<tramp_hatf::Writer<Output>>),
+    HatfText(Box<tramp_hatf::text::TextWriter<Output>>),
     Pointers(Box<PointerOut>),
 }
 
 impl Out {
     fn create(target: &Path, opts: &RecordOptions) -> Result<Out, Error> {
         let name = target.to_string_lossy().into_owned();
+        let kind = TraceKind::of(&name, opts.pointers)?;
         let file = Output::create(&name, None)?;
-        Ok(if opts.pointers {
+        Ok(if kind == TraceKind::Pointers {
             Out::Pointers(Box::new(PointerOut::new(file)?))
-        } else if is_tpack(&name) {
+        } else if kind == TraceKind::HatfText {
+            Out::HatfText(Box::new(tramp_hatf::text::TextWriter::new(file)))
+        } else if kind == TraceKind::Tpack {
             // On this thread until the session spreads it.
             let pack = tramp_tpack::Options {
                 threads: 1,
@@ -89,7 +93,7 @@ impl Out {
     fn set_threads(&mut self, threads: usize) -> Result<(), Error> {
         match self {
             Out::Tpack(w) => w.set_threads(threads),
-            Out::Hatf(_) | Out::Pointers(_) => Ok(()),
+            Out::Hatf(_) | Out::HatfText(_) | Out::Pointers(_) => Ok(()),
         }
     }
 
@@ -97,6 +101,7 @@ impl Out {
         match self {
             Out::Tpack(w) => w.into_inner()?.finish()?,
             Out::Hatf(w) => w.into_inner()?.finish()?,
+            Out::HatfText(w) => w.into_inner()?.finish()?,
             Out::Pointers(w) => w.finish()?,
         }
         Ok(())
@@ -108,6 +113,7 @@ impl TraceOut for Out {
         match self {
             Out::Tpack(w) => w.write_item(item),
             Out::Hatf(w) => w.write_item(item),
+            Out::HatfText(w) => TraceOut::write_item(&mut **w, item),
             Out::Pointers(w) => w.write_item(item),
         }
     }
@@ -117,6 +123,7 @@ impl TraceOut for Out {
             Out::Pointers(w) => w.write_access(a),
             Out::Tpack(w) => w.write_access(a),
             Out::Hatf(w) => w.write_access(a),
+            Out::HatfText(w) => w.write_access(a),
         }
     }
 }
@@ -276,8 +283,9 @@ impl Session {
     }
 
     /// Reads the logs to their ends (the program has ended), writes every
-    /// event left and finishes every trace.
-    pub fn finish(mut self) -> Result<Converted, Error> {
+    /// event left and finishes every trace; `interrupted`: the signal that
+    /// interrupted the recording, noted at the end of every trace.
+    pub fn finish(mut self, interrupted: Option<i32>) -> Result<Converted, Error> {
         self.attach_new()?;
         let mut out = Vec::new();
         for (pid, mut p) in std::mem::take(&mut self.procs) {
@@ -285,6 +293,14 @@ impl Session {
             p.out.set_threads(self.spread_threads)?;
             while p.read(self.punch, &mut self.buf, true)? {}
             p.emit_ready(u64::MAX, true)?;
+            if let Some(signal) = interrupted {
+                p.state.comment(
+                    &mut p.out,
+                    &Annotation::Interrupted { signal },
+                    &mut p.stats,
+                )?;
+                p.stats.interrupted = Some(signal);
+            }
             p.state.finish_stats(&mut p.stats);
             p.stats.pid = pid;
             p.out.finish()?;
@@ -327,14 +343,17 @@ impl Session {
             let p = match self.procs.entry(pid) {
                 std::collections::btree_map::Entry::Occupied(o) => o.into_mut(),
                 std::collections::btree_map::Entry::Vacant(v) => {
+                    let program = program_of(pid);
                     let target = if pid == self.root {
                         self.opts.output.clone()
                     } else {
-                        child_output(&self.opts.output, pid)
+                        child_output(&self.opts.output, &program, pid)
                     };
                     let mut out = Out::create(&target, &self.opts)?;
                     out.set_threads(self.threads)?;
-                    v.insert(Proc::new(target, out))
+                    let mut proc = Proc::new(target, out);
+                    proc.stats.program = program;
+                    v.insert(proc)
                 }
             };
             p.logs.push(Log {

@@ -1,5 +1,7 @@
 //! `tramp record`: run a program under the capture library.
 
+use std::io::Write;
+
 use anyhow::{Context, Result};
 use clap::Args;
 
@@ -115,6 +117,12 @@ pub fn run(a: RecordArgs) -> Result<u8> {
             format!("{program}.tpack")
         }
     });
+    // Everything that can be refused is refused before the program runs:
+    // a run's recording is never lost to a bad name or directory.
+    if let Some(file) = &a.stats_out {
+        tramp_core::io::Output::check_creatable(file)
+            .with_context(|| format!("--stats-out {file}"))?;
+    }
     let lib = tramp_record::launch::install_library(CAPTURE_LIBRARY)
         .context("installing the capture library")?;
     let mut opts = tramp_record::RecordOptions::new(output.clone().into());
@@ -124,41 +132,86 @@ pub fn run(a: RecordArgs) -> Result<u8> {
     if let Some(p) = &a.pack {
         opts.set_pack(p).context("--pack")?;
     }
-    // Ctrl-C reaches the recorded program (same process group), which flushes
-    // and ends; tramp stays to convert what it recorded.
-    let _ = ctrlc::set_handler(|| {});
+    // Ctrl-C reaches the recorded program (same process group), which
+    // flushes and ends; a signal sent to tramp alone is passed on to it.
+    // tramp stays to convert what it recorded and marks the traces.
+    crate::signals::pass_on_to(opts.child.clone(), opts.interrupted.clone());
     let rec = tramp_record::record(&lib, &a.command, &opts).context("recording")?;
     for (pid, path, st) in &rec.traces {
         eprintln!("tramp: pid {pid}: {st} -> {}", path.display());
         for d in &st.damage {
             eprintln!("tramp: pid {pid}: log damaged, events after it lost: {d}");
         }
+        if st.late > 0 {
+            eprintln!(
+                "tramp: pid {pid}: {} events ({:.2} %) were written late: a thread held them while others' later events were written, so they are out of time order in the trace (with their own times); none was lost",
+                st.late,
+                100.0 * st.late as f64 / st.records.max(1) as f64
+            );
+        }
     }
     eprintln!("tramp: {}", rec.disk_summary());
-    if a.stats
-        && let Some((_, path, _)) = rec.traces.first()
-    {
-        let args = InputArgs {
-            input: path.to_string_lossy().into_owned(),
-            format: None,
-            dtd: None,
-            desc: None,
-        };
-        let o = super::open(&args, false)?;
-        let sites = a.sites.then_some(a.top);
-        match &a.stats_out {
-            None => super::stats::heap(o, a.json, sites, &mut std::io::stderr().lock())?,
-            Some(file) => {
-                let mut out = tramp_core::io::Output::create(file, None)
-                    .with_context(|| format!("creating {file}"))?;
-                super::stats::heap(o, a.json, sites, &mut out)?;
-                out.finish().with_context(|| format!("finishing {file}"))?;
-            }
+    if rec.traces.len() > 1 {
+        eprintln!("tramp: wrote {} traces, one per process:", rec.traces.len());
+        for (pid, path, _) in &rec.traces {
+            eprintln!("tramp:   {} (pid {pid})", path.display());
         }
     }
     let code = rec.exit_code();
     if let Some(sig) = rec.signal() {
         eprintln!("tramp: the program was killed by signal {sig}");
+    }
+    if let Some(sig) = rec.interrupted() {
+        eprintln!(
+            "tramp: the recording was interrupted by signal {sig}; every event until the program ended is kept, and the traces say so (a tramp:interrupted comment)"
+        );
+    }
+    // A run that recorded nothing is not a recording.
+    if let Some(why) = rec.nothing_captured(&program, a.pointers) {
+        anyhow::bail!("{why}");
+    }
+    if a.stats {
+        // Gathered, then written: to stderr, or to --stats-out through a
+        // temporary file that appears only when complete.
+        let mut text = Vec::new();
+        let sites = a.sites.then_some(a.top);
+        if rec.traces.len() > 1 {
+            let mut rows = Vec::new();
+            for (pid, path, st) in &rec.traces {
+                let name = path.to_string_lossy().into_owned();
+                let report = super::stats::heap_report(&name)?;
+                rows.push(tramp_heap::processes::ProcessRow::new(
+                    *pid,
+                    &st.program,
+                    &name,
+                    &report,
+                ));
+            }
+            let table = tramp_heap::processes::Processes::new(rows);
+            super::write_report(&mut text, &table, a.json)?;
+            if !a.json {
+                writeln!(text, "\nthe started process ({output}):")?;
+            }
+        }
+        if let Some((_, path, _)) = rec.traces.first() {
+            let args = InputArgs {
+                input: path.to_string_lossy().into_owned(),
+                format: None,
+                dtd: None,
+                desc: None,
+            };
+            let o = super::open(&args, false)?;
+            super::stats::heap(o, a.json, sites, &mut text)?;
+        }
+        match &a.stats_out {
+            None => std::io::stderr().lock().write_all(&text)?,
+            Some(file) => {
+                let mut out = tramp_core::io::Output::create(file, None)
+                    .with_context(|| format!("creating {file}"))?;
+                out.write_all(&text)?;
+                out.finish().with_context(|| format!("finishing {file}"))?;
+            }
+        }
     }
     Ok(code)
 }

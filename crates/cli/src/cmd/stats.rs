@@ -84,6 +84,26 @@ pub fn run(a: StatsArgs) -> Result<()> {
 /// of an opened trace; what was read before damage is printed, then the
 /// error.
 /// Heap statistics (and sites) of `o`, written to `out`.
+/// The heap statistics of a trace file (damage is an error).
+pub fn heap_report(path: &str) -> Result<tramp_heap::Report> {
+    let args = super::InputArgs {
+        input: path.to_string(),
+        format: None,
+        dtd: None,
+        desc: None,
+    };
+    let mut o = super::open(&args, false)?;
+    let mut stats = HeapStats::new();
+    let run = drive(
+        &mut *o.source,
+        &mut [&mut stats],
+        Vec::new(),
+        &mut o.progress,
+    );
+    end_run(run, &o, None, "")?;
+    Ok(stats.report())
+}
+
 pub fn heap(
     mut o: super::Opened,
     json: bool,
