@@ -239,6 +239,8 @@ pub(crate) struct State {
     attrs: Vec<u8>,
     /// A free's site (pointer captures), encoded like `attrs`.
     free_attrs: Vec<u8>,
+    /// The next module is the program's (a process record came before).
+    program_next: bool,
 }
 
 impl State {
@@ -327,6 +329,7 @@ impl State {
             } => {
                 self.pid = *pid;
                 self.stack_depth = *stack_depth;
+                self.program_next = true;
                 let a = Annotation::Process {
                     pid: *pid,
                     ppid: *ppid,
@@ -335,6 +338,12 @@ impl State {
                 self.comment(w, &a, stats)?;
             }
             RawEvent::Module { base: b, path, .. } => {
+                // A log's first module is its program (after an exec, the
+                // program exec'd).
+                if std::mem::take(&mut self.program_next) {
+                    let path = String::from_utf8_lossy(path);
+                    stats.program = path.rsplit('/').next().unwrap_or(&path).to_string();
+                }
                 if self.modules.insert((*b, path.clone())) {
                     let a = Annotation::Module {
                         base: *b,

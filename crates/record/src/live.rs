@@ -304,6 +304,15 @@ impl Session {
             p.state.finish_stats(&mut p.stats);
             p.stats.pid = pid;
             p.out.finish()?;
+            // Other processes' traces are named by the program they ran
+            // last, known for sure only now (after any exec).
+            if pid != self.root {
+                let named = child_output(&self.opts.output, &p.stats.program, pid);
+                if named != p.target {
+                    std::fs::rename(&p.target, &named)?;
+                    p.target = named;
+                }
+            }
             out.push((pid, p.target, p.stats));
         }
         let root = self.root;
@@ -352,6 +361,7 @@ impl Session {
                     let mut out = Out::create(&target, &self.opts)?;
                     out.set_threads(self.threads)?;
                     let mut proc = Proc::new(target, out);
+                    // Until the log's first module names the program.
                     proc.stats.program = program;
                     v.insert(proc)
                 }

@@ -164,13 +164,28 @@ pub fn run(a: CachesimArgs) -> Result<()> {
         None => Layout::detect(&input, a.format.as_deref())
             .with_context(|| format!("reading {}", a.input))?,
     };
+    // Created before the simulation: an output that cannot be written
+    // (onto the input, into a missing directory) is refused before the work.
+    let svg = match &a.svg {
+        Some(path) => Some(
+            Output::create(path, Some(Compression::None))
+                .with_context(|| format!("creating {path}"))?,
+        ),
+        None => None,
+    };
     let out =
         simulate(input, layout, &opts, &mapping).with_context(|| format!("reading {}", a.input))?;
-    print_report(&out.report, a.json)?;
-    if let Some(path) = &a.svg {
-        let title = format!("Miss ratio of {}", a.input);
-        let mut o = Output::create(path, Some(Compression::None))
-            .with_context(|| format!("creating {path}"))?;
+    if a.svg.as_deref() == Some("-") {
+        // The SVG is stdout; the tables go beside it, to stderr.
+        super::write_report(&mut std::io::stderr().lock(), &out.report, a.json)?;
+    } else {
+        print_report(&out.report, a.json)?;
+    }
+    if let (Some(path), Some(mut o)) = (&a.svg, svg) {
+        let name = std::path::Path::new(&a.input)
+            .file_name()
+            .map_or(a.input.clone(), |n| n.to_string_lossy().into_owned());
+        let title = format!("Miss ratio of {name}");
         std::io::Write::write_all(&mut o, out.report.svg(&title).as_bytes())
             .and_then(|_| o.finish())
             .with_context(|| format!("writing {path}"))?;

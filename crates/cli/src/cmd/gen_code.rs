@@ -35,6 +35,11 @@ pub fn run(a: GenArgs) -> Result<()> {
     if a.output == "-" {
         super::print(&code)
     } else {
-        std::fs::write(&a.output, code).with_context(|| format!("writing {}", a.output))
+        use std::io::Write;
+        let mut out = tramp_core::io::Output::create(&a.output, None)
+            .with_context(|| format!("creating {}", a.output))?;
+        out.write_all(code.as_bytes())
+            .and_then(|()| out.finish())
+            .with_context(|| format!("writing {}", a.output))
     }
 }

@@ -46,10 +46,25 @@ pub struct InputArgs {
     pub desc: Option<String>,
 }
 
+/// A text file a command reads besides its traces (a script, a
+/// description): a path, or `-` for stdin. Noted as an input, so that no
+/// output of the command can be written over it.
+pub fn read_text(path: &str, what: &str) -> Result<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    if path == "-" {
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .with_context(|| format!("reading {what} from stdin"))?;
+        return Ok(text);
+    }
+    tramp_core::io::note_input(path).with_context(|| format!("reading {what} {path}"))?;
+    std::fs::read_to_string(path).with_context(|| format!("reading {what} {path}"))
+}
+
 /// A TRAMP format description's text, checked (errors name the file).
 pub fn read_desc(path: &str) -> Result<String> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("reading the description {path}"))?;
+    let text = read_text(path, "the description")?;
     if let Err(d) = tramp_desc::parse(&text) {
         eprint!("{}", tramp_metatf::render(path, &text, &[d]));
         anyhow::bail!("the description {path} does not parse");

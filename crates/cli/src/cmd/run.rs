@@ -34,7 +34,7 @@ use tramp_script::run::{Failure, Job, run as run_job};
 /// runs on the records before it, and the exit status is 1.
 #[derive(Args)]
 pub struct RunArgs {
-    /// The script file.
+    /// The script file (`-`: read it from stdin).
     pub script: String,
     /// Trace files (`-` for stdin), read one after another.
     pub traces: Vec<String>,
@@ -53,18 +53,23 @@ pub struct RunArgs {
 }
 
 pub fn run(a: RunArgs) -> Result<()> {
-    let script = std::fs::read_to_string(&a.script)
-        .with_context(|| format!("reading the script {}", a.script))?;
+    let script = super::read_text(&a.script, "the script")?;
     let desc_path = a
         .format
         .clone()
         .or_else(|| std::env::var("TRAMP_FORMAT").ok().filter(|s| !s.is_empty()));
     let desc = match &desc_path {
-        Some(p) => Some(
-            std::fs::read_to_string(p).with_context(|| format!("reading the description {p}"))?,
-        ),
+        Some(p) => Some(super::read_text(p, "the description")?),
         None => None,
     };
+    // The traces and the output are checked before the script runs: an
+    // output onto one of the inputs is refused before any work.
+    for t in &a.traces {
+        tramp_core::io::note_input(t).with_context(|| format!("opening {t}"))?;
+    }
+    if let Some(o) = &a.output {
+        tramp_core::io::Output::check_creatable(o).with_context(|| format!("creating {o}"))?;
+    }
     if desc.is_some() && a.trace_format.is_some() {
         bail!(
             "--trace-format names a tramp format; a description (--format or TRAMP_FORMAT) gives the layout instead"

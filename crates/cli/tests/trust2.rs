@@ -1,0 +1,332 @@
+//! End-to-end tests of trust, second round (issue 32): no recording lost to
+//! a bad output, no input overwritten, no temporary file left by a signal
+//! or a full disk, no run that captured nothing reported as a success.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+mod common;
+use common::{fixture, ok, path_in, stderr, tramp};
+
+/// Names in `dir`, sorted (hidden temporary files included).
+fn listing(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+/// A program that leaves a mark when it runs: whether it ran is then
+/// plain to see.
+fn marking(dir: &tempfile::TempDir) -> (Vec<String>, String) {
+    let mark = path_in(dir, "ran");
+    (
+        vec!["sh".into(), "-c".into(), format!("touch {mark}")],
+        mark,
+    )
+}
+
+fn record(args: &[&str], cmd: &[String]) -> std::process::Output {
+    let mut all: Vec<&str> = vec!["record"];
+    all.extend_from_slice(args);
+    all.push("--");
+    all.extend(cmd.iter().map(String::as_str));
+    tramp(&all)
+}
+
+#[test]
+fn record_refuses_what_it_cannot_write_before_the_program_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cmd, mark) = marking(&dir);
+    let missing = path_in(&dir, "no/such/dir/x.tpack");
+    let good = path_in(&dir, "x.tpack");
+    let stats_missing = path_in(&dir, "no/such/dir/stats.txt");
+    let ptf = path_in(&dir, "x.ptf");
+    let bare = path_in(&dir, "x");
+    let mtf = path_in(&dir, "x.mtf");
+    let hatf = path_in(&dir, "x.hatf");
+    for (args, says) in [
+        (vec!["-o", missing.as_str()], "cannot create a file in"),
+        (
+            vec![
+                "-o",
+                good.as_str(),
+                "--stats",
+                "--stats-out",
+                &stats_missing,
+            ],
+            "--stats-out",
+        ),
+        (vec!["-o", ptf.as_str()], "a recording is written as tpack"),
+        (vec!["-o", bare.as_str()], "a recording is written as tpack"),
+        (vec!["-o", mtf.as_str()], "add --pointers"),
+        (
+            vec!["-o", hatf.as_str(), "--pointers"],
+            "a pointer trace is Meta-TF",
+        ),
+        (
+            vec!["-o", good.as_str(), "--temp-limit", "0"],
+            "below the least",
+        ),
+    ] {
+        let out = record(&args, &cmd);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(says), "{args:?}: {}", stderr(&out));
+        assert!(!Path::new(&mark).exists(), "{args:?}: the program ran");
+        assert!(listing(dir.path()).is_empty(), "{args:?}");
+    }
+}
+
+#[test]
+fn record_writes_every_form_it_accepts_and_tramp_reads_it_back() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["t.hatf.txt", "t.txt.zst", "t.hatf.gz", "t.tpack"] {
+        let path = path_in(&dir, name);
+        let out = record(&["-o", &path], &["ls".into(), "/".into()]);
+        assert!(out.status.success(), "{name}: {}", stderr(&out));
+        let stats = ok(&tramp(&["stats", &path]));
+        assert!(stats.contains("malloc calls"), "{name}: {stats}");
+    }
+}
+
+#[test]
+fn a_static_program_is_refused_with_the_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("s.c");
+    std::fs::write(&src, "int main(void) { return 0; }\n").unwrap();
+    let exe = dir.path().join("s");
+    let built = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
+        .args(["-static", "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .status()
+        .unwrap();
+    assert!(built.success(), "cc -static");
+    let trace = path_in(&dir, "s.tpack");
+    let out = record(&["-o", &trace], &[exe.to_str().unwrap().into()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("statically linked"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!Path::new(&trace).exists());
+}
+
+#[test]
+fn pointers_on_an_uninstrumented_program_is_not_a_success() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = path_in(&dir, "ls.mtf.zst");
+    let out = record(&["--pointers", "-o", &trace], &["ls".into()]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("not built with `tramp cc`"),
+        "{}",
+        stderr(&out)
+    );
+    // The heap events it did see are kept.
+    assert!(Path::new(&trace).exists());
+}
+
+#[test]
+fn every_process_gets_a_named_trace_and_a_row_in_the_statistics() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = path_in(&dir, "x.tpack");
+    let out = record(
+        &["-o", &trace, "--stats"],
+        &[
+            "sh".into(),
+            "-c".into(),
+            "ls / >/dev/null; cat /dev/null".into(),
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let files = listing(dir.path());
+    assert_eq!(files.len(), 3, "{files:?}");
+    assert!(files.contains(&"x.tpack".to_string()));
+    let ls = files.iter().find(|f| f.starts_with("x.ls.")).unwrap();
+    let cat = files.iter().find(|f| f.starts_with("x.cat.")).unwrap();
+    assert!(
+        ls.ends_with(".tpack") && cat.ends_with(".tpack"),
+        "{files:?}"
+    );
+    let err = stderr(&out);
+    assert!(err.contains("wrote 3 traces"), "{err}");
+    // One row a process, then the total, whose records are the rows' sum
+    // (each checked against `tramp stats` of its file).
+    let records = |f: &str| -> u64 {
+        let s = ok(&tramp(&["stats", "--json", &path_in(&dir, f)]));
+        let v: serde_json::Value = serde_json::from_str(&s).unwrap();
+        v["records"].as_u64().unwrap()
+    };
+    let sum: u64 = files.iter().map(|f| records(f)).sum();
+    let total = err
+        .lines()
+        .find(|l| l.trim_start().starts_with("total ") && l.ends_with("3 traces"))
+        .unwrap_or_else(|| panic!("{err}"));
+    let n: u64 = total
+        .split_whitespace()
+        .nth(1)
+        .unwrap()
+        .replace(',', "")
+        .parse()
+        .unwrap();
+    assert_eq!(n, sum, "{total}");
+    for f in &files {
+        assert!(err.lines().any(|l| l.ends_with(f.as_str())), "{f}: {err}");
+    }
+}
+
+/// Waits until `dir` holds a temporary output file.
+fn wait_for_part(dir: &Path) {
+    let start = Instant::now();
+    while !listing(dir).iter().any(|f| f.ends_with(".part")) {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "no temporary file appeared"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn signal(pid: u32, sig: &str) {
+    let st = Command::new("kill")
+        .args([sig, &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+}
+
+#[test]
+fn a_signal_removes_unfinished_outputs() {
+    for sig in ["-INT", "-TERM"] {
+        let dir = tempfile::tempdir().unwrap();
+        // convert reading a pipe that stays open: it has its output's
+        // temporary file and waits for more.
+        let out = path_in(&dir, "out.hatf.zst");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_tramp"))
+            .args(["convert", "-f", "hatf-text", "-", &out])
+            .stdin(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        use std::io::Write;
+        // More than the 4 KiB a format is detected from.
+        for i in 0..5000 {
+            writeln!(stdin, "alloc size=16 address={:#x}", 16 * (i + 1)).unwrap();
+        }
+        wait_for_part(dir.path());
+        signal(child.id(), sig);
+        let status = child.wait().unwrap();
+        drop(stdin);
+        let code = if sig == "-INT" { 130 } else { 143 };
+        assert_eq!(status.code(), Some(code), "{sig}");
+        assert!(
+            listing(dir.path()).is_empty(),
+            "{sig}: {:?}",
+            listing(dir.path())
+        );
+    }
+}
+
+#[test]
+fn a_file_size_limit_is_a_clear_error_and_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = path_in(&dir, "in.hatf");
+    ok(&tramp(&["sample", "--events", "100000", "-o", &input]));
+    let before = std::fs::read(&input).unwrap();
+    let out = path_in(&dir, "out.hatf.txt");
+    // 64 blocks of 512 bytes: the text form is far larger.
+    let run = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -f 64; exec {} convert {input} {out}",
+            env!("CARGO_BIN_EXE_tramp")
+        ))
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(1), "{}", stderr(&run));
+    assert!(
+        stderr(&run).contains("the file-size limit"),
+        "{}",
+        stderr(&run)
+    );
+    assert_eq!(listing(dir.path()), vec!["in.hatf".to_string()]);
+    assert_eq!(std::fs::read(&input).unwrap(), before);
+}
+
+#[test]
+fn a_signal_to_record_reaches_the_program_and_marks_the_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = path_in(&dir, "sleep.tpack");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tramp"))
+        .args(["record", "-o", &trace, "--", "sleep", "30"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The program runs once its log appears; give it a moment to start.
+    std::thread::sleep(Duration::from_millis(500));
+    let start = Instant::now();
+    signal(child.id(), "-TERM");
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        start.elapsed() < Duration::from_secs(20),
+        "sleep was not ended"
+    );
+    // sleep was killed by SIGTERM: 128 + 15.
+    assert_eq!(out.status.code(), Some(143), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("interrupted by signal 15"),
+        "{}",
+        stderr(&out)
+    );
+    let dump = ok(&tramp(&["dump", &trace]));
+    assert!(dump.contains("tramp:interrupted signal=15"), "{dump}");
+}
+
+/// Every command that writes a file, given one of its inputs as its
+/// output (by the same name or through a link): refused, and the input
+/// unchanged.
+#[test]
+fn no_command_writes_over_its_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let hatf = path_in(&dir, "t.hatf");
+    ok(&tramp(&["sample", "--events", "2000", "-o", &hatf]));
+    let heph = path_in(&dir, "t.heph");
+    std::fs::copy(fixture("heph_tracing_example.bin.log"), &heph).unwrap();
+    let script = path_in(&dir, "s.tr");
+    std::fs::write(&script, "procedure main begin spit(); end\n").unwrap();
+    let dtd = path_in(&dir, "a.dtd");
+    std::fs::copy(fixture("alloclog.dtd"), &dtd).unwrap();
+    let link = path_in(&dir, "link.hatf");
+    std::os::unix::fs::symlink(&hatf, &link).unwrap();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["convert", &hatf, &hatf], &hatf),
+        (vec!["convert", &hatf, &link], &hatf),
+        (vec!["dump", &hatf, "-o", &hatf], &hatf),
+        (vec!["dump", &hatf, "-o", &link], &hatf),
+        (vec!["export", "--chrome", &heph, &heph], &heph),
+        (vec!["cachesim", &hatf, "--svg", &hatf], &hatf),
+        (vec!["run", &script, &hatf, "-o", &hatf], &hatf),
+        (vec!["run", &script, &hatf, "-o", &script], &script),
+        (vec!["gen", "--rust", &dtd, "-o", &dtd], &dtd),
+    ];
+    for (args, input) in cases {
+        let before = std::fs::read(input).unwrap();
+        let out = tramp(&args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("never writes over its input"),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+        // Refused before any work: nothing on stdout.
+        assert!(out.stdout.is_empty(), "{args:?}");
+        assert_eq!(std::fs::read(input).unwrap(), before, "{args:?}");
+    }
+    assert_eq!(listing(dir.path()).len(), 5);
+}
