@@ -30,6 +30,30 @@ pub enum GeometryError {
     PlruWays(u32),
     #[error("level {0}'s lines are larger than the next level's (inclusion needs the opposite)")]
     Lines(usize),
+    #[error(
+        "{size} bytes in {line}-byte lines needs {needed} bytes of tags and state, more than half of the {available} bytes of memory available"
+    )]
+    TooLarge {
+        size: u64,
+        line: u32,
+        needed: u64,
+        available: u64,
+    },
+}
+
+/// Memory available to a new allocation (MemAvailable in /proc/meminfo),
+/// if it can be read.
+fn available_memory() -> Option<u64> {
+    let m = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let kib: u64 = m
+        .lines()
+        .find_map(|l| l.strip_prefix("MemAvailable:"))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    kib.checked_mul(1024)
 }
 
 /// One set-associative cache.
@@ -40,14 +64,17 @@ pub struct SetAssoc {
     line_shift: u32,
     sets: u64,
     repl: Replacement,
-    /// Line number per (set, way); `EMPTY` if invalid.
+    /// Line number + 1 per (set, way); `EMPTY` (0) if invalid. Empty is
+    /// zero so that the arrays come from zeroed memory, which the system
+    /// maps only where a set is first used: a large, sparsely used cache
+    /// costs what it holds, not its size.
     tags: Vec<u64>,
     /// LRU: last-use stamp per (set, way). PLRU: tree bits per set.
     state: Vec<u64>,
     clock: u64,
 }
 
-const EMPTY: u64 = u64::MAX;
+const EMPTY: u64 = 0;
 
 impl SetAssoc {
     /// `size` bytes in `ways`-way sets of `line`-byte lines.
@@ -66,17 +93,31 @@ impl SetAssoc {
             return Err(GeometryError::PlruWays(ways));
         }
         let sets = size / set_bytes;
+        let slots = sets * ways as u64;
         let state_len = match repl {
-            Replacement::Lru => (sets * ways as u64) as usize,
-            Replacement::Plru => sets as usize,
+            Replacement::Lru => slots,
+            Replacement::Plru => sets,
         };
+        // Zeroed pages cost nothing until used, but a trace may use every
+        // set: refuse what could not be held.
+        let needed = (slots + state_len).saturating_mul(8);
+        let available = available_memory().unwrap_or(u64::MAX);
+        if needed > available / 2 || usize::try_from(slots).is_err() {
+            return Err(GeometryError::TooLarge {
+                size,
+                line,
+                needed,
+                available,
+            });
+        }
+        let (slots, state_len) = (slots as usize, state_len as usize);
         Ok(SetAssoc {
             size,
             ways,
             line_shift: line.trailing_zeros(),
             sets,
             repl,
-            tags: vec![EMPTY; (sets * ways as u64) as usize],
+            tags: vec![EMPTY; slots],
             state: vec![0; state_len],
             clock: 0,
         })
@@ -101,9 +142,10 @@ impl SetAssoc {
 
     fn way_of(&self, set: usize, line: u64) -> Option<usize> {
         let w = self.ways as usize;
+        let tag = line.wrapping_add(1);
         self.tags[set * w..set * w + w]
             .iter()
-            .position(|&t| t == line)
+            .position(|&t| t == tag)
     }
 
     fn touch(&mut self, set: usize, way: usize) {
@@ -176,9 +218,9 @@ impl SetAssoc {
         let way = self.victim(set);
         let slot = set * self.ways as usize + way;
         let old = self.tags[slot];
-        self.tags[slot] = line;
+        self.tags[slot] = line.wrapping_add(1);
         self.touch(set, way);
-        (false, (old != EMPTY).then(|| old << self.line_shift))
+        (false, (old != EMPTY).then(|| (old - 1) << self.line_shift))
     }
 
     /// Whether the line holding `addr` is cached (no state change).
@@ -202,7 +244,7 @@ impl SetAssoc {
         let w = self.ways as usize;
         self.tags[set * w..set * w + w]
             .iter()
-            .map(|&t| (t != EMPTY).then_some(t))
+            .map(|&t| (t != EMPTY).then(|| t - 1))
             .collect()
     }
 }

@@ -262,3 +262,16 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn every_policy_reports_the_name_it_was_asked_by() {
+    // clock2 and clock3 were once all labelled `clock`, which merged their
+    // rows and curves.
+    for name in [
+        "lru", "fifo", "clock", "clock2", "clock3", "sieve", "s3fifo", "arc", "2q", "lfu", "opt",
+    ] {
+        let kind: tramp_cachesim::PolicyKind = name.parse().unwrap();
+        assert_eq!(kind.to_string(), name);
+        assert_eq!(kind.build(8).name(), name);
+    }
+}

@@ -125,3 +125,40 @@ fn hierarchies_are_described_in_text() {
         assert!(e.contains(msg), "{spec}: {e}");
     }
 }
+
+/// The resident memory of this process (VmRSS), in bytes.
+fn resident() -> u64 {
+    let s = std::fs::read_to_string("/proc/self/status").unwrap();
+    let kib: u64 = s
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .unwrap()
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .unwrap();
+    kib * 1024
+}
+
+#[test]
+fn a_large_cache_costs_the_sets_it_uses_and_an_impossible_one_is_refused() {
+    // 4 GiB of 64-byte lines: 1 GiB of tags and stamps if all were used.
+    let before = resident();
+    let mut c = SetAssoc::new(4 << 30, 16, 64, Replacement::Lru).unwrap();
+    for i in 0..10_000u64 {
+        c.access(i * 4096);
+    }
+    for i in 0..10_000u64 {
+        assert!(c.contains(i * 4096));
+    }
+    let grown = resident().saturating_sub(before);
+    assert!(grown < 128 << 20, "a sparse 4 GiB cache took {grown} bytes");
+    // 1 TiB direct-mapped: 128 GiB of tags, refused with both figures.
+    let e = "1024G:1:64:1,mem:1"
+        .parse::<Hierarchy>()
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("more than half of the"), "{e}");
+    assert!(e.contains("bytes of memory available"), "{e}");
+}

@@ -263,7 +263,7 @@ fn a_file_size_limit_is_a_clear_error_and_leaves_nothing() {
 fn a_signal_to_record_reaches_the_program_and_marks_the_trace() {
     let dir = tempfile::tempdir().unwrap();
     let trace = path_in(&dir, "sleep.tpack");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tramp"))
+    let child = Command::new(env!("CARGO_BIN_EXE_tramp"))
         .args(["record", "-o", &trace, "--", "sleep", "30"])
         .stderr(Stdio::piped())
         .spawn()

@@ -165,7 +165,7 @@ fn threads_merge_by_time_though_their_chunks_arrive_out_of_order() {
         &alloc_chunk(2, t + MS / 2, t + MS * 25 / 10, MS * 15 / 10, 2, 0x2000),
     );
     s.poll().unwrap();
-    let done = s.finish().unwrap();
+    let done = s.finish(None).unwrap();
     let (pid, path, stats) = &done.traces[0];
     assert_eq!((*pid, path.as_path()), (100, out.as_path()));
     assert_eq!(stats.late, 0);
@@ -210,7 +210,7 @@ fn a_chunk_seen_half_written_is_read_when_whole() {
     }
     append(&log, &c[c.len() - 1..]);
     assert!(s.poll().unwrap());
-    let done = s.finish().unwrap();
+    let done = s.finish(None).unwrap();
     assert!(done.traces[0].2.damage.is_empty());
     let kinds: Vec<EventKind> = events(&out).iter().map(|e| e.0).collect();
     assert_eq!(
@@ -227,7 +227,7 @@ fn a_log_cut_short_keeps_every_whole_chunk_and_reports_the_cut() {
     append(&log, &alloc_chunk(7, t, t + MS, 1, 8, 0x10));
     let second = chunk(7, t + MS, t + 2 * MS, &[(1, Ev::Free { addr: 0x10 })]);
     append(&log, &second[..second.len() - 3]);
-    let done = session(&logs, &out).finish().unwrap();
+    let done = session(&logs, &out).finish(None).unwrap();
     let stats = &done.traces[0].2;
     assert_eq!((stats.allocs, stats.frees), (1, 0));
     assert_eq!(stats.damage.len(), 1, "{:?}", stats.damage);
@@ -248,7 +248,7 @@ fn garbage_in_a_log_stops_it_and_is_reported() {
     append(&log, &[0x55; 100]);
     let mut s = session(&logs, &out);
     s.poll().unwrap();
-    let done = s.finish().unwrap();
+    let done = s.finish(None).unwrap();
     let stats = &done.traces[0].2;
     assert_eq!(stats.allocs, 1);
     assert!(
@@ -323,7 +323,7 @@ fn damage_inside_a_chunk_keeps_the_events_before_it_and_says_where() {
     let last = c.len() - 1;
     c[last] |= 0x80;
     append(&log, &c);
-    let done = session(&logs, &out).finish().unwrap();
+    let done = session(&logs, &out).finish(None).unwrap();
     kept_allocs_before_a_cut_short_free(&done.traces[0].2, &c, 3);
     let got: Vec<(u64, u64)> = events(&out)
         .into_iter()
@@ -349,7 +349,7 @@ fn an_exec_continues_the_process_in_a_second_log() {
     // The first log is finished (a newer one exists and it was read to its
     // end): it is removed at once.
     assert!(!first.exists());
-    let done = s.finish().unwrap();
+    let done = s.finish(None).unwrap();
     assert_eq!(done.traces.len(), 1);
     let addrs: Vec<u64> = events(&out)
         .iter()
@@ -371,7 +371,7 @@ fn a_thread_that_shows_up_after_the_lag_is_written_late_and_counted() {
     // A thread whose only chunk comes now, with an earlier event.
     append(&log, &alloc_chunk(2, t, t + 2 * MS, MS, 2, 0x20));
     s.poll().unwrap();
-    let done = s.finish().unwrap();
+    let done = s.finish(None).unwrap();
     assert_eq!(done.traces[0].2.late, 1, "thread 2's alloc");
     let allocs: Vec<(u64, u64)> = events(&out)
         .iter()
@@ -417,7 +417,7 @@ fn read_bytes_are_given_back_to_the_file_system() {
         on_disk < 64 << 10,
         "{on_disk} bytes still allocated of {written} read"
     );
-    let done = s.finish().unwrap();
+    let done = s.finish(None).unwrap();
     assert_eq!(done.traces[0].2.allocs, n);
     assert!(done.peak_disk <= written + 4096);
 }
@@ -458,7 +458,7 @@ fn a_conversion_behind_codes_on_every_core_to_the_same_trace() {
         opts.backlog = backlog;
         let mut s = Session::new(&logs, 100, &opts);
         while s.poll().unwrap() {}
-        let done = s.finish().unwrap();
+        let done = s.finish(None).unwrap();
         let st = &done.traces[0].2;
         (std::fs::read(&out).unwrap(), (st.allocs, st.frees))
     };
@@ -501,7 +501,7 @@ fn damage_past_the_first_batches_of_a_chunk_keeps_every_event_before_it() {
     c[last] |= 0x80;
     append(&log, &c);
     append(&log, &alloc_chunk(7, t + MS, t + 2 * MS, MS, 8, 0x9000));
-    let done = session(&logs, &out).finish().unwrap();
+    let done = session(&logs, &out).finish(None).unwrap();
     kept_allocs_before_a_cut_short_free(&done.traces[0].2, &c, n);
     let addrs: Vec<u64> = events(&out)
         .into_iter()

@@ -12,10 +12,11 @@ pub struct Clock {
 }
 
 impl Clock {
-    /// `bits`: counter width (libCacheSim's `n-bit-counter`, default 1).
+    /// `bits`: counter width (libCacheSim's `n-bit-counter`, default 1;
+    /// 1 to 3, the widths `--policy` names).
     pub fn new(capacity: u64, bits: u8) -> Clock {
         Clock {
-            max: (1u64 << bits.clamp(1, 32)) - 1,
+            max: (1u64 << bits.clamp(1, 3)) - 1,
             queue: Queue::new(capacity),
         }
     }
@@ -34,7 +35,14 @@ fn victim(q: &mut Queue) -> u32 {
 
 impl Policy for Clock {
     fn name(&self) -> &'static str {
-        "clock"
+        // As `--policy` names them (PolicyKind's Display): one name per
+        // counter width, so that reports and curves keep them apart.
+        match self.max {
+            1 => "clock",
+            3 => "clock2",
+            7 => "clock3",
+            _ => "clock-n",
+        }
     }
     fn capacity(&self) -> u64 {
         self.queue.cap
