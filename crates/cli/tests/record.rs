@@ -216,14 +216,12 @@ fn a_forked_child_gets_its_own_trace() {
         "the parent's events stay the parent's"
     );
     assert_eq!(allocs_of(&child, 2223).len(), 0);
-    let pid = children[0]
-        .file_name()
-        .unwrap()
-        .to_str()
-        .unwrap()
-        .split('.')
-        .nth(1)
-        .unwrap();
+    // Named f.PROGRAM.PID.hatf.
+    let name = children[0].file_name().unwrap().to_str().unwrap();
+    let parts: Vec<&str> = name.split('.').collect();
+    assert_eq!(parts.len(), 4, "{name}");
+    assert_eq!(parts[1], "fork", "{name}");
+    let pid = parts[2];
     assert!(
         child
             .iter()

@@ -330,3 +330,50 @@ fn no_command_writes_over_its_input() {
     }
     assert_eq!(listing(dir.path()).len(), 5);
 }
+
+#[test]
+fn a_long_flat_expression_is_a_clear_error_not_an_abort() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = |terms: usize| {
+        format!(
+            "preprocess begin set x = {}; echo(x); end\n",
+            vec!["1"; terms].join("+")
+        )
+    };
+    // Ten thousand operations run (checked against the sum).
+    let ok_path = path_in(&dir, "ok.tr");
+    std::fs::write(&ok_path, script(10_001)).unwrap();
+    assert_eq!(ok(&tramp(&["run", &ok_path])).trim(), "10001");
+    // A million is refused where the limit is passed, line and column.
+    let big = path_in(&dir, "big.tr");
+    std::fs::write(&big, script(1_000_000)).unwrap();
+    let out = tramp(&["run", &big]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    // `preprocess begin set x = ` is 25 bytes; the 10,001st `+` follows
+    // 10,001 ones and 10,000 pluses.
+    let col = 25 + 20_001 + 1;
+    assert!(
+        stderr(&out).contains(&format!(
+            "big.tr:1:{col}: error: more than 10000 operations"
+        )),
+        "{}",
+        stderr(&out)
+    );
+    // The Lisp form the same.
+    let lisp = path_in(&dir, "big.lisp");
+    std::fs::write(
+        &lisp,
+        format!(
+            "(defun begin (print (add {})))\n",
+            vec!["1"; 1_000_000].join(" ")
+        ),
+    )
+    .unwrap();
+    let out = tramp(&["run", &lisp]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("more than 10000 operations"),
+        "{}",
+        stderr(&out)
+    );
+}

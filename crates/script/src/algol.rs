@@ -192,6 +192,7 @@ impl Parser {
     }
 
     fn stmt(&mut self) -> Result<Node, Diagnostic> {
+        self.n.new_statement();
         let (w, span) = self.t.ident("a statement")?;
         let node = match w.as_str() {
             "set" => {
@@ -511,6 +512,7 @@ impl Parser {
     fn add(&mut self) -> Result<Node, Diagnostic> {
         let mut left = self.mul()?;
         loop {
+            let at = self.t.span();
             let op = if self.t.eat("+") {
                 Op::Add
             } else if self.t.eat("-") {
@@ -518,6 +520,7 @@ impl Parser {
             } else {
                 return Ok(left);
             };
+            self.n.count_op(&at)?;
             let right = self.mul()?;
             left = Node::Bin(op, Box::new(left), Box::new(right));
         }
@@ -526,6 +529,7 @@ impl Parser {
     fn mul(&mut self) -> Result<Node, Diagnostic> {
         let mut left = self.unary()?;
         loop {
+            let at = self.t.span();
             let op = if self.t.eat("*") {
                 Op::Mul
             } else if self.t.eat("/") {
@@ -535,6 +539,7 @@ impl Parser {
             } else {
                 return Ok(left);
             };
+            self.n.count_op(&at)?;
             let right = self.unary()?;
             left = Node::Bin(op, Box::new(left), Box::new(right));
         }

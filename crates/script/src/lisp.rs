@@ -208,7 +208,10 @@ pub fn parse(src: &str, schema: &Schema) -> Result<Script, Diagnostic> {
     for (name, nspan, body) in defs {
         let node = Node::Seq(
             body.iter()
-                .map(|f| form(f, &mut names))
+                .map(|f| {
+                    names.new_statement();
+                    form(f, &mut names)
+                })
                 .collect::<Result<_, _>>()?,
         );
         let slot = match name.as_str() {
@@ -303,6 +306,9 @@ fn form(s: &Sexp, n: &mut Names) -> Result<Node, Diagnostic> {
     };
     let fold = |op: Op, n: &mut Names| -> Result<Node, Diagnostic> {
         arity(args, 2, usize::MAX, head, span)?;
+        for _ in 1..args.len() {
+            n.count_op(span)?;
+        }
         let mut it = forms(args, n)?.into_iter();
         let first = it.next().expect("two");
         Ok(it.fold(first, |a, b| Node::Bin(op, Box::new(a), Box::new(b))))

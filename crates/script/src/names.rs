@@ -26,7 +26,16 @@ pub struct Names {
     first_read: Vec<(usize, Span)>,
     array_spans: FxHashMap<String, Span>,
     scalar_spans: FxHashMap<String, Span>,
+    /// Operator nodes of the statement (Algol) or top-level body form
+    /// (Lisp) being parsed: the depth its expression trees can reach.
+    ops: usize,
 }
+
+/// The most binary operations one statement may hold. The interpreter
+/// recurses on expression trees and a chain `1+1+…+1` is a tree as deep
+/// as it is long: a million terms overflowed the stack. Ten thousand
+/// leave ample room.
+pub const MAX_OPERATIONS: usize = 10_000;
 
 /// A record type or field name as an identifier (other characters → `_`).
 pub fn ident_of(name: &str) -> String {
@@ -36,6 +45,27 @@ pub fn ident_of(name: &str) -> String {
 }
 
 impl Names {
+    /// Counts one binary operation of the current statement (an error at
+    /// `span` past [`MAX_OPERATIONS`]).
+    pub fn count_op(&mut self, span: &Span) -> Result<(), Diagnostic> {
+        self.ops += 1;
+        if self.ops > MAX_OPERATIONS {
+            return Err(Diagnostic::new(
+                format!(
+                    "more than {MAX_OPERATIONS} operations in one statement: split it (a running total in a variable)"
+                ),
+                span.clone(),
+                "the operation past the limit",
+            ));
+        }
+        Ok(())
+    }
+
+    /// A new statement starts: its operations are counted afresh.
+    pub fn new_statement(&mut self) {
+        self.ops = 0;
+    }
+
     pub fn new(schema: &Schema) -> Names {
         let mut records = FxHashMap::default();
         let mut fields = FxHashMap::default();
@@ -51,6 +81,7 @@ impl Names {
             }
         }
         Names {
+            ops: 0,
             records,
             record_names,
             fields,
