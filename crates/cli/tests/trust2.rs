@@ -364,7 +364,7 @@ fn a_long_flat_expression_is_a_clear_error_not_an_abort() {
     std::fs::write(
         &lisp,
         format!(
-            "(defun begin (print (add {})))\n",
+            "(defun begin (echo (add {})))\n",
             vec!["1"; 1_000_000].join(" ")
         ),
     )
