@@ -372,6 +372,12 @@ impl Decoder {
         self.left = records;
         self.in_block = 0;
         self.model.reset();
+        // The count is outside the block's checksum: a block that claims no
+        // records must hold no data either, or it is damage (no record of
+        // it would ever end the block and check its streams).
+        if records == 0 {
+            self.end_block();
+        }
     }
 
     /// The error for a block whose streams hold more than its records used

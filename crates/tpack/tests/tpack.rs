@@ -703,3 +703,27 @@ fn bad_wide_codes_are_errors_naming_the_record() {
         );
     }
 }
+
+/// A block header whose record count (outside the checksum) is damaged to
+/// 0: the block's data is left over, which is damage, never a silent drop.
+#[test]
+fn a_block_claiming_no_records_is_damage() {
+    let items = heap_trace(5, 300);
+    let block = 100;
+    let mut bytes = pack(
+        &items,
+        Options {
+            codec: Codec::Zstd(3),
+            block_records: block,
+            ..Options::default()
+        },
+    );
+    let first_len = u32::from_le_bytes(bytes[16..20].try_into().unwrap()) as usize;
+    let second = 8 + 16 + first_len;
+    bytes[second + 4..second + 8].copy_from_slice(&0u32.to_le_bytes());
+    let (got, _warnings, err) = unpack(&bytes);
+    let err = err.expect("the zero count is reported");
+    assert!(err.contains("records end before"), "{err}");
+    // Everything before the damaged block was delivered.
+    assert!(got.len() >= block && got[..block] == items[..block]);
+}
