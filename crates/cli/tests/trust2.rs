@@ -377,3 +377,29 @@ fn a_long_flat_expression_is_a_clear_error_not_an_abort() {
         stderr(&out)
     );
 }
+
+/// `tramp dump` of a recording (text without `set` lines) converts to
+/// HATF, and back to the same text.
+#[test]
+fn text_without_set_lines_converts_to_hatf() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = path_in(&dir, "ls.tpack");
+    let out = record(&["-o", &trace], &["ls".into(), "/".into()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = ok(&tramp(&["dump", &trace]));
+    assert!(!text.contains("\nset "));
+    let txt = path_in(&dir, "ls.hatf.txt");
+    std::fs::write(&txt, &text).unwrap();
+    let hatf = path_in(&dir, "ls.hatf");
+    let conv = tramp(&["convert", &txt, &hatf]);
+    assert!(conv.status.success(), "{}", stderr(&conv));
+    // The same events: the text of the HATF file without its set lines.
+    let back = ok(&tramp(&["dump", &hatf]));
+    let events = |t: &str| -> Vec<String> {
+        t.lines()
+            .filter(|l| !l.starts_with("set ") && !l.starts_with('#'))
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(events(&back), events(&text));
+}

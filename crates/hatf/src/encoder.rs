@@ -54,6 +54,9 @@ pub struct Encoder {
     plans: [Plan; 10],
     stale: u16,
     policy: Policy,
+    /// Whether the caller has written a metadata record (the explicit
+    /// policy keeps the input's encoding only once the input has one).
+    given_meta: bool,
     rules: Rules,
     planners: Planners,
     /// Records written, metadata included.
@@ -132,6 +135,7 @@ impl Encoder {
             plans: Plan::all(&State::new()),
             stale: 0,
             policy,
+            given_meta: false,
             rules,
             planners: Planners::new(rules),
             records: 0,
@@ -190,6 +194,7 @@ impl Encoder {
     /// Writes a metadata record and applies it.
     pub fn write_meta(&mut self, m: Meta) -> Result<(), Error> {
         self.put_meta(m)?;
+        self.given_meta = true;
         self.items += 1;
         Ok(())
     }
@@ -516,7 +521,11 @@ impl Encoder {
         if self.try_write_plain(ev) {
             return Ok(());
         }
-        if self.policy != Policy::Explicit {
+        // The explicit policy keeps the input's encoding; an input that has
+        // given none (a text trace without `set` lines, such as `tramp
+        // dump` of a tpack trace) gets metadata placed where its values do
+        // not fit the defaults, as the naive policy places it.
+        if self.policy != Policy::Explicit || !self.given_meta {
             self.make_room(ev)?;
         }
         let mark = self.buf.len();

@@ -334,6 +334,13 @@ fn naive_policy_adds_metadata_only_where_values_do_not_fit() {
 #[test]
 fn explicit_policy_rejects_values_that_do_not_fit_and_writes_nothing() {
     let mut w = Writer::new(Vec::new(), Policy::Explicit);
+    // The input has metadata of its own: its encoding is kept as it is.
+    w.write_meta(Meta::SetWidth(Field::Attributes, Width::V1))
+        .unwrap();
+    let before = w.into_inner().unwrap();
+    let mut w = Writer::new(Vec::new(), Policy::Explicit);
+    w.write_meta(Meta::SetWidth(Field::Attributes, Width::V1))
+        .unwrap();
     let mut a = e(EventKind::Alloc);
     a.address = 1 << 40;
     let err = w.write_event(&a).unwrap_err().to_string();
@@ -345,7 +352,23 @@ fn explicit_policy_rejects_values_that_do_not_fit_and_writes_nothing() {
     a.thread = 2;
     let err = w.write_event(&a).unwrap_err().to_string();
     assert!(err.contains("default"), "{err}");
-    assert!(w.into_inner().unwrap().is_empty());
+    assert_eq!(w.into_inner().unwrap(), before);
+}
+
+/// An input with no metadata of its own (a text trace without `set`
+/// lines) under the explicit policy: metadata placed where values do not
+/// fit, the same bytes as the naive policy.
+#[test]
+fn explicit_policy_without_input_metadata_places_what_naive_would() {
+    let mut a = e(EventKind::Alloc);
+    a.address = 1 << 40;
+    let mut b = e(EventKind::Alloc);
+    b.address = 1;
+    b.thread = 2;
+    let items: Vec<OwnedItem> = [a, b].iter().map(|x| Item::Event(*x).to_owned()).collect();
+    let explicit = encode(&items, Policy::Explicit);
+    assert_eq!(explicit, encode(&items, Policy::Naive));
+    assert_eq!(decode(&explicit, false), items);
 }
 
 #[test]

@@ -85,7 +85,11 @@ fn op() -> impl Strategy<Value = Op> {
 /// the writer accepted.
 fn write_ops(ops: &[Op]) -> (Vec<u8>, Vec<OwnedItem>) {
     let mut w = Writer::new(Vec::new(), Policy::Explicit);
-    let mut accepted = Vec::new();
+    // One metadata record first: the writer then keeps the encoding it is
+    // given (without any, it places its own).
+    let first = Meta::SetWidth(Field::Attributes, Width::V1);
+    w.write_meta(first).unwrap();
+    let mut accepted = vec![OwnedItem::Meta(first)];
     for op in ops {
         match op {
             Op::Meta(m) => {
