@@ -403,3 +403,31 @@ fn text_without_set_lines_converts_to_hatf() {
     };
     assert_eq!(events(&back), events(&text));
 }
+
+/// `replay --allocator` names a library whose malloc the driver gets, or
+/// is refused before anything runs.
+#[test]
+fn replay_refuses_an_allocator_that_is_not_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = path_in(&dir, "t.hatf");
+    ok(&tramp(&["sample", "--events", "500", "-o", &trace]));
+    // libm is a shared library that defines no malloc.
+    let libm = [
+        "/lib/x86_64-linux-gnu/libm.so.6",
+        "/usr/lib64/libm.so.6",
+        "/lib64/libm.so.6",
+    ]
+    .into_iter()
+    .find(|p| Path::new(p).exists())
+    .expect("libm");
+    for (lib, says) in [
+        ("/etc/passwd", "not an ELF shared library"),
+        ("/tmp", "not a file"),
+        (libm, "defines no malloc or free"),
+    ] {
+        let out = tramp(&["replay", &trace, "--allocator", lib]);
+        assert_eq!(out.status.code(), Some(1), "{lib}: {}", stderr(&out));
+        assert!(stderr(&out).contains(says), "{lib}: {}", stderr(&out));
+        assert!(out.stdout.is_empty(), "{lib}: nothing is measured");
+    }
+}

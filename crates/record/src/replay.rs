@@ -22,6 +22,44 @@ pub struct ReplayOptions {
     pub memory_limit: u64,
 }
 
+/// Checks that `lib` is an allocator the driver can be given: a shared
+/// library (ELF, dynamic) that defines `malloc` and `free`, so that,
+/// preloaded, the driver's calls resolve into it. Anything else (a text
+/// file, a directory, a library without malloc) would leave the driver on
+/// glibc's malloc while the report named `lib`.
+pub fn check_allocator(lib: &Path) -> Result<(), Error> {
+    use object::{Object, ObjectKind, ObjectSymbol};
+    let name = lib.display();
+    let refuse = |why: String| Err(Error::Usage(format!("--allocator {name}: {why}")));
+    let meta =
+        std::fs::metadata(lib).map_err(|e| Error::Usage(format!("--allocator {name}: {e}")))?;
+    if !meta.is_file() {
+        return refuse("not a file (a shared library is needed)".into());
+    }
+    let data = std::fs::read(lib)?;
+    let Ok(obj) = object::File::parse(&*data) else {
+        return refuse("not an ELF shared library".into());
+    };
+    if obj.kind() != ObjectKind::Dynamic {
+        return refuse("not a shared library (an executable or object file)".into());
+    }
+    let defines = |want: &str| {
+        obj.dynamic_symbols()
+            .any(|s| s.is_definition() && s.name() == Ok(want))
+    };
+    let missing: Vec<&str> = ["malloc", "free"]
+        .into_iter()
+        .filter(|f| !defines(f))
+        .collect();
+    if !missing.is_empty() {
+        return refuse(format!(
+            "defines no {} of its own, so the driver's calls would not reach it",
+            missing.join(" or ")
+        ));
+    }
+    Ok(())
+}
+
 /// The default memory limit: half the machine's physical memory (from
 /// /proc/meminfo), or 4 GiB where that cannot be read.
 pub fn default_memory_limit() -> u64 {

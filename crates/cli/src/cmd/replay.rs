@@ -68,10 +68,11 @@ pub fn run(a: ReplayArgs) -> Result<()> {
         .context("installing the replay driver")?;
     let mut o = super::open(&a.input, false)?;
     let allocator = match &a.allocator {
-        Some(lib) => Some((
-            lib.clone(),
-            std::fs::canonicalize(lib).with_context(|| format!("allocator {lib}"))?,
-        )),
+        Some(lib) => {
+            let path = std::fs::canonicalize(lib).with_context(|| format!("allocator {lib}"))?;
+            tramp_record::replay::check_allocator(&path)?;
+            Some((lib.clone(), path))
+        }
         None => None,
     };
     let opts = tramp_record::replay::ReplayOptions {
