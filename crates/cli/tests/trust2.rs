@@ -431,3 +431,37 @@ fn replay_refuses_an_allocator_that_is_not_one() {
         assert!(out.stdout.is_empty(), "{lib}: nothing is measured");
     }
 }
+
+/// Values that do not fit are errors naming the line; totals saturate
+/// instead of wrapping past 2^64.
+#[test]
+fn values_that_do_not_fit_are_errors_and_totals_do_not_wrap() {
+    let dir = tempfile::tempdir().unwrap();
+    for (value, says) in [
+        ("-1", "`-1` is negative"),
+        ("99999999999999999999999", "does not fit 64 bits"),
+        ("12ab", "is not a number"),
+    ] {
+        let t = path_in(&dir, "v.hatf.txt");
+        std::fs::write(
+            &t,
+            format!("# tramp hatf-text 1\nalloc size={value} address=0x10\n"),
+        )
+        .unwrap();
+        let out = tramp(&["stats", &t]);
+        assert_eq!(out.status.code(), Some(1), "{value}");
+        assert!(stderr(&out).contains(says), "{value}: {}", stderr(&out));
+        assert!(stderr(&out).contains("line 2"), "{value}: {}", stderr(&out));
+    }
+    let t = path_in(&dir, "big.hatf.txt");
+    std::fs::write(
+        &t,
+        "# tramp hatf-text 1\nalloc size=0xffffffffffffffff address=0x10\nalloc size=0xffffffffffffffff address=0x20\n",
+    )
+    .unwrap();
+    let s = ok(&tramp(&["stats", "--json", &t]));
+    let v: serde_json::Value = serde_json::from_str(&s).unwrap();
+    assert_eq!(v["bytes_allocated"].as_u64(), Some(u64::MAX));
+    assert_eq!(v["max_live_bytes"].as_u64(), Some(u64::MAX));
+    assert_eq!(v["total_allocs"].as_u64(), Some(2));
+}

@@ -186,6 +186,28 @@ pub fn parse_number(s: &str) -> Option<u64> {
     }
 }
 
+/// An event field's value: an unsigned 64-bit number, decimal or `0x`
+/// hex. A negative value or one past 64 bits is an error saying so (a
+/// `-1` once became 2^64 − 1).
+fn parse_field_value(v: &str, field: &str) -> Result<u64, String> {
+    if v.starts_with('-') {
+        return Err(format!(
+            "`{v}` is negative: `{field}` holds an unsigned 64-bit number"
+        ));
+    }
+    parse_number(v).ok_or_else(|| {
+        let digits = v
+            .strip_prefix("0x")
+            .or_else(|| v.strip_prefix("0X"))
+            .unwrap_or(v);
+        if !digits.is_empty() && digits.chars().all(|c| c.is_ascii_hexdigit()) {
+            format!("`{v}` does not fit 64 bits (`{field}`)")
+        } else {
+            format!("`{v}` is not a number for `{field}`")
+        }
+    })
+}
+
 fn parse_hex_bytes(s: &str, out: &mut Vec<u8>) -> Result<(), String> {
     if !s.len().is_multiple_of(2) {
         return Err(format!("attrs `{s}` has an odd number of hex digits"));
@@ -307,8 +329,7 @@ fn parse_into(line: &str, bytes: &mut Vec<u8>) -> Result<Parsed, String> {
                     parse_hex_bytes(v, bytes)?;
                     continue;
                 }
-                let n =
-                    parse_number(v).ok_or_else(|| format!("`{v}` is not a number for `{k}`"))?;
+                let n = parse_field_value(v, k)?;
                 match k {
                     "size" => ev.size = n,
                     "address" | "old" => ev.address = n,

@@ -64,7 +64,8 @@ pub struct LiveObjects<T = ()> {
     /// Start → end of every live object, when containment is asked.
     intervals: Option<BTreeMap<u64, u64>>,
     next_id: u64,
-    live_bytes: u64,
+    /// Wide enough that no sum of 64-bit sizes wraps.
+    live_bytes: u128,
     /// The lowest start and highest end any object ever had: an address
     /// outside them (the stack, most globals) is answered without a search.
     bounds: (u64, u64),
@@ -116,7 +117,7 @@ impl<T> LiveObjects<T> {
 
     /// Bytes of the objects alive.
     pub fn live_bytes(&self) -> u64 {
-        self.live_bytes
+        u64::try_from(self.live_bytes).unwrap_or(u64::MAX)
     }
 
     /// Adds an object and returns the objects it displaced: one at the same
@@ -142,11 +143,11 @@ impl<T> LiveObjects<T> {
                 evicted.extend(self.remove(s));
             }
         }
-        self.live_bytes += size;
+        self.live_bytes += u128::from(size);
         // One hash lookup: an object at the same start is displaced here
         // (without the interval index; with it, it was evicted above).
         if let Some(old) = self.by_start.insert(address, Slot { size, extra }) {
-            self.live_bytes -= old.size;
+            self.live_bytes -= u128::from(old.size);
             evicted.push(Object {
                 address,
                 size: old.size,
@@ -164,7 +165,7 @@ impl<T> LiveObjects<T> {
     /// Removes the object that starts at `address`.
     pub fn remove(&mut self, address: u64) -> Option<Object<T>> {
         let slot = self.by_start.remove(&address)?;
-        self.live_bytes -= slot.size;
+        self.live_bytes -= u128::from(slot.size);
         if let Some(iv) = &mut self.intervals {
             iv.remove(&address);
             self.last.set((0, 0));
@@ -203,7 +204,7 @@ impl<T> LiveObjects<T> {
         let slot = self.by_start.get_mut(&address)?;
         let old = slot.size;
         slot.size = size;
-        self.live_bytes = self.live_bytes - old + size;
+        self.live_bytes = self.live_bytes - u128::from(old) + u128::from(size);
         if let Some(iv) = &mut self.intervals {
             let e = end(address, size);
             iv.insert(address, e);

@@ -178,7 +178,7 @@ impl HeapStats {
                 if self.implied.is_implied_alloc(cx.thread, address) {
                     self.implied_allocs += 1;
                 }
-                self.bytes += size;
+                self.bytes = self.bytes.saturating_add(size);
                 let b = if size == 0 {
                     0
                 } else {
@@ -190,9 +190,9 @@ impl HeapStats {
                 self.hist[b] += 1;
                 let (t, h) = self.activity(&cx);
                 t.allocs += 1;
-                t.bytes_allocated += size;
+                t.bytes_allocated = t.bytes_allocated.saturating_add(size);
                 h.allocs += 1;
-                h.bytes_allocated += size;
+                h.bytes_allocated = h.bytes_allocated.saturating_add(size);
                 let displaced = self.live.insert(address, size, ());
                 if !displaced.is_empty() {
                     self.live_reallocs += 1;
@@ -248,10 +248,10 @@ impl HeapStats {
                         self.max_bytes = self.max_bytes.max(self.live.live_bytes());
                         if size > before {
                             let growth = size - before;
-                            self.bytes += growth;
+                            self.bytes = self.bytes.saturating_add(growth);
                             let (t, h) = self.activity(&cx);
-                            t.bytes_allocated += growth;
-                            h.bytes_allocated += growth;
+                            t.bytes_allocated = t.bytes_allocated.saturating_add(growth);
+                            h.bytes_allocated = h.bytes_allocated.saturating_add(growth);
                         }
                     }
                 }
