@@ -196,11 +196,11 @@ fn parse_field_value(v: &str, field: &str) -> Result<u64, String> {
         ));
     }
     parse_number(v).ok_or_else(|| {
-        let digits = v
-            .strip_prefix("0x")
-            .or_else(|| v.strip_prefix("0X"))
-            .unwrap_or(v);
-        if !digits.is_empty() && digits.chars().all(|c| c.is_ascii_hexdigit()) {
+        let numeral = match v.strip_prefix("0x").or_else(|| v.strip_prefix("0X")) {
+            Some(h) => !h.is_empty() && h.chars().all(|c| c.is_ascii_hexdigit()),
+            None => !v.is_empty() && v.chars().all(|c| c.is_ascii_digit()),
+        };
+        if numeral {
             format!("`{v}` does not fit 64 bits (`{field}`)")
         } else {
             format!("`{v}` is not a number for `{field}`")
