@@ -15,13 +15,23 @@ static CAPTURE_LIBRARY: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/libtra
 /// and pvalloc, with size, address, thread, time (ns) and allocation site.
 ///
 /// The program runs with the capture library preloaded (it must be
-/// dynamically linked); its output and exit status pass through unchanged.
-/// Each process it forks gets its own trace, named with its pid
-/// (`out.PID.tpack`). The trace is tpack by default (tramp's packed form,
-/// docs/formats/tpack.md: every event, address, time, thread and site,
-/// about 1 to 2 bytes per event); an output named `*.hatf` (`.hatf.zst`,
-/// `.hatf.gz`, …) is HATF instead. Module maps, call stacks and stalls are
-/// comment records (docs/formats/capture.md).
+/// dynamically linked: a static one is refused before it runs); its output
+/// and exit status pass through unchanged. Each other process it forks or
+/// execs gets its own trace, named with its program and pid
+/// (`out.PROGRAM.PID.tpack`), and tramp lists the files it wrote. The trace
+/// is tpack by default (tramp's packed form, docs/formats/tpack.md: every
+/// event, address, time, thread and site, about 1 to 2 bytes per event);
+/// an output named `*.hatf` is HATF and `*.hatf.txt` HATF text instead,
+/// each optionally compressed by extension (`.zst`, `.gz`, `.xz`); other
+/// names are refused before the program runs, as is an output (or
+/// --stats-out) that cannot be created. Module maps, call stacks and
+/// stalls are comment records (docs/formats/capture.md). A run that
+/// recorded nothing (no heap call seen; with --pointers, no load or store)
+/// exits 1 saying why.
+///
+/// Ctrl-C reaches the program, and SIGINT, SIGTERM or SIGHUP sent to tramp
+/// alone are passed on to it; tramp then finishes every trace, which ends
+/// with a `tramp:interrupted` comment.
 ///
 /// Temporary data: each thread of the program appends its events (6 to 8
 /// bytes each on CPython and Perl) to a raw log per process in a fresh
@@ -43,7 +53,7 @@ static CAPTURE_LIBRARY: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/libtra
 /// unset). bench/record-vs-heaptrack.sh does both beside heaptrack.
 #[derive(Args)]
 pub struct RecordArgs {
-    /// Output trace: tpack, or HATF for a name with `.hatf` (compressed by
+    /// Output trace: `*.tpack`, `*.hatf` or `*.hatf.txt` (compressed by
     /// extension: `x.hatf.zst`); with --pointers, Meta-TF (`.mtf`,
     /// `.mtf.zst`). Default: PROGRAM.tpack (PROGRAM.mtf.zst with
     /// --pointers).
@@ -66,12 +76,15 @@ pub struct RecordArgs {
     #[arg(long, value_name = "CODEC")]
     pack: Option<String>,
     /// Unread raw log a process may leave in the temporary directory before
-    /// its threads wait for the conversion (MiB; the waits are counted in
-    /// the trace as `tramp:stall` comments and reported at the end).
+    /// its threads wait for the conversion (MiB, at least 1; the waits are
+    /// counted in the trace as `tramp:stall` comments and reported at the
+    /// end).
     #[arg(long, value_name = "MIB", default_value_t = 32.0)]
     temp_limit: f64,
     /// Print the trace's heap statistics after the program ends, on stderr
-    /// (stdout is the program's), or into --stats-out.
+    /// (stdout is the program's), or into --stats-out. With several
+    /// processes: a row of totals per process, their sum, then the started
+    /// process's full statistics.
     #[arg(long)]
     stats: bool,
     /// With --stats: write the statistics to this file instead of stderr.
