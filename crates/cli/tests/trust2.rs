@@ -7,17 +7,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{fixture, ok, path_in, stderr, tramp};
-
-/// Names in `dir`, sorted (hidden temporary files included).
-fn listing(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
-}
+use common::{fixture, listing, ok, path_in, stderr, tramp};
 
 /// A program that leaves a mark when it runs: whether it ran is then
 /// plain to see.

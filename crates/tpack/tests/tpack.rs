@@ -339,14 +339,12 @@ fn truncation_at_every_offset_keeps_every_whole_block_before_it() {
     }
 }
 
-/// A damaged block loses only itself: a flipped byte in the second block's
-/// body fails its checksum, the block is skipped with a warning naming its
-/// offset, and the blocks after it decode.
-#[test]
-fn a_damaged_block_loses_only_itself() {
+/// 300 records in three zstd blocks of 100: the items, the block size, the
+/// file, and the byte offset of the second block's header.
+fn three_blocks() -> (Vec<OwnedItem>, usize, Vec<u8>, usize) {
     let items = heap_trace(5, 300);
     let block = 100;
-    let mut bytes = pack(
+    let bytes = pack(
         &items,
         Options {
             codec: Codec::Zstd(3),
@@ -356,6 +354,15 @@ fn a_damaged_block_loses_only_itself() {
     );
     let first_len = u32::from_le_bytes(bytes[16..20].try_into().unwrap()) as usize;
     let second = 8 + 16 + first_len;
+    (items, block, bytes, second)
+}
+
+/// A damaged block loses only itself: a flipped byte in the second block's
+/// body fails its checksum, the block is skipped with a warning naming its
+/// offset, and the blocks after it decode.
+#[test]
+fn a_damaged_block_loses_only_itself() {
+    let (items, block, mut bytes, second) = three_blocks();
     bytes[second + 16 + 5] ^= 0x40;
     let (got, warnings, err) = unpack(&bytes);
     assert!(err.is_none(), "{err:?}");
@@ -372,14 +379,7 @@ fn a_damaged_block_loses_only_itself() {
     assert_eq!((got.len(), n), (want.len(), n));
     assert!(got == want);
     // A damaged block magic: the reader scans to the next block.
-    let mut bytes2 = pack(
-        &items,
-        Options {
-            codec: Codec::Zstd(3),
-            block_records: block,
-            ..Options::default()
-        },
-    );
+    let (_, _, mut bytes2, _) = three_blocks();
     bytes2[second] = b'X';
     let (got, warnings, err) = unpack(&bytes2);
     assert!(err.is_none(), "{err:?}");
@@ -708,18 +708,7 @@ fn bad_wide_codes_are_errors_naming_the_record() {
 /// 0: the block's data is left over, which is damage, never a silent drop.
 #[test]
 fn a_block_claiming_no_records_is_damage() {
-    let items = heap_trace(5, 300);
-    let block = 100;
-    let mut bytes = pack(
-        &items,
-        Options {
-            codec: Codec::Zstd(3),
-            block_records: block,
-            ..Options::default()
-        },
-    );
-    let first_len = u32::from_le_bytes(bytes[16..20].try_into().unwrap()) as usize;
-    let second = 8 + 16 + first_len;
+    let (items, block, mut bytes, second) = three_blocks();
     bytes[second + 4..second + 8].copy_from_slice(&0u32.to_le_bytes());
     let (got, _warnings, err) = unpack(&bytes);
     let err = err.expect("the zero count is reported");

@@ -28,6 +28,16 @@ pub fn fixture(name: &str) -> String {
         .to_string()
 }
 
+/// Names in `dir`, sorted (hidden temporary files included).
+pub fn listing(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
 /// A command's stderr as text.
 pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
