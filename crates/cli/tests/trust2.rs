@@ -455,3 +455,92 @@ fn values_that_do_not_fit_are_errors_and_totals_do_not_wrap() {
     assert_eq!(v["max_live_bytes"].as_u64(), Some(u64::MAX));
     assert_eq!(v["total_allocs"].as_u64(), Some(2));
 }
+
+/// The packets line of `tramp stats` on a Heph trace.
+fn packets(stdout: &[u8]) -> u64 {
+    String::from_utf8_lossy(stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("packets"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+/// A compressed Heph trace cut by its last byte, in each compressor:
+/// `stats`, `spans` and `export` give their output on every whole packet,
+/// then exit 1 saying where the input ended.
+#[test]
+fn a_cut_compressed_heph_trace_keeps_every_whole_packet() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let raw = std::fs::read(fixture("heph_tracing_example.bin.log")).unwrap();
+    let all =
+        packets(&ok(&tramp(&["stats", &fixture("heph_tracing_example.bin.log")])).into_bytes());
+    let gz = {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        e.write_all(&raw).unwrap();
+        e.finish().unwrap()
+    };
+    // With its checksum, as the zstd tool writes it (a zstd block is
+    // decoded whole or not at all: cut inside the one block of this small
+    // trace, nothing could be kept).
+    let zst = {
+        let mut e = zstd::Encoder::new(Vec::new(), 3).unwrap();
+        e.include_checksum(true).unwrap();
+        e.write_all(&raw).unwrap();
+        e.finish().unwrap()
+    };
+    let xz = {
+        let mut e = liblzma::write::XzEncoder::new(Vec::new(), 6);
+        e.write_all(&raw).unwrap();
+        e.finish().unwrap()
+    };
+    for (ext, bytes) in [("gz", gz), ("zst", zst), ("xz", xz)] {
+        let path = path_in(&dir, &format!("cut.heph.{ext}"));
+        std::fs::write(&path, &bytes[..bytes.len() - 1]).unwrap();
+        let stats = tramp(&["stats", &path]);
+        assert_eq!(stats.status.code(), Some(1), "{ext}: {}", stderr(&stats));
+        assert!(
+            stderr(&stats).contains("the input ends here, damaged"),
+            "{ext}: {}",
+            stderr(&stats)
+        );
+        // The cut is inside the compressor's trailer or last block: at
+        // most the last packet is lost.
+        let got = packets(&stats.stdout);
+        assert!(got + 1 >= all && got <= all, "{ext}: {got} of {all}");
+        let spans = tramp(&["spans", &path]);
+        assert_eq!(spans.status.code(), Some(1), "{ext}");
+        assert!(
+            String::from_utf8_lossy(&spans.stdout).contains("receiving message"),
+            "{ext}"
+        );
+        let json = path_in(&dir, &format!("{ext}.json"));
+        let export = tramp(&["export", "--chrome", &json, &path]);
+        assert_eq!(export.status.code(), Some(1), "{ext}");
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        assert!(v.to_string().contains("receiving message"), "{ext}");
+    }
+}
+
+/// The first packet's size damaged to just under the 64 MiB cap: the
+/// reader resynchronises after it, and the 96 events that follow are kept.
+#[test]
+fn a_bad_first_packet_size_loses_only_that_packet() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut raw = std::fs::read(fixture("heph_tracing_example.bin.log")).unwrap();
+    raw[4..8].copy_from_slice(&((64u32 << 20) - 16).to_be_bytes());
+    let path = path_in(&dir, "bad.heph");
+    std::fs::write(&path, &raw).unwrap();
+    let out = tramp(&["stats", &path]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(text.contains("events      96"), "{text}");
+    assert!(
+        stderr(&out).contains("resynchronised at the next packet"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -27,6 +27,9 @@ pub struct Stream<R> {
     input: R,
     buf: Vec<u8>,
     eof: bool,
+    /// A read error that came after bytes this refill had read: those are
+    /// delivered first, the error at the next refill.
+    error: Option<io::Error>,
 }
 
 impl<R: Read> Stream<R> {
@@ -36,6 +39,7 @@ impl<R: Read> Stream<R> {
             input,
             buf: vec![0; capacity.max(1)],
             eof: false,
+            error: None,
         }
     }
 }
@@ -60,11 +64,22 @@ impl<R: Read> Storage for Stream<R> {
                 self.buf.resize(need.next_power_of_two(), 0);
             }
         }
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        let start = end;
         while end - pos < need && !self.eof {
             match self.input.read(&mut self.buf[end..]) {
                 Ok(0) => self.eof = true,
                 Ok(n) => end += n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                // Bytes read before the error (a damaged compressed
+                // stream's last good ones) are kept: the error waits for
+                // the next refill.
+                Err(e) if end > start => {
+                    self.error = Some(e);
+                    break;
+                }
                 Err(e) => return Err(e),
             }
         }

@@ -347,6 +347,9 @@ pub struct Reader<R> {
     win: Window<Stream<R>>,
     warnings: Vec<Warning>,
     packets: u64,
+    /// The input failed (a damaged or cut compressed stream): what was
+    /// buffered is read as the trace's end.
+    failed: bool,
 }
 
 impl<R: Read> Reader<R> {
@@ -355,6 +358,7 @@ impl<R: Read> Reader<R> {
             win: Window::stream(input, 1 << 16, 0),
             warnings: Vec::new(),
             packets: 0,
+            failed: false,
         }
     }
 
@@ -373,9 +377,28 @@ impl<R: Read> Reader<R> {
         self.packets
     }
 
-    /// Reads until `need` bytes are buffered or the input ends.
+    /// Reads until `need` bytes are buffered or the input ends. A read
+    /// error ends the input too (every whole packet before it is still
+    /// delivered) and is reported as damage where the good bytes end.
     fn fill(&mut self, need: usize) -> Result<(), HephError> {
-        self.win.fill(need).map(|_| ()).map_err(HephError::Io)
+        if self.failed {
+            return Ok(());
+        }
+        if let Err(e) = self.win.fill(need) {
+            let at = self.win.offset() + self.win.len() as u64;
+            self.failed = true;
+            self.warn(
+                at,
+                format!("the input ends here, damaged: {e}; every whole packet before it was kept"),
+                0,
+            );
+        }
+        Ok(())
+    }
+
+    /// Whether nothing more will come beyond what is buffered.
+    fn at_end(&self) -> bool {
+        self.failed || self.win.at_eof()
     }
 
     fn warn(&mut self, offset: u64, message: String, skipped: u64) {
@@ -415,7 +438,7 @@ impl<R: Read> Reader<R> {
                     let k = d.len() - 7;
                     self.win.consume(k);
                     skipped += k as u64;
-                    if self.win.at_eof() && self.win.len() < 8 {
+                    if self.at_end() && self.win.len() < 8 {
                         skipped += self.win.consume_all() as u64;
                         return Ok(skipped);
                     }
@@ -437,17 +460,39 @@ impl<R: Read> Reader<R> {
             }
             match check(self.win.buffered()) {
                 Ok(found) => break found,
-                Err(Stop::More(n)) if self.win.len() < n && !self.win.at_eof() => need = n,
+                Err(Stop::More(n)) if self.win.len() < n && !self.at_end() => need = n,
                 Err(Stop::More(n)) => {
                     let at = self.offset();
                     let have = self.win.len();
-                    let message = if have >= 8 && frame_ok(self.win.buffered(), 0) {
-                        format!("the trace ends inside a packet ({have} of its {n} bytes)")
+                    if have >= 8 && frame_ok(self.win.buffered(), 0) {
+                        // The packet claims more than the trace holds: its
+                        // size may be the damage (docs/formats/heph.md,
+                        // decision 3). Whole packets after it are kept.
+                        let skipped = self.resync()?;
+                        if !self.win.is_empty() {
+                            self.warn(
+                                at,
+                                format!(
+                                    "a packet claims {n} bytes but the trace holds {have} from it; resynchronised at the next packet"
+                                ),
+                                skipped,
+                            );
+                            need = 8;
+                            continue;
+                        }
+                        self.warn(
+                            at,
+                            format!("the trace ends inside a packet ({have} of its {n} bytes)"),
+                            have as u64,
+                        );
                     } else {
-                        format!("{have} bytes at the end are not a packet")
-                    };
-                    self.win.consume_all();
-                    self.warn(at, message, have as u64);
+                        self.win.consume_all();
+                        self.warn(
+                            at,
+                            format!("{have} bytes at the end are not a packet"),
+                            have as u64,
+                        );
+                    }
                     return Ok(None);
                 }
                 Err(Stop::Body(m, size)) => {
