@@ -105,10 +105,13 @@ pub fn parse(src: &str) -> Result<Description, Diagnostic> {
     // Each record, its explicit tag (if any), and whether it has a type byte.
     type Parsed = (RecordDesc, Option<(u64, Span)>, bool);
     let mut records: Vec<Parsed> = Vec::new();
+    // Names seen, by map: descriptions are untrusted input, and scans made
+    // one of 100 k fields take seconds.
+    let mut record_names: std::collections::HashMap<String, usize> = Default::default();
     while !t.at_end() {
         t.expect_word("record", "to start a record description")?;
         let (name, span) = t.ident("a record name")?;
-        if let Some((prev, _, _)) = records.iter().find(|r| r.0.name == name) {
+        if let Some(prev) = record_names.get(&name).map(|&i| &records[i].0) {
             return Err(Diagnostic::new(
                 format!("record `{name}` is described twice"),
                 span,
@@ -123,6 +126,7 @@ pub fn parse(src: &str) -> Result<Description, Diagnostic> {
         };
         t.expect("{", "to open the record's fields")?;
         let mut fields: Vec<FieldDesc> = Vec::new();
+        let mut field_names: std::collections::HashMap<String, usize> = Default::default();
         let mut has_type_byte = false;
         while !t.eat("}") {
             let f = field(&mut t)?;
@@ -144,7 +148,7 @@ pub fn parse(src: &str) -> Result<Description, Diagnostic> {
                 has_type_byte = true;
                 continue;
             }
-            if let Some(prev) = fields.iter().find(|g| g.name == f.name) {
+            if let Some(prev) = field_names.get(&f.name).map(|&i| &fields[i]) {
                 return Err(Diagnostic::new(
                     format!("field `{}` is declared twice in record `{name}`", f.name),
                     f.span.clone(),
@@ -152,6 +156,7 @@ pub fn parse(src: &str) -> Result<Description, Diagnostic> {
                 )
                 .related(prev.span.clone(), "first declaration"));
             }
+            field_names.insert(f.name.clone(), fields.len());
             fields.push(f);
         }
         t.eat(";");
@@ -171,6 +176,7 @@ pub fn parse(src: &str) -> Result<Description, Diagnostic> {
             .map(|f| f.enc.fixed_size())
             .sum::<Option<usize>>()
             .map(|n| n + has_type_byte as usize);
+        record_names.insert(name.clone(), records.len());
         records.push((
             RecordDesc {
                 name,

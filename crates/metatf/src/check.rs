@@ -202,6 +202,7 @@ impl Checker {
             sections: HashMap::new(),
         };
         let mut defs: Vec<Def<'a>> = Vec::new();
+        let mut defined: HashMap<&'a str, usize> = HashMap::new();
         let mut sections: Vec<(Section, Span)> = Vec::new();
         let mut tag_width: Option<(u32, Span)> = None;
         for item in &builtins.items {
@@ -215,7 +216,7 @@ impl Checker {
         }
         for item in &doc.items {
             match item {
-                Item::Record(r) => self.define(&mut defs, r, 0),
+                Item::Record(r) => self.define(&mut defs, &mut defined, r, 0),
                 Item::Property(p) => self.global_prop(&mut scope.global, p, &mut tag_width, true),
                 Item::Section(s) => {
                     let id = s.id.node;
@@ -264,7 +265,7 @@ impl Checker {
                     let props = scope.sections.entry(id).or_default();
                     for inner in &s.items {
                         match inner {
-                            Item::Record(r) => self.define(&mut defs, r, id),
+                            Item::Record(r) => self.define(&mut defs, &mut defined, r, id),
                             Item::Property(p) => {
                                 let mut none = None;
                                 self.global_prop(props, p, &mut none, false);
@@ -312,18 +313,21 @@ impl Checker {
                 }
             }
         }
-        // Duplicate tags within a section (global records are visible in all).
+        // Duplicate tags within a section (global records are visible in
+        // all): each record against the earlier ones of its tag, by a map
+        // (a scan of every pair took seconds on tens of thousands of
+        // records); the first clash a record has is reported.
+        let mut by_tag: HashMap<Option<u64>, Vec<usize>> = HashMap::new();
         for (i, a) in records.iter().enumerate() {
-            for b in &records[..i] {
-                if a.tag == b.tag && (a.section == b.section || a.section == 0 || b.section == 0) {
-                    let da = defs
-                        .iter()
-                        .find(|d| d.ast.name.node == a.name)
-                        .expect("defined");
-                    let db = defs
-                        .iter()
-                        .find(|d| d.ast.name.node == b.name)
-                        .expect("defined");
+            let earlier = by_tag.entry(a.tag).or_default();
+            let clash = earlier
+                .iter()
+                .map(|&j| &records[j])
+                .find(|b| a.section == b.section || a.section == 0 || b.section == 0);
+            earlier.push(i);
+            if let Some(b) = clash {
+                {
+                    let (da, db) = (names[a.name.as_str()], names[b.name.as_str()]);
                     let span = tag_span(da.ast).unwrap_or(da.ast.name.span.clone());
                     let mut diag = Diagnostic::new(
                         format!(
@@ -356,7 +360,15 @@ impl Checker {
         })
     }
 
-    fn define<'a>(&mut self, defs: &mut Vec<Def<'a>>, r: &'a RecordAst, section: u8) {
+    /// Adds a record's definition; `defined`: the index in `defs` of each
+    /// user record's name (duplicates found by it, not by a scan).
+    fn define<'a>(
+        &mut self,
+        defs: &mut Vec<Def<'a>>,
+        defined: &mut HashMap<&'a str, usize>,
+        r: &'a RecordAst,
+        section: u8,
+    ) {
         if BUILTIN_NAMES.contains(&r.name.node.as_str()) {
             self.err(Diagnostic::new(
                 format!(
@@ -368,10 +380,7 @@ impl Checker {
             ));
             return;
         }
-        if let Some(prev) = defs
-            .iter()
-            .find(|d| d.ast.name.node == r.name.node && !d.builtin)
-        {
+        if let Some(prev) = defined.get(r.name.node.as_str()).map(|&i| &defs[i]) {
             self.err(
                 Diagnostic::new(
                     format!("record `{}` is defined twice", r.name.node),
@@ -382,6 +391,7 @@ impl Checker {
             );
             return;
         }
+        defined.insert(r.name.node.as_str(), defs.len());
         defs.push(Def {
             ast: r,
             section,
@@ -513,7 +523,10 @@ impl Checker {
                 },
             });
         }
-        let mut seen: Vec<String> = fields.iter().map(|f| f.name.clone()).collect();
+        let mut seen = Seen::default();
+        for f in &fields {
+            seen.push(f.name.clone());
+        }
         for f in &r.fields {
             if let Some(field) = self.field(cx, d, &local, f, &mut seen, tag, depth) {
                 fields.push(field);
@@ -522,7 +535,7 @@ impl Checker {
         // Properties about fields the record does not have.
         for p in &r.props {
             let name = p.field.node.as_str();
-            if name != "tag" && !seen.iter().any(|s| s == name) {
+            if name != "tag" && !seen.contains(name) {
                 self.err(Diagnostic::new(
                     format!("record `{}` has no field `{name}`", r.name.node),
                     p.field.span.clone(),
@@ -564,7 +577,7 @@ impl Checker {
         d: &Def,
         local: &Props,
         f: &FieldAst,
-        seen: &mut Vec<String>,
+        seen: &mut Seen,
         tag: Option<u64>,
         depth: usize,
     ) -> Option<Field> {
@@ -673,7 +686,7 @@ impl Checker {
         d: &Def,
         local: &Props,
         n: &Spanned<String>,
-        seen: &mut Vec<String>,
+        seen: &mut Seen,
     ) -> Option<Field> {
         let name = n.node.as_str();
         {
@@ -784,14 +797,14 @@ impl Checker {
         }
     }
 
-    fn width(&mut self, cx: &Cx, p: &PropAst, seen: &[String], d: &Def) -> Option<Width> {
+    fn width(&mut self, cx: &Cx, p: &PropAst, seen: &Seen, d: &Def) -> Option<Width> {
         match &p.value.node {
             ValueAst::Number(n) if *n <= u32::MAX as u64 => Some(Width::Bytes(*n as u32)),
             ValueAst::Ref { field, prop } if field == "tag" && prop == "width" => {
                 Some(Width::Bytes(cx.tag_width))
             }
             ValueAst::Ref { field, prop } if prop == "value" => {
-                if seen.iter().any(|s| s == field) {
+                if seen.contains(field) {
                     Some(Width::Of(field.clone()))
                 } else {
                     self.err(Diagnostic::new(
@@ -894,7 +907,30 @@ struct Cx<'a, 'b> {
     sections: &'a [u8],
 }
 
-fn collect_names(f: &Field, seen: &mut Vec<String>) {
+/// The field names a record has so far, in order, with a set for lookups
+/// (a record of 100 k fields made scans quadratic).
+#[derive(Default)]
+struct Seen {
+    list: Vec<String>,
+    set: std::collections::HashSet<String>,
+}
+
+impl Seen {
+    fn push(&mut self, name: String) {
+        self.set.insert(name.clone());
+        self.list.push(name);
+    }
+
+    fn contains(&self, name: &str) -> bool {
+        self.set.contains(name)
+    }
+
+    fn len(&self) -> usize {
+        self.list.len()
+    }
+}
+
+fn collect_names(f: &Field, seen: &mut Seen) {
     match &f.kind {
         FieldKind::Simple { .. } => seen.push(f.name.clone()),
         FieldKind::Group { fields } => fields.iter().for_each(|g| collect_names(g, seen)),

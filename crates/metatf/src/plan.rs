@@ -3,6 +3,7 @@
 //! records are read into, and per section the table from tag to record.
 //! The universal codec runs these plans; it never walks the syntax tree.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use tramp_core::{FieldDef, FieldType, RecordKind, Role, Schema, Slot};
@@ -187,27 +188,33 @@ fn kind_of(name: &str) -> RecordKind {
     }
 }
 
+/// Builds one record's plan. Every lookup is by map: a DTD's records and
+/// fields come from untrusted input, and scans per field made a record of
+/// 100 k fields take minutes.
 struct Builder<'n> {
+    /// Every field name of the DTD, in first-use order, and each one's
+    /// index there.
     all_names: &'n mut Vec<String>,
+    name_ids: &'n mut HashMap<String, usize>,
     /// Roles the DTD gives this record's fields.
-    roles: Vec<(String, Role)>,
+    roles: HashMap<String, Role>,
     positions: usize,
     fields: Vec<FieldDef>,
-    /// Output field per simple-field name seen so far (for `Of` widths).
-    names: Vec<(String, usize)>,
+    /// Fields of each name so far (the second `a` is output as `a#2`).
+    uses: HashMap<String, usize>,
+    /// The latest position of each simple-field name (for `Of` widths and
+    /// repeat counts).
+    names: HashMap<String, usize>,
 }
 
 impl Builder<'_> {
-    fn unique(&self, name: &str) -> String {
-        let n = self
-            .fields
-            .iter()
-            .filter(|f| f.name == name || f.name.starts_with(&format!("{name}#")))
-            .count();
-        if n == 0 {
+    fn unique(&mut self, name: &str) -> String {
+        let n = self.uses.entry(name.to_string()).or_insert(0);
+        *n += 1;
+        if *n == 1 {
             name.to_string()
         } else {
-            format!("{name}#{}", n + 1)
+            format!("{name}#{n}")
         }
     }
 
@@ -232,11 +239,7 @@ impl Builder<'_> {
                     } else {
                         elem
                     };
-                    let declared = self
-                        .roles
-                        .iter()
-                        .find(|(n, _)| *n == f.name)
-                        .map(|(_, r)| *r);
+                    let declared = self.roles.get(&f.name).copied();
                     let role = declared.or(if name == f.name {
                         role_of(&f.name)
                     } else {
@@ -247,22 +250,18 @@ impl Builder<'_> {
                     let width = match width {
                         Width::Bytes(n) => StepWidth::Bytes(*n),
                         Width::Of(other) => {
-                            let idx = self
-                                .names
-                                .iter()
-                                .rev()
-                                .find(|(n, _)| n == other)
-                                .map_or(0, |(_, i)| *i);
-                            StepWidth::Of(idx)
+                            StepWidth::Of(self.names.get(other).copied().unwrap_or(0))
                         }
                     };
                     let pos = self.positions;
                     self.positions += 1;
-                    self.names.push((f.name.clone(), pos));
-                    let name_id = match self.all_names.iter().position(|n| *n == f.name) {
-                        Some(i) => i,
+                    self.names.insert(f.name.clone(), pos);
+                    let name_id = match self.name_ids.get(&f.name) {
+                        Some(&i) => i,
                         None => {
                             self.all_names.push(f.name.clone());
+                            self.name_ids
+                                .insert(f.name.clone(), self.all_names.len() - 1);
                             self.all_names.len() - 1
                         }
                     };
@@ -279,12 +278,7 @@ impl Builder<'_> {
                 }
                 FieldKind::Group { fields } => out.extend(self.ops(fields, in_repeat)),
                 FieldKind::Repeat { count, item } => {
-                    let count = self
-                        .names
-                        .iter()
-                        .rev()
-                        .find(|(n, _)| n == count)
-                        .map_or(0, |(_, i)| *i);
+                    let count = self.names.get(count).copied().unwrap_or(0);
                     let body = self.ops(std::slice::from_ref(item), true);
                     out.push(Op::Repeat { count, body });
                 }
@@ -299,19 +293,28 @@ impl Plan {
         let mut schema = Schema::new("metatf");
         let mut records = Vec::new();
         let mut all_names = Vec::new();
+        let mut name_ids = HashMap::new();
+        // Roles by record, gathered once.
+        let mut roles_of: HashMap<&str, HashMap<String, Role>> = HashMap::new();
+        for (rec, field, role) in &dtd.roles {
+            if let Some(role) = role_named(role) {
+                // The first role a field is given holds (as the scan found it).
+                roles_of
+                    .entry(rec.as_str())
+                    .or_default()
+                    .entry(field.clone())
+                    .or_insert(role);
+            }
+        }
         for r in &dtd.records {
-            let roles = dtd
-                .roles
-                .iter()
-                .filter(|(rec, _, _)| *rec == r.name)
-                .filter_map(|(_, field, role)| Some((field.clone(), role_named(role)?)))
-                .collect();
             let mut b = Builder {
-                roles,
+                roles: roles_of.remove(r.name.as_str()).unwrap_or_default(),
                 all_names: &mut all_names,
+                name_ids: &mut name_ids,
                 positions: 0,
                 fields: Vec::new(),
-                names: Vec::new(),
+                uses: HashMap::new(),
+                names: HashMap::new(),
             };
             let ops = b.ops(&r.fields, false);
             let mut fields = b.fields;
