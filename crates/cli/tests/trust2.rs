@@ -544,3 +544,36 @@ fn a_bad_first_packet_size_loses_only_that_packet() {
         stderr(&out)
     );
 }
+
+/// `update` with a value its field cannot hold is an error naming the
+/// record and the field, never a wrapped or zeroed value.
+#[test]
+fn an_update_that_does_not_fit_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = path_in(&dir, "t.hatf");
+    ok(&tramp(&["sample", "--events", "200", "-o", &trace]));
+    let out_path = path_in(&dir, "u.hatf");
+    for (value, says) in [
+        ("-1", "a negative number does not fit an unsigned field"),
+        ("\"text\"", "text does not fit a number field"),
+        ("1.5", "a float does not fit an integer field"),
+    ] {
+        let script = path_in(&dir, "u.tr");
+        std::fs::write(
+            &script,
+            format!(
+                "procedure main begin if (RECORD_TYPE == alloc) then update alloc_size = {value}; endif spit(); end\n"
+            ),
+        )
+        .unwrap();
+        let out = tramp(&["run", &script, &trace, "-o", &out_path]);
+        assert_eq!(out.status.code(), Some(1), "{value}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert!(err.contains(says), "{value}: {err}");
+        assert!(
+            err.contains("record ") && err.contains("field `size`"),
+            "{value}: {err}"
+        );
+        assert!(!Path::new(&out_path).exists(), "{value}: no output kept");
+    }
+}

@@ -320,11 +320,32 @@ impl SpitTo {
     }
 }
 
-fn value_of(v: &Val) -> Value<'_> {
-    match v {
-        Val::Int(i) => Value::I64(*i),
-        Val::Float(f) => Value::F64(*f),
-        Val::Str(s) => Value::Str(s),
+/// The value an `update` gives field `i` of `rec`, or an error naming the
+/// field when it does not fit the field's type (a negative number in an
+/// unsigned field once became 2^64 − 1, text in a number field 0).
+fn updated<'v>(rec: &Record<'_>, i: usize, v: &'v Val) -> Result<Value<'v>, String> {
+    let ty = rec.record_type();
+    let field = &ty.fields[i].name;
+    let bad = |what: &str| {
+        Err(format!(
+            "update of field `{field}` of this `{}` record to {v}: {what}",
+            ty.name
+        ))
+    };
+    match (v, rec.get(i)) {
+        (Val::Int(x), Some(Value::U64(_))) => match u64::try_from(*x) {
+            Ok(u) => Ok(Value::U64(u)),
+            Err(_) => bad("a negative number does not fit an unsigned field"),
+        },
+        (Val::Int(x), _) => Ok(Value::I64(*x)),
+        (Val::Float(_), Some(Value::U64(_) | Value::I64(_))) => {
+            bad("a float does not fit an integer field")
+        }
+        (Val::Float(f), _) => Ok(Value::F64(*f)),
+        (Val::Str(_), Some(Value::U64(_) | Value::I64(_) | Value::F64(_))) => {
+            bad("text does not fit a number field")
+        }
+        (Val::Str(s), _) => Ok(Value::Str(s)),
     }
 }
 
@@ -337,10 +358,7 @@ impl Spit for SpitTo {
                 .collect();
             for (i, u) in updates.iter().enumerate() {
                 if let Some(v) = u {
-                    vals[i] = match (v, vals[i]) {
-                        (Val::Int(x), Value::U64(_)) => Value::U64(*x as u64),
-                        (v, _) => value_of(v),
-                    };
+                    vals[i] = updated(rec, i, v).map_err(|e| format!("spit: {e}"))?;
                 }
             }
             self.buf.clear();
@@ -379,11 +397,8 @@ impl Spit for SpitTo {
         self.rec.copy_from(rec);
         for (i, u) in updates.iter().enumerate() {
             if let Some(v) = u {
-                let v = match (v, rec.get(i)) {
-                    (Val::Int(x), Some(Value::U64(_))) => Value::U64(*x as u64),
-                    (v, _) => value_of(v),
-                };
-                self.rec.set(i, v);
+                self.rec
+                    .set(i, updated(rec, i, v).map_err(|e| format!("spit: {e}"))?);
             }
         }
         sink.write_record(&self.rec.as_record(rec.record_type()))
