@@ -577,3 +577,36 @@ fn an_update_that_does_not_fit_is_an_error() {
         assert!(!Path::new(&out_path).exists(), "{value}: no output kept");
     }
 }
+
+/// PTF: a format's pointer count past what the object graph holds is said,
+/// not clamped in silence; a number past 64 bits is called that.
+#[test]
+fn ptf_limits_are_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = path_in(&dir, "p.ptf.txt");
+    std::fs::write(
+        &t,
+        "Trace begin\nfo 41 0 4000000000 1 0 11 11 BinTreeNode\nco 41 42\new 41 42 3999999999999 42\nTrace end\n",
+    )
+    .unwrap();
+    let out = tramp(&["verify", &t]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("format 41: 4000000000 pointers"), "{text}");
+    assert!(
+        text.contains("has 4000000000 pointers (edges 0–3999999999)"),
+        "{text}"
+    );
+    std::fs::write(
+        &t,
+        "Trace begin\nco 41 123456789012345678901234567890\nTrace end\n",
+    )
+    .unwrap();
+    let out = tramp(&["stats", &t]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("does not fit 64 bits"),
+        "{}",
+        stderr(&out)
+    );
+}

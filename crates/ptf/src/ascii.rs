@@ -247,8 +247,13 @@ fn uint(tok: &str, what: &str) -> Result<u64, String> {
     if !b.is_empty() && b.len() <= 19 && b.iter().all(u8::is_ascii_digit) {
         return Ok(b.iter().fold(0u64, |v, d| v * 10 + (d - b'0') as u64));
     }
-    tok.parse::<u64>()
-        .map_err(|_| format!("{what}: `{tok}` is not an unsigned integer"))
+    tok.parse::<u64>().map_err(|_| {
+        if !b.is_empty() && b.iter().all(u8::is_ascii_digit) {
+            format!("{what}: `{tok}` does not fit 64 bits")
+        } else {
+            format!("{what}: `{tok}` is not an unsigned integer")
+        }
+    })
 }
 
 fn int(tok: &str, what: &str) -> Result<i64, String> {

@@ -346,6 +346,18 @@ impl Verifier {
             }
         }
         layout.pointers = layout.pointers.saturating_add(f.pointers);
+        if layout.pointers > MAX_SLOT {
+            // Said, not clamped in silence: the object graph holds at most
+            // MAX_SLOT edges an object, so edges past them go unchecked.
+            self.report(
+                at,
+                Rule::Edge,
+                format!(
+                    "format {}: {} pointers (with its superformats), more than the {MAX_SLOT} edges an object tramp checks; edges from {MAX_SLOT} on are not checked",
+                    f.id, layout.pointers
+                ),
+            );
+        }
         layout.data.extend_from_slice(&f.data);
         layout.arrays.extend_from_slice(&f.arrays);
         self.formats.insert(f.id, layout);
@@ -620,7 +632,8 @@ impl Verifier {
             );
             return false;
         };
-        let n = pointers;
+        // The format's declared count (the graph holds at most MAX_SLOT).
+        let n = self.formats.get(&f).map_or(pointers, |l| l.pointers);
         if edge >= n {
             let name = self.format_name(f);
             self.report(
