@@ -82,6 +82,13 @@ impl Layout {
             Some(name) => return Ok(Layout::Tramp(tramp_formats::parse(name)?)),
             None => {}
         }
+        if input.head.is_empty() {
+            // Said, as tramp's own detection says it (not read as an empty
+            // csv with no requests).
+            return Err(tramp_formats::detect_input(input)
+                .err()
+                .map_or_else(|| Error::Unknown(input.name.clone()), Error::Tramp));
+        }
         if let Some(f) = tramp_formats::ALL
             .into_iter()
             .find(|f| (f.sniff)(&input.head) == tramp_core::Sniff::Yes)

@@ -75,9 +75,28 @@ pub fn open_source(
 
 /// The format of an input, or an error that says how to name one.
 pub fn detect_input(input: &Input) -> Result<Format, Error> {
+    detect_input_named(input, "--format")
+}
+
+/// [`detect_input`] for a command whose option naming a format is `option`
+/// (`tramp run`'s is `--trace-format`).
+pub fn detect_input_named(input: &Input, option: &str) -> Result<Format, Error> {
+    // An empty input would read as an empty HATF trace (HATF has no
+    // header): said instead, since it is far more often a mistake (a
+    // closed pipe, a file not yet written).
+    if input.head.is_empty() {
+        let name = if input.name == "-" {
+            "stdin"
+        } else {
+            &input.name
+        };
+        return Err(Error::Usage(format!(
+            "{name} is empty: there is no trace in it (an empty HATF trace is read with {option} hatf)"
+        )));
+    }
     detect(&input.head, &input.name).ok_or_else(|| {
         Error::Usage(format!(
-            "cannot tell the format of `{}`; name it with --format ({})",
+            "cannot tell the format of `{}`; name it with {option} ({})",
             input.name,
             names()
         ))

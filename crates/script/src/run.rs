@@ -46,15 +46,14 @@ pub enum Failure {
     Parse(String),
     #[error("{0}")]
     Usage(String),
-    #[error("{name}: {source}")]
-    Open {
-        name: String,
-        source: std::io::Error,
-    },
-    #[error("reading {name}: {source}")]
+    // The cause is part of the message, not a `source`: printed with its
+    // chain, a source would say it twice.
+    #[error("{name}: {cause}")]
+    Open { name: String, cause: std::io::Error },
+    #[error("reading {name}: {cause}")]
     Read {
         name: String,
-        source: tramp_core::Error,
+        cause: tramp_core::Error,
     },
     #[error(transparent)]
     Run(#[from] crate::RunError),
@@ -113,7 +112,7 @@ fn run_here(job: &Job<'_>, out: &mut dyn Write) -> Result<Summary, Failure> {
     for name in job.traces {
         let input = Input::open(name).map_err(|e| Failure::Open {
             name: name.clone(),
-            source: e,
+            cause: e,
         })?;
         let progress = Progress::of(&input);
         let (src, fmt): (Box<dyn Source + Send>, Option<Format>) = match &desc {
@@ -134,15 +133,19 @@ fn run_here(job: &Job<'_>, out: &mut dyn Write) -> Result<Summary, Failure> {
             None => {
                 let f = match job.format {
                     Some(f) => f,
-                    None => tramp_formats::detect_input(&input).map_err(|e| Failure::Read {
-                        name: name.clone(),
-                        source: e,
-                    })?,
+                    // `tramp run` names a trace's format with --trace-format
+                    // (its --format takes a description).
+                    None => tramp_formats::detect_input_named(&input, "--trace-format").map_err(
+                        |e| Failure::Read {
+                            name: name.clone(),
+                            cause: e,
+                        },
+                    )?,
                 };
                 let s =
                     (f.open)(input.reader, &OpenOptions::default()).map_err(|e| Failure::Read {
                         name: name.clone(),
-                        source: e,
+                        cause: e,
                     })?;
                 (s, Some(f))
             }
@@ -205,7 +208,7 @@ fn run_here(job: &Job<'_>, out: &mut dyn Write) -> Result<Summary, Failure> {
             } else {
                 Box::new(tramp_core::ReadAhead::new(src).map_err(|e| Failure::Read {
                     name: name.clone(),
-                    source: e,
+                    cause: e,
                 })?)
             };
             reading.push((name, src, progress));
@@ -229,7 +232,7 @@ fn run_here(job: &Job<'_>, out: &mut dyn Write) -> Result<Summary, Failure> {
                 if let Err(e) = next {
                     damage = Some(Failure::Read {
                         name: name.clone(),
-                        source: e,
+                        cause: e,
                     });
                     break 'traces;
                 }
