@@ -228,6 +228,16 @@ impl Compression {
         })
     }
 
+    /// The compression's name, as `--compress` takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Compression::None => "none",
+            Compression::Zstd => "zstd",
+            Compression::Gzip => "gzip",
+            Compression::Xz => "xz",
+        }
+    }
+
     /// The file name with the compression's extension removed.
     pub fn strip_extension(path: &str) -> &str {
         match Compression::from_path(path) {

@@ -250,15 +250,24 @@ fn realloc_zero(kind: RecordKind, role: Option<Role>) -> bool {
     )
 }
 
-/// Records of one type: read, written, and how many lost something.
+/// Records of one type: read, and what became of them. Every record read
+/// is counted once among `written`, `dropped`, `reencoded` and `withheld`
+/// (they add up to `read`); `changed` counts the written or withheld ones
+/// that lost data.
 #[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
 pub struct TypeCount {
     pub read: u64,
     pub written: u64,
-    /// Not written at all.
+    /// Not written at all: the target has no record for them.
     pub dropped: u64,
-    /// Written with data missing.
+    /// With data missing (written under --lossy; withheld without it).
     pub changed: u64,
+    /// Encoding records (HATF metadata) the target does not copy: it
+    /// writes its own encoding.
+    pub reencoded: u64,
+    /// Not written because the conversion was refused (a loss without
+    /// --lossy): nothing is written after it.
+    pub withheld: u64,
     /// Why, for the dropped and changed ones.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub why: Vec<String>,
@@ -301,17 +310,20 @@ impl fmt::Display for Ledger {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
             f,
-            "{:<28} {:>12} {:>12} {:>10} {:>10}",
-            "record type", "read", "written", "dropped", "changed"
+            "{:<28} {:>12} {:>12} {:>10} {:>10} {:>10} {:>10}",
+            "record type", "read", "written", "dropped", "re-encoded", "withheld", "changed"
         )?;
         for (n, c) in &self.types {
             writeln!(
                 f,
-                "{n:<28} {:>12} {:>12} {:>10} {:>10}",
-                c.read, c.written, c.dropped, c.changed
+                "{n:<28} {:>12} {:>12} {:>10} {:>10} {:>10} {:>10}",
+                c.read, c.written, c.dropped, c.reencoded, c.withheld, c.changed
             )?;
         }
-        Ok(())
+        writeln!(
+            f,
+            "(read = written + dropped + re-encoded + withheld; changed: written or withheld with data missing)"
+        )
     }
 }
 
@@ -360,6 +372,8 @@ impl Audited {
                 e.written += c.written;
                 e.dropped += c.dropped;
                 e.changed += c.changed;
+                e.reencoded += c.reencoded;
+                e.withheld += c.withheld;
                 for w in c.why.drain(..) {
                     note(&mut e.why, &w);
                 }
@@ -389,7 +403,10 @@ impl Sink for Audited {
         count.read += 1;
         let mut changed: Option<&str> = match &tp.fate {
             Fate::Exact => None,
-            Fate::Encoding => return Ok(()),
+            Fate::Encoding => {
+                count.reencoded += 1;
+                return Ok(());
+            }
             Fate::Dropped(why) => {
                 count.dropped += 1;
                 note(&mut count.why, why);
@@ -414,6 +431,7 @@ impl Sink for Audited {
             self.refused |= !self.lossy;
         }
         if self.refused {
+            count.withheld += 1;
             return Ok(());
         }
         count.written += 1;
@@ -424,7 +442,20 @@ impl Sink for Audited {
     }
 
     fn finish(mut self: Box<Self>) -> Result<(), Error> {
+        // Records to write (encoding records aside), and those written.
+        let (data, written) = self.counts.iter().fold((0, 0), |(d, w), c| {
+            (d + c.read - c.reencoded, w + c.written)
+        });
         self.flush();
+        if self.lossy && data > 0 && written == 0 {
+            // The output is dropped unfinished: an empty file is no
+            // conversion.
+            let ledger = self.ledger.lock().unwrap_or_else(|p| p.into_inner());
+            return Err(Error::Usage(format!(
+                "--lossy: every record would be dropped, so nothing was written:\n  {}",
+                ledger.losses().join("\n  ")
+            )));
+        }
         if self.refused {
             // The output is dropped unfinished: nothing appears.
             let ledger = self.ledger.lock().unwrap_or_else(|p| p.into_inner());

@@ -141,7 +141,22 @@ impl fmt::Display for Summary {
                 let _ = write!(text, "{}", Render(&tree(&refs)));
             }
             if self.kept.is_empty() {
-                let _ = writeln!(text, "stream {s}: no events");
+                // Which streams there are, so the user can pick one.
+                let streams: BTreeSet<u32> = self.substreams.iter().map(|(st, _)| *st).collect();
+                let list: Vec<String> = streams.iter().map(u32::to_string).collect();
+                if streams.contains(&s) {
+                    let _ = writeln!(text, "stream {s}: no events of that substream");
+                } else {
+                    let _ = writeln!(
+                        text,
+                        "no stream {s} (streams: {})",
+                        if list.is_empty() {
+                            "none".to_string()
+                        } else {
+                            list.join(", ")
+                        }
+                    );
+                }
             }
             return f.write_str(&text);
         }

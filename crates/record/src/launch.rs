@@ -173,11 +173,8 @@ impl RecordOptions {
     /// Sets the tpack packing from `CODEC[,block=N][,threads=N]` (as
     /// `tramp convert --policy` takes it).
     pub fn set_pack(&mut self, spec: &str) -> Result<(), Error> {
-        self.pack = tramp_tpack::Options::parse_for_machine(spec).ok_or_else(|| {
-            Error::Usage(format!(
-                "packing {spec:?}: expected CODEC[,block=N][,threads=N] (raw, zstd-N, xz-N, gzip-N)"
-            ))
-        })?;
+        self.pack = tramp_tpack::Options::parse_for_machine_explained(spec)
+            .map_err(|why| Error::Usage(format!("packing {spec:?}: {why}")))?;
         Ok(())
     }
 

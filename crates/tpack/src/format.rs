@@ -57,9 +57,9 @@ fn options(opts: &CreateOptions<'_>) -> Result<Options, Error> {
             threads: machine_threads(),
             ..Options::default()
         }),
-        Some(p) => Options::parse_for_machine(p).ok_or_else(|| {
+        Some(p) => Options::parse_for_machine_explained(p).map_err(|why| {
             Error::Usage(format!(
-                "unknown tpack policy `{p}`: a codec (zstd, zstd-1 … zstd-22, xz, xz-0 … xz-9, gzip, gzip-0 … gzip-9, raw), optionally followed by ,block=N (records per block, 1 … 16M) and ,threads=N (1 … 64)"
+                "tpack policy `{p}`: {why} (a codec, optionally followed by ,block=N and ,threads=N)"
             ))
         }),
     }

@@ -113,30 +113,56 @@ impl Options {
     }
 
     fn parse_threads_unless_named(s: &str, threads: usize) -> Option<Options> {
+        Options::explain(s, threads).ok()
+    }
+
+    /// [`Options::parse_for_machine`], or an error naming the part of `s`
+    /// that is wrong and what it may be.
+    pub fn parse_for_machine_explained(s: &str) -> Result<Options, String> {
+        Options::explain(s, machine_threads())
+    }
+
+    fn explain(s: &str, threads: usize) -> Result<Options, String> {
         let mut parts = s.split(',');
+        let codec = parts.next().unwrap_or("");
         let mut o = Options {
-            codec: Codec::parse(parts.next()?)?,
+            codec: Codec::parse(codec).ok_or_else(|| {
+                format!(
+                    "`{codec}` is not a codec: zstd, zstd-1 … zstd-22, xz, xz-0 … xz-9, gzip, gzip-0 … gzip-9, raw"
+                )
+            })?,
             threads,
             ..Options::default()
         };
         for p in parts {
             if let Some(n) = p.strip_prefix("threads=") {
-                o.threads = n.parse().ok().filter(|t| (1..=MAX_THREADS).contains(t))?;
+                o.threads = n
+                    .parse()
+                    .ok()
+                    .filter(|t| (1..=MAX_THREADS).contains(t))
+                    .ok_or_else(|| format!("`{p}`: threads are 1 … {MAX_THREADS}"))?;
                 continue;
             }
-            let n = p.strip_prefix("block=")?;
-            let (digits, mul) = match n.as_bytes().last()? {
-                b'K' | b'k' => (&n[..n.len() - 1], 1 << 10),
-                b'M' | b'm' => (&n[..n.len() - 1], 1 << 20),
+            let Some(n) = p.strip_prefix("block=") else {
+                return Err(format!("`{p}` is neither block=N nor threads=N"));
+            };
+            let bad = || format!("`{p}`: records per block are 1 … 16M");
+            let (digits, mul) = match n.as_bytes().last() {
+                Some(b'K' | b'k') => (&n[..n.len() - 1], 1 << 10),
+                Some(b'M' | b'm') => (&n[..n.len() - 1], 1 << 20),
                 _ => (n, 1),
             };
-            let v = digits.parse::<usize>().ok()?.checked_mul(mul)?;
+            let v = digits
+                .parse::<usize>()
+                .ok()
+                .and_then(|d| d.checked_mul(mul))
+                .ok_or_else(bad)?;
             if v == 0 || v > crate::MAX_BLOCK_RECORDS {
-                return None;
+                return Err(bad());
             }
             o.block_records = v;
         }
-        Some(o)
+        Ok(o)
     }
 }
 

@@ -9,8 +9,8 @@ use tramp_formats::fidelity;
 use super::{InputArgs, end_run, read_dtd};
 
 /// Convert a trace between formats: HATF binary and HATF text, Meta-TF
-/// binary and Meta-TF text, PTF binary and PTF ASCII, Heph (binary → text
-/// → binary is byte-identical), compressed or not. `tramp formats` lists
+/// binary and Meta-TF text, PTF binary and PTF ASCII, Heph, tpack (binary
+/// → text → binary is byte-identical), compressed or not. `tramp formats` lists
 /// the formats and the extensions that select them.
 ///
 /// Between HATF forms the source's metadata records are kept (policy
@@ -23,8 +23,10 @@ pub struct ConvertArgs {
     input: InputArgs,
     /// Output file, or `-` for stdout.
     output: String,
-    /// Output format: hatf, hatf-text, metatf, metatf-text, ptf, ptf-text
-    /// or heph (default: from the output's extension; else hatf).
+    /// Output format: hatf, hatf-text, metatf, metatf-text, ptf, ptf-text,
+    /// heph or tpack (default: from the output's extension, as `tramp
+    /// formats` lists them; an output with no known extension needs --to;
+    /// stdout is hatf unless told).
     #[arg(long)]
     to: Option<String>,
     /// HATF encoding policy (which metadata records shrink the data
@@ -63,10 +65,40 @@ pub fn run(a: ConvertArgs) -> Result<()> {
         ),
         None => None,
     };
-    let to = match a.to.as_deref() {
-        Some(t) => tramp_formats::parse(t)?,
-        None => tramp_formats::from_path(&a.output).unwrap_or(&tramp_hatf::format::HATF),
+    let named = tramp_formats::from_path(&a.output);
+    let to = match (a.to.as_deref(), named) {
+        (Some(t), _) => tramp_formats::parse(t)?,
+        (None, Some(f)) => f,
+        // stdout has no name to follow.
+        (None, None) if a.output == "-" => &tramp_hatf::format::HATF,
+        (None, None) => bail!(
+            "{}: no format has this extension (see `tramp formats`); name one with --to",
+            a.output
+        ),
     };
+    // A name that says one thing and an option that says another: the
+    // option wins, and the user hears of it.
+    if let Some(f) = named
+        && f.name != to.name
+    {
+        eprintln!(
+            "tramp: warning: {} is named like {} but --to {} writes {}",
+            a.output, f.name, to.name, to.name
+        );
+    }
+    if let Some(c) = compression
+        && a.output != "-"
+    {
+        let by_name = Compression::from_path(&a.output);
+        if by_name != c {
+            eprintln!(
+                "tramp: warning: {} is named like {} but --compress writes {}",
+                a.output,
+                by_name.name(),
+                c.name()
+            );
+        }
+    }
     // A zstd output compresses on the second core; decoding then stays here.
     let zstd_out =
         compression.unwrap_or_else(|| Compression::from_path(&a.output)) == Compression::Zstd;

@@ -49,6 +49,13 @@ pub struct RdsArgs {
 }
 
 pub fn run(a: RdsArgs) -> Result<()> {
+    // Checked before the work: a file where the directory should be.
+    if let Some(dir) = &a.plots
+        && std::path::Path::new(dir).exists()
+        && !std::path::Path::new(dir).is_dir()
+    {
+        anyhow::bail!("--plots {dir}: that is a file; --plots names a directory for the figures");
+    }
     let mut o = super::open(&a.input, false)?;
     let mut rds = RdsAnalysis::new(a.top);
     if a.gc {
@@ -73,7 +80,7 @@ pub fn run(a: RdsArgs) -> Result<()> {
     });
     print_report(&report, a.json)?;
     if let Some(dir) = &a.plots {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {dir}"))?;
+        std::fs::create_dir_all(dir).with_context(|| format!("creating the directory {dir}"))?;
         for (name, svg) in report.figures() {
             let path = std::path::Path::new(dir).join(name);
             let p = path.to_string_lossy();

@@ -46,9 +46,9 @@ pub struct SizesArgs {
     /// (the paper's 32-bit form; a larger value is then an error).
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u8).range(4..=8))]
     word: u8,
-    /// Worker threads (default: the machine's cores, at most 4).
-    #[arg(long)]
-    threads: Option<usize>,
+    /// Worker threads, 1 to 64 (default: the machine's cores, at most 4).
+    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=64))]
+    threads: Option<u8>,
 }
 
 pub fn run(a: SizesArgs) -> Result<()> {
@@ -69,7 +69,7 @@ pub fn run(a: SizesArgs) -> Result<()> {
         ..Options::default()
     };
     if let Some(t) = a.threads {
-        opts.threads = t;
+        opts.threads = usize::from(t);
     }
     let mut o = d.open(&a.input, false)?;
     let mut study = SizesAnalysis::new(opts, a.timing_records)?;
