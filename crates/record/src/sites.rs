@@ -34,9 +34,12 @@ impl std::fmt::Display for Place {
             (None, Some(m), Some(off)) => return write!(f, "{m}+{off:#x}"),
             _ => return write!(f, "{:#x}", self.address),
         }
-        match (&self.file, self.line, module) {
-            (Some(file), Some(line), _) => write!(f, " ({file}:{line})"),
-            (_, _, Some(m)) => write!(f, " ({m})"),
+        // Without a line, the offset in the module tells two call sites in
+        // one function apart (they read the same by name alone).
+        match (&self.file, self.line, module, self.offset) {
+            (Some(file), Some(line), _, _) => write!(f, " ({file}:{line})"),
+            (_, _, Some(m), Some(off)) => write!(f, " ({m}+{off:#x})"),
+            (_, _, Some(m), None) => write!(f, " ({m})"),
             _ => Ok(()),
         }
     }
@@ -515,5 +518,36 @@ impl Serialize for WithSites {
 impl std::fmt::Display for WithSites {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}{}", self.heap, self.sites)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn two_call_sites_in_one_function_read_apart() {
+        let place = |offset: u64, line: Option<u32>| Place {
+            address: 0x7f00_0000_0000 + offset,
+            module: Some("/lib/x86_64-linux-gnu/libc.so.6".into()),
+            offset: Some(offset),
+            function: Some("strdup".into()),
+            file: line.map(|_| "strdup.c".into()),
+            line,
+        };
+        assert_eq!(
+            place(0x9e9aa, None).to_string(),
+            "strdup (libc.so.6+0x9e9aa)"
+        );
+        assert_ne!(
+            place(0x9e9aa, None).to_string(),
+            place(0x9e9c0, None).to_string()
+        );
+        assert_eq!(place(0x9e9aa, Some(41)).to_string(), "strdup (strdup.c:41)");
+        let bare = Place {
+            function: None,
+            ..place(0x10, None)
+        };
+        assert_eq!(bare.to_string(), "libc.so.6+0x10");
     }
 }
