@@ -62,6 +62,17 @@ pub fn lines_svg(
     curves: &[(String, Vec<(f64, f64)>)],
 ) -> String {
     let Axis { lo, hi, log } = axis;
+    // Wide enough for the legend's longest name and for the title (about
+    // 7 px a character at 12 px, 9 at 15 px): neither is ever clipped.
+    let longest = curves
+        .iter()
+        .map(|(n, _)| n.chars().count())
+        .max()
+        .unwrap_or(0) as f64;
+    let legend = RIGHT.max(46.0 + 7.0 * longest + 10.0);
+    let plot = W - LEFT - RIGHT;
+    let w = (LEFT + plot + legend).max(9.0 * title.chars().count() as f64 + 40.0);
+    let right = w - LEFT - plot;
     let lo = if log { lo.max(f64::MIN_POSITIVE) } else { lo };
     let hi = if hi > lo { hi } else { lo + 1.0 };
     let fx = |x: f64| -> f64 {
@@ -70,23 +81,23 @@ pub fn lines_svg(
         } else {
             (x - lo) / (hi - lo)
         };
-        LEFT + t * (W - LEFT - RIGHT)
+        LEFT + t * (w - LEFT - right)
     };
     let fy = |y: f64| TOP + (1.0 - y.clamp(0.0, 1.0)) * (H - TOP - BOTTOM);
     let mut s = String::new();
     let _ = writeln!(
         s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" font-family="sans-serif" font-size="12">"#
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{H}" viewBox="0 0 {w} {H}" font-family="sans-serif" font-size="12">"#
     );
-    let _ = writeln!(s, r#"<rect width="{W}" height="{H}" fill="white"/>"#);
+    let _ = writeln!(s, r#"<rect width="{w}" height="{H}" fill="white"/>"#);
     let _ = writeln!(
         s,
         r#"<text x="{}" y="22" text-anchor="middle" font-size="15">{}</text>"#,
-        (LEFT + W - RIGHT) / 2.0,
+        (LEFT + w - right) / 2.0,
         escape(title)
     );
     // Axes and grid.
-    let (x0, x1, y0, y1) = (LEFT, W - RIGHT, fy(0.0), fy(1.0));
+    let (x0, x1, y0, y1) = (LEFT, w - right, fy(0.0), fy(1.0));
     let _ = writeln!(
         s,
         r#"<path d="M{x0} {y1} V{y0} H{x1}" fill="none" stroke="black"/>"#
@@ -201,4 +212,55 @@ fn escape(s: &str) -> String {
         .replace('<', "&lt;")
         .replace('>', "&gt;")
         .replace('"', "&quot;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The width the SVG declares.
+    fn width(svg: &str) -> f64 {
+        let w = svg.split("width=\"").nth(1).unwrap();
+        w[..w.find('"').unwrap()].parse().unwrap()
+    }
+
+    #[test]
+    fn legends_and_titles_fit() {
+        let lin = Axis {
+            lo: 0.0,
+            hi: 1.0,
+            log: false,
+        };
+        let short = lines_svg("t", "x", "y", lin, &[("lru".into(), vec![(0.0, 0.5)])]);
+        assert_eq!(width(&short), W);
+        // A long name widens the legend's column, and the plot keeps its
+        // width.
+        let name = "a-long-policy-name-of-forty-characters-x".to_string();
+        let long = lines_svg(
+            "t",
+            "x",
+            "y",
+            Axis {
+                lo: 0.0,
+                hi: 1.0,
+                log: false,
+            },
+            &[(name.clone(), vec![(0.0, 0.5)])],
+        );
+        assert!(width(&long) >= LEFT + (W - LEFT - RIGHT) + 46.0 + 7.0 * name.len() as f64);
+        // A long title widens the whole figure.
+        let title = "Miss ratio of a-trace-with-a-rather-long-file-name-indeed.oracleGeneral.zst";
+        let titled = lines_svg(
+            title,
+            "x",
+            "y",
+            Axis {
+                lo: 0.0,
+                hi: 1.0,
+                log: false,
+            },
+            &[("lru".into(), vec![(0.0, 0.5)])],
+        );
+        assert!(width(&titled) >= 9.0 * title.len() as f64);
+    }
 }

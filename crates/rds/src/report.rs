@@ -310,6 +310,14 @@ impl RdsReport {
             .iter()
             .map(|&(x, n)| (x, n as f64 / max_live as f64))
             .collect();
+        // The paper's axis runs 1 to 10; a trace whose factors pass it is
+        // drawn to its own largest (every one above 10 drew a flat line).
+        let rsf_hi = self
+            .rsf_cdf
+            .iter()
+            .map(|p| p.0)
+            .fold(10.0f64, f64::max)
+            .ceil();
         vec![
             (
                 "figure5-lifetimes.svg",
@@ -337,7 +345,7 @@ impl RdsReport {
                     "Cumulative distribution of the RDS stability factor",
                     "RSF (t = 0.99)",
                     "fraction of pointer-chasing loads",
-                    lin(1.0, 10.0),
+                    lin(1.0, rsf_hi),
                     &[("loads".to_string(), self.rsf_cdf.clone())],
                 ),
             ),

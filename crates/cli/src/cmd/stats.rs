@@ -55,6 +55,12 @@ pub fn run(a: StatsArgs) -> Result<()> {
             super::spans::summarize(d, opts, a.json)
         }
         Domain::Objects => {
+            if a.sites {
+                bail!(
+                    "--sites lists allocation sites of heap traces; {} traces have none",
+                    d.format.name
+                );
+            }
             let mut o = d.open(&a.input, false)?;
             let mut stats = tramp_ptf::stats::PtfStats::new();
             let run = drive(
