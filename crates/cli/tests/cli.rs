@@ -628,16 +628,24 @@ fn heph_export_opens_as_json_with_processes_and_threads() {
 #[test]
 fn heph_spans_stats_dump_and_convert() {
     let spans = ok(&tramp(&["spans", HEPH_EXAMPLE]));
-    assert!(spans.starts_with("    count       total ns"), "{spans}");
+    assert!(
+        spans.starts_with("    count      total       self        p50        p99  description\n"),
+        "{spans}"
+    );
+    assert!(
+        spans
+            .contains("       21     312 ms     143 ms    2.08 µs    81.3 ms  receiving message\n"),
+        "{spans}"
+    );
     assert!(spans.contains("Scheduling processes"));
     assert!(
         spans.contains("stream 1: 0 missing, 0 late, 0 duplicate, 0 wraps"),
         "{spans}"
     );
     let tree = ok(&tramp(&["spans", "--tree", "1:0", HEPH_EXAMPLE]));
-    assert!(tree.contains("Scheduling processes [3293367..3375240] 81873 ns (self 10298 ns)\n  Polling for OS events [3293537..3359521] 65984 ns (self 65984 ns)\n"), "{tree}");
+    assert!(tree.contains("Scheduling processes [3293367..3375240] 81.9 µs (self 10.3 µs)\n  Polling for OS events [3293537..3359521] 66.0 µs (self 66.0 µs)\n"), "{tree}");
     let stats = ok(&tramp(&["stats", HEPH_EXAMPLE]));
-    assert!(stats.starts_with("packets     97\nevents      96\nepoch       1795312005266882225 ns since the Unix epoch\n"), "{stats}");
+    assert!(stats.starts_with("packets     97\nevents      96\nepoch       1795312005266882225 ns since the Unix epoch (2026-11-22 01:46:45.266 UTC)\n"), "{stats}");
     let json: serde_json::Value =
         serde_json::from_str(&ok(&tramp(&["stats", "--json", HEPH_EXAMPLE]))).unwrap();
     assert_eq!(

@@ -283,25 +283,26 @@ impl SpanStats {
         t.durations.add(dur);
     }
 
-    /// The totals table, by total time, longest first.
+    /// The totals table, by total time, longest first (times in human
+    /// units; JSON keeps nanoseconds).
     pub fn totals_table(&self) -> String {
         let mut rows: Vec<(&String, &Totals)> = self.by_description.iter().collect();
         rows.sort_by(|a, b| b.1.total.cmp(&a.1.total).then(a.0.cmp(b.0)));
         let mut s = String::new();
         let _ = writeln!(
             s,
-            "{:>9} {:>14} {:>14} {:>12} {:>12}  description",
-            "count", "total ns", "self ns", "p50 ns", "p99 ns"
+            "{:>9} {:>10} {:>10} {:>10} {:>10}  description",
+            "count", "total", "self", "p50", "p99"
         );
         for (d, t) in rows {
             let _ = writeln!(
                 s,
-                "{:>9} {:>14} {:>14} {:>12} {:>12}  {}",
+                "{:>9} {:>10} {:>10} {:>10} {:>10}  {}",
                 t.count,
-                t.total,
-                t.self_time,
-                t.durations.quantile(0.5),
-                t.durations.quantile(0.99),
+                human_ns(t.total),
+                human_ns(t.self_time),
+                human_ns(t.durations.quantile(0.5)),
+                human_ns(t.durations.quantile(0.99)),
                 d.escape_debug()
             );
         }
@@ -399,13 +400,13 @@ impl fmt::Display for Render<'_> {
         fn walk(f: &mut fmt::Formatter<'_>, s: &Span, depth: usize) -> fmt::Result {
             writeln!(
                 f,
-                "{:indent$}{} [{}..{}] {} ns (self {} ns)",
+                "{:indent$}{} [{}..{}] {} (self {})",
                 "",
                 s.description.escape_debug(),
                 s.start,
                 s.end,
-                s.end - s.start,
-                s.self_time,
+                human_ns(s.end - s.start),
+                human_ns(s.self_time),
                 indent = 2 * depth
             )?;
             for c in &s.children {
@@ -417,5 +418,73 @@ impl fmt::Display for Render<'_> {
             walk(f, s, 0)?;
         }
         Ok(())
+    }
+}
+
+/// A duration in nanoseconds in the unit that reads best: `850 ns`,
+/// `2.08 µs`, `81.3 ms`, `1.50 s` (three significant digits).
+pub fn human_ns(ns: u64) -> String {
+    let v = ns as f64;
+    let (x, unit) = if ns < 1_000 {
+        return format!("{ns} ns");
+    } else if ns < 1_000_000 {
+        (v / 1e3, "µs")
+    } else if ns < 1_000_000_000 {
+        (v / 1e6, "ms")
+    } else {
+        (v / 1e9, "s")
+    };
+    let digits = if x < 10.0 {
+        2
+    } else if x < 100.0 {
+        1
+    } else {
+        0
+    };
+    format!("{x:.digits$} {unit}")
+}
+
+/// Nanoseconds since the Unix epoch as a UTC date and time, to the
+/// millisecond (`2026-11-22 12:26:45.266 UTC`).
+pub fn utc(ns: u64) -> String {
+    let secs = ns / 1_000_000_000;
+    let ms = ns % 1_000_000_000 / 1_000_000;
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}.{ms:03} UTC",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+mod human_tests {
+    use super::*;
+
+    #[test]
+    fn durations_and_dates_read_as_people_write_them() {
+        assert_eq!(human_ns(850), "850 ns");
+        assert_eq!(human_ns(2_080), "2.08 µs");
+        assert_eq!(human_ns(81_264_640), "81.3 ms");
+        assert_eq!(human_ns(311_853_307), "312 ms");
+        assert_eq!(human_ns(1_500_000_000), "1.50 s");
+        // `date -u -d @0` and `date -u -d @951782400` (a leap day).
+        assert_eq!(utc(0), "1970-01-01 00:00:00.000 UTC");
+        assert_eq!(utc(951_782_400_123_000_000), "2000-02-29 00:00:00.123 UTC");
+        assert_eq!(
+            utc(1_795_312_005_266_882_225),
+            "2026-11-22 01:46:45.266 UTC"
+        );
     }
 }

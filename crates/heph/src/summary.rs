@@ -167,7 +167,8 @@ impl fmt::Display for Summary {
                 text,
                 "epoch       {}",
                 self.epoch.map_or("none".to_string(), |e| format!(
-                    "{e} ns since the Unix epoch"
+                    "{e} ns since the Unix epoch ({})",
+                    crate::spans::utc(e)
                 ))
             );
             let _ = writeln!(text, "streams     {}", self.spans.gaps.len());
