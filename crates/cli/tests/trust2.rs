@@ -610,3 +610,42 @@ fn ptf_limits_are_said() {
         stderr(&out)
     );
 }
+
+/// `tramp dump` of a recording names each allocation's site in a note the
+/// reader ignores: binary → text → binary stays byte-identical.
+#[test]
+fn dump_notes_sites_and_the_text_converts_back_identical() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = path_in(&dir, "ls.hatf");
+    let out = record(&["-o", &trace], &["ls".into(), "/".into()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = ok(&tramp(&["dump", &trace]));
+    let noted: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("alloc ") && l.contains("  # "))
+        .collect();
+    let allocs = text.lines().filter(|l| l.starts_with("alloc ")).count();
+    assert_eq!(noted.len(), allocs, "every allocation has a site");
+    assert!(
+        noted.iter().any(|l| l.contains("libc.so.6")),
+        "{}",
+        noted[0]
+    );
+    let txt = path_in(&dir, "ls.hatf.txt");
+    std::fs::write(&txt, &text).unwrap();
+    let back = path_in(&dir, "back.hatf");
+    ok(&tramp(&["convert", &txt, &back]));
+    assert_eq!(
+        std::fs::read(&back).unwrap(),
+        std::fs::read(&trace).unwrap()
+    );
+    // A pointer trace's notes read as text.
+    let mtf = path_in(&dir, "ls.mtf.zst");
+    let _ = record(&["--pointers", "-o", &mtf], &["ls".into()]);
+    let text = ok(&tramp(&["dump", &mtf]));
+    assert!(
+        text.contains("data=\"tramp:process pid="),
+        "{}",
+        &text[..2000.min(text.len())]
+    );
+}

@@ -2,7 +2,8 @@
 //! `TYPE field=value ...`, for formats without a text form of their own.
 //!
 //! Values: unsigned and signed decimals (`0x` hex accepted on input),
-//! floats, byte strings as `x:` and hex digits, strings in double quotes with
+//! floats, byte strings as `x:` and hex digits (or, when they are text, in
+//! double quotes like strings), strings in double quotes with
 //! `\" \\ \n \t \xHH` escapes, lists as `[v,v,...]`, attribute lists as
 //! `{key=v,...}`. Absent fields are not written; on input they stay absent.
 
@@ -11,6 +12,28 @@ use std::fmt::Write as _;
 use crate::Record;
 use crate::record::{RecordBuf, Slot, Value};
 use crate::schema::{FieldType, RecordType, Schema};
+
+/// A string in double quotes with `\" \\ \n \t \xHH` escapes.
+fn push_quoted(out: &mut String, s: &str) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            // Each byte of the character, as the reader takes `\xHH`.
+            c if c.is_control() => {
+                let mut b = [0u8; 4];
+                for byte in c.encode_utf8(&mut b).bytes() {
+                    let _ = write!(out, "\\x{byte:02x}");
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
 
 fn push_value(out: &mut String, v: Value<'_>) {
     match v {
@@ -23,28 +46,26 @@ fn push_value(out: &mut String, v: Value<'_>) {
         Value::F64(x) => {
             let _ = write!(out, "{x:?}");
         }
-        Value::Bytes(b) => {
-            out.push_str("x:");
-            for byte in b {
-                let _ = write!(out, "{byte:02x}");
+        // Bytes that are text (a Meta-TF note: `tramp:module 0x… /lib/…`)
+        // are written as a quoted string, which reads back as the same
+        // bytes; others in hex.
+        Value::Bytes(b) => match std::str::from_utf8(b) {
+            Ok(text)
+                if !b.is_empty()
+                    && text
+                        .chars()
+                        .all(|c| !c.is_control() || c == '\n' || c == '\t') =>
+            {
+                push_quoted(out, text)
             }
-        }
-        Value::Str(s) => {
-            out.push('"');
-            for c in s.chars() {
-                match c {
-                    '"' => out.push_str("\\\""),
-                    '\\' => out.push_str("\\\\"),
-                    '\n' => out.push_str("\\n"),
-                    '\t' => out.push_str("\\t"),
-                    c if c.is_control() => {
-                        let _ = write!(out, "\\x{:02x}", c as u32);
-                    }
-                    c => out.push(c),
+            _ => {
+                out.push_str("x:");
+                for byte in b {
+                    let _ = write!(out, "{byte:02x}");
                 }
             }
-            out.push('"');
-        }
+        },
+        Value::Str(s) => push_quoted(out, s),
         Value::List(l) => {
             out.push('[');
             for (i, item) in l.iter().enumerate() {
@@ -112,6 +133,48 @@ fn parse_u64(t: &str) -> Option<u64> {
     }
 }
 
+/// The bytes of a quoted string at the cursor (`\xHH` is the byte HH).
+fn quoted(c: &mut Cursor<'_>) -> Result<Vec<u8>, String> {
+    if c.peek() != Some(b'"') {
+        return Err("a string starts with `\"`".into());
+    }
+    c.at += 1;
+    let mut s = Vec::new();
+    loop {
+        match c.peek() {
+            None => return Err("unterminated string".into()),
+            Some(b'"') => {
+                c.at += 1;
+                return Ok(s);
+            }
+            Some(b'\\') => {
+                let e =
+                    c.s.get(c.at + 1)
+                        .copied()
+                        .ok_or("a backslash ends the line")?;
+                c.at += 2;
+                match e {
+                    b'"' => s.push(b'"'),
+                    b'\\' => s.push(b'\\'),
+                    b'n' => s.push(b'\n'),
+                    b't' => s.push(b'\t'),
+                    b'x' => {
+                        let h = c.s.get(c.at..c.at + 2).ok_or("\\x needs two hex digits")?;
+                        let h = std::str::from_utf8(h).map_err(|_| "bad escape")?;
+                        s.push(u8::from_str_radix(h, 16).map_err(|_| "bad escape")?);
+                        c.at += 2;
+                    }
+                    _ => return Err("unknown escape".into()),
+                }
+            }
+            Some(b) => {
+                s.push(b);
+                c.at += 1;
+            }
+        }
+    }
+}
+
 /// Parses one value of type `ty` into `buf`, returning its slot.
 fn parse_value(
     c: &mut Cursor<'_>,
@@ -142,10 +205,14 @@ fn parse_value(
                 .map_err(|_| format!("`{t}` is not a number"))
         }
         FieldType::Bytes => {
+            if c.peek() == Some(b'"') {
+                let bytes = quoted(c)?;
+                return Ok(buf.store_value(Value::Bytes(&bytes)));
+            }
             let t = c.token().to_string();
             let hex = t
                 .strip_prefix("x:")
-                .ok_or_else(|| format!("`{t}` is not a byte string (x:hex)"))?;
+                .ok_or_else(|| format!("`{t}` is not a byte string (x:hex or a quoted string)"))?;
             if hex.len() % 2 != 0 {
                 return Err(format!("`{t}` has an odd number of hex digits"));
             }
@@ -157,46 +224,7 @@ fn parse_value(
             Ok(buf.store_value(Value::Bytes(&bytes)))
         }
         FieldType::Str => {
-            if c.peek() != Some(b'"') {
-                return Err("a string starts with `\"`".into());
-            }
-            c.at += 1;
-            let mut s = Vec::new();
-            loop {
-                match c.peek() {
-                    None => return Err("unterminated string".into()),
-                    Some(b'"') => {
-                        c.at += 1;
-                        break;
-                    }
-                    Some(b'\\') => {
-                        let e =
-                            c.s.get(c.at + 1)
-                                .copied()
-                                .ok_or("a backslash ends the line")?;
-                        c.at += 2;
-                        match e {
-                            b'"' => s.push(b'"'),
-                            b'\\' => s.push(b'\\'),
-                            b'n' => s.push(b'\n'),
-                            b't' => s.push(b'\t'),
-                            b'x' => {
-                                let h =
-                                    c.s.get(c.at..c.at + 2).ok_or("\\x needs two hex digits")?;
-                                let h = std::str::from_utf8(h).map_err(|_| "bad escape")?;
-                                s.push(u8::from_str_radix(h, 16).map_err(|_| "bad escape")?);
-                                c.at += 2;
-                            }
-                            _ => return Err("unknown escape".into()),
-                        }
-                    }
-                    Some(b) => {
-                        s.push(b);
-                        c.at += 1;
-                    }
-                }
-            }
-            let s = String::from_utf8(s).map_err(|_| "string is not UTF-8".to_string())?;
+            let s = String::from_utf8(quoted(c)?).map_err(|_| "string is not UTF-8".to_string())?;
             Ok(buf.store_value(Value::Str(&s)))
         }
         FieldType::List(elem) => {
@@ -337,5 +365,48 @@ impl<W: crate::io::Finish> crate::Sink for TextSink<W> {
     fn finish(self: Box<Self>) -> Result<(), crate::Error> {
         self.out.finish()?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod bytes_tests {
+    use super::*;
+    use crate::schema::{FieldDef, Schema};
+
+    fn round_trip(bytes: &[u8]) -> String {
+        let mut schema = Schema::new("t");
+        schema.add_type(
+            "note",
+            crate::RecordKind::Other,
+            vec![FieldDef::new("data", FieldType::Bytes, None)],
+        );
+        let ty = &schema.types[0];
+        let mut buf = RecordBuf::new();
+        buf.reset(ty);
+        buf.set(0, Value::Bytes(bytes));
+        let mut line = String::new();
+        format_record(&mut line, &buf.as_record(ty));
+        let mut back = RecordBuf::new();
+        parse_record(&line, &schema, &mut back).unwrap();
+        assert_eq!(
+            back.as_record(ty).get(0),
+            Some(Value::Bytes(bytes)),
+            "{line}"
+        );
+        line
+    }
+
+    #[test]
+    fn text_bytes_are_quoted_and_others_hex_and_both_read_back() {
+        assert_eq!(
+            round_trip(b"tramp:module 0x10 /usr/bin/ls"),
+            "note data=\"tramp:module 0x10 /usr/bin/ls\""
+        );
+        assert_eq!(
+            round_trip(b"a \"quoted\"\\ line\n"),
+            "note data=\"a \\\"quoted\\\"\\\\ line\\n\""
+        );
+        assert_eq!(round_trip(b"\x00\x01\xff"), "note data=x:0001ff");
+        assert_eq!(round_trip(b"\x1b[0m"), "note data=x:1b5b306d");
     }
 }

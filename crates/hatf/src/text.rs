@@ -152,12 +152,29 @@ impl<W: Write> TextWriter<W> {
     }
 
     pub fn write_item(&mut self, item: &Item<'_>) -> io::Result<()> {
+        self.write_noted(item, None)
+    }
+
+    /// Writes an item with a note after it (`  # NOTE`), which readers
+    /// ignore: what `tramp dump` says of a record (its site by function
+    /// and line) without changing what converts back.
+    pub fn write_noted(&mut self, item: &Item<'_>, note: Option<&str>) -> io::Result<()> {
         if !self.started {
             self.started = true;
             writeln!(self.out, "{HEADER}")?;
         }
         self.line.clear();
         format_item(&mut self.line, item);
+        if let Some(n) = note {
+            self.line.extend_from_slice(b"  # ");
+            // One line: a newline in a name would start a record.
+            for c in n.chars() {
+                let mut b = [0u8; 4];
+                let c = if c.is_control() { ' ' } else { c };
+                self.line
+                    .extend_from_slice(c.encode_utf8(&mut b).as_bytes());
+            }
+        }
         self.line.push(b'\n');
         self.out.write_all(&self.line)
     }
@@ -259,6 +276,24 @@ fn parse_quoted(s: &str, out: &mut Vec<u8>) -> Result<(), String> {
     Ok(())
 }
 
+/// A comment record's quoted text without a ` # note` after its closing
+/// quote.
+fn strip_note_after_quote(rest: &str) -> &str {
+    let b = rest.as_bytes();
+    if b.first() != Some(&b'"') {
+        return rest;
+    }
+    let mut i = 1;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 2,
+            b'"' => return rest[..=i].trim_end(),
+            _ => i += 1,
+        }
+    }
+    rest
+}
+
 /// A parsed line whose comment text or attributes are in a side buffer.
 enum Parsed {
     Event(Event<'static>),
@@ -291,9 +326,17 @@ fn parse_into(line: &str, bytes: &mut Vec<u8>) -> Result<Parsed, String> {
     let line = line.trim();
     let (word, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
     let rest = rest.trim_start();
+    // A note after ` #` (a site `tramp dump` names) is for the reader of
+    // the text, not part of the record; a comment record's quoted text may
+    // hold `#` itself, and its note follows the closing quote.
+    let rest = if word == "comment" {
+        rest
+    } else {
+        rest.split_once(" #").map_or(rest, |(r, _)| r).trim_end()
+    };
     match word {
         "comment" => {
-            parse_quoted(rest, bytes)?;
+            parse_quoted(strip_note_after_quote(rest), bytes)?;
             Ok(Parsed::Comment)
         }
         "set" => parse_meta(rest).map(Parsed::Meta),

@@ -13,6 +13,7 @@
 //!   stores as Meta-TF with a built-in DTD.
 //! * [`cc`]: compiling C programs with the load/store hooks the capture
 //!   fills in (`tramp cc`).
+//! * [`notes`]: `tramp dump`'s site notes after each allocation's line.
 //! * [`launch`]: running a command under the capture library and collecting
 //!   what it recorded.
 
@@ -20,6 +21,7 @@ pub mod cc;
 pub mod convert;
 pub mod launch;
 pub mod live;
+pub mod notes;
 pub mod pointers;
 pub mod raw;
 pub mod replay;

@@ -78,6 +78,17 @@ impl ModuleMap {
         }
     }
 
+    /// How many modules and stacks are known (it grows as annotations
+    /// are noted).
+    pub fn len(&self) -> usize {
+        self.modules.len() + self.stacks.len() + usize::from(self.stack_depth > 0)
+    }
+
+    /// Whether nothing is known yet.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// Names for what was seen so far.
     pub fn names(&self) -> Names {
         Names {

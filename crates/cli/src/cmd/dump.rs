@@ -12,6 +12,11 @@ use super::{InputArgs, end_run};
 /// its ASCII form, so that `tramp convert` can turn it back into the
 /// identical binary; Heph (which has no text form of its own) in tramp's
 /// generic text form (`type field=value …`). See `tramp formats`.
+///
+/// A recording's allocations end with a note naming their site by function
+/// and line (`  # strdup (libc.so.6+0x9e9aa)`), from the trace's own module
+/// map; the text reader ignores notes, so the text converts back to the
+/// same bytes.
 #[derive(Args)]
 pub struct DumpArgs {
     #[command(flatten)]
@@ -25,6 +30,9 @@ pub fn run(a: DumpArgs) -> Result<()> {
     let mut o = super::open(&a.input, true)?;
     let out = Output::create(&a.output, None).with_context(|| format!("creating {}", a.output))?;
     let sink = match o.format.text_form {
+        // HATF text (of HATF and tpack): a recording's allocations carry
+        // their site as a note the reader ignores.
+        Some("hatf-text") => Box::new(tramp_record::notes::NotedText::new(out)),
         Some(text) => tramp_formats::create_sink(
             out,
             tramp_formats::parse(text)?,
