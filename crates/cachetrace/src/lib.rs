@@ -441,8 +441,15 @@ pub fn simulate(
         }
     };
     progress.finish();
+    // What waited for the whole trace (OPT's pass, the curve's sizes).
+    let report = {
+        let _stage = tramp_core::progress::Stage::start(
+            "finishing the simulation (OPT and the miss-ratio curve need the whole trace)",
+        );
+        sim.finish()
+    };
     Ok(Outcome {
-        report: sim.finish(),
+        report,
         fed,
         damage,
     })

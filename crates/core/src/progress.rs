@@ -14,6 +14,8 @@ pub struct Progress {
     bar: Option<ProgressBar>,
     raw: Arc<AtomicU64>,
     tick: u64,
+    /// The bar counts records (work with no input file), not bytes.
+    by_records: bool,
 }
 
 impl Progress {
@@ -35,7 +37,30 @@ impl Progress {
             bar.set_draw_target(indicatif::ProgressDrawTarget::stderr_with_hz(4));
             bar
         });
-        Progress { bar, raw, tick: 0 }
+        Progress {
+            bar,
+            raw,
+            tick: 0,
+            by_records: false,
+        }
+    }
+
+    /// Progress of producing `total` records (a generated trace).
+    pub fn records(total: u64) -> Self {
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let bar = ProgressBar::new(total).with_style(
+                ProgressStyle::with_template("{bar:40} {pos}/{len} records {per_sec} eta {eta}")
+                    .expect("valid template"),
+            );
+            bar.set_draw_target(indicatif::ProgressDrawTarget::stderr_with_hz(4));
+            bar
+        });
+        Progress {
+            bar,
+            raw: Arc::new(AtomicU64::new(0)),
+            tick: 0,
+            by_records: true,
+        }
     }
 
     /// Progress of reading `input`.
@@ -49,6 +74,7 @@ impl Progress {
             bar: None,
             raw: Arc::new(AtomicU64::new(0)),
             tick: 0,
+            by_records: false,
         }
     }
 
@@ -59,8 +85,12 @@ impl Progress {
         if self.tick & 0xFFFF == 0
             && let Some(bar) = &self.bar
         {
-            bar.set_position(self.raw.load(Ordering::Relaxed));
-            bar.set_message(format!("{records} records"));
+            if self.by_records {
+                bar.set_position(records);
+            } else {
+                bar.set_position(self.raw.load(Ordering::Relaxed));
+                bar.set_message(format!("{records} records"));
+            }
         }
     }
 
@@ -75,5 +105,42 @@ impl Progress {
 impl Drop for Progress {
     fn drop(&mut self) {
         self.finish();
+    }
+}
+
+/// A step of work with no input to measure (timing runs, a simulation's
+/// last pass): a spinner with what is being done, on stderr when it is a
+/// terminal, cleared when dropped.
+pub struct Stage {
+    bar: Option<ProgressBar>,
+}
+
+impl Stage {
+    pub fn start(what: &str) -> Stage {
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let bar = ProgressBar::new_spinner().with_style(
+                ProgressStyle::with_template("{spinner} {msg} {elapsed}").expect("valid template"),
+            );
+            bar.set_draw_target(indicatif::ProgressDrawTarget::stderr_with_hz(4));
+            bar.set_message(what.to_string());
+            bar.enable_steady_tick(std::time::Duration::from_millis(250));
+            bar
+        });
+        Stage { bar }
+    }
+
+    /// Says what is being done now.
+    pub fn set(&self, what: &str) {
+        if let Some(bar) = &self.bar {
+            bar.set_message(what.to_string());
+        }
+    }
+}
+
+impl Drop for Stage {
+    fn drop(&mut self) {
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
+        }
     }
 }

@@ -326,12 +326,20 @@ fn time_perl(ev: &[Event<'static>]) -> Result<(f64, f64), String> {
 /// Times every form on `events` (the paper's content of a trace prefix).
 pub fn measure(events: &[Event<'static>]) -> Result<TimingReport, Error> {
     let us = |s: f64| s * 1e6 / events.len().max(1) as f64;
-    let mut rows = vec![
-        time_form(events, "Simple Binary", enc_simple, dec_simple)?,
-        time_form(events, "ASCII", enc_ascii, dec_ascii)?,
-        time_form(events, "HATF (naive)", enc_naive, dec_hatf)?,
-        time_form(events, "HATF (best)", enc_best, dec_hatf)?,
-    ];
+    let what = |form: &str| {
+        format!(
+            "timing reads and writes of {} records (Tables 5-6): {form}",
+            events.len()
+        )
+    };
+    let stage = tramp_core::progress::Stage::start(&what("Simple Binary"));
+    let mut rows = vec![time_form(events, "Simple Binary", enc_simple, dec_simple)?];
+    stage.set(&what("ASCII"));
+    rows.push(time_form(events, "ASCII", enc_ascii, dec_ascii)?);
+    stage.set(&what("HATF (naive)"));
+    rows.push(time_form(events, "HATF (naive)", enc_naive, dec_hatf)?);
+    stage.set(&what("HATF (best)"));
+    rows.push(time_form(events, "HATF (best)", enc_best, dec_hatf)?);
     // The multi-stream forms: (read, write) seconds without and with gzip.
     type Timer = fn(&[Event<'static>], bool) -> Result<(f64, f64), Error>;
     let multi: [(&str, Timer); 2] = [
@@ -339,6 +347,7 @@ pub fn measure(events: &[Event<'static>]) -> Result<TimingReport, Error> {
         ("HATF SplitAddr", time_splitaddr),
     ];
     for (name, timer) in multi {
+        stage.set(&what(name));
         let (r, w) = timer(events, false)?;
         let (rg, wg) = timer(events, true)?;
         rows.push(TimingRow {
@@ -350,6 +359,7 @@ pub fn measure(events: &[Event<'static>]) -> Result<TimingReport, Error> {
         });
     }
     // tpack: its raw codec, and its gzip codec (it compresses per stream).
+    stage.set(&what("tpack"));
     let mut t = time_form(
         events,
         "tpack",
@@ -366,6 +376,7 @@ pub fn measure(events: &[Event<'static>]) -> Result<TimingReport, Error> {
     t.read_gzip = Some(us(rg));
     t.write_gzip = Some(us(wg));
     rows.push(t);
+    stage.set(&what("ASCII/Perl"));
     let perl = match time_perl(events) {
         Ok((r, w)) => {
             rows.push(TimingRow {

@@ -46,7 +46,7 @@ pub fn run(a: SampleArgs) -> Result<()> {
         &mut SampleSource::new(a.events, a.seed),
         &mut [&mut stats],
         vec![sink],
-        &mut Progress::hidden(),
+        &mut Progress::records(a.events as u64),
     );
     match run.stop {
         Some(tramp_core::Stop::Finish(e)) => {
