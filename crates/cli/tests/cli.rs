@@ -229,7 +229,11 @@ fn tpack_on_threads_is_the_same_file() {
     let bad = p(&dir, "bad.tpack");
     let out = tramp(&["convert", &bin, &bad, "--policy", "zstd-3,threads=0"]);
     assert!(!out.status.success());
-    assert!(common::stderr(&out).contains("threads=N (1 … 64)"));
+    assert!(
+        common::stderr(&out).contains("`threads=0`: threads are 1 … 64"),
+        "{}",
+        common::stderr(&out)
+    );
     assert!(!Path::new(&bad).exists());
 }
 
@@ -354,6 +358,13 @@ fn metatf_text_written_by_hand_converts_and_round_trips() {
     let again = p(&dir, "again.mtf");
     ok(&tramp(&["convert", &text_path, &again]));
     assert_eq!(std::fs::read(&again).unwrap(), bytes);
+    // The byte string in hex (the form that holds any bytes) is the same
+    // record as the quoted text tramp writes for it.
+    let hex_path = p(&dir, "hex.mtf.txt");
+    std::fs::write(&hex_path, text.replace("path=\"/tmp\"", "path=x:2f746d70")).unwrap();
+    let from_hex = p(&dir, "hex.mtf");
+    ok(&tramp(&["convert", &hex_path, &from_hex]));
+    assert_eq!(std::fs::read(&from_hex).unwrap(), bytes);
     // A value that does not fit its field is an error naming the record.
     let bad = p(&dir, "bad.txt");
     std::fs::write(&bad, "close tag=8 time=1 fd=70000\n").unwrap();
