@@ -360,6 +360,7 @@ fn metatf_text_written_by_hand_converts_and_round_trips() {
     assert_eq!(std::fs::read(&again).unwrap(), bytes);
     // The byte string in hex (the form that holds any bytes) is the same
     // record as the quoted text tramp writes for it.
+    assert!(text.contains("path=\"/tmp\""), "{text}");
     let hex_path = p(&dir, "hex.mtf.txt");
     std::fs::write(&hex_path, text.replace("path=\"/tmp\"", "path=x:2f746d70")).unwrap();
     let from_hex = p(&dir, "hex.mtf");
