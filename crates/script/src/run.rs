@@ -59,6 +59,17 @@ pub enum Failure {
     Run(#[from] crate::RunError),
     #[error("writing {name}: {message}")]
     Write { name: String, message: String },
+    /// The reader skipped damage and went on: the run covered every whole
+    /// record around it, and the exit is not 0.
+    #[error(
+        "reading {name}: the trace is damaged: {places} damaged place(s) skipped ({bytes} bytes); every whole record around them was read; the first: {first}"
+    )]
+    Damaged {
+        name: String,
+        places: u64,
+        bytes: u64,
+        first: String,
+    },
 }
 
 /// What a run did.
@@ -218,27 +229,46 @@ fn run_here(job: &Job<'_>, out: &mut dyn Write) -> Result<Summary, Failure> {
             if !m.wants_records() {
                 break;
             }
+            // Damage a reader skipped (it resynchronised): the run goes on,
+            // and fails at its end.
+            let (mut places, mut bytes, mut first) = (0u64, 0u64, None);
             loop {
                 // The record is used where the reader returned it: a copy
                 // of it read back the reader's stores in wide loads that
                 // store forwarding cannot serve.
-                let next = src.next_record();
-                if let Ok(Some(rec)) = &next {
-                    m.main_boxed(rec).map_err(|e| *e)?;
-                    summary.records += 1;
-                    progress.record(summary.records);
-                    continue;
+                let next = src.next_item();
+                match next {
+                    Ok(Some(tramp_core::Item::Record(rec))) => {
+                        m.main_boxed(&rec).map_err(|e| *e)?;
+                        summary.records += 1;
+                        progress.record(summary.records);
+                    }
+                    Ok(Some(tramp_core::Item::Warning(w))) => {
+                        places += 1;
+                        bytes += w.skipped;
+                        first.get_or_insert_with(|| w.to_string());
+                    }
+                    Ok(None) => break,
+                    Err(e) => {
+                        damage = Some(Failure::Read {
+                            name: name.clone(),
+                            cause: e,
+                        });
+                        break 'traces;
+                    }
                 }
-                if let Err(e) = next {
-                    damage = Some(Failure::Read {
-                        name: name.clone(),
-                        cause: e,
-                    });
-                    break 'traces;
-                }
-                break;
             }
             progress.finish();
+            if let Some(first) = first
+                && damage.is_none()
+            {
+                damage = Some(Failure::Damaged {
+                    name: name.clone(),
+                    places,
+                    bytes,
+                    first,
+                });
+            }
         }
         m.postprocess()?;
         damage
