@@ -77,6 +77,10 @@ pub const EV_STORE: u8 = 10;
 /// A free with its call site (pointer captures, where the profile names
 /// the code that frees each structure's nodes).
 pub const EV_FREE_AT: u8 = 11;
+/// This thread is about to start another (pthread_create): `tramp record`
+/// then holds back later events until the new thread's first chunk comes,
+/// so that its first events are not written late.
+pub const EV_SPAWN: u8 = 12;
 
 /// Bytes of one thread buffer (one mmap).
 const BUF_BYTES: usize = 1 << 18;
@@ -1400,6 +1404,14 @@ pub unsafe extern "C" fn pthread_create(
         PTHREAD_CREATE.store(f, Ordering::Release);
     }
     if STATE.load(Ordering::Acquire) == READY {
+        // The spawn goes out with the flush, before the new thread can
+        // write anything.
+        with_buffer(|t| {
+            let mut w = Writer::new(t);
+            w.byte(EV_SPAWN);
+            w.time(now_tsc());
+            w.commit();
+        });
         TLS.with(|t| {
             let b = t.buf.get();
             if !b.is_null() && !t.busy.get() {

@@ -382,6 +382,8 @@ impl State {
                 self.comment(w, &a, stats)?;
             }
             RawEvent::ThreadStart { .. } => self.thread_seen(tid, time, w, stats)?,
+            // Only the merge of threads uses it (live.rs): no record.
+            RawEvent::Spawn { .. } => {}
             RawEvent::Access {
                 store,
                 address,

@@ -12,8 +12,12 @@
 //! Each process's threads are merged by time into its trace. An event is
 //! written once no thread can still deliver an earlier one: every thread
 //! that is alive and has nothing queued has flushed past it (its last
-//! chunk ends later), or it is older than [`LAG_NS`] (every thread that
-//! keeps allocating flushes its buffer at least every few milliseconds).
+//! chunk ends later), no thread started since (a spawn event) is still to
+//! show up, or it is older than [`LAG_NS`] before the newest chunk read
+//! (every thread that keeps allocating flushes its buffer at least every
+//! few milliseconds). The lag counts in the log's own time, not the wall
+//! clock: a conversion that falls behind the program (it then waits for
+//! it) does not take everything it has yet to read for old.
 //! The queued chunks are bounded ([`WINDOW_BYTES`]); when the window is
 //! full the oldest events are written anyway. An event that then arrives
 //! older than one already written (a thread that held a few events while
@@ -40,8 +44,8 @@ use crate::raw::{self, CHUNK_HEADER, ChunkDecoder, ChunkRef, RawError, RawEvent}
 /// Raw chunk bytes queued per process before the oldest events are
 /// written regardless of threads that have not caught up.
 pub const WINDOW_BYTES: usize = 64 << 20;
-/// Events this much older than the clock are written even when a thread
-/// that has not flushed since could still hold an earlier one.
+/// Events this much older than the newest chunk read are written even when
+/// a thread that has not flushed since could still hold an earlier one.
 pub const LAG_NS: u64 = 250_000_000;
 /// Events of a chunk decoded at a time: a thread's queue holds 24 KiB of
 /// decoded events, not a whole chunk's (up to ~2 MB; the time is the same).
@@ -177,6 +181,13 @@ struct Proc {
     t0: Option<u64>,
     /// The latest time written.
     last: u64,
+    /// Times of thread starts (pthread_create) whose new thread has not
+    /// shown up yet: nothing later is written until it does (or until
+    /// [`LAG_NS`] passes: a thread that never allocates never shows up).
+    spawns: VecDeque<u64>,
+    /// New threads that showed up before the spawn that started them was
+    /// written.
+    early: u32,
 }
 
 /// A recording's logs, converted while they are written.
@@ -392,6 +403,8 @@ impl Proc {
             stats: ConvertStats::default(),
             t0: None,
             last: 0,
+            spawns: VecDeque::new(),
+            early: 0,
         }
     }
 
@@ -496,6 +509,16 @@ impl Proc {
     }
 
     fn queue_chunk(&mut self, log: usize, c: ChunkRef, payload: Vec<u8>) {
+        // A thread showing up: a new one (not the first of its log, the
+        // process's main thread), or one that ended and whose id is used
+        // again. It answers the oldest spawn still waiting.
+        let appears = match self.by_key.get(&(log, c.tid)) {
+            Some(&i) => self.streams[i].ended,
+            None => self.streams.iter().any(|s| s.log == log),
+        };
+        if appears && self.spawns.pop_front().is_none() {
+            self.early += 1;
+        }
         let i = *self.by_key.entry((log, c.tid)).or_insert_with(|| {
             self.streams.push(Stream {
                 log,
@@ -572,7 +595,25 @@ impl Proc {
                 wm = wm.min(s.last_end);
             }
         }
-        let lag = now.saturating_sub(LAG_NS);
+        // The log's own clock: the latest chunk end read. (The wall clock
+        // ran ahead of it whenever the conversion fell behind, and then
+        // every event read was "old": 4 to 6 % of larson's were late.)
+        let read_to = self
+            .streams
+            .iter()
+            .map(|s| s.last_end)
+            .max()
+            .unwrap_or(0)
+            .min(now);
+        let lag = read_to.saturating_sub(LAG_NS);
+        // A spawn whose thread has not shown up holds back what is later;
+        // one older than the lag never will (its thread did not allocate).
+        while self.spawns.front().is_some_and(|&t| t <= lag) {
+            self.spawns.pop_front();
+        }
+        if let Some(&t) = self.spawns.front() {
+            wm = wm.min(t);
+        }
         while let Some(Reverse((_, first))) = self.heap.pop() {
             // Events of stream `i` are written while they stay the oldest
             // (no heap traffic for a thread's run of events).
@@ -597,6 +638,15 @@ impl Proc {
                 // (15 % of the conversion on CPython).
                 let s = &self.streams[i];
                 let ev = s.events.front().expect("streams in the heap have events");
+                if let RawEvent::Spawn { time } = ev {
+                    if self.early > 0 {
+                        // Its thread is here already.
+                        self.early -= 1;
+                    } else if !all {
+                        self.spawns.push_back(*time);
+                        wm = wm.min(*time);
+                    }
+                }
                 if ev.time() < self.last {
                     self.stats.late += 1;
                 } else {

@@ -31,6 +31,7 @@ pub const EV_STALL: u8 = 8;
 pub const EV_LOAD: u8 = 9;
 pub const EV_STORE: u8 = 10;
 pub const EV_FREE_AT: u8 = 11;
+pub const EV_SPAWN: u8 = 12;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RawError {
@@ -181,6 +182,11 @@ pub enum RawEvent {
     ThreadEnd {
         time: u64,
     },
+    /// The thread started another (pthread_create): its first events come
+    /// later in the log, with times from here on.
+    Spawn {
+        time: u64,
+    },
     /// Definition of a per-thread stack slot.
     Stack {
         time: u64,
@@ -228,6 +234,7 @@ impl RawEvent {
             | RawEvent::Realloc { time, .. }
             | RawEvent::ThreadStart { time }
             | RawEvent::ThreadEnd { time }
+            | RawEvent::Spawn { time }
             | RawEvent::Stack { time, .. }
             | RawEvent::Module { time, .. }
             | RawEvent::Process { time, .. }
@@ -420,6 +427,9 @@ impl<'a> Cursor<'a> {
                     path: path.to_vec(),
                 }
             }
+            EV_SPAWN => RawEvent::Spawn {
+                time: self.clock()?,
+            },
             EV_PROCESS => RawEvent::Process {
                 time,
                 pid: self.varint()?,

@@ -15,6 +15,8 @@ use tramp_record::{ConvertStats, RecordOptions};
 /// An event of a hand-made chunk: kind and fields after the time delta.
 enum Ev {
     Start,
+    /// pthread_create: a thread starts after this.
+    Spawn,
     Alloc { size: u64, addr: u64 },
     Free { addr: u64 },
 }
@@ -45,6 +47,10 @@ fn chunk(tid: u32, base: u64, end: u64, events: &[(u64, Ev)]) -> Vec<u8> {
         match ev {
             Ev::Start => {
                 payload.push(3);
+                varint(&mut payload, dt);
+            }
+            Ev::Spawn => {
+                payload.push(12);
                 varint(&mut payload, dt);
             }
             Ev::Alloc { size, addr } => {
@@ -514,4 +520,80 @@ fn damage_past_the_first_batches_of_a_chunk_keeps_every_event_before_it() {
         "{} addresses, not the {n} in order",
         addrs.len()
     );
+}
+
+/// A thread started after a spawn event is waited for: the starting
+/// thread's later events are not written before the new thread's first
+/// chunk comes, so none of its events is late.
+#[test]
+fn a_spawned_thread_is_waited_for() {
+    let (_d, logs, out) = setup();
+    let log = logs.join("trace.100.1.raw");
+    let t = monotonic_ns();
+    let mut s = session(&logs, &out);
+    // The main thread starts, spawns at 1 ms, allocates at 3 ms and has
+    // flushed to 4 ms; the new thread's chunk is not there yet.
+    append(
+        &log,
+        &chunk(
+            1,
+            t,
+            t + 4 * MS,
+            &[
+                (50, Ev::Start),
+                (MS, Ev::Spawn),
+                (3 * MS, Ev::Alloc { size: 3, addr: 0x3000 }),
+            ],
+        ),
+    );
+    s.poll().unwrap();
+    // Its first events, at 1.5 and 2 ms.
+    append(
+        &log,
+        &chunk(
+            2,
+            t + MS,
+            t + 5 * MS / 2,
+            &[
+                (MS / 2, Ev::Start),
+                (MS, Ev::Alloc { size: 2, addr: 0x2000 }),
+            ],
+        ),
+    );
+    s.poll().unwrap();
+    let done = s.finish(None).unwrap();
+    assert_eq!(done.traces[0].2.late, 0);
+    let allocs: Vec<(u64, u64)> = events(&out)
+        .into_iter()
+        .filter(|e| e.0 == EventKind::Alloc)
+        .map(|e| (e.1, e.2))
+        .collect();
+    assert_eq!(allocs, [(0x2000, 2), (0x3000, 1)]);
+}
+
+/// The lag that lets a blocked thread's silence be passed counts in the
+/// log's time: events read long after they happened (a conversion behind
+/// the program) still wait for a thread that has not flushed past them.
+#[test]
+fn the_lag_counts_in_the_logs_time_not_the_wall_clock() {
+    let (_d, logs, out) = setup();
+    let log = logs.join("trace.100.1.raw");
+    // Five seconds ago, by the wall clock.
+    let t = monotonic_ns() - 5_000_000_000;
+    let mut s = session(&logs, &out);
+    append(&log, &chunk(1, t, t + MS / 2, &[(50, Ev::Start)]));
+    append(&log, &chunk(2, t, t + MS / 2, &[(60, Ev::Start)]));
+    // Thread 1 allocates at 3 ms; thread 2 has flushed only to 0.5 ms.
+    append(&log, &alloc_chunk(1, t + MS / 2, t + 4 * MS, 5 * MS / 2, 3, 0x3000));
+    s.poll().unwrap();
+    append(&log, &alloc_chunk(2, t + MS / 2, t + 5 * MS / 2, 3 * MS / 2, 2, 0x2000));
+    s.poll().unwrap();
+    let done = s.finish(None).unwrap();
+    assert_eq!(done.traces[0].2.late, 0);
+    let allocs: Vec<u64> = events(&out)
+        .into_iter()
+        .filter(|e| e.0 == EventKind::Alloc)
+        .map(|e| e.1)
+        .collect();
+    assert_eq!(allocs, [0x2000, 0x3000]);
 }
