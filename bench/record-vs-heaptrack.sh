@@ -37,7 +37,9 @@ with open(sys.argv[1], "w") as f:
         f.write(f"int f{i}(int x) {{ int a[16]; for (int j = 0; j < 16; j++) a[j] = x * {i} + j; "
                 f"int s = 0; for (int j = 0; j < 16; j++) s += a[j] ^ (s << 1); return s; }}\n")
 PY
-$tramp record -o "$dir/warm.hatf" -- true >/dev/null 2>&1
+# Installs the capture library in the cache (a run that records something:
+# one that records nothing is an error).
+$tramp record -o "$dir/warm.hatf" -- ls / >/dev/null 2>&1
 lib=$(ls -t "${XDG_CACHE_HOME:-$HOME/.cache}"/tramp/libtramp_capture-*.so | head -1)
 
 # Times the four ways of running one command, interleaved (plain, capture,

@@ -15,7 +15,7 @@ cc -O1 -g bench/rds/bst.c -o "$W/plain"
 "$T" cc -- cc -O1 -g bench/rds/bst.c -o "$W/gcc"
 CLANG=$(command -v clang || command -v clang-14 || true)
 [ -n "$CLANG" ] && "$T" cc -- "$CLANG" -O1 -g bench/rds/bst.c -o "$W/clang"
-"$T" record -o "$W/warm.tpack" -- true 2>/dev/null   # installs the capture library
+"$T" record -o "$W/warm.tpack" -- ls / >/dev/null 2>&1   # installs the capture library (a run that records something)
 LIB=$(ls -t ~/.cache/tramp/libtramp_capture-*.so | head -1)
 mkdir -p "$W/logs"
 cmds=(
