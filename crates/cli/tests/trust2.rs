@@ -649,3 +649,51 @@ fn dump_notes_sites_and_the_text_converts_back_identical() {
         &text[..2000.min(text.len())]
     );
 }
+
+/// Every command that writes a trace follows the output's name as `tramp
+/// formats` lists it, or refuses it before any work.
+#[test]
+fn writers_follow_the_output_name_or_refuse_it() {
+    let dir = tempfile::tempdir().unwrap();
+    // sample: the name says the form, and tramp reads it back as that.
+    for name in ["s.tpack", "s.hatf.txt", "s.hatf.zst"] {
+        let p = path_in(&dir, name);
+        ok(&tramp(&["sample", "--events", "300", "-o", &p]));
+        let stats = ok(&tramp(&["stats", "--json", &p]));
+        assert!(stats.contains("\"records\""), "{name}");
+    }
+    let hatf = path_in(&dir, "s.hatf.zst");
+    // Names no format has: refused, nothing written.
+    for args in [
+        vec!["sample".to_string(), "-o".into(), path_in(&dir, "x.bin")],
+        vec!["sample".to_string(), "-o".into(), path_in(&dir, "x.ptf")],
+        vec!["convert".to_string(), hatf.clone(), path_in(&dir, "x.bin")],
+        vec![
+            "workload".to_string(),
+            "oo7".into(),
+            "--ops".into(),
+            "t1".into(),
+            "-o".into(),
+            path_in(&dir, "x.bin"),
+        ],
+    ] {
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = tramp(&a);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert!(!Path::new(&args[args.len() - 1]).exists(), "{args:?}");
+    }
+    // run's spit writes the format the output's name says.
+    let script = path_in(&dir, "spit.tr");
+    std::fs::write(&script, "procedure main begin spit(); end\n").unwrap();
+    let packed = path_in(&dir, "spat.tpack");
+    ok(&tramp(&["run", &script, &hatf, "-o", &packed]));
+    assert_eq!(&std::fs::read(&packed).unwrap()[..5], b"tpack");
+    let events = |p: &str| -> Vec<String> {
+        ok(&tramp(&["dump", p]))
+            .lines()
+            .filter(|l| !l.starts_with("set ") && !l.starts_with('#'))
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(events(&packed), events(&hatf));
+}

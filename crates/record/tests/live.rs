@@ -17,8 +17,13 @@ enum Ev {
     Start,
     /// pthread_create: a thread starts after this.
     Spawn,
-    Alloc { size: u64, addr: u64 },
-    Free { addr: u64 },
+    Alloc {
+        size: u64,
+        addr: u64,
+    },
+    Free {
+        addr: u64,
+    },
 }
 
 fn varint(out: &mut Vec<u8>, mut v: u64) {
@@ -542,7 +547,13 @@ fn a_spawned_thread_is_waited_for() {
             &[
                 (50, Ev::Start),
                 (MS, Ev::Spawn),
-                (3 * MS, Ev::Alloc { size: 3, addr: 0x3000 }),
+                (
+                    3 * MS,
+                    Ev::Alloc {
+                        size: 3,
+                        addr: 0x3000,
+                    },
+                ),
             ],
         ),
     );
@@ -556,7 +567,13 @@ fn a_spawned_thread_is_waited_for() {
             t + 5 * MS / 2,
             &[
                 (MS / 2, Ev::Start),
-                (MS, Ev::Alloc { size: 2, addr: 0x2000 }),
+                (
+                    MS,
+                    Ev::Alloc {
+                        size: 2,
+                        addr: 0x2000,
+                    },
+                ),
             ],
         ),
     );
@@ -584,9 +601,15 @@ fn the_lag_counts_in_the_logs_time_not_the_wall_clock() {
     append(&log, &chunk(1, t, t + MS / 2, &[(50, Ev::Start)]));
     append(&log, &chunk(2, t, t + MS / 2, &[(60, Ev::Start)]));
     // Thread 1 allocates at 3 ms; thread 2 has flushed only to 0.5 ms.
-    append(&log, &alloc_chunk(1, t + MS / 2, t + 4 * MS, 5 * MS / 2, 3, 0x3000));
+    append(
+        &log,
+        &alloc_chunk(1, t + MS / 2, t + 4 * MS, 5 * MS / 2, 3, 0x3000),
+    );
     s.poll().unwrap();
-    append(&log, &alloc_chunk(2, t + MS / 2, t + 5 * MS / 2, 3 * MS / 2, 2, 0x2000));
+    append(
+        &log,
+        &alloc_chunk(2, t + MS / 2, t + 5 * MS / 2, 3 * MS / 2, 2, 0x2000),
+    );
     s.poll().unwrap();
     let done = s.finish(None).unwrap();
     assert_eq!(done.traces[0].2.late, 0);

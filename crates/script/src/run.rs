@@ -417,9 +417,16 @@ impl Spit for SpitTo {
         };
         if self.sink.is_none() {
             let header = self.header.clone().unwrap_or_default();
+            // Records go out in the format the output's name says (as
+            // `tramp formats` lists it), else in the trace's own.
+            let target = self
+                .path
+                .as_deref()
+                .and_then(tramp_formats::from_path)
+                .unwrap_or(format);
             let out = self.output()?;
             self.sink = Some(
-                tramp_formats::create_sink(out, format, None, None, &header)
+                tramp_formats::create_sink(out, target, Some(format), None, &header)
                     .map_err(|e| e.to_string())?,
             );
         }

@@ -65,27 +65,7 @@ pub fn run(a: ConvertArgs) -> Result<()> {
         ),
         None => None,
     };
-    let named = tramp_formats::from_path(&a.output);
-    let to = match (a.to.as_deref(), named) {
-        (Some(t), _) => tramp_formats::parse(t)?,
-        (None, Some(f)) => f,
-        // stdout has no name to follow.
-        (None, None) if a.output == "-" => &tramp_hatf::format::HATF,
-        (None, None) => bail!(
-            "{}: no format has this extension (see `tramp formats`); name one with --to",
-            a.output
-        ),
-    };
-    // A name that says one thing and an option that says another: the
-    // option wins, and the user hears of it.
-    if let Some(f) = named
-        && f.name != to.name
-    {
-        eprintln!(
-            "tramp: warning: {} is named like {} but --to {} writes {}",
-            a.output, f.name, to.name, to.name
-        );
-    }
+    let to = super::output_format(&a.output, Some(a.to.as_deref()), &tramp_hatf::format::HATF)?;
     if let Some(c) = compression
         && a.output != "-"
     {

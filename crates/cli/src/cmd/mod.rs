@@ -122,6 +122,36 @@ pub fn detect(args: &InputArgs) -> Result<Detected> {
     })
 }
 
+/// The format an output is written in: `--to` if given, else the one its
+/// name says (as `tramp formats` lists the extensions); stdout, which has
+/// no name, gets `stdout`. A name no format has is refused before any work
+/// (it once got HATF bytes under any name). A name that says another
+/// format than `--to` is warned about.
+pub fn output_format(name: &str, to: Option<Option<&str>>, stdout: Format) -> Result<Format> {
+    // `to`: the command's --to (None: the command has no such option).
+    let has_to = to.is_some();
+    let to = to.flatten();
+    let named = tramp_formats::from_path(name);
+    let format = match (to, named) {
+        (Some(t), _) => tramp_formats::parse(t)?,
+        (None, Some(f)) => f,
+        (None, None) if name == "-" => stdout,
+        (None, None) => anyhow::bail!(
+            "{name}: no format has this extension (see `tramp formats`){}",
+            if has_to { "; name one with --to" } else { "" }
+        ),
+    };
+    if let Some(f) = named
+        && f.name != format.name
+    {
+        eprintln!(
+            "tramp: warning: {name} is named like {} but --to {} writes {}",
+            f.name, format.name, format.name
+        );
+    }
+    Ok(format)
+}
+
 /// A source over an input, with its progress bar.
 pub struct Opened {
     pub source: Box<dyn Source>,

@@ -7,8 +7,9 @@ use tramp_core::{Header, Progress, drive};
 use tramp_heap::HeapStats;
 use tramp_workloads::sample::SampleSource;
 
-/// Write the built-in sample heap trace (HATF, naive policy) and optionally
-/// print its statistics.
+/// Write the built-in sample heap trace and optionally print its
+/// statistics: HATF (naive policy), HATF text or tpack, as the output's
+/// name says (`.hatf`, `.hatf.txt`, `.tpack`; compressed by extension).
 ///
 /// The sample simulates three threads and two heaps over a size-class
 /// allocator with 64-bit addresses: skewed sizes, frees, and reallocs with
@@ -33,14 +34,19 @@ pub struct SampleArgs {
 }
 
 pub fn run(a: SampleArgs) -> Result<()> {
+    // The name says the form: HATF, HATF text or tpack (compressed by
+    // extension); a heap trace in another form is refused before any work.
+    let format = super::output_format(&a.output, None, &tramp_hatf::format::HATF)?;
+    if !matches!(format.name, "hatf" | "hatf-text" | "tpack") {
+        anyhow::bail!(
+            "{}: the sample is a heap trace, written as HATF (*.hatf), HATF text (*.hatf.txt) or tpack (*.tpack), not {}",
+            a.output,
+            format.name
+        );
+    }
     let out = Output::create(&a.output, None).with_context(|| format!("creating {}", a.output))?;
-    let sink = tramp_formats::create_sink(
-        out,
-        &tramp_hatf::format::HATF,
-        None,
-        Some("naive"),
-        &Header::default(),
-    )?;
+    let policy = (format.name == "hatf").then_some("naive");
+    let sink = tramp_formats::create_sink(out, format, None, policy, &Header::default())?;
     let mut stats = HeapStats::new();
     let run = drive(
         &mut SampleSource::new(a.events, a.seed),

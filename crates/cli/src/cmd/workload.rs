@@ -46,10 +46,7 @@ pub fn run(a: WorkloadArgs) -> Result<()> {
     let cfg = Config::named(&a.config)
         .with_context(|| format!("unknown OO7 configuration `{}` (small or medium)", a.config))?;
     let ops = Op::parse_list(&a.ops)?;
-    let to = match a.to.as_deref() {
-        Some(t) => tramp_formats::parse(t)?,
-        None => tramp_formats::from_path(&a.output).unwrap_or(&tramp_ptf::format::PTF),
-    };
+    let to = super::output_format(&a.output, Some(a.to.as_deref()), &tramp_ptf::format::PTF)?;
     if to.family != tramp_ptf::format::PTF.family {
         bail!("workloads are written as PTF (ptf or ptf-text), not {to}");
     }
