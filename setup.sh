@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs what tramp's tests need that Rust does not bring, where it is
+# missing: a C compiler and the C library's headers and static archive
+# (the programs `tramp record` is tested on, the second allocator of the
+# replay test, the library the dlopen test loads and the statically linked
+# program `record` must refuse are all built from source by the tests).
+# Called by README's test command and by .ci/run.
+set -euo pipefail
+need=()
+command -v cc >/dev/null 2>&1 || need+=(gcc)
+# libc.a: `gcc -static` (the static program of issue 32's tests).
+[ -e /usr/lib/x86_64-linux-gnu/libc.a ] || [ -e /usr/lib/libc.a ] || [ -e /usr/lib64/libc.a ] || need+=(libc6-dev)
+if [ ${#need[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}"
+fi
+# Toolchain components (no-ops where already installed).
+if command -v rustup >/dev/null 2>&1; then
+  rustup component add rustfmt clippy >/dev/null 2>&1 || true
+fi
