@@ -43,7 +43,7 @@ fuzz_target!(|data: &[u8]| {
     if s.poll().is_err() {
         return;
     }
-    if s.finish().is_err() {
+    if s.finish(None).is_err() {
         return;
     }
     if pointers {

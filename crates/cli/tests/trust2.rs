@@ -279,8 +279,9 @@ fn a_signal_to_record_reaches_the_program_and_marks_the_trace() {
 }
 
 /// Every command that writes a file, given one of its inputs as its
-/// output (by the same name or through a link): refused, and the input
-/// unchanged.
+/// output, spelt every way a path can name the same file (the name, with
+/// `./`, absolute, a symbolic link, a hard link): refused before any work,
+/// and the input unchanged.
 #[test]
 fn no_command_writes_over_its_input() {
     let dir = tempfile::tempdir().unwrap();
@@ -292,33 +293,65 @@ fn no_command_writes_over_its_input() {
     std::fs::write(&script, "procedure main begin spit(); end\n").unwrap();
     let dtd = path_in(&dir, "a.dtd");
     std::fs::copy(fixture("alloclog.dtd"), &dtd).unwrap();
-    let link = path_in(&dir, "link.hatf");
-    std::os::unix::fs::symlink(&hatf, &link).unwrap();
+    // The spellings of a file `name` in `dir`.
+    let spellings = |name: &str| -> Vec<String> {
+        let abs = dir.path().join(name);
+        let link = dir.path().join(format!("link-{name}"));
+        let hard = dir.path().join(format!("hard-{name}"));
+        if !link.exists() {
+            std::os::unix::fs::symlink(&abs, &link).unwrap();
+            std::fs::hard_link(&abs, &hard).unwrap();
+        }
+        vec![
+            name.to_string(),
+            format!("./{name}"),
+            abs.to_str().unwrap().to_string(),
+            link.to_str().unwrap().to_string(),
+            hard.to_str().unwrap().to_string(),
+        ]
+    };
+    // (arguments with OUT for the output, the input OUT names).
     let cases: Vec<(Vec<&str>, &str)> = vec![
-        (vec!["convert", &hatf, &hatf], &hatf),
-        (vec!["convert", &hatf, &link], &hatf),
-        (vec!["dump", &hatf, "-o", &hatf], &hatf),
-        (vec!["dump", &hatf, "-o", &link], &hatf),
-        (vec!["export", "--chrome", &heph, &heph], &heph),
-        (vec!["cachesim", &hatf, "--svg", &hatf], &hatf),
-        (vec!["run", &script, &hatf, "-o", &hatf], &hatf),
-        (vec!["run", &script, &hatf, "-o", &script], &script),
-        (vec!["gen", "--rust", &dtd, "-o", &dtd], &dtd),
+        (vec!["convert", "t.hatf", "OUT"], "t.hatf"),
+        (vec!["dump", "t.hatf", "-o", "OUT"], "t.hatf"),
+        (vec!["export", "--chrome", "OUT", "t.heph"], "t.heph"),
+        (vec!["cachesim", "t.hatf", "--svg", "OUT"], "t.hatf"),
+        (vec!["run", "s.tr", "t.hatf", "-o", "OUT"], "t.hatf"),
+        (vec!["run", "s.tr", "t.hatf", "-o", "OUT"], "s.tr"),
+        (vec!["gen", "--rust", "a.dtd", "-o", "OUT"], "a.dtd"),
     ];
-    for (args, input) in cases {
-        let before = std::fs::read(input).unwrap();
-        let out = tramp(&args);
-        assert_eq!(out.status.code(), Some(1), "{args:?}: {}", stderr(&out));
-        assert!(
-            stderr(&out).contains("never writes over its input"),
-            "{args:?}: {}",
-            stderr(&out)
-        );
-        // Refused before any work: nothing on stdout.
-        assert!(out.stdout.is_empty(), "{args:?}");
-        assert_eq!(std::fs::read(input).unwrap(), before, "{args:?}");
+    for (args, input) in &cases {
+        for out in spellings(input) {
+            let before = std::fs::read(dir.path().join(input)).unwrap();
+            let argv: Vec<&str> = args
+                .iter()
+                .map(|a| if *a == "OUT" { out.as_str() } else { a })
+                .collect();
+            let run = Command::new(env!("CARGO_BIN_EXE_tramp"))
+                .args(&argv)
+                .current_dir(dir.path())
+                .output()
+                .unwrap();
+            assert_eq!(run.status.code(), Some(1), "{argv:?}: {}", stderr(&run));
+            assert!(
+                stderr(&run).contains("never writes over its input"),
+                "{argv:?}: {}",
+                stderr(&run)
+            );
+            // Refused before any work: nothing on stdout.
+            assert!(run.stdout.is_empty(), "{argv:?}");
+            assert_eq!(
+                std::fs::read(dir.path().join(input)).unwrap(),
+                before,
+                "{argv:?}"
+            );
+        }
     }
-    assert_eq!(listing(dir.path()).len(), 5);
+    assert!(
+        !listing(dir.path()).iter().any(|f| f.starts_with(".tramp-")),
+        "{:?}",
+        listing(dir.path())
+    );
 }
 
 #[test]
