@@ -1,5 +1,7 @@
 //! Untrusted text into the HATF text reader: no panic, no hang; whatever
-//! parses and encodes also decodes back to the same records.
+//! parses and encodes also decodes back to the same data records and
+//! comments (the explicit policy adds metadata of its own to text that
+//! gives none: docs/formats/hatf.md, so metadata records are not compared).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -45,5 +47,11 @@ fuzz_target!(|data: &[u8]| {
             other => other.clone(),
         })
         .collect();
-    assert_eq!(back, canonical);
+    let data = |v: &[OwnedItem]| -> Vec<OwnedItem> {
+        v.iter()
+            .filter(|i| !matches!(i, OwnedItem::Meta(_)))
+            .cloned()
+            .collect()
+    };
+    assert_eq!(data(&back), data(&canonical));
 });

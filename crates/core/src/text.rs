@@ -216,11 +216,20 @@ fn parse_value(
             if hex.len() % 2 != 0 {
                 return Err(format!("`{t}` has an odd number of hex digits"));
             }
-            let bytes: Result<Vec<u8>, _> = (0..hex.len())
-                .step_by(2)
-                .map(|i| u8::from_str_radix(&hex[i..i + 2], 16))
+            // Checked as ASCII first: slicing text that is not (a
+            // multi-byte character) would split a character (found by the
+            // record_text fuzz target).
+            if !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return Err(format!("`{t}` is not hex"));
+            }
+            let bytes: Vec<u8> = hex
+                .as_bytes()
+                .chunks(2)
+                .map(|p| {
+                    let d = |b: u8| (b as char).to_digit(16).unwrap_or(0) as u8;
+                    d(p[0]) << 4 | d(p[1])
+                })
                 .collect();
-            let bytes = bytes.map_err(|_| format!("`{t}` is not hex"))?;
             Ok(buf.store_value(Value::Bytes(&bytes)))
         }
         FieldType::Str => {
@@ -408,5 +417,14 @@ mod bytes_tests {
         );
         assert_eq!(round_trip(b"\x00\x01\xff"), "note data=x:0001ff");
         assert_eq!(round_trip(b"\x1b[0m"), "note data=x:1b5b306d");
+    }
+
+    #[test]
+    fn hex_with_a_multibyte_character_is_an_error_not_a_panic() {
+        let mut schema = Schema::new("t");
+        schema.add_type("note", crate::RecordKind::Other, vec![FieldDef::new("data", FieldType::Bytes, None)]);
+        let mut buf = RecordBuf::new();
+        let e = parse_record("note data=x:0\u{e9}0", &schema, &mut buf).unwrap_err();
+        assert!(e.contains("not hex"), "{e}");
     }
 }
