@@ -422,7 +422,11 @@ mod bytes_tests {
     #[test]
     fn hex_with_a_multibyte_character_is_an_error_not_a_panic() {
         let mut schema = Schema::new("t");
-        schema.add_type("note", crate::RecordKind::Other, vec![FieldDef::new("data", FieldType::Bytes, None)]);
+        schema.add_type(
+            "note",
+            crate::RecordKind::Other,
+            vec![FieldDef::new("data", FieldType::Bytes, None)],
+        );
         let mut buf = RecordBuf::new();
         let e = parse_record("note data=x:0\u{e9}0", &schema, &mut buf).unwrap_err();
         assert!(e.contains("not hex"), "{e}");
