@@ -224,43 +224,32 @@ mod tests {
         w[..w.find('"').unwrap()].parse().unwrap()
     }
 
-    #[test]
-    fn legends_and_titles_fit() {
-        let lin = Axis {
+    /// A figure of one curve named `name`, titled `title`.
+    fn one(title: &str, name: &str) -> String {
+        let axis = Axis {
             lo: 0.0,
             hi: 1.0,
             log: false,
         };
-        let short = lines_svg("t", "x", "y", lin, &[("lru".into(), vec![(0.0, 0.5)])]);
-        assert_eq!(width(&short), W);
-        // A long name widens the legend's column, and the plot keeps its
-        // width.
-        let name = "a-long-policy-name-of-forty-characters-x".to_string();
-        let long = lines_svg(
-            "t",
-            "x",
-            "y",
-            Axis {
-                lo: 0.0,
-                hi: 1.0,
-                log: false,
-            },
-            &[(name.clone(), vec![(0.0, 0.5)])],
-        );
-        assert!(width(&long) >= LEFT + (W - LEFT - RIGHT) + 46.0 + 7.0 * name.len() as f64);
-        // A long title widens the whole figure.
-        let title = "Miss ratio of a-trace-with-a-rather-long-file-name-indeed.oracleGeneral.zst";
-        let titled = lines_svg(
+        lines_svg(
             title,
             "x",
             "y",
-            Axis {
-                lo: 0.0,
-                hi: 1.0,
-                log: false,
-            },
-            &[("lru".into(), vec![(0.0, 0.5)])],
-        );
-        assert!(width(&titled) >= 9.0 * title.len() as f64);
+            axis,
+            &[(name.to_string(), vec![(0.0, 0.5)])],
+        )
+    }
+
+    #[test]
+    fn legends_and_titles_fit() {
+        assert_eq!(width(&one("t", "lru")), W);
+        // A long name widens the legend's column, and the plot keeps its
+        // width.
+        let name = "a-long-policy-name-of-forty-characters-x";
+        let long = one("t", name);
+        assert!(width(&long) >= LEFT + (W - LEFT - RIGHT) + 46.0 + 7.0 * name.len() as f64);
+        // A long title widens the whole figure.
+        let title = "Miss ratio of a-trace-with-a-rather-long-file-name-indeed.oracleGeneral.zst";
+        assert!(width(&one(title, "lru")) >= 9.0 * title.len() as f64);
     }
 }

@@ -19,20 +19,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{fixture, listing, ok, path_in, tramp};
-
-/// Bytes no reader takes for anything (a fixed pseudo-random stream).
-fn noise(n: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed | 1;
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 24) as u8
-        })
-        .collect()
-}
+use common::{fixture, listing, noise, ok, path_in, tramp};
 
 fn gzip(b: &[u8]) -> Vec<u8> {
     let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());

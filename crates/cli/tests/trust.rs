@@ -7,20 +7,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 mod common;
-use common::{fixture, path_in, stderr, tramp};
-
-/// Bytes that no reader takes for anything (a fixed pseudo-random stream).
-fn noise(n: usize) -> Vec<u8> {
-    let mut x = 0x2545_f491_4f6c_dd1du64;
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 24) as u8
-        })
-        .collect()
-}
+use common::{fixture, noise, path_in, stderr, tramp};
 
 /// The Heph runtime's own trace with the second packet's size field
 /// claiming 2 GiB: the reader resynchronises at the next packet.
@@ -35,7 +22,7 @@ fn heph_with_a_bad_size() -> Vec<u8> {
 fn heph_damage_is_a_nonzero_exit_after_the_output() {
     let dir = tempfile::tempdir().unwrap();
     let random = dir.path().join("random.heph");
-    std::fs::write(&random, noise(5000)).unwrap();
+    std::fs::write(&random, noise(5000, 0x2545_f491_4f6c_dd1d)).unwrap();
     let damaged = dir.path().join("damaged.heph");
     std::fs::write(&damaged, heph_with_a_bad_size()).unwrap();
     let clean = fixture("heph_tracing_example.bin.log");

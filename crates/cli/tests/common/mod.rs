@@ -38,6 +38,20 @@ pub fn listing(dir: &Path) -> Vec<String> {
     v
 }
 
+/// Bytes that no reader takes for anything (a fixed pseudo-random stream
+/// from `seed`).
+pub fn noise(n: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed | 1;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 24) as u8
+        })
+        .collect()
+}
+
 /// A command's stderr as text.
 pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
