@@ -132,42 +132,51 @@ fn csv_has_next_access(head: &[u8]) -> bool {
     false
 }
 
-/// The request a tramp record makes, if any: see the crate docs.
-pub fn request_of(rec: &Record<'_>, domain: Domain, line: u64) -> Option<Request> {
+/// The request a tramp record makes, if any: see the crate docs. Decided
+/// by the record's kind, whatever the format: heap events, loads and
+/// stores touch the cache line of their address; object events touch
+/// their object (a Meta-TF object trace is a buffer pool like PTF's).
+pub fn request_of(rec: &Record<'_>, line: u64) -> Option<Request> {
     let kind = rec.record_type().kind;
-    match domain {
-        Domain::Heap => {
-            let op = match kind {
-                RecordKind::Alloc | RecordKind::Free | RecordKind::Realloc(_) => Op::Write,
-                RecordKind::Load => Op::Read,
-                RecordKind::Store => Op::Write,
-                _ => return None,
-            };
-            let addr = rec.role_u64(Role::Address)?;
-            if addr == 0 {
-                return None;
-            }
-            Some(Request {
-                op,
-                ..Request::read(addr / line.max(1), line.max(1).min(u32::MAX as u64) as u32)
-            })
+    let by_address = match kind {
+        RecordKind::Alloc | RecordKind::Free | RecordKind::Realloc(_) => Some(Op::Write),
+        RecordKind::Load => Some(Op::Read),
+        RecordKind::Store => Some(Op::Write),
+        _ => None,
+    };
+    if let Some(op) = by_address {
+        let addr = rec.role_u64(Role::Address)?;
+        if addr == 0 {
+            return None;
         }
-        Domain::Objects => {
-            let op = match kind {
-                RecordKind::EdgeRead | RecordKind::DataRead | RecordKind::RootGet => Op::Read,
-                RecordKind::ObjectCreate | RecordKind::EdgeWrite | RecordKind::DataWrite => {
-                    Op::Write
-                }
-                _ => return None,
-            };
-            let id = rec.role_u64(Role::ObjectId)?;
-            Some(Request {
-                op,
-                ..Request::read(id, 1)
-            })
-        }
-        Domain::Spans => None,
+        return Some(Request {
+            op,
+            ..Request::read(addr / line.max(1), line.max(1).min(u32::MAX as u64) as u32)
+        });
     }
+    let op = match kind {
+        RecordKind::EdgeRead | RecordKind::DataRead | RecordKind::RootGet => Op::Read,
+        RecordKind::ObjectCreate | RecordKind::EdgeWrite | RecordKind::DataWrite => Op::Write,
+        _ => return None,
+    };
+    let id = rec.role_u64(Role::ObjectId)?;
+    Some(Request {
+        op,
+        ..Request::read(id, 1)
+    })
+}
+
+/// Whether a record's kind carries a memory address (heap events, loads
+/// and stores): what a CPU-cache hierarchy is fed.
+fn addressed(kind: RecordKind) -> bool {
+    matches!(
+        kind,
+        RecordKind::Alloc
+            | RecordKind::Free
+            | RecordKind::Realloc(_)
+            | RecordKind::Load
+            | RecordKind::Store
+    )
 }
 
 /// Fields that name a request's object, for traces whose records carry no
@@ -328,7 +337,6 @@ impl fmt::Display for Fed {
 /// Feeds a simulation from tramp records.
 struct Feed<'a> {
     sim: &'a mut Simulation,
-    domain: Domain,
     line: u64,
     keys: Option<ResolvedKeys>,
     fed: Fed,
@@ -340,13 +348,13 @@ impl Analysis for Feed<'_> {
         self.fed.records += 1;
         let req = match &mut self.keys {
             Some(k) => k.request(rec),
-            None => request_of(rec, self.domain, self.line),
+            None => request_of(rec, self.line),
         };
         match req {
             Some(r) => {
                 self.fed.requests += 1;
                 self.sim.access(r);
-                if self.domain == Domain::Heap
+                if addressed(rec.record_type().kind)
                     && self.sim.has_cpu()
                     && let Some(addr) = rec.role_u64(Role::Address)
                 {
@@ -418,7 +426,6 @@ pub fn simulate(
             };
             let mut feed = Feed {
                 sim: &mut sim,
-                domain: format.domain,
                 line,
                 keys,
                 fed: Fed::default(),

@@ -36,5 +36,7 @@ pub use error::{Error, Position};
 pub use format::{CreateOptions, Domain, FormatDesc, OpenOptions, Sniff};
 pub use progress::Progress;
 pub use record::{AttrsRef, ListRef, Record, RecordBuf, Slot, Span, Value};
-pub use schema::{FieldDef, FieldType, ReallocOutcome, RecordKind, RecordType, Role, Schema};
+pub use schema::{
+    Domains, FieldDef, FieldType, ReallocOutcome, RecordKind, RecordType, Role, Schema,
+};
 pub use stream::{Header, Item, Sink, Source, Warning};

@@ -213,6 +213,40 @@ impl RecordType {
     }
 }
 
+/// The domains a schema's record kinds can hold ([`Schema::domains`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Domains {
+    /// Heap events: allocations, frees, reallocs.
+    pub heap: bool,
+    /// An object graph: objects made and deleted, pointer fields written
+    /// and read.
+    pub objects: bool,
+    /// Memory accesses: loads and stores.
+    pub accesses: bool,
+}
+
+impl Domains {
+    /// The names of the domains held, for messages (`heap events, loads
+    /// and stores`), or `nothing tramp analyses`.
+    pub fn describe(self) -> String {
+        let mut v = Vec::new();
+        if self.heap {
+            v.push("heap events");
+        }
+        if self.objects {
+            v.push("an object graph");
+        }
+        if self.accesses {
+            v.push("loads and stores");
+        }
+        if v.is_empty() {
+            "nothing tramp analyses (no heap events, object graph, loads or stores)".into()
+        } else {
+            v.join(", ")
+        }
+    }
+}
+
 /// The record types of one format (fixed, or built at run time from a DTD).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Schema {
@@ -245,6 +279,24 @@ impl Schema {
     /// The record type called `name`.
     pub fn type_named(&self, name: &str) -> Option<&RecordType> {
         self.types.iter().find(|t| t.name == name)
+    }
+
+    /// What the schema's record kinds can express, whatever the format:
+    /// what decides which views and analyses have anything to work on.
+    pub fn domains(&self) -> Domains {
+        let mut d = Domains::default();
+        for t in &self.types {
+            match t.kind {
+                RecordKind::Alloc | RecordKind::Free | RecordKind::Realloc(_) => d.heap = true,
+                RecordKind::ObjectCreate
+                | RecordKind::ObjectDelete
+                | RecordKind::EdgeWrite
+                | RecordKind::EdgeRead => d.objects = true,
+                RecordKind::Load | RecordKind::Store => d.accesses = true,
+                _ => {}
+            }
+        }
+        d
     }
 
     /// Wraps the schema for sharing between a source and its records.

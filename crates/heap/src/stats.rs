@@ -349,17 +349,46 @@ pub(crate) fn human(n: u64) -> String {
     out
 }
 
+/// The records of a trace that holds no heap events, counted by type: all
+/// `tramp stats` has to say of it (the heap tables would be zeros).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RecordCounts {
+    pub records: u64,
+    pub records_by_type: BTreeMap<String, u64>,
+    /// What the trace holds, in words (no heap events).
+    pub holds: String,
+}
+
+impl RecordCounts {
+    pub fn new(r: &Report, holds: String) -> RecordCounts {
+        RecordCounts {
+            records: r.records,
+            records_by_type: r.records_by_type.clone(),
+            holds,
+        }
+    }
+}
+
+fn write_counts(s: &mut String, records: u64, by_type: &BTreeMap<String, u64>) {
+    let _ = writeln!(s, "records                      {:>16}", human(records));
+    for (name, n) in by_type {
+        let _ = writeln!(s, "  {name:<26} {:>16}", human(*n));
+    }
+}
+
+impl fmt::Display for RecordCounts {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut s = String::new();
+        write_counts(&mut s, self.records, &self.records_by_type);
+        let _ = writeln!(s, "\nno heap statistics: the trace holds {}", self.holds);
+        f.write_str(&s)
+    }
+}
+
 impl fmt::Display for Report {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut s = String::new();
-        let _ = writeln!(
-            s,
-            "records                      {:>16}",
-            human(self.records)
-        );
-        for (name, n) in &self.records_by_type {
-            let _ = writeln!(s, "  {name:<26} {:>16}", human(*n));
-        }
+        write_counts(&mut s, self.records, &self.records_by_type);
         let _ = writeln!(s, "\nsummary (HATF Table 3)");
         let rows = [
             ("total allocs", human(self.total_allocs)),

@@ -202,6 +202,21 @@ pub fn open(args: &InputArgs, metadata: bool) -> Result<Opened> {
     detect(args)?.open(args, metadata)
 }
 
+/// Refuses a trace whose schema holds none of what a command works on
+/// (its tables would be all zeros): `needs` says what the command needs,
+/// `what` names it for the message.
+pub fn require(o: &Opened, holds: bool, command: &str, needs: &str) -> Result<()> {
+    if !holds {
+        anyhow::bail!(
+            "{} ({}) holds {}: `tramp {command}` needs {needs}",
+            o.name,
+            o.format,
+            o.source.schema().domains().describe()
+        );
+    }
+    Ok(())
+}
+
 /// Writes to stdout; a closed pipe is reported as an error (and then
 /// treated as success by main), never a panic.
 pub fn print(text: &str) -> Result<()> {

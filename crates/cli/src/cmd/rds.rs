@@ -57,6 +57,13 @@ pub fn run(a: RdsArgs) -> Result<()> {
         anyhow::bail!("--plots {dir}: that is a file; --plots names a directory for the figures");
     }
     let mut o = super::open(&a.input, false)?;
+    let d = o.source.schema().domains();
+    super::require(
+        &o,
+        d.objects || (d.heap && d.accesses),
+        "rds",
+        "an object graph (PTF) or heap events with pointer loads and stores (`tramp cc`, then `tramp record --pointers`)",
+    )?;
     let mut rds = RdsAnalysis::new(a.top);
     if a.gc {
         rds = rds.with_collection();

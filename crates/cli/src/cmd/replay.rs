@@ -67,6 +67,13 @@ pub fn run(a: ReplayArgs) -> Result<()> {
     let driver = tramp_record::launch::install_replayer(REPLAY_DRIVER)
         .context("installing the replay driver")?;
     let mut o = super::open(&a.input, false)?;
+    let holds = o.source.schema().domains().heap;
+    super::require(
+        &o,
+        holds,
+        "replay",
+        "heap events (allocations, frees, reallocs)",
+    )?;
     let allocator = match &a.allocator {
         Some(lib) => {
             let path = std::fs::canonicalize(lib).with_context(|| format!("allocator {lib}"))?;

@@ -77,12 +77,43 @@ pub fn run(a: StatsArgs) -> Result<()> {
                 "; statistics above cover the events before the error",
             )
         }
-        Domain::Heap => heap(
-            d.open(&a.input, false)?,
-            a.json,
-            a.sites.then_some(a.top),
-            &mut std::io::stdout().lock(),
-        ),
+        Domain::Heap => {
+            let mut o = d.open(&a.input, false)?;
+            let domains = o.source.schema().domains();
+            if domains.heap {
+                return heap(
+                    o,
+                    a.json,
+                    a.sites.then_some(a.top),
+                    &mut std::io::stdout().lock(),
+                );
+            }
+            // A layout with no heap events (a described IO trace, a DTD of
+            // other records): its records by type, and a clear word, not
+            // heap tables of zeros.
+            if a.sites {
+                bail!(
+                    "--sites lists allocation sites of heap traces; {} holds {}",
+                    o.name,
+                    domains.describe()
+                );
+            }
+            let mut stats = HeapStats::new();
+            let run = drive(
+                &mut *o.source,
+                &mut [&mut stats],
+                Vec::new(),
+                &mut o.progress,
+            );
+            let counts = tramp_heap::stats::RecordCounts::new(&stats.report(), domains.describe());
+            print_report(&counts, a.json)?;
+            end_run(
+                run,
+                &o,
+                None,
+                "; the counts above cover the records before the error",
+            )
+        }
     }
 }
 
