@@ -79,6 +79,39 @@ impl Role {
 
     /// How many roles there are.
     pub const COUNT: usize = Role::ALL.len();
+
+    /// Every role by the name DTDs and descriptions give it
+    /// (`size.role = size;`), in declaration order: the one list of role
+    /// names.
+    pub const NAMED: [(&'static str, Role); 14] = [
+        ("size", Role::Size),
+        ("address", Role::Address),
+        ("oldAddress", Role::OldAddress),
+        ("thread", Role::Thread),
+        ("heap", Role::Heap),
+        ("time", Role::Time),
+        ("object", Role::ObjectId),
+        ("site", Role::Site),
+        ("attributes", Role::Attributes),
+        ("text", Role::Text),
+        ("edgeTarget", Role::EdgeTarget),
+        ("slot", Role::Slot),
+        ("type", Role::Type),
+        ("value", Role::Value),
+    ];
+
+    /// The role called `name`.
+    pub fn named(name: &str) -> Option<Role> {
+        Role::NAMED
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, r)| *r)
+    }
+
+    /// Every role's name, comma-separated (for messages).
+    pub fn names() -> String {
+        Role::NAMED.map(|(n, _)| n).join(", ")
+    }
 }
 
 /// The outcome a realloc record reports (HATF's four realloc tags).
@@ -92,6 +125,58 @@ pub enum ReallocOutcome {
     AllocOnly,
     /// realloc called free only (e.g. `realloc(p, 0)`).
     FreeOnly,
+}
+
+impl RecordKind {
+    /// Every kind a DTD may declare (`tag.kind = alloc;`), by name: the one
+    /// list of kind names. A plain `realloc` is one that moved.
+    pub const NAMED: [(&'static str, RecordKind); 23] = [
+        ("alloc", RecordKind::Alloc),
+        ("free", RecordKind::Free),
+        ("realloc", RecordKind::Realloc(ReallocOutcome::Moved)),
+        (
+            "reallocInPlace",
+            RecordKind::Realloc(ReallocOutcome::InPlace),
+        ),
+        ("reallocMoved", RecordKind::Realloc(ReallocOutcome::Moved)),
+        (
+            "reallocAllocOnly",
+            RecordKind::Realloc(ReallocOutcome::AllocOnly),
+        ),
+        (
+            "reallocFreeOnly",
+            RecordKind::Realloc(ReallocOutcome::FreeOnly),
+        ),
+        ("createHeap", RecordKind::HeapCreate),
+        ("destroyHeap", RecordKind::HeapDestroy),
+        ("createThread", RecordKind::ThreadCreate),
+        ("destroyThread", RecordKind::ThreadDestroy),
+        ("comment", RecordKind::Comment),
+        ("objectCreate", RecordKind::ObjectCreate),
+        ("objectDelete", RecordKind::ObjectDelete),
+        ("edgeWrite", RecordKind::EdgeWrite),
+        ("edgeRead", RecordKind::EdgeRead),
+        ("dataRead", RecordKind::DataRead),
+        ("dataWrite", RecordKind::DataWrite),
+        ("rootSet", RecordKind::RootSet),
+        ("rootGet", RecordKind::RootGet),
+        ("load", RecordKind::Load),
+        ("store", RecordKind::Store),
+        ("other", RecordKind::Other),
+    ];
+
+    /// The kind called `name`.
+    pub fn named(name: &str) -> Option<RecordKind> {
+        RecordKind::NAMED
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, k)| *k)
+    }
+
+    /// Every kind's name, comma-separated (for messages).
+    pub fn names() -> String {
+        RecordKind::NAMED.map(|(n, _)| n).join(", ")
+    }
 }
 
 /// What a record type means in the heap and object-graph views.
@@ -308,6 +393,21 @@ impl Schema {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kind_and_role_names_are_one_list_each() {
+        // Every role has one name, in the order of Role::ALL.
+        assert_eq!(Role::NAMED.map(|(_, r)| r), Role::ALL);
+        for (name, role) in Role::NAMED {
+            assert_eq!(Role::named(name), Some(role));
+        }
+        for (name, kind) in RecordKind::NAMED {
+            assert_eq!(RecordKind::named(name), Some(kind), "{name}");
+        }
+        assert_eq!(Role::named("nope"), None);
+        assert_eq!(RecordKind::named("nope"), None);
+        assert!(RecordKind::names().starts_with("alloc, free, realloc,"));
+    }
 
     #[test]
     fn role_table_names_the_first_field_of_each_role() {

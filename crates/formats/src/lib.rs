@@ -60,19 +60,6 @@ pub fn detect(head: &[u8], name: &str) -> Option<Format> {
     ALL.into_iter().find(|f| (f.sniff)(head) == Sniff::Maybe)
 }
 
-/// Opens a source over an input, detecting the format unless one is given.
-pub fn open_source(
-    input: Input,
-    format: Option<Format>,
-    opts: &OpenOptions,
-) -> Result<(Box<dyn Source>, Format), Error> {
-    let format = match format {
-        Some(f) => f,
-        None => detect_input(&input)?,
-    };
-    Ok(((format.open)(input.reader, opts)?, format))
-}
-
 /// The format of an input, or an error that says how to name one.
 pub fn detect_input(input: &Input) -> Result<Format, Error> {
     detect_input_named(input, "--format")

@@ -5,6 +5,8 @@
 use std::collections::HashMap;
 use std::fmt;
 
+use tramp_core::{RecordKind, Role};
+
 use crate::ast::*;
 use crate::diag::Diagnostic;
 
@@ -70,33 +72,6 @@ pub struct RecordDef {
     /// What the record means to tramp (`tag.kind = alloc;`), if declared.
     pub kind: Option<String>,
 }
-
-/// The kinds a DTD may give a record (`tag.kind = alloc;`).
-pub const KINDS: [&str; 23] = [
-    "alloc",
-    "free",
-    "realloc",
-    "reallocInPlace",
-    "reallocMoved",
-    "reallocAllocOnly",
-    "reallocFreeOnly",
-    "createHeap",
-    "destroyHeap",
-    "createThread",
-    "destroyThread",
-    "comment",
-    "objectCreate",
-    "objectDelete",
-    "edgeWrite",
-    "edgeRead",
-    "dataRead",
-    "dataWrite",
-    "rootSet",
-    "rootGet",
-    "load",
-    "store",
-    "other",
-];
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Section {
@@ -170,24 +145,6 @@ struct Checker {
     /// (record, field, role) from `field.role = NAME;` properties.
     roles: Vec<(String, String, String)>,
 }
-
-/// The roles a DTD may give a field (`size.role = size;`).
-pub const ROLES: [&str; 14] = [
-    "size",
-    "address",
-    "oldAddress",
-    "thread",
-    "heap",
-    "time",
-    "object",
-    "site",
-    "attributes",
-    "text",
-    "edgeTarget",
-    "slot",
-    "type",
-    "value",
-];
 
 impl Checker {
     fn err(&mut self, d: Diagnostic) {
@@ -547,14 +504,14 @@ impl Checker {
             None => None,
             Some(p) => match &p.value.node {
                 ValueAst::Interp { name, args }
-                    if args.is_empty() && KINDS.contains(&name.as_str()) =>
+                    if args.is_empty() && RecordKind::named(name).is_some() =>
                 {
                     Some(name.clone())
                 }
                 _ => {
                     self.err(
                         Diagnostic::new("unknown record kind", p.value.span.clone(), "here")
-                            .note(format!("kinds: {}", KINDS.join(", "))),
+                            .note(format!("kinds: {}", RecordKind::names())),
                     );
                     None
                 }
@@ -771,7 +728,7 @@ impl Checker {
                 if let Some(p) = get("role") {
                     match &p.value.node {
                         ValueAst::Interp { name: role, args }
-                            if args.is_empty() && ROLES.contains(&role.as_str()) =>
+                            if args.is_empty() && Role::named(role).is_some() =>
                         {
                             self.roles.push((
                                 d.ast.name.node.clone(),
@@ -781,7 +738,7 @@ impl Checker {
                         }
                         _ => self.err(
                             Diagnostic::new("unknown role", p.value.span.clone(), "here")
-                                .note(format!("roles: {}", ROLES.join(", "))),
+                                .note(format!("roles: {}", Role::names())),
                         ),
                     }
                 }

@@ -114,27 +114,6 @@ pub const TAG_COMMENT: u64 = 1;
 pub const TAG_SECTION: u64 = 2;
 pub const TAG_METADATA: u64 = 3;
 
-/// A role by the name a DTD gives it (`size.role = size;`).
-fn role_named(name: &str) -> Option<Role> {
-    Some(match name {
-        "size" => Role::Size,
-        "address" => Role::Address,
-        "oldAddress" => Role::OldAddress,
-        "thread" => Role::Thread,
-        "heap" => Role::Heap,
-        "time" => Role::Time,
-        "object" => Role::ObjectId,
-        "site" => Role::Site,
-        "attributes" => Role::Attributes,
-        "text" => Role::Text,
-        "edgeTarget" => Role::EdgeTarget,
-        "slot" => Role::Slot,
-        "type" => Role::Type,
-        "value" => Role::Value,
-        _ => return None,
-    })
-}
-
 /// The role a field's conventional name suggests, when the DTD gives none.
 fn role_of(name: &str) -> Option<Role> {
     Some(match name {
@@ -160,31 +139,9 @@ fn kind_for(declared: Option<&str>, name: &str) -> RecordKind {
 
 fn kind_of(name: &str) -> RecordKind {
     match name {
-        "alloc" => RecordKind::Alloc,
-        "free" => RecordKind::Free,
-        // A plain `realloc` is taken as one that moved; the four outcomes
-        // have kinds of their own, for DTDs that keep them apart.
-        "realloc" | "reallocMoved" => RecordKind::Realloc(tramp_core::ReallocOutcome::Moved),
-        "reallocInPlace" => RecordKind::Realloc(tramp_core::ReallocOutcome::InPlace),
-        "reallocAllocOnly" => RecordKind::Realloc(tramp_core::ReallocOutcome::AllocOnly),
-        "reallocFreeOnly" => RecordKind::Realloc(tramp_core::ReallocOutcome::FreeOnly),
-        "createHeap" => RecordKind::HeapCreate,
-        "destroyHeap" => RecordKind::HeapDestroy,
-        "createThread" => RecordKind::ThreadCreate,
-        "destroyThread" => RecordKind::ThreadDestroy,
-        "comment" => RecordKind::Comment,
+        // The built-in records' names.
         "metadata" | "section" => RecordKind::Metadata,
-        "objectCreate" => RecordKind::ObjectCreate,
-        "objectDelete" => RecordKind::ObjectDelete,
-        "edgeWrite" => RecordKind::EdgeWrite,
-        "edgeRead" => RecordKind::EdgeRead,
-        "dataRead" => RecordKind::DataRead,
-        "dataWrite" => RecordKind::DataWrite,
-        "rootSet" => RecordKind::RootSet,
-        "rootGet" => RecordKind::RootGet,
-        "load" => RecordKind::Load,
-        "store" => RecordKind::Store,
-        _ => RecordKind::Other,
+        _ => RecordKind::named(name).unwrap_or(RecordKind::Other),
     }
 }
 
@@ -297,7 +254,7 @@ impl Plan {
         // Roles by record, gathered once.
         let mut roles_of: HashMap<&str, HashMap<String, Role>> = HashMap::new();
         for (rec, field, role) in &dtd.roles {
-            if let Some(role) = role_named(role) {
+            if let Some(role) = Role::named(role) {
                 // The first role a field is given holds (as the scan found it).
                 roles_of
                     .entry(rec.as_str())
