@@ -6,7 +6,7 @@
 pub mod fidelity;
 
 use tramp_core::io::{Compression, Input, Output};
-use tramp_core::{CreateOptions, Error, FormatDesc, Header, OpenOptions, Sink, Sniff, Source};
+use tramp_core::{CreateOptions, Error, FormatDesc, Header, Sink, Sniff};
 
 /// A registered format.
 pub type Format = &'static FormatDesc;
