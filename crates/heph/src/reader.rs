@@ -24,36 +24,9 @@ pub enum HephError {
     Encode(String),
 }
 
-/// Damage found, and what the reader did about it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Warning {
-    /// Where the damaged packet (or garbage) starts.
-    pub offset: u64,
-    pub message: String,
-    /// Bytes skipped to get past it.
-    pub skipped: u64,
-}
-
-impl std::fmt::Display for Warning {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "byte offset {}: {}", self.offset, self.message)?;
-        if self.skipped > 0 {
-            write!(f, " ({} bytes skipped)", self.skipped)?;
-        }
-        Ok(())
-    }
-}
-
-impl From<Warning> for tramp_core::Warning {
-    fn from(w: Warning) -> Self {
-        tramp_core::Warning {
-            format: crate::records::FORMAT,
-            offset: w.offset,
-            message: w.message,
-            skipped: w.skipped,
-        }
-    }
-}
+/// Damage found, and what the reader did about it: tramp's one warning
+/// type (format `heph`).
+pub use tramp_core::Warning;
 
 enum Stop {
     /// More bytes are needed (at least this many from the packet start).
@@ -406,6 +379,7 @@ impl<R: Read> Reader<R> {
         // resynchronisation, and resynchronising consumes bytes.
         if self.warnings.len() < 10_000 {
             self.warnings.push(Warning {
+                format: crate::records::FORMAT,
                 offset,
                 message,
                 skipped,

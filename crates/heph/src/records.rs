@@ -303,8 +303,7 @@ impl<R: std::io::Read> Source for HephSource<R> {
                 }
                 None => false,
             };
-            self.pending
-                .extend(self.reader.take_warnings().into_iter().map(|w| w.into()));
+            self.pending.extend(self.reader.take_warnings());
             self.have_record = got;
         }
         if let Some(w) = self.pending.pop_front() {
