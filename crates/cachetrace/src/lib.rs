@@ -43,12 +43,8 @@ pub enum Error {
     Tramp(#[from] tramp_core::Error),
     #[error("{0} traces have no object ids or addresses to cache (heap and object traces do)")]
     NoObjects(&'static str),
-    #[error("{count} damaged stretches skipped ({bytes} bytes); the first: {first}")]
-    Skipped {
-        count: u64,
-        bytes: u64,
-        first: String,
-    },
+    #[error("{0}")]
+    Skipped(tramp_core::Damage),
     #[error("{0} traces have no addresses for CPU caches (heap traces do)")]
     NoAddresses(&'static str),
     #[error("--key: {0}")]
@@ -432,15 +428,7 @@ pub fn simulate(
             };
             let run = drive(&mut source, &mut [&mut feed], Vec::new(), &mut progress);
             let fed = feed.finish();
-            let skipped = (run.warning_count > 0).then(|| Error::Skipped {
-                count: run.warning_count,
-                bytes: run.warnings.iter().map(|w| w.skipped).sum(),
-                first: run
-                    .warnings
-                    .first()
-                    .map(|w| w.to_string())
-                    .unwrap_or_default(),
-            });
+            let skipped = run.damage().map(Error::Skipped);
             (
                 Some(fed),
                 run.stop.map(|s| Error::Tramp(into_error(s))).or(skipped),

@@ -7,7 +7,7 @@
 //! reaches every analysis and sink, the sinks are finished (so the output
 //! keeps those records), and then the error is returned.
 
-use std::fmt::Display;
+use std::fmt::{self, Display};
 
 use serde::Serialize;
 
@@ -91,7 +91,51 @@ pub struct Run {
     pub stop: Option<Stop>,
 }
 
+/// Damage a reader skipped and went on after: how many places, how many
+/// bytes, and the first. Its text is the one wording every command uses
+/// (the run's output stands; the exit is not 0).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Damage {
+    pub places: u64,
+    pub bytes: u64,
+    /// The first place, as its warning reads.
+    pub first: String,
+}
+
+impl Damage {
+    /// The damage of `warnings` (`places` counts all of them when only the
+    /// first few were kept), or `None` if there was none.
+    pub fn of(warnings: &[Warning], places: u64) -> Option<Damage> {
+        let first = warnings.first()?;
+        Some(Damage {
+            places: places.max(warnings.len() as u64),
+            bytes: warnings.iter().map(|w| w.skipped).sum(),
+            first: first.to_string(),
+        })
+    }
+}
+
+impl fmt::Display for Damage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let one = self.places == 1;
+        write!(
+            f,
+            "the trace is damaged: {} damaged place{} skipped ({} bytes); every whole record around {} was kept (the first: {})",
+            self.places,
+            if one { "" } else { "s" },
+            self.bytes,
+            if one { "it" } else { "them" },
+            self.first
+        )
+    }
+}
+
 impl Run {
+    /// The damage the source skipped, if any.
+    pub fn damage(&self) -> Option<Damage> {
+        Damage::of(&self.warnings, self.warning_count)
+    }
+
     /// `Ok(records)` for a run that reached the end, else why it stopped.
     pub fn result(self) -> Result<u64, Stop> {
         match self.stop {

@@ -31,7 +31,7 @@ pub mod text;
 pub mod window;
 
 pub use ahead::ReadAhead;
-pub use analysis::{Analysis, Observe, Run, Stop, drive, render};
+pub use analysis::{Analysis, Damage, Observe, Run, Stop, drive, render};
 pub use error::{Error, Position};
 pub use format::{CreateOptions, Domain, FormatDesc, OpenOptions, Sniff};
 pub use progress::Progress;

@@ -61,14 +61,10 @@ pub enum Failure {
     Write { name: String, message: String },
     /// The reader skipped damage and went on: the run covered every whole
     /// record around it, and the exit is not 0.
-    #[error(
-        "reading {name}: the trace is damaged: {places} damaged place(s) skipped ({bytes} bytes); every whole record around them was read; the first: {first}"
-    )]
+    #[error("reading {name}: {damage}")]
     Damaged {
         name: String,
-        places: u64,
-        bytes: u64,
-        first: String,
+        damage: tramp_core::Damage,
     },
 }
 
@@ -231,7 +227,8 @@ fn run_here(job: &Job<'_>, out: &mut dyn Write) -> Result<Summary, Failure> {
             }
             // Damage a reader skipped (it resynchronised): the run goes on,
             // and fails at its end.
-            let (mut places, mut bytes, mut first) = (0u64, 0u64, None);
+            let mut skipped = Vec::new();
+            let mut places = 0u64;
             loop {
                 // The record is used where the reader returned it: a copy
                 // of it read back the reader's stores in wide loads that
@@ -244,9 +241,11 @@ fn run_here(job: &Job<'_>, out: &mut dyn Write) -> Result<Summary, Failure> {
                         progress.record(summary.records);
                     }
                     Ok(Some(tramp_core::Item::Warning(w))) => {
+                        // Kept few (memory); counted all.
+                        if skipped.len() < tramp_core::analysis::MAX_WARNINGS {
+                            skipped.push(w);
+                        }
                         places += 1;
-                        bytes += w.skipped;
-                        first.get_or_insert_with(|| w.to_string());
                     }
                     Ok(None) => break,
                     Err(e) => {
@@ -259,14 +258,12 @@ fn run_here(job: &Job<'_>, out: &mut dyn Write) -> Result<Summary, Failure> {
                 }
             }
             progress.finish();
-            if let Some(first) = first
+            if let Some(d) = tramp_core::Damage::of(&skipped, places)
                 && damage.is_none()
             {
                 damage = Some(Failure::Damaged {
                     name: name.clone(),
-                    places,
-                    bytes,
-                    first,
+                    damage: d,
                 });
             }
         }

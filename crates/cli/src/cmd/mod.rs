@@ -253,18 +253,12 @@ pub fn end_run(run: Run, o: &Opened, out: Option<&str>, covers: &str) -> Result<
     for w in &run.warnings {
         eprintln!("tramp: warning: {}: {w}", o.name);
     }
+    let damage = run.damage();
     let Some(stop) = run.stop else {
-        if run.warning_count > 0 {
-            let bytes = run.warnings.iter().map(|w| w.skipped).sum();
-            return Err(damaged(
-                &o.name,
-                &o.format.to_string(),
-                run.warning_count,
-                bytes,
-                covers,
-            ));
-        }
-        return Ok(());
+        return match damage {
+            Some(d) => Err(damaged(&o.name, &o.format.to_string(), &d, covers)),
+            None => Ok(()),
+        };
     };
     let mut reading = format!("reading {} ({}){covers}", o.name, o.format);
     if let tramp_core::Stop::Read(tramp_core::Error::Io(_)) = &stop {
@@ -286,12 +280,14 @@ pub fn end_run(run: Run, o: &Opened, out: Option<&str>, covers: &str) -> Result<
 
 /// The error for a trace whose reader skipped damage (after everything
 /// around it was delivered): the run's output stands, the exit is not 0.
-pub fn damaged(name: &str, format: &str, places: u64, bytes: u64, covers: &str) -> anyhow::Error {
-    anyhow::anyhow!(
-        "reading {name} ({format}){covers}: the trace is damaged: {places} damaged place{} skipped ({bytes} bytes); every whole record around {} was kept",
-        if places == 1 { "" } else { "s" },
-        if places == 1 { "it" } else { "them" },
-    )
+/// The damage's own text is tramp-core's, the one every command uses.
+pub fn damaged(
+    name: &str,
+    format: &str,
+    damage: &tramp_core::Damage,
+    covers: &str,
+) -> anyhow::Error {
+    anyhow::anyhow!("reading {name} ({format}){covers}: {damage}")
 }
 
 /// Prints the damage a Heph reader skipped and, if there was any, returns
@@ -300,9 +296,8 @@ pub fn heph_damage(name: &str, warnings: Vec<tramp_heph::reader::Warning>) -> Re
     for w in &warnings {
         eprintln!("tramp: warning: {name}: {w}");
     }
-    if warnings.is_empty() {
-        return Ok(());
+    match tramp_core::Damage::of(&warnings, warnings.len() as u64) {
+        Some(d) => Err(damaged(name, "heph", &d, "")),
+        None => Ok(()),
     }
-    let bytes = warnings.iter().map(|w| w.skipped).sum();
-    Err(damaged(name, "heph", warnings.len() as u64, bytes, ""))
 }
