@@ -18,12 +18,72 @@ pub struct Collection {
     pub garbage: Vec<u64>,
 }
 
+/// When a collection is due: the one rule the collector here and PTF's
+/// verifier share. A change that may disconnect objects (a delete, an
+/// overwritten edge outside holds, a root replacing another, an object
+/// created outside holds) makes one due at the next record end outside
+/// every hold.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Schedule {
+    depth: u64,
+    dirty: bool,
+}
+
+impl Schedule {
+    /// An object was created.
+    pub fn created(&mut self) {
+        self.dirty |= self.depth == 0;
+    }
+
+    /// An object was deleted.
+    pub fn deleted(&mut self) {
+        self.dirty = true;
+    }
+
+    /// A pointer field changed its target.
+    pub fn relinked(&mut self) {
+        self.dirty |= self.depth == 0;
+    }
+
+    /// A new root replaced an earlier one.
+    pub fn root_replaced(&mut self) {
+        self.dirty = true;
+    }
+
+    /// A hold (PTF's `ts`) opens.
+    pub fn hold(&mut self) {
+        self.depth += 1;
+    }
+
+    /// The innermost hold closes; false if none was open.
+    pub fn resume(&mut self) -> bool {
+        if self.depth == 0 {
+            return false;
+        }
+        self.depth -= 1;
+        true
+    }
+
+    /// Holds open now.
+    pub fn depth(&self) -> u64 {
+        self.depth
+    }
+
+    /// Whether a collection is due now (and, if so, it is taken).
+    pub fn take_due(&mut self) -> bool {
+        let due = self.depth == 0 && self.dirty;
+        if due {
+            self.dirty = false;
+        }
+        due
+    }
+}
+
 /// Simulates collection over a stream of graph events.
 #[derive(Default)]
 pub struct Collector {
     graph: ObjectGraph<()>,
-    depth: u64,
-    dirty: bool,
+    schedule: Schedule,
     pub collections: Vec<Collection>,
 }
 
@@ -38,36 +98,39 @@ impl Collector {
             // Ids are never reused: a second create of a live id is ignored.
             GraphEvent::Create { object, .. } if !self.graph.contains(object) => {
                 self.graph.create(object, ());
-                self.dirty |= self.depth == 0;
+                self.schedule.created();
             }
             GraphEvent::Create { .. } => {}
             GraphEvent::Delete { object } => {
                 if self.graph.delete(object).is_some() {
-                    self.dirty = true;
+                    self.schedule.deleted();
                 }
             }
             GraphEvent::Link { from, slot, to } => {
                 let target = to.filter(|t| self.graph.contains(*t));
-                if self.graph.link(from, slot, target).is_some() && self.depth == 0 {
-                    self.dirty = true;
+                if self.graph.link(from, slot, target).is_some() {
+                    self.schedule.relinked();
                 }
             }
             GraphEvent::Root { object } => {
                 if self.graph.contains(object) && self.graph.root() != Some(object) {
-                    self.dirty |= self.graph.root().is_some();
+                    if self.graph.root().is_some() {
+                        self.schedule.root_replaced();
+                    }
                     self.graph.set_root(Some(object));
                 }
             }
-            GraphEvent::Hold => self.depth += 1,
-            GraphEvent::Resume => self.depth = self.depth.saturating_sub(1),
+            GraphEvent::Hold => self.schedule.hold(),
+            GraphEvent::Resume => {
+                self.schedule.resume();
+            }
             GraphEvent::Traverse { .. } => {}
         }
     }
 
     /// Ends record number `at` (1-based): collects if one is due.
     pub fn end_record(&mut self, at: u64) {
-        if self.depth == 0 && self.dirty {
-            self.dirty = false;
+        if self.schedule.take_due() {
             let garbage = self.graph.collect();
             if !garbage.is_empty() {
                 self.collections.push(Collection { at, garbage });

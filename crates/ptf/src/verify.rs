@@ -8,6 +8,7 @@ use std::fmt;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
+use tramp_graph::gc::Schedule;
 use tramp_graph::graph::{MAX_SLOT, ObjectGraph};
 
 use crate::event::{self, Event, EventType, FormatObject, NULL, Oid};
@@ -174,9 +175,9 @@ pub struct Verifier {
     /// Live objects, their edges and the super root.
     objects: ObjectGraph<Obj>,
     gone: FxHashMap<Oid, Gone>,
-    depth: u64,
+    /// Holds open and whether a collection is due: tramp-graph's rule.
+    schedule: Schedule,
     open_at: Vec<At>,
-    dirty: bool,
     violations: Vec<Violation>,
     total: u64,
     collections: Vec<Collection>,
@@ -193,9 +194,8 @@ impl Verifier {
             names: FxHashMap::default(),
             objects: ObjectGraph::new(),
             gone: FxHashMap::default(),
-            depth: 0,
+            schedule: Schedule::default(),
             open_at: Vec::new(),
-            dirty: false,
             violations: Vec::new(),
             total: 0,
             collections: Vec::new(),
@@ -430,7 +430,7 @@ impl Verifier {
                         },
                         pointers,
                     );
-                    self.dirty |= self.depth == 0;
+                    self.schedule.created();
                 }
             }
             Event::CreateArrayObject {
@@ -474,7 +474,7 @@ impl Verifier {
                             elements: *elements,
                         },
                     );
-                    self.dirty |= self.depth == 0;
+                    self.schedule.created();
                 }
             }
             Event::DeleteObject { format, oid } => {
@@ -497,14 +497,16 @@ impl Verifier {
                 // Deleting the super root leaves none.
                 self.objects.delete(*oid);
                 self.gone.insert(*oid, Gone::Deleted(at.event));
-                self.dirty = true;
+                self.schedule.deleted();
             }
             Event::SetRoot { format, oid } => {
                 if self.live(at, ty, *oid) {
                     self.same_format(at, ty, *oid, *format);
                     let root = self.objects.root();
                     if root != Some(*oid) {
-                        self.dirty |= root.is_some();
+                        if root.is_some() {
+                            self.schedule.root_replaced();
+                        }
                         self.objects.set_root(Some(*oid));
                     }
                 }
@@ -588,29 +590,26 @@ impl Verifier {
                 }
                 if self.edge_check(at, ty, *format, *from, *edge) {
                     let to = (target_ok && *to != NULL).then_some(*to);
-                    if self.objects.link(*from, *edge, to).is_some() && self.depth == 0 {
-                        self.dirty = true;
+                    if self.objects.link(*from, *edge, to).is_some() {
+                        self.schedule.relinked();
                     }
                 }
             }
             Event::NoGcStart => {
-                self.depth += 1;
+                self.schedule.hold();
                 if self.open_at.len() < 1000 {
                     self.open_at.push(at);
                 }
             }
             Event::NoGcEnd => {
-                if self.depth == 0 {
+                if !self.schedule.resume() {
                     self.report(at, Rule::Brackets, "`te` without an open `ts`");
-                } else {
-                    self.depth -= 1;
-                    if (self.depth as usize) < self.open_at.len() {
-                        self.open_at.pop();
-                    }
+                } else if (self.schedule.depth() as usize) < self.open_at.len() {
+                    self.open_at.pop();
                 }
             }
         }
-        if self.opts.gc && self.depth == 0 && self.dirty {
+        if self.opts.gc && self.schedule.take_due() {
             self.collect(at);
         }
     }
@@ -733,7 +732,6 @@ impl Verifier {
     /// rest (only once a super root exists: before that nothing is
     /// persistent yet).
     fn collect(&mut self, at: At) {
-        self.dirty = false;
         let garbage = self.objects.collect();
         if garbage.is_empty() {
             return;
