@@ -28,6 +28,7 @@ pub mod record;
 pub mod schema;
 pub mod stream;
 pub mod text;
+pub mod varint;
 pub mod window;
 
 pub use ahead::ReadAhead;

@@ -6,6 +6,7 @@
 
 use std::io::{BufRead, Write};
 
+use tramp_core::varint::{put, unzigzag, zigzag};
 use tramp_core::window::{Stream, Window};
 
 use crate::event::{Event, EventType, FormatObject};
@@ -28,44 +29,14 @@ enum Stop {
     Bad(String),
 }
 
-/// Reads one unsigned LEB128 value at `*at`.
+/// Reads one unsigned LEB128 value at `*at` (tramp-core's codec).
 #[inline]
 fn leb(d: &[u8], at: &mut usize) -> Result<u64, Stop> {
-    let mut v = 0u64;
-    let mut shift = 0u32;
-    loop {
-        let Some(&b) = d.get(*at) else {
-            return Err(Stop::More);
-        };
-        *at += 1;
-        if shift == 63 && b > 1 {
-            return Err(Stop::Bad("a varint overflows 64 bits".into()));
-        }
-        v |= ((b & 0x7f) as u64) << shift;
-        if b & 0x80 == 0 {
-            return Ok(v);
-        }
-        shift += 7;
-        if shift > 63 {
-            return Err(Stop::Bad("a varint longer than 10 bytes".into()));
-        }
-    }
-}
-
-fn zigzag(v: i64) -> u64 {
-    ((v << 1) ^ (v >> 63)) as u64
-}
-
-fn unzigzag(v: u64) -> i64 {
-    ((v >> 1) as i64) ^ -((v & 1) as i64)
-}
-
-fn put(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push(v as u8 | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
+    use tramp_core::varint::{VarintError, get};
+    get(d, at).map_err(|e| match e {
+        VarintError::End => Stop::More,
+        VarintError::TooLong => Stop::Bad("a varint overflows 64 bits".into()),
+    })
 }
 
 /// Decodes one event from the start of `d`: the event and its length.

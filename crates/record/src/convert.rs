@@ -209,17 +209,12 @@ pub fn encode_site(kind: u8, v: u64, out: &mut Vec<u8>) {
     out.extend_from_slice(&b[..=n]);
 }
 
-/// Decodes a site from an attributes field.
+/// Decodes a site from an attributes field (tramp-core's varint codec).
 pub fn decode_site(attrs: &[u8]) -> Option<(u8, u64)> {
-    let (&kind, rest) = attrs.split_first()?;
-    let mut v = 0u64;
-    for (i, b) in rest.iter().enumerate().take(10) {
-        v |= ((b & 0x7f) as u64) << (7 * i);
-        if *b < 0x80 {
-            return Some((kind, v));
-        }
-    }
-    None
+    let (&kind, _) = attrs.split_first()?;
+    let mut pos = 1;
+    let v = tramp_core::varint::get(attrs, &mut pos).ok()?;
+    Some((kind, v))
 }
 
 /// What the conversion of one process remembers between events.

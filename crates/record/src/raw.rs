@@ -221,9 +221,10 @@ pub enum RawEvent {
     },
 }
 
-/// The value a zigzag varint holds.
+/// The value a zigzag varint holds, as the 64 bits a difference adds
+/// (tramp-core's codec).
 fn unzigzag(v: u64) -> u64 {
-    ((v >> 1) as i64 ^ -((v & 1) as i64)) as u64
+    tramp_core::varint::unzigzag(v) as u64
 }
 
 impl RawEvent {

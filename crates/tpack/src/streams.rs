@@ -209,46 +209,13 @@ pub mod addr_code {
 /// Entries of the recent-size and recent-attributes tables.
 pub const TABLE: usize = 16;
 
-#[inline]
-pub fn put_varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push(v as u8 | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
-#[inline]
-pub fn zigzag(d: i64) -> u64 {
-    ((d << 1) ^ (d >> 63)) as u64
-}
-
-#[inline]
-pub fn unzigzag(v: u64) -> i64 {
-    (v >> 1) as i64 ^ -((v & 1) as i64)
-}
+pub use tramp_core::varint::{put as put_varint, unzigzag, zigzag};
 
 /// The varint at `*pos` of `b`, moving `pos` past it; `None` when `b` ends
-/// first or the value needs more than 64 bits.
+/// first or the value needs more than 64 bits (tramp-core's codec).
 #[inline]
 pub fn get_varint(b: &[u8], pos: &mut usize) -> Option<u64> {
-    let mut v = 0u64;
-    let mut shift = 0u32;
-    loop {
-        let byte = *b.get(*pos)?;
-        *pos += 1;
-        if shift == 63 && byte > 1 {
-            return None;
-        }
-        v |= ((byte & 0x7f) as u64) << shift;
-        if byte < 0x80 {
-            return Some(v);
-        }
-        shift += 7;
-        if shift > 63 {
-            return None;
-        }
-    }
+    tramp_core::varint::get(b, pos).ok()
 }
 
 /// A cursor over one decoded stream.
