@@ -480,7 +480,7 @@ fn heap_statistics_of_a_dtd_with_its_own_names() {
     assert_eq!(v["per_thread"].as_object().unwrap().len(), 2);
 }
 
-const FIGURE3: &str = include_str!("fixtures/figure3.ptf.txt");
+const FIGURE3: &str = include_str!("../../../tests/fixtures/ptf/figure3.ptf.txt");
 
 #[test]
 fn ptf_figure3_verifies_converts_and_has_golden_stats() {
@@ -603,9 +603,12 @@ fn ptf_damaged_binary_keeps_the_events_before_the_damage() {
 
 const HEPH_EXAMPLE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/tests/fixtures/heph_tracing_example.bin.log"
+    "/../../tests/fixtures/heph/heph_tracing_example.bin.log"
 );
-const HEPH_SCALAR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/scalar.bin.log");
+const HEPH_SCALAR: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../tests/fixtures/heph/scalar.bin.log"
+);
 
 #[test]
 fn heph_export_opens_as_json_with_processes_and_threads() {

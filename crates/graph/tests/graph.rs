@@ -21,7 +21,7 @@ fn graph_events(src: &mut dyn Source) -> Vec<GraphEvent> {
 
 #[test]
 fn figure3_is_seven_objects_six_links_six_traversals() {
-    let text = include_bytes!("fixtures/figure3.ptf.txt");
+    let text = include_bytes!("../../../tests/fixtures/ptf/figure3.ptf.txt");
     let mut src = PtfSource::open(Box::new(&text[..])).unwrap();
     let events = graph_events(&mut src);
     let count = |f: fn(&GraphEvent) -> bool| events.iter().filter(|e| f(e)).count();

@@ -35,7 +35,7 @@ fn json_of(v: &Value) -> serde_json::Value {
 }
 
 fn check(name: &str, events_expected: usize, differ_expected: usize) {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/");
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/heph/");
     let bytes = std::fs::read(format!("{dir}{name}.bin.log")).unwrap();
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(format!("{dir}{name}.json")).unwrap())

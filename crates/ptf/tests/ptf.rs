@@ -6,7 +6,7 @@ use tramp_ptf::binary::{BinaryReader, BinaryWriter};
 use tramp_ptf::verify::{self, Options, Rule};
 use tramp_ptf::{Event, EventSink, EventSource, PtfError};
 
-const FIGURE3: &str = include_str!("fixtures/figure3.ptf.txt");
+const FIGURE3: &str = include_str!("../../../tests/fixtures/ptf/figure3.ptf.txt");
 
 fn read_all(src: &mut dyn EventSource) -> Result<Vec<Event>, PtfError> {
     let mut v = Vec::new();

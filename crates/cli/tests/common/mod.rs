@@ -18,14 +18,21 @@ pub fn path_in(dir: &tempfile::TempDir, name: &str) -> String {
     dir.path().join(name).to_str().unwrap().to_string()
 }
 
-/// A file of crates/cli/tests/fixtures.
+/// A fixture: the CLI's own (crates/cli/tests/fixtures), else one the
+/// crates share (tests/fixtures/*/, each file in one place).
 pub fn fixture(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name)
-        .to_str()
-        .unwrap()
-        .to_string()
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let own = root.join("tests/fixtures").join(name);
+    let shared = ["heph", "ptf", "cache"]
+        .iter()
+        .map(|d| root.join("../../tests/fixtures").join(d).join(name))
+        .find(|p| p.exists());
+    let path = if own.exists() {
+        own
+    } else {
+        shared.unwrap_or(own)
+    };
+    path.to_str().unwrap().to_string()
 }
 
 /// Names in `dir`, sorted (hidden temporary files included).
