@@ -1,0 +1,108 @@
+//! The layering stays true: each crate's tramp dependencies, as
+//! `cargo metadata` reads them from the manifests, are those the crate
+//! table of docs/architecture.md gives (issue 33).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::process::Command;
+
+/// `tramp-x` → its tramp dependencies (short names), from the manifests.
+fn from_cargo() -> BTreeMap<String, BTreeSet<String>> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let out = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+        ])
+        .current_dir(&root)
+        .output()
+        .expect("cargo metadata runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut map = BTreeMap::new();
+    for p in v["packages"].as_array().unwrap() {
+        // The product's crates (bench/ holds benchmark binaries).
+        if !p["manifest_path"].as_str().unwrap().contains("/crates/") {
+            continue;
+        }
+        let name = p["name"].as_str().unwrap();
+        let Some(short) = name.strip_prefix("tramp-") else {
+            continue;
+        };
+        let deps = p["dependencies"]
+            .as_array()
+            .unwrap()
+            .iter()
+            // Normal dependencies (not dev- or build-).
+            .filter(|d| d["kind"].is_null())
+            .filter_map(|d| d["name"].as_str()?.strip_prefix("tramp-"))
+            .map(str::to_string)
+            .collect();
+        map.insert(short.to_string(), deps);
+    }
+    map
+}
+
+/// The same, from docs/architecture.md's crate table.
+fn from_docs() -> BTreeMap<String, BTreeSet<String>> {
+    let doc = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/architecture.md"),
+    )
+    .unwrap();
+    let mut map = BTreeMap::new();
+    for line in doc.lines() {
+        let Some(rest) = line.strip_prefix("| `tramp-") else {
+            continue;
+        };
+        let (name, rest) = rest.split_once('`').unwrap();
+        // A row continuing another crate's (`tramp-heap` also owns …).
+        if !rest.starts_with(" |") {
+            continue;
+        }
+        let cells: Vec<&str> = rest.split(" | ").collect();
+        let deps = cells.last().unwrap().trim_end_matches(" |").trim();
+        let set: BTreeSet<String> = match deps {
+            "—" | "" => BTreeSet::new(),
+            d => d.split(',').map(|s| s.trim().to_string()).collect(),
+        };
+        map.insert(name.to_string(), set);
+    }
+    map
+}
+
+#[test]
+fn each_crates_tramp_dependencies_are_those_the_architecture_gives() {
+    let cargo = from_cargo();
+    let mut docs = from_docs();
+    // The CLI depends on every library ("all").
+    if docs.get("cli").is_some_and(|d| d.contains("all")) {
+        docs.insert("cli".into(), cargo["cli"].clone());
+    }
+    let mut wrong = Vec::new();
+    for (name, deps) in &cargo {
+        match docs.get(name) {
+            None => wrong.push(format!("tramp-{name} is not in the table")),
+            Some(d) if d != deps => wrong.push(format!(
+                "tramp-{name}: the table says {d:?}, the manifest {deps:?}"
+            )),
+            Some(_) => {}
+        }
+    }
+    for name in docs.keys() {
+        if !cargo.contains_key(name) {
+            wrong.push(format!("the table lists tramp-{name}, which is no crate"));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "docs/architecture.md is stale:\n{}",
+        wrong.join("\n")
+    );
+}
