@@ -84,3 +84,47 @@ fn a_trace_with_nothing_a_command_works_on_says_so_instead_of_zeros() {
         assert!(out.stdout.is_empty(), "{args:?}: no table of zeros");
     }
 }
+
+/// Every `--json` document says whether it covers the whole trace:
+/// `complete`, and `damage` (what a reader skipped) beside the report.
+#[test]
+fn json_reports_say_how_complete_they_are() {
+    let dir = tempfile::tempdir().unwrap();
+    let hatf = path_in(&dir, "t.hatf");
+    ok(&tramp(&["sample", "--events", "500", "-o", &hatf]));
+    let json = |args: &[&str]| -> (Option<i32>, serde_json::Value) {
+        let out = tramp(args);
+        (
+            out.status.code(),
+            serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{args:?}: {e}")),
+        )
+    };
+    for args in [
+        vec!["stats", "--json", hatf.as_str()],
+        vec!["cachesim", "--json", hatf.as_str(), "-s", "10"],
+        vec!["sizes", "--json", hatf.as_str(), "--timing-records", "100"],
+    ] {
+        let (code, v) = json(&args);
+        assert_eq!(code, Some(0), "{args:?}");
+        assert_eq!(v["complete"], true, "{args:?}");
+        assert!(v["damage"].is_null(), "{args:?}");
+    }
+    // A Heph trace with a damaged packet size: the output stands, and says
+    // what was skipped.
+    let mut heph = std::fs::read(common::fixture("heph_tracing_example.bin.log")).unwrap();
+    heph[4..8].copy_from_slice(&((64u32 << 20) - 16).to_be_bytes());
+    let bad = path_in(&dir, "bad.heph");
+    std::fs::write(&bad, &heph).unwrap();
+    let (code, v) = json(&["stats", "--json", &bad]);
+    assert_eq!(code, Some(1));
+    assert_eq!(v["complete"], false);
+    assert_eq!(v["damage"]["places"], 1);
+    assert_eq!(v["damage"]["bytes"], 23);
+    // A cut HATF trace: stopped early, incomplete.
+    let bytes = std::fs::read(&hatf).unwrap();
+    let cut = path_in(&dir, "cut.hatf");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2 + 1]).unwrap();
+    let (code, v) = json(&["stats", "--json", &cut]);
+    assert_eq!(code, Some(1));
+    assert_eq!(v["complete"], false);
+}

@@ -130,7 +130,34 @@ impl fmt::Display for Damage {
     }
 }
 
+/// A report with how much of the trace it covers: what `--json` prints
+/// (the report's own fields, then `complete`, false after damage or an
+/// early stop, and `damage`, what a reader skipped). People read the
+/// report alone, and the damage on stderr.
+#[derive(Serialize)]
+pub struct Outcome<'a, R: Serialize> {
+    #[serde(flatten)]
+    pub report: &'a R,
+    pub complete: bool,
+    pub damage: Option<Damage>,
+}
+
+impl<R: Serialize + Display> Display for Outcome<'_, R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.report.fmt(f)
+    }
+}
+
 impl Run {
+    /// `report` with how much of the trace the run covered.
+    pub fn outcome<'a, R: Serialize>(&self, report: &'a R) -> Outcome<'a, R> {
+        Outcome {
+            report,
+            complete: self.stop.is_none() && self.warning_count == 0,
+            damage: self.damage(),
+        }
+    }
+
     /// The damage the source skipped, if any.
     pub fn damage(&self) -> Option<Damage> {
         Damage::of(&self.warnings, self.warning_count)

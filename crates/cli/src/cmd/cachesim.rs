@@ -175,11 +175,19 @@ pub fn run(a: CachesimArgs) -> Result<()> {
     };
     let out =
         simulate(input, layout, &opts, &mapping).with_context(|| format!("reading {}", a.input))?;
+    let shown = tramp_core::Outcome {
+        report: &out.report,
+        complete: out.damage.is_none(),
+        damage: match &out.damage {
+            Some(tramp_cachetrace::Error::Skipped(d)) => Some(d.clone()),
+            _ => None,
+        },
+    };
     if a.svg.as_deref() == Some("-") {
         // The SVG is stdout; the tables go beside it, to stderr.
-        super::write_report(&mut std::io::stderr().lock(), &out.report, a.json)?;
+        super::write_report(&mut std::io::stderr().lock(), &shown, a.json)?;
     } else {
-        print_report(&out.report, a.json)?;
+        print_report(&shown, a.json)?;
     }
     if let (Some(path), Some(mut o)) = (&a.svg, svg) {
         let name = std::path::Path::new(&a.input)

@@ -85,7 +85,7 @@ pub fn run(a: RdsArgs) -> Result<()> {
             names.code(a)
         }
     });
-    print_report(&report, a.json)?;
+    print_report(&run.outcome(&report), a.json)?;
     if let Some(dir) = &a.plots {
         std::fs::create_dir_all(dir).with_context(|| format!("creating the directory {dir}"))?;
         for (name, svg) in report.figures() {

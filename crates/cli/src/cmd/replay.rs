@@ -92,7 +92,7 @@ pub fn run(a: ReplayArgs) -> Result<()> {
     let (report, run) =
         tramp_record::replay::replay(&driver, &mut *o.source, &opts, &mut o.progress)
             .context("replaying")?;
-    print_report(&report, a.json)?;
+    print_report(&run.outcome(&report), a.json)?;
     end_run(
         run,
         &o,

@@ -80,7 +80,7 @@ pub fn run(a: SizesArgs) -> Result<()> {
         &mut o.progress,
     );
     let report = tramp_core::Analysis::finish(study);
-    print_report(&report, a.json)?;
+    print_report(&run.outcome(&report), a.json)?;
     if let Some(e) = &report.failed {
         bail!("sizes: {e}");
     }

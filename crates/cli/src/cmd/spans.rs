@@ -70,6 +70,12 @@ pub fn summarize(d: Detected, opts: tramp_heph::summary::Options, json: bool) ->
     let mut reader = tramp_heph::Reader::new(d.input.reader);
     let summary = tramp_heph::summary::summarize(&mut reader, opts, &mut progress)
         .with_context(|| format!("reading {}", d.name))?;
-    print_report(&summary, json)?;
-    super::heph_damage(&d.name, reader.take_warnings())
+    let warnings = reader.take_warnings();
+    let shown = tramp_core::Outcome {
+        report: &summary,
+        complete: warnings.is_empty(),
+        damage: tramp_core::Damage::of(&warnings, warnings.len() as u64),
+    };
+    print_report(&shown, json)?;
+    super::heph_damage(&d.name, warnings)
 }

@@ -69,7 +69,7 @@ pub fn run(a: StatsArgs) -> Result<()> {
                 Vec::new(),
                 &mut o.progress,
             );
-            print_report(&stats.report(), a.json)?;
+            print_report(&run.outcome(&stats.report()), a.json)?;
             end_run(
                 run,
                 &o,
@@ -106,7 +106,7 @@ pub fn run(a: StatsArgs) -> Result<()> {
                 &mut o.progress,
             );
             let counts = tramp_heap::stats::RecordCounts::new(&stats.report(), domains.describe());
-            print_report(&counts, a.json)?;
+            print_report(&run.outcome(&counts), a.json)?;
             end_run(
                 run,
                 &o,
@@ -162,7 +162,7 @@ pub fn heap(
                 heap: stats.report(),
                 sites: tramp_core::Analysis::finish(site),
             };
-            super::write_report(out, &report, json)?;
+            super::write_report(out, &run.outcome(&report), json)?;
             end_run(run, &o, None, covers)
         }
         None => {
@@ -172,7 +172,7 @@ pub fn heap(
                 Vec::new(),
                 &mut o.progress,
             );
-            super::write_report(out, &stats.report(), json)?;
+            super::write_report(out, &run.outcome(&stats.report()), json)?;
             end_run(run, &o, None, covers)
         }
     }
