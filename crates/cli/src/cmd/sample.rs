@@ -66,7 +66,7 @@ pub fn run(a: SampleArgs) -> Result<()> {
         eprintln!("tramp: wrote {} ({} records)", a.output, report.records);
     }
     if a.stats {
-        super::print_report(&report, a.json)?;
+        super::print_report(&run.outcome(&report), a.json)?;
     }
     Ok(())
 }
