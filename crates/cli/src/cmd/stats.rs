@@ -98,13 +98,7 @@ pub fn run(a: StatsArgs) -> Result<()> {
                     domains.describe()
                 );
             }
-            let mut stats = HeapStats::new();
-            let run = drive(
-                &mut *o.source,
-                &mut [&mut stats],
-                Vec::new(),
-                &mut o.progress,
-            );
+            let (stats, run) = heap_stats(&mut o);
             let counts = tramp_heap::stats::RecordCounts::new(&stats.report(), domains.describe());
             print_report(&run.outcome(&counts), a.json)?;
             end_run(
@@ -117,10 +111,18 @@ pub fn run(a: StatsArgs) -> Result<()> {
     }
 }
 
-/// Heap statistics (and the site tables when `sites` gives their length)
-/// of an opened trace; what was read before damage is printed, then the
-/// error.
-/// Heap statistics (and sites) of `o`, written to `out`.
+/// The heap statistics of every record of `o`, and how the run went.
+fn heap_stats(o: &mut super::Opened) -> (HeapStats, tramp_core::Run) {
+    let mut stats = HeapStats::new();
+    let run = drive(
+        &mut *o.source,
+        &mut [&mut stats],
+        Vec::new(),
+        &mut o.progress,
+    );
+    (stats, run)
+}
+
 /// The heap statistics of a trace file (damage is an error).
 pub fn heap_report(path: &str) -> Result<tramp_heap::Report> {
     let args = super::InputArgs {
@@ -130,27 +132,24 @@ pub fn heap_report(path: &str) -> Result<tramp_heap::Report> {
         desc: None,
     };
     let mut o = super::open(&args, false)?;
-    let mut stats = HeapStats::new();
-    let run = drive(
-        &mut *o.source,
-        &mut [&mut stats],
-        Vec::new(),
-        &mut o.progress,
-    );
+    let (stats, run) = heap_stats(&mut o);
     end_run(run, &o, None, "")?;
     Ok(stats.report())
 }
 
+/// Heap statistics (and the site tables when `sites` gives their length)
+/// of an opened trace, written to `out`; what was read before damage is
+/// written, then the error.
 pub fn heap(
     mut o: super::Opened,
     json: bool,
     sites: Option<usize>,
     out: &mut dyn std::io::Write,
 ) -> Result<()> {
-    let mut stats = HeapStats::new();
     let covers = "; statistics above cover the records before the error";
     match sites {
         Some(top) => {
+            let mut stats = HeapStats::new();
             let mut site = SiteAnalysis::new(top);
             let run = drive(
                 &mut *o.source,
@@ -166,12 +165,7 @@ pub fn heap(
             end_run(run, &o, None, covers)
         }
         None => {
-            let run = drive(
-                &mut *o.source,
-                &mut [&mut stats],
-                Vec::new(),
-                &mut o.progress,
-            );
+            let (stats, run) = heap_stats(&mut o);
             super::write_report(out, &run.outcome(&stats.report()), json)?;
             end_run(run, &o, None, covers)
         }
