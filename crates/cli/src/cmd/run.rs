@@ -44,6 +44,10 @@ pub struct RunArgs {
     #[arg(long = "format", short = 'f', value_name = "DESC", alias = "desc")]
     pub format: Option<String>,
     /// Where `spit`, `spit_int` and `spit_char` write (default: stdout).
+    /// Records spat go out in the format the name says, as `tramp formats`
+    /// lists the extensions (`-o x.tpack` packs them), else in the trace's
+    /// own; an output that is one of the inputs is refused before the
+    /// script runs.
     #[arg(short = 'o', long = "output", value_name = "OUT")]
     pub output: Option<String>,
     /// The tramp format of the traces when they are not described (default:
