@@ -226,8 +226,11 @@ impl StackDistances {
     }
 }
 
-/// splitmix64's finalizer: SHARDS' hash of an id.
-fn mix(mut x: u64) -> u64 {
+/// splitmix64's finalizer: SHARDS' hash of an id, and the mixing the
+/// TRAMP command language's arrays use for their keys (one copy; tramp's
+/// workloads draw from tramp-workloads' SplitMix64, which this crate, with
+/// no tramp dependency, cannot share).
+pub fn mix(mut x: u64) -> u64 {
     x = (x ^ (x >> 30)).wrapping_mul(0xbf58476d1ce4e5b9);
     x = (x ^ (x >> 27)).wrapping_mul(0x94d049bb133111eb);
     x ^ (x >> 31)

@@ -81,11 +81,7 @@ impl Key {
     /// A well-mixed 64-bit hash (the maps' hasher is FxHash, which alone
     /// clusters small integers and pairs of them).
     fn mixed(&self) -> u64 {
-        fn mix(mut x: u64) -> u64 {
-            x = (x ^ (x >> 30)).wrapping_mul(0xbf58476d1ce4e5b9);
-            x = (x ^ (x >> 27)).wrapping_mul(0x94d049bb133111eb);
-            x ^ (x >> 31)
-        }
+        use tramp_cachesim::mrc::mix;
         match self {
             Key::I(v) => mix(*v as u64),
             Key::S(s) => {
