@@ -403,7 +403,7 @@ impl std::str::FromStr for Hierarchy {
             if !(4..=5).contains(&f.len()) {
                 return Err(bad("a level is SIZE:WAYS:LINE:LATENCY[:plru]"));
             }
-            let size = parse_bytes(f[0]).ok_or_else(|| bad("size is not a number"))?;
+            let size = crate::units::parse(f[0], crate::cache::Unit::Bytes).map_err(|e| bad(&e))?;
             let ways = f[1].parse().map_err(|_| bad("ways is not a number"))?;
             let line = f[2].parse().map_err(|_| bad("line is not a number"))?;
             let latency = f[3].parse().map_err(|_| bad("latency is not a number"))?;
@@ -427,22 +427,6 @@ impl std::str::FromStr for Hierarchy {
         let memory = memory.ok_or_else(|| SpecError(format!("{s:?} lacks mem:LATENCY")))?;
         Hierarchy::new(levels, memory).map_err(|e| SpecError(e.to_string()))
     }
-}
-
-fn parse_bytes(s: &str) -> Option<u64> {
-    let s = s.trim();
-    let (num, mult) = match s.chars().last()? {
-        'k' | 'K' => (&s[..s.len() - 1], 1u64 << 10),
-        'm' | 'M' => (&s[..s.len() - 1], 1 << 20),
-        'g' | 'G' => (&s[..s.len() - 1], 1 << 30),
-        _ => (s, 1),
-    };
-    if let Ok(n) = num.parse::<u64>() {
-        return n.checked_mul(mult);
-    }
-    // 1.5M
-    let f: f64 = num.parse().ok()?;
-    (f.is_finite() && f > 0.0).then_some((f * mult as f64) as u64)
 }
 
 /// A hierarchy description that cannot be read.

@@ -26,6 +26,7 @@ pub mod request;
 pub mod sim;
 pub mod sweep;
 pub mod trace;
+pub mod units;
 
 pub use cache::{Cache, Stats, Unit};
 pub use policy::{Policy, PolicyKind};

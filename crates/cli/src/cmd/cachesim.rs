@@ -47,7 +47,8 @@ pub struct CachesimArgs {
     #[arg(long, short = 'p', value_delimiter = ',', default_value = "lru")]
     pub policy: Vec<String>,
     /// Cache sizes, comma-separated, in objects (or bytes with --bytes);
-    /// k, M, G suffixes multiply by 1024s with --bytes, by 1000s without.
+    /// k, M, G, T suffixes multiply by 1024s with --bytes, by 1000s without
+    /// (`-s 1k` is 1,000 objects, `--bytes -s 1k` 1,024 bytes; `1.5M` works).
     #[arg(long, short = 's', value_delimiter = ',')]
     pub size: Vec<String>,
     /// Sizes are bytes and each object charges its size (default: objects,
@@ -96,28 +97,14 @@ pub struct CachesimArgs {
     pub svg: Option<String>,
 }
 
+/// A cache size: objects counted decimally, bytes binary (see
+/// `tramp_cachesim::units`); a cache needs a size above 0.
 fn parse_size(s: &str, bytes: bool) -> Result<u64> {
-    let s = s.trim();
-    let (num, mult) = match s.char_indices().last() {
-        Some((i, c)) if c.is_ascii_alphabetic() => {
-            let k: u64 = if bytes { 1024 } else { 1000 };
-            let m = match c.to_ascii_lowercase() {
-                'k' => k,
-                'm' => k * k,
-                'g' => k * k * k,
-                _ => bail!("size {s:?}: unknown suffix {c:?} (k, M, G)"),
-            };
-            (&s[..i], m)
-        }
-        _ => (s, 1),
-    };
-    let n: u64 = num
-        .parse()
-        .with_context(|| format!("size {s:?} is not a number"))?;
-    match n.checked_mul(mult) {
-        Some(0) => bail!("size {s:?}: a cache needs a size above 0"),
-        Some(v) => Ok(v),
-        None => bail!("size {s:?} is too large"),
+    let unit = if bytes { Unit::Bytes } else { Unit::Objects };
+    match tramp_cachesim::units::parse(s, unit) {
+        Ok(0) => bail!("size {s:?}: a cache needs a size above 0"),
+        Ok(v) => Ok(v),
+        Err(e) => bail!("size {e}"),
     }
 }
 

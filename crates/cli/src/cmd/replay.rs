@@ -45,22 +45,9 @@ pub struct ReplayArgs {
     json: bool,
 }
 
-/// `512M`, `4G`, `1000000`.
+/// `512M`, `4G`, `1000000`: bytes, K = 1,024 (`tramp_cachesim::units`).
 fn parse_size(s: &str) -> Result<u64, String> {
-    let (digits, shift) = match s.trim().to_ascii_uppercase().chars().last() {
-        Some('K') => (&s[..s.len() - 1], 10),
-        Some('M') => (&s[..s.len() - 1], 20),
-        Some('G') => (&s[..s.len() - 1], 30),
-        Some('T') => (&s[..s.len() - 1], 40),
-        _ => (s, 0),
-    };
-    let n: u64 = digits
-        .trim()
-        .parse()
-        .map_err(|_| format!("`{s}` is not a size (e.g. 512M, 4G)"))?;
-    n.checked_shl(shift)
-        .filter(|v| v >> shift == n)
-        .ok_or_else(|| format!("`{s}` is too large"))
+    tramp_cachesim::units::parse(s, tramp_cachesim::Unit::Bytes)
 }
 
 pub fn run(a: ReplayArgs) -> Result<()> {
