@@ -77,6 +77,10 @@ fn a_trace_with_nothing_a_command_works_on_says_so_instead_of_zeros() {
     for (args, says) in [
         (vec!["rds", &hatf], "`tramp rds` needs an object graph"),
         (vec!["replay", &ptf], "`tramp replay` needs heap events"),
+        (
+            vec!["sizes", "--desc", &desc, &io],
+            "`tramp sizes` needs heap events",
+        ),
     ] {
         let out = tramp(&args);
         assert_eq!(out.status.code(), Some(1), "{args:?}: {}", stderr(&out));

@@ -72,6 +72,14 @@ pub fn run(a: SizesArgs) -> Result<()> {
         opts.threads = usize::from(t);
     }
     let mut o = d.open(&a.input, false)?;
+    // A described layout or a DTD of other records: no heap events to size.
+    let holds = o.source.schema().domains().heap;
+    super::require(
+        &o,
+        holds,
+        "sizes",
+        "heap events (allocations, frees, reallocs)",
+    )?;
     let mut study = SizesAnalysis::new(opts, a.timing_records)?;
     let run = drive(
         &mut *o.source,
