@@ -185,14 +185,30 @@ pub fn run(a: RecordArgs) -> Result<u8> {
     }
     if a.stats {
         // Gathered, then written: to stderr, or to --stats-out through a
-        // temporary file that appears only when complete.
-        let mut text = Vec::new();
+        // temporary file that appears only when complete. Each trace is
+        // read once: the started process's full statistics give its row.
         let sites = a.sites.then_some(a.top);
+        let mut started = Vec::new();
+        let mut root_report = None;
+        if let Some((_, path, _)) = rec.traces.first() {
+            let args = InputArgs {
+                input: path.to_string_lossy().into_owned(),
+                format: None,
+                dtd: None,
+                desc: None,
+            };
+            let o = super::open(&args, false)?;
+            root_report = Some(super::stats::heap(o, a.json, sites, &mut started)?);
+        }
+        let mut text = Vec::new();
         if rec.traces.len() > 1 {
             let mut rows = Vec::new();
-            for (pid, path, st) in &rec.traces {
+            for (i, (pid, path, st)) in rec.traces.iter().enumerate() {
                 let name = path.to_string_lossy().into_owned();
-                let report = super::stats::heap_report(&name)?;
+                let report = match (i, &root_report) {
+                    (0, Some(r)) => r.clone(),
+                    _ => super::stats::heap_report(&name)?,
+                };
                 rows.push(tramp_heap::processes::ProcessRow::new(
                     *pid,
                     &st.program,
@@ -206,16 +222,7 @@ pub fn run(a: RecordArgs) -> Result<u8> {
                 writeln!(text, "\nthe started process ({output}):")?;
             }
         }
-        if let Some((_, path, _)) = rec.traces.first() {
-            let args = InputArgs {
-                input: path.to_string_lossy().into_owned(),
-                format: None,
-                dtd: None,
-                desc: None,
-            };
-            let o = super::open(&args, false)?;
-            super::stats::heap(o, a.json, sites, &mut text)?;
-        }
+        text.extend_from_slice(&started);
         match &a.stats_out {
             None => std::io::stderr().lock().write_all(&text)?,
             Some(file) => {

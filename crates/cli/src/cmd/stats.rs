@@ -81,12 +81,13 @@ pub fn run(a: StatsArgs) -> Result<()> {
             let mut o = d.open(&a.input, false)?;
             let domains = o.source.schema().domains();
             if domains.heap {
-                return heap(
+                heap(
                     o,
                     a.json,
                     a.sites.then_some(a.top),
                     &mut std::io::stdout().lock(),
-                );
+                )?;
+                return Ok(());
             }
             // A layout with no heap events (a described IO trace, a DTD of
             // other records): its records by type, and a clear word, not
@@ -145,7 +146,7 @@ pub fn heap(
     json: bool,
     sites: Option<usize>,
     out: &mut dyn std::io::Write,
-) -> Result<()> {
+) -> Result<tramp_heap::Report> {
     let covers = "; statistics above cover the records before the error";
     match sites {
         Some(top) => {
@@ -162,12 +163,15 @@ pub fn heap(
                 sites: tramp_core::Analysis::finish(site),
             };
             super::write_report(out, &run.outcome(&report), json)?;
-            end_run(run, &o, None, covers)
+            end_run(run, &o, None, covers)?;
+            Ok(report.heap)
         }
         None => {
             let (stats, run) = heap_stats(&mut o);
-            super::write_report(out, &run.outcome(&stats.report()), json)?;
-            end_run(run, &o, None, covers)
+            let report = stats.report();
+            super::write_report(out, &run.outcome(&report), json)?;
+            end_run(run, &o, None, covers)?;
+            Ok(report)
         }
     }
 }
