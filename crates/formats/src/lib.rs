@@ -48,6 +48,33 @@ pub fn from_path(path: &str) -> Option<Format> {
         .map(|(f, _)| f)
 }
 
+/// The format an output is written in: `to` (a `--to` the command was
+/// given; `None` in `has_to` when it has no such option) if given, else the
+/// one the name says (as `tramp formats` lists the extensions); stdout,
+/// which has no name, gets `stdout`. A name no format has is refused before
+/// any work (it once got HATF bytes under any name). Also returns the
+/// format the name says when it is another than `to`'s, for a warning.
+pub fn for_output(
+    name: &str,
+    to: Option<Option<&str>>,
+    stdout: Format,
+) -> Result<(Format, Option<Format>), Error> {
+    let has_to = to.is_some();
+    let named = from_path(name);
+    let format = match (to.flatten(), named) {
+        (Some(t), _) => parse(t)?,
+        (None, Some(f)) => f,
+        (None, None) if name == "-" => stdout,
+        (None, None) => {
+            return Err(Error::Usage(format!(
+                "{name}: no format has this extension (see `tramp formats`){}",
+                if has_to { "; name one with --to" } else { "" }
+            )));
+        }
+    };
+    Ok((format, named.filter(|f| f.name != format.name)))
+}
+
 /// Detects the format of an input: a format whose magic bytes start it,
 /// else the one its name suggests, else one that its first bytes could be.
 pub fn detect(head: &[u8], name: &str) -> Option<Format> {

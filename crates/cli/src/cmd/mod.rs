@@ -122,32 +122,12 @@ pub fn detect(args: &InputArgs) -> Result<Detected> {
     })
 }
 
-/// The format an output is written in: `--to` if given, else the one its
-/// name says (as `tramp formats` lists the extensions); stdout, which has
-/// no name, gets `stdout`. A name no format has is refused before any work
-/// (it once got HATF bytes under any name). A name that says another
-/// format than `--to` is warned about.
+/// The format an output is written in (`tramp_formats::for_output`),
+/// warning when its name says another.
 pub fn output_format(name: &str, to: Option<Option<&str>>, stdout: Format) -> Result<Format> {
-    // `to`: the command's --to (None: the command has no such option).
-    let has_to = to.is_some();
-    let to = to.flatten();
-    let named = tramp_formats::from_path(name);
-    let format = match (to, named) {
-        (Some(t), _) => tramp_formats::parse(t)?,
-        (None, Some(f)) => f,
-        (None, None) if name == "-" => stdout,
-        (None, None) => anyhow::bail!(
-            "{name}: no format has this extension (see `tramp formats`){}",
-            if has_to { "; name one with --to" } else { "" }
-        ),
-    };
-    if let Some(f) = named
-        && f.name != format.name
-    {
-        eprintln!(
-            "tramp: warning: {name} is named like {} but --to {} writes {}",
-            f.name, format.name, format.name
-        );
+    let (format, named) = tramp_formats::for_output(name, to, stdout)?;
+    if let Some(f) = named {
+        eprintln!("tramp: warning: {name} is named like {f} but --to {format} writes {format}");
     }
     Ok(format)
 }
