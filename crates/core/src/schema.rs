@@ -102,15 +102,12 @@ impl Role {
 
     /// The role called `name`.
     pub fn named(name: &str) -> Option<Role> {
-        Role::NAMED
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|(_, r)| *r)
+        lookup(&Role::NAMED, name)
     }
 
     /// Every role's name, comma-separated (for messages).
     pub fn names() -> String {
-        Role::NAMED.map(|(n, _)| n).join(", ")
+        listing(&Role::NAMED)
     }
 }
 
@@ -125,6 +122,16 @@ pub enum ReallocOutcome {
     AllocOnly,
     /// realloc called free only (e.g. `realloc(p, 0)`).
     FreeOnly,
+}
+
+/// The value a name table gives `name`.
+fn lookup<T: Copy>(table: &[(&str, T)], name: &str) -> Option<T> {
+    table.iter().find(|(n, _)| *n == name).map(|(_, v)| *v)
+}
+
+/// A name table's names, comma-separated.
+fn listing<T>(table: &[(&str, T)]) -> String {
+    table.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
 }
 
 impl RecordKind {
@@ -167,15 +174,12 @@ impl RecordKind {
 
     /// The kind called `name`.
     pub fn named(name: &str) -> Option<RecordKind> {
-        RecordKind::NAMED
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|(_, k)| *k)
+        lookup(&RecordKind::NAMED, name)
     }
 
     /// Every kind's name, comma-separated (for messages).
     pub fn names() -> String {
-        RecordKind::NAMED.map(|(n, _)| n).join(", ")
+        listing(&RecordKind::NAMED)
     }
 }
 
