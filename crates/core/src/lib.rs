@@ -32,7 +32,7 @@ pub mod varint;
 pub mod window;
 
 pub use ahead::ReadAhead;
-pub use analysis::{Analysis, Damage, Observe, Outcome, Run, Stop, drive, render};
+pub use analysis::{Analysis, Damage, Events, Observe, Outcome, Records, Run, Stop, drive, render};
 pub use error::{Error, Position};
 pub use format::{CreateOptions, Domain, FormatDesc, OpenOptions, Sniff};
 pub use progress::Progress;

@@ -14,7 +14,7 @@
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 use tramp_core::{ReallocOutcome, Record, RecordKind, Role};
-use tramp_heap::{Identity, LiveObjects};
+use tramp_heap::{HeapEvent, HeapStep, HeapView};
 
 use crate::graph::ObjectGraph;
 
@@ -47,22 +47,30 @@ pub enum GraphEvent {
 }
 
 /// Turns records into graph events, keeping the graph's edges (a traversal
-/// names its target) and, for heap traces, the live objects.
-#[derive(Default)]
+/// names its target). Heap records go through the heap view first: its
+/// events (with its live objects, found by any address they contain) are
+/// what the heap half reads.
 pub struct GraphView {
     graph: ObjectGraph<()>,
-    live: Option<LiveObjects<Identity>>,
-    /// A moved realloc on a thread: (old address, new address), until the
-    /// free of the old block.
-    moving: FxHashMap<u64, (u64, u64)>,
-    records: u64,
+    heap: HeapView,
+    /// A moved realloc on a thread: (old address, new address, and the
+    /// new block's object id once its alloc record came), until the free
+    /// of the old block.
+    moving: FxHashMap<u64, (u64, u64, Option<u64>)>,
+}
+
+impl Default for GraphView {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl GraphView {
     pub fn new() -> Self {
         GraphView {
-            live: Some(LiveObjects::with_intervals()),
-            ..Default::default()
+            graph: ObjectGraph::default(),
+            heap: HeapView::with_intervals(),
+            moving: FxHashMap::default(),
         }
     }
 
@@ -74,7 +82,6 @@ impl GraphView {
     /// Calls `emit` with the graph events `rec` stands for (none, one, or
     /// several: an allocation over live objects deletes them first).
     pub fn observe(&mut self, rec: &Record<'_>, emit: &mut impl FnMut(GraphEvent)) {
-        self.records += 1;
         let ty = rec.record_type();
         let u = |role: Role| rec.role_u64(role);
         let ev = match ty.kind {
@@ -109,79 +116,8 @@ impl GraphView {
             },
             RecordKind::GcHold => GraphEvent::Hold,
             RecordKind::GcResume => GraphEvent::Resume,
-            RecordKind::Alloc => {
-                let address = u(Role::Address).unwrap_or(0);
-                let size = u(Role::Size).unwrap_or(0);
-                let site = u(Role::Site).unwrap_or(0);
-                let birth = u(Role::Time).unwrap_or(self.records);
-                let live = self.live.get_or_insert_with(LiveObjects::with_intervals);
-                let (object, displaced) = live.insert_identified(address, size, site, birth);
-                for d in displaced {
-                    self.apply(GraphEvent::Delete { object: d.extra.id }, emit);
-                }
-                GraphEvent::Create { object, ty: site }
-            }
-            RecordKind::Free => {
-                let address = u(Role::Address).unwrap_or(0);
-                let thread = u(Role::Thread).unwrap_or(0);
-                let Some(live) = &mut self.live else { return };
-                let Some(old) = live.remove(address) else {
-                    return;
-                };
-                // The free that ends a moved realloc: the edges move along.
-                if let Some((from, to)) = self.moving.get(&thread).copied()
-                    && from == address
-                {
-                    self.moving.remove(&thread);
-                    if let Some(new) = live.get(to).map(|o| o.extra.id) {
-                        let edges: Vec<(u64, u64)> = self
-                            .graph
-                            .get(old.extra.id)
-                            .map(|n| {
-                                n.edges()
-                                    .iter()
-                                    .enumerate()
-                                    .filter(|(_, t)| **t != 0)
-                                    .map(|(s, t)| (s as u64, *t))
-                                    .collect()
-                            })
-                            .unwrap_or_default();
-                        for (slot, t) in edges {
-                            self.apply(
-                                GraphEvent::Link {
-                                    from: new,
-                                    slot,
-                                    to: Some(t),
-                                },
-                                emit,
-                            );
-                        }
-                    }
-                }
-                GraphEvent::Delete {
-                    object: old.extra.id,
-                }
-            }
-            RecordKind::Realloc(outcome) => {
-                let (old, new) = (
-                    u(Role::OldAddress).unwrap_or(0),
-                    u(Role::Address).unwrap_or(0),
-                );
-                let Some(live) = &mut self.live else { return };
-                match outcome {
-                    ReallocOutcome::InPlace => {
-                        let key = if live.contains(new) { new } else { old };
-                        live.resize(key, u(Role::Size).unwrap_or(0));
-                    }
-                    ReallocOutcome::Moved => {
-                        self.moving.insert(u(Role::Thread).unwrap_or(0), (old, new));
-                    }
-                    _ => {}
-                }
-                return;
-            }
             RecordKind::Store | RecordKind::Load => {
-                let Some(live) = &self.live else { return };
+                let live = self.heap.live();
                 let address = u(Role::Address).unwrap_or(0);
                 let Some(x) = live.find(address) else { return };
                 let (from, slot) = (x.extra.id, address - x.address);
@@ -200,24 +136,118 @@ impl GraphView {
                     GraphEvent::Link { from, slot, to }
                 }
             }
-            _ => return,
+            _ => {
+                let GraphView {
+                    graph,
+                    heap,
+                    moving,
+                } = self;
+                // The heap half: never fails (its analysis here is this).
+                let _ = heap.feed(rec, &mut |step| {
+                    heap_half(graph, moving, step, emit);
+                    Ok(())
+                });
+                return;
+            }
         };
-        self.apply(ev, emit);
+        apply(&mut self.graph, ev, emit);
     }
+}
 
-    /// Keeps the graph up to date with `ev`, then emits it.
-    fn apply(&mut self, ev: GraphEvent, emit: &mut impl FnMut(GraphEvent)) {
-        match ev {
-            GraphEvent::Create { object, .. } => self.graph.create(object, ()),
-            GraphEvent::Delete { object } => {
-                self.graph.delete(object);
+/// The graph events of one heap event.
+fn heap_half(
+    graph: &mut ObjectGraph<()>,
+    moving: &mut FxHashMap<u64, (u64, u64, Option<u64>)>,
+    step: &HeapStep,
+    emit: &mut impl FnMut(GraphEvent),
+) {
+    match step.event {
+        HeapEvent::Displaced { object, .. } => apply(
+            graph,
+            GraphEvent::Delete {
+                object: object.extra.id,
+            },
+            emit,
+        ),
+        HeapEvent::Alloc { object, cx, .. } => {
+            let born = object.extra;
+            if let Some((_, new, id)) = moving.get_mut(&cx.thread)
+                && *new == object.address
+            {
+                *id = Some(born.id);
             }
-            GraphEvent::Link { from, slot, to } => {
-                self.graph.link(from, slot, to);
-            }
-            GraphEvent::Root { object } => self.graph.set_root(Some(object)),
-            _ => {}
+            let ev = GraphEvent::Create {
+                object: born.id,
+                ty: born.site.value,
+            };
+            apply(graph, ev, emit)
         }
-        emit(ev);
+        HeapEvent::Free {
+            address,
+            object: Some(old),
+            cx,
+            ..
+        } => {
+            // The free that ends a moved realloc: the edges move along.
+            if let Some((from, _, new)) = moving.get(&cx.thread).copied()
+                && from == address
+            {
+                moving.remove(&cx.thread);
+                if let Some(new) = new {
+                    let edges: Vec<(u64, u64)> = graph
+                        .get(old.extra.id)
+                        .map(|n| {
+                            n.edges()
+                                .iter()
+                                .enumerate()
+                                .filter(|(_, t)| **t != 0)
+                                .map(|(s, t)| (s as u64, *t))
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    for (slot, t) in edges {
+                        let link = GraphEvent::Link {
+                            from: new,
+                            slot,
+                            to: Some(t),
+                        };
+                        apply(graph, link, emit);
+                    }
+                }
+            }
+            apply(
+                graph,
+                GraphEvent::Delete {
+                    object: old.extra.id,
+                },
+                emit,
+            )
+        }
+        HeapEvent::Realloc {
+            outcome: ReallocOutcome::Moved,
+            old,
+            new,
+            cx,
+            ..
+        } => {
+            moving.insert(cx.thread, (old, new, None));
+        }
+        _ => {}
     }
+}
+
+/// Keeps the graph up to date with `ev`, then emits it.
+fn apply(graph: &mut ObjectGraph<()>, ev: GraphEvent, emit: &mut impl FnMut(GraphEvent)) {
+    match ev {
+        GraphEvent::Create { object, .. } => graph.create(object, ()),
+        GraphEvent::Delete { object } => {
+            graph.delete(object);
+        }
+        GraphEvent::Link { from, slot, to } => {
+            graph.link(from, slot, to);
+        }
+        GraphEvent::Root { object } => graph.set_root(Some(object)),
+        _ => {}
+    }
+    emit(ev);
 }

@@ -14,9 +14,11 @@ pub mod implied;
 pub mod live;
 pub mod processes;
 pub mod replay;
+pub mod site;
 pub mod stats;
 pub mod view;
 
 pub use live::{Identity, LiveObjects, Object};
-pub use stats::{HeapStats, Report};
-pub use view::{HeapEvent, HeapView, heap_event};
+pub use site::Site;
+pub use stats::{HeapStats, HeapTotals, Report};
+pub use view::{Born, Heap, HeapEvent, HeapFlow, HeapStep, HeapView, Keep, Live, Slot};

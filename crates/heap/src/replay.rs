@@ -15,9 +15,11 @@ use std::io::{self, Write};
 use serde::{Deserialize, Serialize};
 use tramp_core::ReallocOutcome;
 
-use crate::implied::ImpliedRecords;
-use crate::live::LiveObjects;
-use crate::view::HeapEvent;
+use rustc_hash::FxHashMap;
+use tramp_core::Analysis;
+
+use crate::live::Object;
+use crate::view::{Heap, HeapEvent, HeapStep, Keep, Slot};
 
 pub const OP_MALLOC: u8 = 1;
 pub const OP_FREE: u8 = 2;
@@ -37,15 +39,18 @@ pub struct OpCounts {
     pub max_slots: u64,
 }
 
-/// Writes the operation stream for a sequence of heap events.
+/// Writes the operation stream for a sequence of heap events: an analysis
+/// of the heap view's events, whose live objects it reads by their slot.
 pub struct OpWriter<W: Write> {
     out: W,
-    /// Live objects, each with its slot.
-    slots: LiveObjects<u32>,
+    /// Per view slot: the driver slot of that live object (`NONE` when
+    /// the object was not replayed).
+    by_slot: Vec<u32>,
+    /// Per thread: the address and driver slot a realloc just gave the
+    /// block whose alloc record follows.
+    pending: FxHashMap<u64, (u64, u32)>,
     spare: Vec<u32>,
     next: u32,
-    /// The alloc and free records the last realloc on each thread implies.
-    implied: ImpliedRecords,
     /// Requested size of each slot's block, and their sum: what the driver
     /// will hold at once, before any allocator overhead.
     sizes: Vec<u64>,
@@ -56,14 +61,16 @@ pub struct OpWriter<W: Write> {
     pub counts: OpCounts,
 }
 
+const NONE: u32 = u32::MAX;
+
 impl<W: Write> OpWriter<W> {
     pub fn new(out: W) -> Self {
         OpWriter {
             out,
-            slots: LiveObjects::new(),
+            by_slot: Vec::new(),
+            pending: FxHashMap::default(),
             spare: Vec::new(),
             next: 0,
-            implied: ImpliedRecords::default(),
             sizes: Vec::new(),
             live: 0,
             limit: u64::MAX,
@@ -119,27 +126,59 @@ impl<W: Write> OpWriter<W> {
         s
     }
 
-    fn bind(&mut self, address: u64, slot: u32) {
-        if !self.slots.insert(address, 0, slot).is_empty() {
-            self.counts.reused_live_addresses += 1;
-        }
+    /// The driver slot of a live object, forgotten (it leaves the map).
+    fn take(&mut self, o: &Object<Slot>) -> Option<u32> {
+        let e = self.by_slot.get_mut(o.extra.slot() as usize)?;
+        let rs = std::mem::replace(e, NONE);
+        (rs != NONE).then_some(rs)
     }
 
-    pub fn event(&mut self, ev: &HeapEvent) -> io::Result<()> {
-        match *ev {
-            HeapEvent::Alloc { size, address, cx } => {
-                if self.implied.is_implied_alloc(cx.thread, address) {
+    fn bind(&mut self, o: &Object<Slot>, rs: u32) {
+        let i = o.extra.slot() as usize;
+        if self.by_slot.len() <= i {
+            self.by_slot.resize(i + 1, NONE);
+        }
+        self.by_slot[i] = rs;
+    }
+
+    pub fn event(&mut self, step: &HeapStep<Slot>) -> io::Result<()> {
+        match step.event {
+            HeapEvent::Alloc {
+                object,
+                displaced,
+                implied,
+                cx,
+            } => {
+                if implied {
+                    // The block a realloc made: it is the realloc's slot.
+                    if let Some((address, rs)) = self.pending.remove(&cx.thread)
+                        && address == object.address
+                    {
+                        self.bind(&object, rs);
+                    }
                     return Ok(());
+                }
+                if displaced > 0 {
+                    self.counts.reused_live_addresses += 1;
                 }
                 let slot = self.new_slot();
-                self.bind(address, slot);
-                self.op(OP_MALLOC, slot, size)
+                self.bind(&object, slot);
+                self.op(OP_MALLOC, slot, object.size)
             }
-            HeapEvent::Free { address, cx } => {
-                if self.implied.is_implied_free(cx.thread, address) {
+            // The displaced object stays live in the driver: its free was
+            // never seen.
+            HeapEvent::Displaced { object, .. } => {
+                self.take(&object);
+                Ok(())
+            }
+            HeapEvent::Free {
+                object, implied, ..
+            } => {
+                let slot = object.as_ref().and_then(|o| self.take(o));
+                if implied {
                     return Ok(());
                 }
-                match self.slots.remove(address).map(|o| o.extra) {
+                match slot {
                     Some(slot) => {
                         self.spare.push(slot);
                         self.op(OP_FREE, slot, 0)
@@ -155,34 +194,34 @@ impl<W: Write> OpWriter<W> {
                 size,
                 old,
                 new,
+                from,
                 cx,
+                ..
             } => {
-                self.implied.forget(cx.thread);
-                let known = self.slots.get(old).map(|o| *o.extra);
+                self.pending.remove(&cx.thread);
+                let known = from.and_then(|o| {
+                    let rs = *self.by_slot.get(o.extra.slot() as usize)?;
+                    (rs != NONE).then_some((o, rs))
+                });
                 match (outcome, known) {
-                    (ReallocOutcome::FreeOnly, Some(slot)) => {
-                        self.slots.remove(old);
+                    (ReallocOutcome::FreeOnly, Some((o, slot))) => {
+                        self.take(&o);
                         self.spare.push(slot);
-                        self.implied.after_realloc(cx.thread, None, Some(old));
                         self.op(OP_FREE, slot, 0)
                     }
-                    (ReallocOutcome::FreeOnly, None) => {
-                        self.implied.after_realloc(cx.thread, None, Some(old));
-                        Ok(())
-                    }
-                    (ReallocOutcome::InPlace, Some(slot)) | (ReallocOutcome::Moved, Some(slot)) => {
+                    (ReallocOutcome::FreeOnly, None) => Ok(()),
+                    (ReallocOutcome::InPlace, Some((o, slot)))
+                    | (ReallocOutcome::Moved, Some((o, slot))) => {
                         if old != new {
-                            self.slots.remove(old);
-                            self.bind(new, slot);
-                            self.implied.after_realloc(cx.thread, Some(new), Some(old));
+                            self.take(&o);
+                            self.pending.insert(cx.thread, (new, slot));
                         }
                         self.op(OP_REALLOC, slot, size)
                     }
                     // realloc(NULL, n), or a resize of an object we never saw.
                     _ => {
                         let slot = self.new_slot();
-                        self.bind(new, slot);
-                        self.implied.after_realloc(cx.thread, Some(new), None);
+                        self.pending.insert(cx.thread, (new, slot));
                         self.op(OP_REALLOC, slot, size)
                     }
                 }
@@ -225,45 +264,55 @@ pub struct DriverReport {
     pub slots: u64,
 }
 
-/// The trace side of a replay as an analysis: every record feeds the heap
-/// statistics and, through the heap view, the operation stream.
+impl<W: Write> Analysis<Heap<Slot>> for OpWriter<W> {
+    type Report = OpCounts;
+
+    #[inline]
+    fn observe(&mut self, step: &HeapStep<Slot>) -> Result<(), tramp_core::Error> {
+        Ok(self.event(step)?)
+    }
+
+    fn finish(self) -> OpCounts {
+        self.counts
+    }
+}
+
+/// The trace side of a replay as an analysis of records: the heap view
+/// feeds the heap statistics and the operation stream.
 pub struct ReplayFeed<W: Write> {
-    pub ops: OpWriter<W>,
-    view: crate::HeapView,
-    stats: crate::HeapStats,
+    stats: crate::HeapStats<OpWriter<W>, Slot>,
 }
 
 impl<W: Write> ReplayFeed<W> {
     /// A feed whose driver may hold at most `limit` live bytes.
     pub fn new(out: W, limit: u64) -> Self {
         ReplayFeed {
-            ops: OpWriter::new(out).with_limit(limit),
-            view: crate::HeapView::new(),
-            stats: crate::HeapStats::new(),
+            stats: crate::HeapStats::with(OpWriter::new(out).with_limit(limit)),
         }
+    }
+
+    /// The operations written so far.
+    pub fn counts(&self) -> &OpCounts {
+        &self.stats.more().counts
     }
 
     /// The trace's statistics, the operations written, and the stream.
     pub fn into_parts(self) -> (crate::Report, OpCounts, W) {
-        let counts = self.ops.counts.clone();
-        (self.stats.report(), counts, self.ops.into_inner())
+        let (report, ops) = self.stats.into_parts();
+        (report, ops.counts.clone(), ops.into_inner())
     }
 }
 
-impl<W: Write> tramp_core::Analysis for ReplayFeed<W> {
+impl<W: Write> Analysis for ReplayFeed<W> {
     type Report = OpCounts;
 
     #[inline]
     fn observe(&mut self, rec: &tramp_core::Record<'_>) -> Result<(), tramp_core::Error> {
-        self.stats.observe(rec);
-        if let Some(ev) = self.view.event(rec) {
-            self.ops.event(&ev)?;
-        }
-        Ok(())
+        self.stats.observe(rec)
     }
 
     fn finish(self) -> OpCounts {
-        self.ops.counts
+        self.into_parts().1
     }
 }
 
@@ -362,11 +411,8 @@ impl std::fmt::Display for ReplayReport {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::view::Context;
-
-    fn cx() -> Context {
-        Context::default()
-    }
+    use crate::view::HeapView;
+    use crate::view::testing::Trace;
 
     fn ops(bytes: &[u8]) -> Vec<(u8, u32, u64)> {
         bytes
@@ -384,71 +430,24 @@ mod tests {
     #[test]
     fn reallocs_replace_their_implied_records_and_slots_are_reused() {
         let mut w = OpWriter::new(Vec::new());
-        let evs = [
-            HeapEvent::Alloc {
-                size: 10,
-                address: 0x100,
-                cx: cx(),
-            },
-            // moved: realloc, then the alloc and free it implies
-            HeapEvent::Realloc {
-                outcome: ReallocOutcome::Moved,
-                size: 20,
-                old: 0x100,
-                new: 0x200,
-                cx: cx(),
-            },
-            HeapEvent::Alloc {
-                size: 20,
-                address: 0x200,
-                cx: cx(),
-            },
-            HeapEvent::Free {
-                address: 0x100,
-                cx: cx(),
-            },
-            // realloc(NULL, 5) then its alloc
-            HeapEvent::Realloc {
-                outcome: ReallocOutcome::AllocOnly,
-                size: 5,
-                old: 0,
-                new: 0x300,
-                cx: cx(),
-            },
-            HeapEvent::Alloc {
-                size: 5,
-                address: 0x300,
-                cx: cx(),
-            },
-            // realloc(p, 0) then its free
-            HeapEvent::Realloc {
-                outcome: ReallocOutcome::FreeOnly,
-                size: 0,
-                old: 0x300,
-                new: 0,
-                cx: cx(),
-            },
-            HeapEvent::Free {
-                address: 0x300,
-                cx: cx(),
-            },
-            HeapEvent::Free {
-                address: 0x200,
-                cx: cx(),
-            },
-            HeapEvent::Free {
-                address: 0x999,
-                cx: cx(),
-            },
-            HeapEvent::Alloc {
-                size: 7,
-                address: 0x400,
-                cx: cx(),
-            },
-        ];
-        for e in &evs {
-            w.event(e).unwrap();
-        }
+        let mut tr = Trace::new();
+        let mut view = HeapView::new();
+        let mut feed = |r: &tramp_core::Record<'_>| view.feed(r, &mut |s| Ok(w.event(s)?)).unwrap();
+        tr.alloc(10, 0x100, 0, &mut feed);
+        // moved: realloc, then the alloc and free it implies
+        tr.realloc(ReallocOutcome::Moved, 20, 0x100, 0x200, 0, &mut feed);
+        tr.alloc(20, 0x200, 0, &mut feed);
+        tr.free(0x100, 0, &mut feed);
+        // realloc(NULL, 5) then its alloc
+        tr.realloc(ReallocOutcome::AllocOnly, 5, 0, 0x300, 0, &mut feed);
+        tr.alloc(5, 0x300, 0, &mut feed);
+        // realloc(p, 0) then its free
+        tr.realloc(ReallocOutcome::FreeOnly, 0, 0x300, 0, 0, &mut feed);
+        tr.free(0x300, 0, &mut feed);
+        tr.free(0x200, 0, &mut feed);
+        tr.free(0x999, 0, &mut feed);
+        tr.alloc(7, 0x400, 0, &mut feed);
+        drop(feed);
         let c = w.counts.clone();
         assert_eq!(
             ops(&w.into_inner()),

@@ -12,12 +12,10 @@ use std::fmt::{self, Write as _};
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use crate::implied::ImpliedRecords;
-use crate::live::LiveObjects;
 use serde::Serialize;
-use tramp_core::{ReallocOutcome, Record};
+use tramp_core::{Analysis, Error, Record};
 
-use crate::view::{Context, HeapEvent, HeapView};
+use crate::view::{Context, Heap, HeapEvent, HeapFlow, HeapStep, Keep, Live};
 
 /// How many freed addresses are remembered for double-free detection. When
 /// the window fills it is emptied; a double free of an address freed before
@@ -112,23 +110,19 @@ impl Tally {
     }
 }
 
-/// The accumulator: feed it records, then take the [`Report`].
+/// Heap totals from heap events: everything in the [`Report`] but the
+/// record counts. The live objects are the heap view's; the totals keep
+/// only what no view knows (the freed-address window for double frees).
 #[derive(Default)]
-pub struct HeapStats {
-    records: u64,
-    by_type: BTreeMap<String, u64>,
-    by_type_index: Vec<u64>,
-    type_names: Vec<String>,
+pub struct HeapTotals {
     allocs: u64,
     reallocs: u64,
     frees: u64,
     /// Allocations and frees a realloc implied (its accompanying records).
     implied_allocs: u64,
     implied_frees: u64,
-    /// The alloc and free records the last realloc on each thread implies.
-    implied: ImpliedRecords,
     bytes: u64,
-    live: LiveObjects,
+    live: Live,
     max_objects: u64,
     max_bytes: u64,
     freed: FxHashSet<u64>,
@@ -139,43 +133,31 @@ pub struct HeapStats {
     heaps: (u64, u64),
     per_thread: Tally,
     per_heap: Tally,
-    view: HeapView,
     /// `hist[0]` counts size 0; `hist[k]` sizes in `[2^(k-1), 2^k)`.
     hist: Vec<u64>,
 }
 
-impl HeapStats {
-    pub fn new() -> Self {
-        Self::default()
-    }
-
+impl HeapTotals {
     fn activity(&mut self, cx: &Context) -> (&mut Activity, &mut Activity) {
         (self.per_thread.get(cx.thread), self.per_heap.get(cx.heap))
     }
 
-    /// Accounts for one record of any format.
-    pub fn observe(&mut self, rec: &Record<'_>) {
-        self.records += 1;
-        let ty = rec.record_type();
-        if self.by_type_index.len() <= ty.index {
-            self.by_type_index.resize(ty.index + 1, 0);
-            self.type_names.resize(ty.index + 1, String::new());
-        }
-        if self.by_type_index[ty.index] == 0 {
-            self.type_names[ty.index] = ty.name.clone();
-        }
-        self.by_type_index[ty.index] += 1;
-        if let Some(ev) = self.view.event(rec) {
-            self.event(&ev);
-        }
-    }
-
     /// Accounts for one heap event.
-    pub fn event(&mut self, ev: &HeapEvent) {
-        match *ev {
-            HeapEvent::Alloc { size, address, cx } => {
+    #[inline(always)]
+    pub fn step<K: Keep>(&mut self, step: &HeapStep<K>) {
+        self.live = step.live;
+        self.max_objects = self.max_objects.max(step.live.objects);
+        self.max_bytes = self.max_bytes.max(step.live.bytes);
+        match step.event {
+            HeapEvent::Alloc {
+                object,
+                displaced,
+                implied,
+                cx,
+            } => {
+                let (size, address) = (object.size, object.address);
                 self.allocs += 1;
-                if self.implied.is_implied_alloc(cx.thread, address) {
+                if implied {
                     self.implied_allocs += 1;
                 }
                 self.bytes = self.bytes.saturating_add(size);
@@ -193,23 +175,26 @@ impl HeapStats {
                 t.bytes_allocated = t.bytes_allocated.saturating_add(size);
                 h.allocs += 1;
                 h.bytes_allocated = h.bytes_allocated.saturating_add(size);
-                let displaced = self.live.insert(address, size, ());
-                if !displaced.is_empty() {
+                if displaced > 0 {
                     self.live_reallocs += 1;
                 }
                 self.freed.remove(&address);
-                self.max_objects = self.max_objects.max(self.live.len() as u64);
-                self.max_bytes = self.max_bytes.max(self.live.live_bytes());
             }
-            HeapEvent::Free { address, cx } => {
+            HeapEvent::Displaced { .. } => {}
+            HeapEvent::Free {
+                address,
+                object,
+                implied,
+                cx,
+            } => {
                 self.frees += 1;
-                if self.implied.is_implied_free(cx.thread, address) {
+                if implied {
                     self.implied_frees += 1;
                 }
                 let (t, h) = self.activity(&cx);
                 t.frees += 1;
                 h.frees += 1;
-                match self.live.remove(address) {
+                match object {
                     Some(_) => {
                         if self.freed.len() >= FREED_WINDOW {
                             self.freed.clear();
@@ -221,39 +206,23 @@ impl HeapStats {
                 }
             }
             HeapEvent::Realloc {
-                outcome,
-                size,
-                old,
-                new,
-                cx,
+                size, resized, cx, ..
             } => {
                 self.reallocs += 1;
                 let (t, h) = self.activity(&cx);
                 t.reallocs += 1;
                 h.reallocs += 1;
-                // The records that follow a realloc and are part of it.
-                let expect = match outcome {
-                    ReallocOutcome::Moved => (Some(new), Some(old)),
-                    ReallocOutcome::AllocOnly => (Some(new), None),
-                    ReallocOutcome::FreeOnly => (None, Some(old)),
-                    ReallocOutcome::InPlace => (None, None),
-                };
-                self.implied.after_realloc(cx.thread, expect.0, expect.1);
-                if outcome == ReallocOutcome::InPlace {
-                    // No accompanying records: the object changes size here,
-                    // and growth counts as bytes allocated (in the totals and
-                    // in the thread's and heap's rows alike).
-                    let key = if self.live.contains(new) { new } else { old };
-                    if let Some(before) = self.live.resize(key, size) {
-                        self.max_bytes = self.max_bytes.max(self.live.live_bytes());
-                        if size > before {
-                            let growth = size - before;
-                            self.bytes = self.bytes.saturating_add(growth);
-                            let (t, h) = self.activity(&cx);
-                            t.bytes_allocated = t.bytes_allocated.saturating_add(growth);
-                            h.bytes_allocated = h.bytes_allocated.saturating_add(growth);
-                        }
-                    }
+                // An in-place resize has no accompanying records: growth
+                // counts as bytes allocated (in the totals and in the
+                // thread's and heap's rows alike).
+                if let Some((_, before)) = resized
+                    && size > before
+                {
+                    let growth = size - before;
+                    self.bytes = self.bytes.saturating_add(growth);
+                    let (t, h) = self.activity(&cx);
+                    t.bytes_allocated = t.bytes_allocated.saturating_add(growth);
+                    h.bytes_allocated = h.bytes_allocated.saturating_add(growth);
                 }
             }
             HeapEvent::HeapCreate { .. } => self.heaps.0 += 1,
@@ -263,14 +232,8 @@ impl HeapStats {
         }
     }
 
-    /// The statistics so far.
-    pub fn report(&self) -> Report {
-        let mut by_type = self.by_type.clone();
-        for (i, n) in self.by_type_index.iter().enumerate() {
-            if *n > 0 {
-                *by_type.entry(self.type_names[i].clone()).or_default() += n;
-            }
-        }
+    /// The statistics so far, with the record counts given.
+    pub fn report(&self, records: u64, records_by_type: BTreeMap<String, u64>) -> Report {
         let size_histogram = self
             .hist
             .iter()
@@ -290,8 +253,8 @@ impl HeapStats {
             })
             .collect();
         Report {
-            records: self.records,
-            records_by_type: by_type,
+            records,
+            records_by_type,
             total_allocs: self.allocs,
             total_reallocs: self.reallocs,
             total_frees: self.frees,
@@ -306,8 +269,8 @@ impl HeapStats {
             } else {
                 self.bytes as f64 / self.allocs as f64
             },
-            live_objects_at_end: self.live.len() as u64,
-            live_bytes_at_end: self.live.live_bytes(),
+            live_objects_at_end: self.live.objects,
+            live_bytes_at_end: self.live.bytes,
             frees_of_unknown_addresses: self.unknown_frees,
             double_frees: self.double_frees,
             allocs_of_live_addresses: self.live_reallocs,
@@ -322,13 +285,128 @@ impl HeapStats {
     }
 }
 
-impl tramp_core::Analysis for HeapStats {
+impl<K: Keep> Analysis<Heap<K>> for HeapTotals {
+    type Report = Report;
+
+    #[inline(always)]
+    fn observe(&mut self, step: &HeapStep<K>) -> Result<(), Error> {
+        self.step(step);
+        Ok(())
+    }
+
+    /// The totals without record counts (a flow of heap events alone).
+    fn finish(self) -> Report {
+        self.report(0, BTreeMap::new())
+    }
+}
+
+/// Records counted by type.
+#[derive(Default)]
+struct TypeCounts {
+    records: u64,
+    by_type_index: Vec<u64>,
+    type_names: Vec<String>,
+}
+
+impl TypeCounts {
+    #[inline]
+    fn count(&mut self, rec: &Record<'_>) {
+        self.records += 1;
+        let ty = rec.record_type();
+        if self.by_type_index.len() <= ty.index {
+            self.by_type_index.resize(ty.index + 1, 0);
+            self.type_names.resize(ty.index + 1, String::new());
+        }
+        if self.by_type_index[ty.index] == 0 {
+            self.type_names[ty.index] = ty.name.clone();
+        }
+        self.by_type_index[ty.index] += 1;
+    }
+
+    fn by_type(&self) -> BTreeMap<String, u64> {
+        let mut by_type = BTreeMap::new();
+        for (i, n) in self.by_type_index.iter().enumerate() {
+            if *n > 0 {
+                *by_type.entry(self.type_names[i].clone()).or_default() += n;
+            }
+        }
+        by_type
+    }
+}
+
+/// Heap statistics of records: the records counted by type, and through
+/// the heap view the [`HeapTotals`] and any further heap analysis `A`
+/// (the site tables, replay), all fed by the one view.
+pub struct HeapStats<A = (), K = ()> {
+    counts: TypeCounts,
+    flow: HeapFlow<(HeapTotals, A), K>,
+}
+
+impl Default for HeapStats {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl HeapStats {
+    /// Statistics alone (the view keeps nothing but sizes).
+    pub fn new() -> Self {
+        HeapStats::with(())
+    }
+}
+
+impl<K: Keep, A: Analysis<Heap<K>>> HeapStats<A, K> {
+    /// Statistics that also feed `more` from the same heap view.
+    pub fn with(more: A) -> Self {
+        HeapStats {
+            counts: TypeCounts::default(),
+            flow: HeapFlow::new((HeapTotals::default(), more)),
+        }
+    }
+
+    /// Accounts for one record of any format.
+    #[inline]
+    pub fn observe(&mut self, rec: &Record<'_>) -> Result<(), Error> {
+        self.counts.count(rec);
+        Analysis::observe(&mut self.flow, rec)
+    }
+
+    /// The statistics so far.
+    pub fn report(&self) -> Report {
+        self.flow
+            .analyses()
+            .0
+            .report(self.counts.records, self.counts.by_type())
+    }
+
+    /// The further analysis, as the records so far left it.
+    pub fn more(&self) -> &A {
+        &self.flow.analyses().1
+    }
+
+    /// The statistics and the further analysis's report.
+    pub fn finish_with(self) -> (Report, A::Report) {
+        let (report, more) = self.into_parts();
+        (report, more.finish())
+    }
+
+    /// The statistics and the further analysis itself.
+    pub fn into_parts(self) -> (Report, A) {
+        let report = self.report();
+        (report, self.flow.into_analyses().1)
+    }
+}
+
+impl<K: Keep, A: Analysis<Heap<K>>> Analysis for HeapStats<A, K> {
     type Report = Report;
 
     #[inline]
-    fn observe(&mut self, rec: &Record<'_>) -> Result<(), tramp_core::Error> {
-        HeapStats::observe(self, rec);
-        Ok(())
+    fn observe(&mut self, rec: &Record<'_>) -> Result<(), Error> {
+        HeapStats::observe(self, rec)
+    }
+
+    fn warning(&mut self, warning: &tramp_core::Warning) {
+        Analysis::warning(&mut self.flow, warning);
     }
 
     fn finish(self) -> Report {
@@ -475,53 +553,23 @@ impl fmt::Display for Report {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn cx() -> Context {
-        Context::default()
-    }
+    use crate::view::testing::Trace;
+    use tramp_core::ReallocOutcome;
 
     #[test]
     fn realloc_implied_records_are_not_calls_and_rows_add_up() {
         let mut s = HeapStats::new();
-        let t = |thread: u64| Context {
-            thread,
-            heap: 0,
-            time: 0,
-        };
-        s.event(&HeapEvent::Alloc {
-            size: 16,
-            address: 0x10,
-            cx: t(1),
-        });
+        let mut tr = Trace::new();
+        let mut feed = |r: &Record<'_>| s.observe(r).unwrap();
+        tr.alloc(16, 0x10, 1, &mut feed);
         // A moved realloc and its accompanying alloc and free.
-        s.event(&HeapEvent::Realloc {
-            outcome: ReallocOutcome::Moved,
-            size: 64,
-            old: 0x10,
-            new: 0x80,
-            cx: t(1),
-        });
-        s.event(&HeapEvent::Alloc {
-            size: 64,
-            address: 0x80,
-            cx: t(1),
-        });
-        s.event(&HeapEvent::Free {
-            address: 0x10,
-            cx: t(1),
-        });
+        tr.realloc(ReallocOutcome::Moved, 64, 0x10, 0x80, 1, &mut feed);
+        tr.alloc(64, 0x80, 1, &mut feed);
+        tr.free(0x10, 1, &mut feed);
         // An in-place growth on another thread: 64 -> 100.
-        s.event(&HeapEvent::Realloc {
-            outcome: ReallocOutcome::InPlace,
-            size: 100,
-            old: 0x80,
-            new: 0x80,
-            cx: t(2),
-        });
-        s.event(&HeapEvent::Free {
-            address: 0x80,
-            cx: t(2),
-        });
+        tr.realloc(ReallocOutcome::InPlace, 100, 0x80, 0x80, 2, &mut feed);
+        tr.free(0x80, 2, &mut feed);
+        drop(feed);
         let r = s.report();
         assert_eq!((r.total_allocs, r.malloc_calls), (2, 1));
         assert_eq!((r.total_frees, r.free_calls), (2, 1));
@@ -538,40 +586,16 @@ mod tests {
     #[test]
     fn table3_figures_and_anomalies() {
         let mut s = HeapStats::new();
-        s.event(&HeapEvent::Alloc {
-            size: 10,
-            address: 1,
-            cx: cx(),
-        });
-        s.event(&HeapEvent::Alloc {
-            size: 30,
-            address: 2,
-            cx: cx(),
-        });
-        s.event(&HeapEvent::Free {
-            address: 1,
-            cx: cx(),
-        });
-        s.event(&HeapEvent::Free {
-            address: 1,
-            cx: cx(),
-        }); // double
-        s.event(&HeapEvent::Free {
-            address: 99,
-            cx: cx(),
-        }); // unknown
-        s.event(&HeapEvent::Realloc {
-            outcome: ReallocOutcome::InPlace,
-            size: 50,
-            old: 2,
-            new: 2,
-            cx: cx(),
-        });
-        s.event(&HeapEvent::Alloc {
-            size: 0,
-            address: 3,
-            cx: cx(),
-        });
+        let mut tr = Trace::new();
+        let mut feed = |r: &Record<'_>| s.observe(r).unwrap();
+        tr.alloc(10, 1, 0, &mut feed);
+        tr.alloc(30, 2, 0, &mut feed);
+        tr.free(1, 0, &mut feed);
+        tr.free(1, 0, &mut feed); // double
+        tr.free(99, 0, &mut feed); // unknown
+        tr.realloc(ReallocOutcome::InPlace, 50, 2, 2, 0, &mut feed);
+        tr.alloc(0, 3, 0, &mut feed);
+        drop(feed);
         let r = s.report();
         assert_eq!((r.total_allocs, r.total_frees, r.total_reallocs), (3, 3, 1));
         assert_eq!(r.bytes_allocated, 60); // 10 + 30 + in-place growth 20 + 0

@@ -1,7 +1,31 @@
-//! The heap view: format-independent heap events read from records through
-//! their kind and field roles.
+//! The heap view: the one step of the flow that turns records of any
+//! format into heap events, through their kind and field roles, and keeps
+//! the trace's live objects once for every heap analysis.
+//!
+//! Each event says what the record did to the live objects: the object an
+//! allocation made, the object a free ended (or that it freed nothing
+//! known), the object an in-place realloc resized, the objects an
+//! allocation displaced, whether the record is one a realloc implied, and
+//! the live totals after it. Statistics, site tables, allocator replay and
+//! the object-graph view read that; none keeps its own map of objects.
+//!
+//! What the view keeps per live object beside its address and size is
+//! chosen by the analyses it feeds ([`Keep`]): nothing for the statistics
+//! (16 bytes an object, as a plain address → size table), the site for
+//! the site tables, a slot for replay, everything ([`Born`]) for the graph
+//! view. Each extra byte per object costs cache misses on large traces, so
+//! the common case stays small (measured in docs/benchmarks.md).
+//!
+//! Analyses of heap events implement `Analysis<Heap<K>>`; a [`HeapFlow`]
+//! carries them (a pair of analyses is one) and is itself an analysis of
+//! records, so the driver calls it once per record and it calls its
+//! analyses statically.
 
-use tramp_core::{ReallocOutcome, Record, RecordKind, Role};
+use tramp_core::{Analysis, Error, Events, ReallocOutcome, Record, RecordKind, Role, Warning};
+
+use crate::implied::ImpliedRecords;
+use crate::live::{LiveObjects, Object};
+use crate::site::{SITE_PLAIN, Site, decode_site};
 
 /// Who did it and when: the context every heap event carries.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -11,26 +35,114 @@ pub struct Context {
     pub time: u64,
 }
 
-/// One heap event with absolute values.
+/// Who a live object is, beside its address and size.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Born {
+    /// Unique per trace, numbered from 1 in order of birth.
+    pub id: u64,
+    /// Where it was allocated (its kind 0 and value 0 when the trace has
+    /// no sites).
+    pub site: Site,
+    /// The record's time, or its number among the records the view was
+    /// given when it has none.
+    pub birth: u64,
+    /// A small number no other live object has (reused after a free): an
+    /// index for analyses that keep something per live object in a
+    /// vector. Given out only when what is kept has a slot.
+    pub slot: u32,
+}
+
+/// What the view keeps per live object, made from who it is.
+pub trait Keep: Copy + Default + std::fmt::Debug + PartialEq {
+    /// Whether it holds the site (else sites are not decoded).
+    const SITE: bool = false;
+    /// Whether it holds a slot (else none are given out).
+    const SLOT: bool = false;
+    fn keep(born: &Born) -> Self;
+    /// Its slot (when [`Keep::SLOT`]).
+    fn slot(&self) -> u32 {
+        0
+    }
+}
+
+/// Nothing: the statistics need only addresses and sizes.
+impl Keep for () {
+    fn keep(_: &Born) {}
+}
+
+/// The site, for the site tables.
+impl Keep for Site {
+    const SITE: bool = true;
+    fn keep(born: &Born) -> Site {
+        born.site
+    }
+}
+
+/// A slot, for analyses that keep a vector indexed by live object.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Slot(pub u32);
+
+impl Keep for Slot {
+    const SLOT: bool = true;
+    fn keep(born: &Born) -> Slot {
+        Slot(born.slot)
+    }
+    fn slot(&self) -> u32 {
+        self.0
+    }
+}
+
+/// Everything, for views that follow objects.
+impl Keep for Born {
+    const SITE: bool = true;
+    const SLOT: bool = true;
+    fn keep(born: &Born) -> Born {
+        *born
+    }
+    fn slot(&self) -> u32 {
+        self.slot
+    }
+}
+
+/// One heap event, with what it did to the live objects (which carry
+/// what the view keeps, `K`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum HeapEvent {
+pub enum HeapEvent<K = Born> {
+    /// An allocation record: the object it made. `displaced` objects (an
+    /// allocation over live ones, whose frees the trace lacks) were each
+    /// announced by a [`HeapEvent::Displaced`] just before. `implied`: the
+    /// allocation a realloc just made (its record follows the realloc's).
     Alloc {
-        size: u64,
-        address: u64,
+        object: Object<K>,
+        displaced: u32,
+        implied: bool,
         cx: Context,
     },
+    /// A live object an allocation overlaps or starts on leaves the map.
+    Displaced {
+        object: Object<K>,
+        cx: Context,
+    },
+    /// A free record: the object it ended, or `None` for an address that
+    /// was not live. `implied`: the free a realloc just made.
     Free {
         address: u64,
+        object: Option<Object<K>>,
+        implied: bool,
         cx: Context,
     },
-    /// A realloc record. Per HATF, the malloc and free it performed (if any)
-    /// appear as their own records; only an in-place resize changes an
-    /// object through this record alone.
+    /// A realloc record. Per HATF, the malloc and free it performed (if
+    /// any) follow as their own records (`implied` on them); only an
+    /// in-place resize changes an object here: then `resized` is the
+    /// object as it is now and its size before.
     Realloc {
         outcome: ReallocOutcome,
         size: u64,
         old: u64,
         new: u64,
+        /// The live object at `old` when the realloc was made.
+        from: Option<Object<K>>,
+        resized: Option<(Object<K>, u64)>,
         cx: Context,
     },
     HeapCreate {
@@ -47,6 +159,40 @@ pub enum HeapEvent {
     },
 }
 
+/// The live totals after an event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Live {
+    pub objects: u64,
+    pub bytes: u64,
+}
+
+/// What heap analyses receive: an event and the live totals after it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HeapStep<K = Born> {
+    pub event: HeapEvent<K>,
+    pub live: Live,
+}
+
+/// The stream of heap events whose objects carry `K`
+/// (`Analysis<Heap<K>>` subscribes to it).
+pub struct Heap<K = Born>(std::marker::PhantomData<K>);
+
+impl<K: Keep> Events for Heap<K> {
+    type Event<'a> = HeapStep<K>;
+}
+
+/// No further analysis (what a flow carries when it needs none).
+impl<K: Keep> Analysis<Heap<K>> for () {
+    type Report = ();
+
+    #[inline(always)]
+    fn observe(&mut self, _: &HeapStep<K>) -> Result<(), Error> {
+        Ok(())
+    }
+
+    fn finish(self) {}
+}
+
 /// Where a record type keeps the fields the heap view reads.
 #[derive(Clone, Copy, Debug, Default)]
 struct RoleIndex {
@@ -56,6 +202,8 @@ struct RoleIndex {
     thread: Option<usize>,
     heap: Option<usize>,
     time: Option<usize>,
+    site: Option<usize>,
+    attributes: Option<usize>,
 }
 
 impl RoleIndex {
@@ -67,33 +215,68 @@ impl RoleIndex {
             thread: ty.role_index(Role::Thread),
             heap: ty.role_index(Role::Heap),
             time: ty.role_index(Role::Time),
+            site: ty.role_index(Role::Site),
+            attributes: ty.role_index(Role::Attributes),
         }
     }
 }
 
-/// Turns records into heap events, remembering per record type where its
-/// roles are (so that no field is searched for per record).
-#[derive(Default)]
-pub struct HeapView {
+/// Turns records into heap events and keeps the live objects (each with
+/// what `K` keeps). Per record type it remembers where the roles are, so
+/// no field is searched for per record.
+pub struct HeapView<K = Born> {
     /// Per type index: the type it was computed for (address, then name, to
     /// tell schemas apart) and its role positions.
     index: Vec<Option<(usize, String, RoleIndex)>>,
+    live: LiveObjects<K>,
+    implied: ImpliedRecords,
+    next_id: u64,
+    spare_slots: Vec<u32>,
+    next_slot: u32,
+    records: u64,
 }
 
-impl HeapView {
+impl<K: Keep> Default for HeapView<K> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<K: Keep> HeapView<K> {
+    /// A view that finds live objects by start address.
     pub fn new() -> Self {
-        Self::default()
+        HeapView {
+            index: Vec::new(),
+            live: LiveObjects::new(),
+            implied: ImpliedRecords::default(),
+            next_id: 1,
+            spare_slots: Vec::new(),
+            next_slot: 0,
+            records: 0,
+        }
     }
 
-    /// The heap event `rec` stands for, if any.
-    #[inline]
-    pub fn event(&mut self, rec: &Record<'_>) -> Option<HeapEvent> {
-        let ty = rec.record_type();
+    /// A view that also finds the object containing any address (for loads
+    /// and stores), and whose allocations displace every object they
+    /// overlap.
+    pub fn with_intervals() -> Self {
+        HeapView {
+            live: LiveObjects::with_intervals(),
+            ..Self::new()
+        }
+    }
+
+    /// The live objects as the records so far left them.
+    pub fn live(&self) -> &LiveObjects<K> {
+        &self.live
+    }
+
+    fn roles(&mut self, ty: &tramp_core::RecordType) -> RoleIndex {
         if self.index.len() <= ty.index {
             self.index.resize(ty.index + 1, None);
         }
         let addr = ty as *const tramp_core::RecordType as usize;
-        let ix = match &self.index[ty.index] {
+        match &self.index[ty.index] {
             // The type at an index only changes if records of several
             // schemas are mixed; the type's address, then its name, tell.
             Some((a, _, ix)) if *a == addr => *ix,
@@ -103,7 +286,51 @@ impl HeapView {
                 self.index[ty.index] = Some((addr, ty.name.clone(), ix));
                 ix
             }
-        };
+        }
+    }
+
+    #[inline(always)]
+    fn step(&self, event: HeapEvent<K>) -> HeapStep<K> {
+        HeapStep {
+            event,
+            live: Live {
+                objects: self.live.len() as u64,
+                bytes: self.live.live_bytes(),
+            },
+        }
+    }
+
+    #[inline]
+    fn release(&mut self, o: &Object<K>) {
+        if K::SLOT {
+            self.spare_slots.push(o.extra.slot());
+        }
+    }
+
+    /// Calls `emit` with the heap events `rec` stands for: none for a
+    /// record of no heap kind, one for most, and for an allocation over
+    /// live objects one `Displaced` each before the `Alloc`.
+    #[inline]
+    pub fn feed<F>(&mut self, rec: &Record<'_>, emit: &mut F) -> Result<(), Error>
+    where
+        F: FnMut(&HeapStep<K>) -> Result<(), Error>,
+    {
+        self.records += 1;
+        let ty = rec.record_type();
+        let kind = ty.kind;
+        if !matches!(
+            kind,
+            RecordKind::Alloc
+                | RecordKind::Free
+                | RecordKind::Realloc(_)
+                | RecordKind::HeapCreate
+                | RecordKind::HeapDestroy
+                | RecordKind::ThreadCreate
+                | RecordKind::ThreadDestroy
+        ) {
+            return Ok(());
+        }
+        let ix = self.roles(ty);
         let u = |i: Option<usize>| {
             i.and_then(|i| rec.get(i))
                 .and_then(|v| v.as_u64())
@@ -114,34 +341,399 @@ impl HeapView {
             heap: u(ix.heap),
             time: u(ix.time),
         };
-        Some(match ty.kind {
-            RecordKind::Alloc => HeapEvent::Alloc {
-                size: u(ix.size),
-                address: u(ix.address),
-                cx,
-            },
-            RecordKind::Free => HeapEvent::Free {
-                address: u(ix.address),
-                cx,
-            },
-            RecordKind::Realloc(outcome) => HeapEvent::Realloc {
-                outcome,
-                size: u(ix.size),
-                old: u(ix.old),
-                new: u(ix.address),
-                cx,
-            },
-            RecordKind::HeapCreate => HeapEvent::HeapCreate { cx },
-            RecordKind::HeapDestroy => HeapEvent::HeapDestroy { cx },
-            RecordKind::ThreadCreate => HeapEvent::ThreadCreate { cx },
-            RecordKind::ThreadDestroy => HeapEvent::ThreadDestroy { cx },
-            _ => return None,
-        })
+        let step = match kind {
+            RecordKind::Alloc => {
+                let (size, address) = (u(ix.size), u(ix.address));
+                let site = if !K::SITE {
+                    Site::default()
+                } else {
+                    ix.attributes
+                        .and_then(|i| rec.get(i))
+                        .and_then(|v| v.as_bytes())
+                        .and_then(decode_site)
+                        .or_else(|| {
+                            ix.site
+                                .and_then(|i| rec.get(i))
+                                .and_then(|v| v.as_u64())
+                                .map(|value| Site {
+                                    kind: SITE_PLAIN,
+                                    value,
+                                })
+                        })
+                        .unwrap_or_default()
+                };
+                let implied = self.implied.is_implied_alloc(cx.thread, address);
+                let slot = if !K::SLOT {
+                    0
+                } else {
+                    self.spare_slots.pop().unwrap_or_else(|| {
+                        self.next_slot += 1;
+                        self.next_slot - 1
+                    })
+                };
+                let born = Born {
+                    id: self.next_id,
+                    site,
+                    birth: ix.time.map_or(self.records, |_| cx.time),
+                    slot,
+                };
+                self.next_id += 1;
+                let kept = K::keep(&born);
+                let displaced = self.live.insert(address, size, kept);
+                for d in &displaced {
+                    self.release(d);
+                }
+                // The displaced objects are gone from the totals already.
+                for d in &displaced {
+                    emit(&self.step(HeapEvent::Displaced { object: *d, cx }))?;
+                }
+                self.step(HeapEvent::Alloc {
+                    object: Object {
+                        address,
+                        size,
+                        extra: kept,
+                    },
+                    displaced: displaced.len() as u32,
+                    implied,
+                    cx,
+                })
+            }
+            RecordKind::Free => {
+                let address = u(ix.address);
+                let implied = self.implied.is_implied_free(cx.thread, address);
+                let object = self.live.remove(address);
+                if let Some(o) = &object {
+                    self.release(o);
+                }
+                self.step(HeapEvent::Free {
+                    address,
+                    object,
+                    implied,
+                    cx,
+                })
+            }
+            RecordKind::Realloc(outcome) => {
+                let (size, old, new) = (u(ix.size), u(ix.old), u(ix.address));
+                // The records that follow a realloc and are part of it.
+                let expect = match outcome {
+                    ReallocOutcome::Moved => (Some(new), Some(old)),
+                    ReallocOutcome::AllocOnly => (Some(new), None),
+                    ReallocOutcome::FreeOnly => (None, Some(old)),
+                    ReallocOutcome::InPlace => (None, None),
+                };
+                self.implied.after_realloc(cx.thread, expect.0, expect.1);
+                let from = self.live.get(old).map(|o| Object {
+                    address: o.address,
+                    size: o.size,
+                    extra: *o.extra,
+                });
+                let mut resized = None;
+                if outcome == ReallocOutcome::InPlace {
+                    // No accompanying records: the object changes size here.
+                    let key = if self.live.contains(new) { new } else { old };
+                    if let Some(before) = self.live.resize(key, size)
+                        && let Some(o) = self.live.get(key)
+                    {
+                        resized = Some((
+                            Object {
+                                address: key,
+                                size,
+                                extra: *o.extra,
+                            },
+                            before,
+                        ));
+                    }
+                }
+                self.step(HeapEvent::Realloc {
+                    outcome,
+                    size,
+                    old,
+                    new,
+                    from,
+                    resized,
+                    cx,
+                })
+            }
+            RecordKind::HeapCreate => self.step(HeapEvent::HeapCreate { cx }),
+            RecordKind::HeapDestroy => self.step(HeapEvent::HeapDestroy { cx }),
+            RecordKind::ThreadCreate => self.step(HeapEvent::ThreadCreate { cx }),
+            RecordKind::ThreadDestroy => self.step(HeapEvent::ThreadDestroy { cx }),
+            _ => return Ok(()),
+        };
+        emit(&step)
     }
 }
 
-/// The heap event a record stands for, if any (one-off use; a [`HeapView`]
-/// remembers where each record type keeps its roles).
-pub fn heap_event(rec: &Record<'_>) -> Option<HeapEvent> {
-    HeapView::new().event(rec)
+/// The heap view with the analyses it feeds: an analysis of records whose
+/// report is theirs. What the view keeps per object (`K`) follows from
+/// the analyses' own event type.
+pub struct HeapFlow<A, K = Born> {
+    view: HeapView<K>,
+    analyses: A,
+}
+
+impl<K: Keep, A: Analysis<Heap<K>>> HeapFlow<A, K> {
+    pub fn new(analyses: A) -> Self {
+        HeapFlow {
+            view: HeapView::new(),
+            analyses,
+        }
+    }
+
+    /// The analyses, as the records so far left them.
+    pub fn analyses(&self) -> &A {
+        &self.analyses
+    }
+
+    /// The analyses, done with the records.
+    pub fn into_analyses(self) -> A {
+        self.analyses
+    }
+
+    /// The view, for its live objects.
+    pub fn view(&self) -> &HeapView<K> {
+        &self.view
+    }
+}
+
+impl<K: Keep, A: Analysis<Heap<K>>> Analysis for HeapFlow<A, K> {
+    type Report = A::Report;
+
+    #[inline]
+    fn observe(&mut self, rec: &Record<'_>) -> Result<(), Error> {
+        let analyses = &mut self.analyses;
+        self.view.feed(rec, &mut |step| analyses.observe(step))
+    }
+
+    fn warning(&mut self, warning: &Warning) {
+        self.analyses.warning(warning);
+    }
+
+    fn finish(self) -> A::Report {
+        self.analyses.finish()
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod testing {
+    use std::sync::Arc;
+
+    use tramp_core::{
+        FieldDef, FieldType, ReallocOutcome, Record, RecordBuf, RecordKind, Role, Schema,
+    };
+
+    pub struct Trace {
+        schema: Arc<Schema>,
+        buf: RecordBuf,
+    }
+
+    const OUTCOMES: [ReallocOutcome; 4] = [
+        ReallocOutcome::InPlace,
+        ReallocOutcome::Moved,
+        ReallocOutcome::AllocOnly,
+        ReallocOutcome::FreeOnly,
+    ];
+
+    impl Trace {
+        pub fn new() -> Trace {
+            let f = |n: &str, r: Role| FieldDef::new(n, FieldType::U64, Some(r));
+            let mut s = Schema::new("test-heap");
+            s.add_type(
+                "alloc",
+                RecordKind::Alloc,
+                vec![
+                    f("size", Role::Size),
+                    f("address", Role::Address),
+                    f("thread", Role::Thread),
+                ],
+            );
+            s.add_type(
+                "free",
+                RecordKind::Free,
+                vec![f("address", Role::Address), f("thread", Role::Thread)],
+            );
+            for (i, o) in OUTCOMES.iter().enumerate() {
+                s.add_type(
+                    format!("realloc{i}"),
+                    RecordKind::Realloc(*o),
+                    vec![
+                        f("size", Role::Size),
+                        f("old", Role::OldAddress),
+                        f("address", Role::Address),
+                        f("thread", Role::Thread),
+                    ],
+                );
+            }
+            Trace {
+                schema: s.shared(),
+                buf: RecordBuf::new(),
+            }
+        }
+
+        fn lend<R>(&mut self, ty: usize, values: &[u64], f: impl FnOnce(&Record<'_>) -> R) -> R {
+            let t = &self.schema.types[ty];
+            self.buf.reset(t);
+            for (i, v) in values.iter().enumerate() {
+                self.buf.set_u64(i, *v);
+            }
+            f(&self.buf.as_record(t))
+        }
+
+        pub fn alloc<R>(
+            &mut self,
+            size: u64,
+            address: u64,
+            thread: u64,
+            f: impl FnOnce(&Record<'_>) -> R,
+        ) -> R {
+            self.lend(0, &[size, address, thread], f)
+        }
+
+        pub fn free<R>(
+            &mut self,
+            address: u64,
+            thread: u64,
+            f: impl FnOnce(&Record<'_>) -> R,
+        ) -> R {
+            self.lend(1, &[address, thread], f)
+        }
+
+        #[allow(clippy::too_many_arguments)]
+        pub fn realloc<R>(
+            &mut self,
+            outcome: ReallocOutcome,
+            size: u64,
+            old: u64,
+            new: u64,
+            thread: u64,
+            f: impl FnOnce(&Record<'_>) -> R,
+        ) -> R {
+            let i = OUTCOMES.iter().position(|o| *o == outcome).unwrap();
+            self.lend(2 + i, &[size, old, new, thread], f)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::Trace;
+    use super::*;
+
+    /// An event, the live totals after it, and who its object is.
+    #[derive(Debug)]
+    struct Seen {
+        event: HeapEvent,
+        live: Live,
+        id: u64,
+        birth: u64,
+    }
+
+    fn steps(
+        view: &mut HeapView,
+        t: &mut Trace,
+        op: impl FnOnce(&mut Trace, &mut dyn FnMut(&Record<'_>)),
+    ) -> Vec<Seen> {
+        let mut out = Vec::new();
+        op(t, &mut |rec| {
+            view.feed(rec, &mut |s| {
+                let object = match s.event {
+                    HeapEvent::Alloc { object, .. } | HeapEvent::Displaced { object, .. } => {
+                        Some(object)
+                    }
+                    HeapEvent::Free { object, .. } => object,
+                    HeapEvent::Realloc { from, .. } => from,
+                    _ => None,
+                };
+                let born = object.map(|o| o.extra).unwrap_or_default();
+                out.push(Seen {
+                    event: s.event,
+                    live: s.live,
+                    id: born.id,
+                    birth: born.birth,
+                });
+                Ok(())
+            })
+            .unwrap()
+        });
+        out
+    }
+
+    #[test]
+    fn events_say_what_each_record_did_to_the_live_objects() {
+        let (mut v, mut t) = (HeapView::new(), Trace::new());
+        let a = steps(&mut v, &mut t, |t, f| t.alloc(16, 0x10, 1, |r| f(r)));
+        let HeapEvent::Alloc {
+            object,
+            displaced: 0,
+            implied: false,
+            ..
+        } = a[0].event
+        else {
+            panic!("{a:?}")
+        };
+        assert_eq!((a[0].id, object.extra.slot, a[0].birth), (1, 0, 1));
+        assert_eq!(
+            a[0].live,
+            Live {
+                objects: 1,
+                bytes: 16
+            }
+        );
+        // Over the live object at 0x10: it is displaced first.
+        let b = steps(&mut v, &mut t, |t, f| t.alloc(8, 0x10, 1, |r| f(r)));
+        assert!(matches!(b[0].event, HeapEvent::Displaced { .. } if b[0].id == 1));
+        assert!(
+            matches!(b[1].event, HeapEvent::Alloc { displaced: 1, object, .. } if b[1].id == 2 && object.extra.slot == 1)
+        );
+        assert_eq!(
+            b[1].live,
+            Live {
+                objects: 1,
+                bytes: 8
+            }
+        );
+        // A moved realloc: its alloc and free are implied.
+        let r = steps(&mut v, &mut t, |t, f| {
+            t.realloc(ReallocOutcome::Moved, 32, 0x10, 0x80, 1, |r| f(r))
+        });
+        assert!(
+            matches!(r[0].event, HeapEvent::Realloc { from: Some(_), resized: None, .. } if r[0].id == 2)
+        );
+        let n = steps(&mut v, &mut t, |t, f| t.alloc(32, 0x80, 1, |r| f(r)));
+        assert!(
+            matches!(n[0].event, HeapEvent::Alloc { implied: true, object, .. } if object.extra.slot == 0)
+        );
+        let o = steps(&mut v, &mut t, |t, f| t.free(0x10, 1, |r| f(r)));
+        assert!(
+            matches!(o[0].event, HeapEvent::Free { implied: true, object: Some(_), .. } if o[0].id == 2)
+        );
+        // In place: the object as resized, and its size before.
+        let g = steps(&mut v, &mut t, |t, f| {
+            t.realloc(ReallocOutcome::InPlace, 40, 0x80, 0x80, 2, |r| f(r))
+        });
+        assert!(
+            matches!(g[0].event, HeapEvent::Realloc { resized: Some((o, 32)), .. } if o.size == 40)
+        );
+        assert_eq!(
+            g[0].live,
+            Live {
+                objects: 1,
+                bytes: 40
+            }
+        );
+        let u = steps(&mut v, &mut t, |t, f| t.free(0x999, 2, |r| f(r)));
+        assert!(matches!(
+            u[0].event,
+            HeapEvent::Free {
+                object: None,
+                implied: false,
+                ..
+            }
+        ));
+        // The free of 0x10 let slot 1 go: the next object takes it.
+        let s = steps(&mut v, &mut t, |t, f| t.alloc(1, 0x300, 2, |r| f(r)));
+        assert!(
+            matches!(s[0].event, HeapEvent::Alloc { object, .. } if object.extra.slot == 1 && s[0].id == 4)
+        );
+    }
 }

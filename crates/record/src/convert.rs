@@ -188,34 +188,7 @@ fn values<const N: usize>(args: &str) -> Option<[u64; N]> {
     Some(v)
 }
 
-/// Site encoding in the attributes field.
-pub const SITE_RETURN_ADDRESS: u8 = 1;
-pub const SITE_STACK: u8 = 2;
-
-/// Encodes a site for the attributes field.
-pub fn encode_site(kind: u8, v: u64, out: &mut Vec<u8>) {
-    // Built on the stack and copied once (a push per byte checked the
-    // vector's capacity each time).
-    let mut b = [0u8; 11];
-    b[0] = kind;
-    let (mut v, mut n) = (v, 1);
-    while v >= 0x80 {
-        b[n] = v as u8 | 0x80;
-        v >>= 7;
-        n += 1;
-    }
-    b[n] = v as u8;
-    out.clear();
-    out.extend_from_slice(&b[..=n]);
-}
-
-/// Decodes a site from an attributes field (tramp-core's varint codec).
-pub fn decode_site(attrs: &[u8]) -> Option<(u8, u64)> {
-    let (&kind, _) = attrs.split_first()?;
-    let mut pos = 1;
-    let v = tramp_core::varint::get(attrs, &mut pos).ok()?;
-    Some((kind, v))
-}
+pub use tramp_heap::site::{SITE_RETURN_ADDRESS, SITE_STACK, encode_site};
 
 /// What the conversion of one process remembers between events.
 #[derive(Default)]
@@ -561,15 +534,5 @@ mod tests {
             assert_eq!(Annotation::parse(a.to_comment().as_bytes()), Some(a));
         }
         assert_eq!(Annotation::parse(b"hello"), None);
-    }
-
-    #[test]
-    fn sites_round_trip() {
-        let mut v = Vec::new();
-        for x in [0, 1, 127, 128, 0x55d0_c0a0_12a0, u64::MAX] {
-            encode_site(SITE_RETURN_ADDRESS, x, &mut v);
-            assert_eq!(decode_site(&v), Some((SITE_RETURN_ADDRESS, x)));
-        }
-        assert_eq!(decode_site(&[1, 0x80]), None);
     }
 }

@@ -11,8 +11,8 @@ use tramp_core::{Error, Record, RecordKind, Sink};
 use tramp_hatf::text::TextWriter;
 use tramp_hatf::{Event, Item};
 
-use crate::convert::{SITE_RETURN_ADDRESS, SITE_STACK, decode_site};
 use crate::sites::{ModuleMap, Names};
+use tramp_heap::site::{SITE_RETURN_ADDRESS, SITE_STACK, Site, decode_site};
 
 /// Names sites from the annotations seen so far.
 pub struct SiteNotes {
@@ -52,7 +52,7 @@ impl SiteNotes {
         if e.attributes.is_empty() {
             return None;
         }
-        let (kind, v) = decode_site(e.attributes)?;
+        let Site { kind, value: v } = decode_site(e.attributes)?;
         if kind != SITE_RETURN_ADDRESS && kind != SITE_STACK {
             return None;
         }

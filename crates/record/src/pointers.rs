@@ -14,7 +14,8 @@ use tramp_core::{Error, RecordBuf, Schema, Sink};
 use tramp_hatf::{EventKind, Item};
 use tramp_metatf::codec::MetaSink;
 
-use crate::convert::{TraceOut, decode_site};
+use crate::convert::TraceOut;
+use tramp_heap::site::decode_site;
 
 /// The DTD of pointer traces (`docs/formats/capture.md`, "Pointer traces").
 pub const POINTER_DTD: &str = include_str!("pointers.dtd");
@@ -167,7 +168,7 @@ impl TraceOut for PointerOut {
                 } else {
                     self.set(f.address, e.address);
                 }
-                let site = decode_site(e.attributes).map_or(0, |(_, v)| v);
+                let site = decode_site(e.attributes).map_or(0, |s| s.value);
                 self.set(f.site, site);
                 self.write(ty)
             }

@@ -7,9 +7,11 @@ use std::collections::HashMap;
 
 use rustc_hash::FxHashMap;
 use serde::Serialize;
-use tramp_core::{ReallocOutcome, Record, RecordKind, Role};
+use tramp_core::{Analysis, Record, RecordKind, Role};
+use tramp_heap::site::{SITE_RETURN_ADDRESS, SITE_STACK, Site};
+use tramp_heap::{Heap, HeapEvent, HeapStep};
 
-use crate::convert::{Annotation, SITE_RETURN_ADDRESS, SITE_STACK, decode_site};
+use crate::convert::Annotation;
 
 /// Where code is: module, function, file and line (what is known).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -47,7 +49,7 @@ impl std::fmt::Display for Place {
 
 /// The module map a recorded trace carries in its `tramp:module` notes:
 /// what names the code addresses of any analysis (allocation sites,
-/// instructions of a pointer trace) afterwards, with [`Modules::names`]. `SiteStats` keeps one too.
+/// instructions of a pointer trace) afterwards, with [`Modules::names`].
 #[derive(Default)]
 pub struct ModuleMap {
     modules: Vec<(u64, String)>,
@@ -330,107 +332,49 @@ pub struct SitesReport {
     pub by_live_bytes_at_exit: Vec<SiteRow>,
 }
 
-/// Collects per-site totals from the records of a recorded trace.
+/// Per-site totals from the heap view's events: what each allocation site
+/// allocated and still holds. The live objects (and each one's site) are
+/// the view's, so this keeps one row per site and nothing per object.
 #[derive(Default)]
-pub struct SiteStats {
-    /// Modules, stacks and the stack depth, from the trace's comments.
-    modules: ModuleMap,
-    totals: FxHashMap<(u8, u64), SiteTotals>,
-    live: FxHashMap<u64, ((u8, u64), u64)>,
+pub struct SiteCounts {
+    totals: FxHashMap<Site, SiteTotals>,
 }
 
-impl SiteStats {
+impl SiteCounts {
     pub fn new() -> Self {
         Self::default()
     }
 
-    pub fn observe(&mut self, rec: &Record<'_>) {
-        let kind = rec.record_type().kind;
-        match kind {
-            RecordKind::Comment => self.modules.note(rec),
-            RecordKind::Alloc => {
-                // HATF and tpack keep the site in the attributes; pointer
-                // traces (and other DTDs) as a plain number.
-                let site = rec
-                    .role(Role::Attributes)
-                    .and_then(|v| v.as_bytes())
-                    .and_then(decode_site)
-                    .or_else(|| {
-                        // Plain site numbers are stack ids with --stack.
-                        let kind = if self.modules.stack_depth > 0 {
-                            SITE_STACK
-                        } else {
-                            SITE_RETURN_ADDRESS
-                        };
-                        rec.role_u64(Role::Site).map(|v| (kind, v))
-                    })
-                    .unwrap_or((0, 0));
-                let size = rec.role_u64(Role::Size).unwrap_or(0);
-                let address = rec.role_u64(Role::Address).unwrap_or(0);
-                let t = self.totals.entry(site).or_default();
-                t.allocs += 1;
-                t.bytes += size;
-                t.live_objects += 1;
-                t.live_bytes += size;
-                if let Some((old_site, old_size)) = self.live.insert(address, (site, size)) {
-                    self.forget(old_site, old_size);
-                }
-            }
-            RecordKind::Free => {
-                let address = rec.role_u64(Role::Address).unwrap_or(0);
-                if let Some((site, size)) = self.live.remove(&address) {
-                    self.forget(site, size);
-                }
-            }
-            RecordKind::Realloc(ReallocOutcome::InPlace) => {
-                let address = rec.role_u64(Role::Address).unwrap_or(0);
-                let size = rec.role_u64(Role::Size).unwrap_or(0);
-                if let Some((site, old)) = self.live.get_mut(&address) {
-                    let t = self.totals.entry(*site).or_default();
-                    t.live_bytes = t.live_bytes - *old + size;
-                    *old = size;
-                }
-            }
-            _ => {}
-        }
-    }
-
-    fn forget(&mut self, site: (u8, u64), size: u64) {
+    fn forget(&mut self, site: Site, size: u64) {
         if let Some(t) = self.totals.get_mut(&site) {
             t.live_objects -= 1;
             t.live_bytes -= size;
         }
     }
 
-    fn stack_of(names: &mut Names, site: (u8, u64)) -> Vec<Place> {
-        match site {
-            (SITE_RETURN_ADDRESS, addr) => vec![names.symbolizer.symbolize(addr)],
-            (SITE_STACK, id) => {
-                let frames = names.stacks.get(&id).cloned().unwrap_or_default();
-                frames
-                    .iter()
-                    .map(|f| names.symbolizer.symbolize(*f))
-                    .collect()
-            }
-            _ => vec![],
+    /// The top `n` sites by allocation count, by bytes, and by bytes live
+    /// at the end of the trace (leaks), named with the trace's modules
+    /// (whose process notes also say what a plain site number is).
+    pub fn report(&self, modules: &Modules, n: usize) -> SitesReport {
+        let stacks = modules.stack_depth > 0;
+        let mut resolved: FxHashMap<Site, SiteTotals> = FxHashMap::default();
+        for (site, t) in &self.totals {
+            let r = resolved.entry(site.resolved(stacks)).or_default();
+            r.allocs += t.allocs;
+            r.bytes += t.bytes;
+            r.live_objects += t.live_objects;
+            r.live_bytes += t.live_bytes;
         }
-    }
-
-    /// The top `n` sites by allocation count, by bytes, and by bytes live at
-    /// the end of the trace (leaks).
-    pub fn report(&mut self, n: usize) -> SitesReport {
-        let mut all: Vec<((u8, u64), SiteTotals)> =
-            self.totals.iter().map(|(k, v)| (*k, v.clone())).collect();
+        let mut all: Vec<(Site, SiteTotals)> = resolved.into_iter().collect();
         all.sort_by_key(|(k, _)| *k);
-        let mut names = self.modules.names();
+        let mut names = modules.names();
         let top = |key: &dyn Fn(&SiteTotals) -> u64, names: &mut Names| -> Vec<SiteRow> {
-            let mut v: Vec<&((u8, u64), SiteTotals)> =
-                all.iter().filter(|(_, t)| key(t) > 0).collect();
+            let mut v: Vec<&(Site, SiteTotals)> = all.iter().filter(|(_, t)| key(t) > 0).collect();
             v.sort_by(|a, b| key(&b.1).cmp(&key(&a.1)).then(a.0.cmp(&b.0)));
             v.into_iter()
                 .take(n)
                 .map(|(site, t)| SiteRow {
-                    stack: Self::stack_of(names, *site),
+                    stack: stack_of(names, *site),
                     totals: t.clone(),
                 })
                 .collect()
@@ -441,6 +385,56 @@ impl SiteStats {
             by_bytes: top(&|t| t.bytes, &mut names),
             by_live_bytes_at_exit: top(&|t| t.live_bytes, &mut names),
         }
+    }
+}
+
+fn stack_of(names: &mut Names, site: Site) -> Vec<Place> {
+    match site.kind {
+        SITE_RETURN_ADDRESS => vec![names.symbolizer.symbolize(site.value)],
+        SITE_STACK => {
+            let frames = names.stacks.get(&site.value).cloned().unwrap_or_default();
+            frames
+                .iter()
+                .map(|f| names.symbolizer.symbolize(*f))
+                .collect()
+        }
+        _ => vec![],
+    }
+}
+
+impl Analysis<Heap<Site>> for SiteCounts {
+    type Report = SiteCounts;
+
+    #[inline]
+    fn observe(&mut self, step: &HeapStep<Site>) -> Result<(), tramp_core::Error> {
+        match step.event {
+            HeapEvent::Alloc { object, .. } => {
+                let t = self.totals.entry(object.extra).or_default();
+                t.allocs += 1;
+                t.bytes += object.size;
+                t.live_objects += 1;
+                t.live_bytes += object.size;
+            }
+            HeapEvent::Displaced { object, .. }
+            | HeapEvent::Free {
+                object: Some(object),
+                ..
+            } => self.forget(object.extra, object.size),
+            HeapEvent::Realloc {
+                resized: Some((object, before)),
+                ..
+            } => {
+                if let Some(t) = self.totals.get_mut(&object.extra) {
+                    t.live_bytes = t.live_bytes - before + object.size;
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> SiteCounts {
+        self
     }
 }
 
@@ -476,35 +470,6 @@ impl std::fmt::Display for SitesReport {
             }
         }
         Ok(())
-    }
-}
-
-/// Site tables as an analysis: the top `n` sites of each table.
-pub struct SiteAnalysis {
-    stats: SiteStats,
-    top: usize,
-}
-
-impl SiteAnalysis {
-    pub fn new(top: usize) -> Self {
-        SiteAnalysis {
-            stats: SiteStats::new(),
-            top,
-        }
-    }
-}
-
-impl tramp_core::Analysis for SiteAnalysis {
-    type Report = SitesReport;
-
-    #[inline]
-    fn observe(&mut self, rec: &Record<'_>) -> Result<(), tramp_core::Error> {
-        self.stats.observe(rec);
-        Ok(())
-    }
-
-    fn finish(mut self) -> SitesReport {
-        self.stats.report(self.top)
     }
 }
 

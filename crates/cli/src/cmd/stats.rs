@@ -4,7 +4,7 @@ use anyhow::{Result, bail};
 use clap::Args;
 use tramp_core::{Domain, drive};
 use tramp_heap::HeapStats;
-use tramp_record::sites::{SiteAnalysis, WithSites};
+use tramp_record::sites::{ModuleMap, SiteCounts, WithSites};
 
 use super::{InputArgs, end_run, print_report};
 
@@ -150,17 +150,20 @@ pub fn heap(
     let covers = "; statistics above cover the records before the error";
     match sites {
         Some(top) => {
-            let mut stats = HeapStats::new();
-            let mut site = SiteAnalysis::new(top);
+            // One heap view feeds the statistics and the site totals; the
+            // module map reads the trace's notes.
+            let mut stats = HeapStats::with(SiteCounts::new());
+            let mut modules = ModuleMap::new();
             let run = drive(
                 &mut *o.source,
-                &mut [&mut stats, &mut site],
+                &mut [&mut stats, &mut modules],
                 Vec::new(),
                 &mut o.progress,
             );
+            let (heap, sites) = stats.finish_with();
             let report = WithSites {
-                heap: stats.report(),
-                sites: tramp_core::Analysis::finish(site),
+                heap,
+                sites: sites.report(&tramp_core::Analysis::finish(modules), top),
             };
             super::write_report(out, &run.outcome(&report), json)?;
             end_run(run, &o, None, covers)?;
