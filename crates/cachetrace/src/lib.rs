@@ -29,9 +29,7 @@ use tramp_cachesim::sim::{Options, SimReport, Simulation};
 use tramp_cachesim::trace::{CsvReader, OracleReader, TraceError, looks_like_csv};
 use tramp_cachesim::{Op, Request};
 use tramp_core::io::Input;
-use tramp_core::{
-    Analysis, Domain, OpenOptions, Progress, Record, RecordKind, Role, Source, drive,
-};
+use tramp_core::{Analysis, OpenOptions, Progress, Record, RecordKind, Role, Source, drive};
 use tramp_formats::Format;
 
 /// Why requests could not be read.
@@ -391,7 +389,7 @@ pub fn simulate(
         match layout {
             Layout::Csv => return Err(Error::NoAddresses("csv")),
             Layout::Oracle => return Err(Error::NoAddresses("oracleGeneral")),
-            Layout::Tramp(f) if f.domain != Domain::Heap => return Err(Error::NoAddresses(f.name)),
+            // Decided by the schema's kinds, once it is read (below).
             Layout::Tramp(_) => {}
         }
     }
@@ -407,15 +405,21 @@ pub fn simulate(
             stream(OracleReader::new(input.reader), &mut sim, &mut progress),
         ),
         Layout::Tramp(format) => {
-            if format.domain == Domain::Spans && mapping.keys.is_none() {
-                return Err(Error::NoObjects(format.name));
-            }
             let open = OpenOptions {
                 desc: mapping.desc.clone(),
                 ..OpenOptions::default()
             };
+            let source = (format.open)(input.reader, &open)?;
+            // What the records hold decides what can be cached.
+            let domains = source.schema().domains();
+            if !domains.requests() && mapping.keys.is_none() {
+                return Err(Error::NoObjects(format.name));
+            }
+            if opts.cpu.is_some() && !domains.addresses() {
+                return Err(Error::NoAddresses(format.name));
+            }
             // Decoded on the second core while the caches run.
-            let mut source = tramp_core::ReadAhead::new((format.open)(input.reader, &open)?)?;
+            let mut source = tramp_core::ReadAhead::new(source)?;
             let keys = match &mapping.keys {
                 Some(k) => Some(ResolvedKeys::new(k, source.schema())?),
                 None => None,

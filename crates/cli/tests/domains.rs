@@ -132,3 +132,39 @@ fn json_reports_say_how_complete_they_are() {
     assert_eq!(code, Some(1));
     assert_eq!(v["complete"], false);
 }
+
+/// `tramp run` reads through the same driver as every other command: on a
+/// trace whose reader skipped damage it runs the script over every record
+/// around it, then reports the damage in the words `stats` uses and exits
+/// 1 (it read records without their warnings before, and exited 0).
+#[test]
+fn run_reports_damage_as_stats_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut heph = std::fs::read(common::fixture("heph_tracing_example.bin.log")).unwrap();
+    // The first event's magic flipped: the reader resynchronises.
+    heph[23] ^= 0xFF;
+    let bad = path_in(&dir, "bad.heph");
+    std::fs::write(&bad, &heph).unwrap();
+    let script = path_in(&dir, "count.tr");
+    std::fs::write(
+        &script,
+        "preprocess begin set n = 0; end\nprocedure main begin set n = n + 1; end\npostprocess begin echo n; end\n",
+    )
+    .unwrap();
+    let run = tramp(&["run", &script, &bad]);
+    assert_eq!(run.status.code(), Some(1), "{}", stderr(&run));
+    let stats = tramp(&["stats", &bad]);
+    assert_eq!(stats.status.code(), Some(1));
+    let words = "the trace is damaged: 1 damaged place skipped";
+    assert!(stderr(&run).contains(words), "{}", stderr(&run));
+    assert!(stderr(&stats).contains(words), "{}", stderr(&stats));
+    // The script saw every record but the skipped one: the clean trace's
+    // count less one.
+    let clean = tramp(&[
+        "run",
+        &script,
+        &common::fixture("heph_tracing_example.bin.log"),
+    ]);
+    let n = |out: &str| -> u64 { out.trim().parse().unwrap() };
+    assert_eq!(n(&String::from_utf8_lossy(&run.stdout)), n(&ok(&clean)) - 1);
+}

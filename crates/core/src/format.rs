@@ -30,18 +30,6 @@ impl Sniff {
     }
 }
 
-/// What a format's records are about, which decides the statistics and
-/// views that make sense for it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Domain {
-    /// Heap allocation events (alloc, free, realloc, …).
-    Heap,
-    /// Object graphs (objects, edges, roots).
-    Objects,
-    /// Timed spans of a runtime (Heph).
-    Spans,
-}
-
 /// How to open a source.
 #[derive(Clone, Debug, Default)]
 pub struct OpenOptions {
@@ -85,7 +73,6 @@ pub struct FormatDesc {
     pub extensions: &'static [&'static str],
     /// Tells the format from its first decompressed bytes.
     pub sniff: fn(&[u8]) -> Sniff,
-    pub domain: Domain,
     /// The format `tramp dump` prints it in; `None` for tramp's generic
     /// text form.
     pub text_form: Option<&'static str>,

@@ -137,7 +137,7 @@ fn listing<T>(table: &[(&str, T)]) -> String {
 impl RecordKind {
     /// Every kind a DTD may declare (`tag.kind = alloc;`), by name: the one
     /// list of kind names. A plain `realloc` is one that moved.
-    pub const NAMED: [(&'static str, RecordKind); 23] = [
+    pub const NAMED: [(&'static str, RecordKind); 24] = [
         ("alloc", RecordKind::Alloc),
         ("free", RecordKind::Free),
         ("realloc", RecordKind::Realloc(ReallocOutcome::Moved)),
@@ -169,6 +169,7 @@ impl RecordKind {
         ("rootGet", RecordKind::RootGet),
         ("load", RecordKind::Load),
         ("store", RecordKind::Store),
+        ("span", RecordKind::Span),
         ("other", RecordKind::Other),
     ];
 
@@ -224,6 +225,9 @@ pub enum RecordKind {
     Load,
     /// A memory store: address, value, size in bytes.
     Store,
+    /// A timed span of a runtime (Heph's events: stream as the thread,
+    /// start as the time, a description as the text).
+    Span,
     /// Anything the views do not interpret.
     Other,
 }
@@ -312,9 +316,23 @@ pub struct Domains {
     pub objects: bool,
     /// Memory accesses: loads and stores.
     pub accesses: bool,
+    /// Timed spans of a runtime.
+    pub spans: bool,
 }
 
 impl Domains {
+    /// Whether the records make cache requests by their kind: heap events,
+    /// loads and stores touch addresses; object events touch objects.
+    pub fn requests(self) -> bool {
+        self.heap || self.objects || self.accesses
+    }
+
+    /// Whether the records carry memory addresses (what a CPU-cache
+    /// hierarchy is fed): heap events, loads and stores.
+    pub fn addresses(self) -> bool {
+        self.heap || self.accesses
+    }
+
     /// The names of the domains held, for messages (`heap events, loads
     /// and stores`), or `nothing tramp analyses`.
     pub fn describe(self) -> String {
@@ -327,6 +345,9 @@ impl Domains {
         }
         if self.accesses {
             v.push("loads and stores");
+        }
+        if self.spans {
+            v.push("timed spans");
         }
         if v.is_empty() {
             "nothing tramp analyses (no heap events, object graph, loads or stores)".into()
@@ -382,6 +403,7 @@ impl Schema {
                 | RecordKind::EdgeWrite
                 | RecordKind::EdgeRead => d.objects = true,
                 RecordKind::Load | RecordKind::Store => d.accesses = true,
+                RecordKind::Span => d.spans = true,
                 _ => {}
             }
         }

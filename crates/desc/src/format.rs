@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use tramp_core::{Domain, Error, FormatDesc, Sniff};
+use tramp_core::{Error, FormatDesc, Sniff};
 
 use crate::source::DescSource;
 
@@ -15,7 +15,6 @@ pub static DESC: FormatDesc = FormatDesc {
     about: "a binary trace in the layout a TRAMP format description gives (read with --desc FILE; read-only)",
     extensions: &[],
     sniff: |_| Sniff::No,
-    domain: Domain::Heap,
     text_form: None,
     open: |input, opts| {
         let text = opts.desc.as_deref().ok_or_else(|| {

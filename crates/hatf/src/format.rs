@@ -1,7 +1,7 @@
 //! HATF's entries in the format registry: the binary form and the text form.
 
 use tramp_core::io::Output;
-use tramp_core::{CreateOptions, Domain, Error, FormatDesc, Sink, Sniff, Source};
+use tramp_core::{CreateOptions, Error, FormatDesc, Sink, Sniff, Source};
 
 use crate::Policy;
 use crate::records::{HatfSink, HatfSource, HatfTextSink, HatfTextSource};
@@ -19,7 +19,6 @@ pub static HATF: FormatDesc = FormatDesc {
         Some(b) if *b <= crate::spec::TAG_METADATA => Sniff::Maybe,
         _ => Sniff::No,
     },
-    domain: Domain::Heap,
     text_form: Some("hatf-text"),
     open: |input, opts| Ok(Box::new(HatfSource::new(input, opts.metadata))),
     create: |out, opts| Ok(Box::new(HatfSink::new(out, policy(opts)?))),
@@ -32,7 +31,6 @@ pub static HATF_TEXT: FormatDesc = FormatDesc {
     about: "HATF text form, one record per line (extension .hatf.txt or .txt)",
     extensions: &[".hatf.txt", ".txt"],
     sniff: |head| Sniff::magic(head, &[crate::text::HEADER.as_bytes()]),
-    domain: Domain::Heap,
     text_form: Some("hatf-text"),
     open: |input, _| Ok(Box::new(HatfTextSource::new(input)) as Box<dyn Source + Send>),
     create: |out: Output, _| Ok(Box::new(HatfTextSink::new(out)) as Box<dyn Sink>),

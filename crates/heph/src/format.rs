@@ -1,6 +1,6 @@
 //! Heph's entry in the format registry.
 
-use tramp_core::{Domain, FormatDesc, Sniff};
+use tramp_core::{FormatDesc, Sniff};
 
 use crate::packet::{EVENT_MAGIC, METADATA_MAGIC};
 use crate::records::{HephSink, HephSource};
@@ -17,7 +17,6 @@ pub static HEPH: FormatDesc = FormatDesc {
             &[&METADATA_MAGIC.to_be_bytes(), &EVENT_MAGIC.to_be_bytes()],
         )
     },
-    domain: Domain::Spans,
     text_form: None,
     open: |input, _| Ok(Box::new(HephSource::new(input))),
     create: |out, _| Ok(Box::new(HephSink::new(out))),

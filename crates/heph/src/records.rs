@@ -35,7 +35,7 @@ pub fn schema() -> &'static Arc<Schema> {
         );
         s.add_type(
             "event",
-            RecordKind::Other,
+            RecordKind::Span,
             vec![
                 FieldDef::new("stream", FieldType::U64, Some(Role::Thread)),
                 FieldDef::new("counter", FieldType::U64, None),
@@ -290,7 +290,8 @@ impl<R: std::io::Read> Source for HephSource<R> {
 
     /// Damage the reader skipped comes out before the record after it.
     fn next_item(&mut self) -> Result<Option<Item<'_>>, Error> {
-        if self.pending.is_empty() {
+        // A record read with warnings before it waits until they are out.
+        if self.pending.is_empty() && !self.have_record {
             let at = self.position();
             let next = self
                 .reader

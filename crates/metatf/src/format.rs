@@ -1,7 +1,7 @@
 //! Meta-TF's entries in the format registry: traces of any DTD, binary and
 //! text.
 
-use tramp_core::{Domain, Error, FormatDesc, Sniff};
+use tramp_core::{Error, FormatDesc, Sniff};
 
 use crate::codec::{MAGIC, MetaSink, MetaSource};
 use crate::text::{HEADER, MetaTextSink, MetaTextSource};
@@ -13,7 +13,6 @@ pub static METATF: FormatDesc = FormatDesc {
     about: "Meta-TF trace of any DTD, \\x7fMTF header, DTD embedded (extension .mtf)",
     extensions: &[".mtf"],
     sniff: |head| Sniff::magic(head, &[&MAGIC]),
-    domain: Domain::Heap,
     text_form: Some("metatf-text"),
     open: |input, opts| Ok(Box::new(MetaSource::open(input, opts.dtd.as_deref())?)),
     create: |out, opts| {
@@ -32,7 +31,6 @@ pub static METATF_TEXT: FormatDesc = FormatDesc {
     about: "Meta-TF text form: the DTD, then one record per line (extension .mtf.txt)",
     extensions: &[".mtf.txt"],
     sniff: |head| Sniff::magic(head, &[HEADER.as_bytes()]),
-    domain: Domain::Heap,
     text_form: Some("metatf-text"),
     open: |input, opts| Ok(Box::new(MetaTextSource::open(input, opts.dtd.as_deref())?)),
     create: |out, opts| {

@@ -1,6 +1,6 @@
 //! PTF's entries in the format registry: the binary and the ASCII form.
 
-use tramp_core::{Domain, FormatDesc, Sniff};
+use tramp_core::{FormatDesc, Sniff};
 
 use crate::records::{PtfSink, PtfSource};
 
@@ -11,7 +11,6 @@ pub static PTF: FormatDesc = FormatDesc {
     about: "PTF persistent-object-store trace, binary: `PTF 1.0` header, LEB128 events (extension .ptf)",
     extensions: &[".ptf"],
     sniff: |head| Sniff::magic(head, &[crate::binary::VERSION_PREFIX.as_bytes()]),
-    domain: Domain::Objects,
     text_form: Some("ptf-text"),
     open: |input, _| Ok(Box::new(PtfSource::open(input)?)),
     create: |out, opts| Ok(Box::new(PtfSink::new(out, false, &opts.header.notes)?)),
@@ -38,7 +37,6 @@ pub static PTF_TEXT: FormatDesc = FormatDesc {
         });
         if found { Sniff::Yes } else { Sniff::No }
     },
-    domain: Domain::Objects,
     text_form: Some("ptf-text"),
     open: |input, _| Ok(Box::new(PtfSource::open(input)?)),
     create: |out, opts| Ok(Box::new(PtfSink::new(out, true, &opts.header.notes)?)),

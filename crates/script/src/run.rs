@@ -221,44 +221,37 @@ fn run_here(job: &Job<'_>, out: &mut dyn Write) -> Result<Summary, Failure> {
             reading.push((name, src, progress));
         }
         let mut damage = None;
-        'traces: for (name, src, progress) in &mut reading {
+        for (name, src, progress) in &mut reading {
             if !m.wants_records() {
                 break;
             }
-            // Damage a reader skipped (it resynchronised): the run goes on,
-            // and fails at its end.
-            let mut skipped = Vec::new();
-            let mut places = 0u64;
-            loop {
-                // The record is used where the reader returned it: a copy
-                // of it read back the reader's stores in wide loads that
-                // store forwarding cannot serve.
-                let next = src.next_item();
-                match next {
-                    Ok(Some(tramp_core::Item::Record(rec))) => {
-                        m.main_boxed(&rec).map_err(|e| *e)?;
-                        summary.records += 1;
-                        progress.record(summary.records);
-                    }
-                    Ok(Some(tramp_core::Item::Warning(w))) => {
-                        // Kept few (memory); counted all.
-                        if skipped.len() < tramp_core::analysis::MAX_WARNINGS {
-                            skipped.push(w);
-                        }
-                        places += 1;
-                    }
-                    Ok(None) => break,
-                    Err(e) => {
-                        damage = Some(Failure::Read {
-                            name: name.clone(),
-                            cause: e,
-                        });
-                        break 'traces;
-                    }
+            // The driver's contract: every record before damage reaches the
+            // script; damage a reader skipped lets the run go on and fails
+            // at its end; damage it stops at ends the records.
+            let mut main = Main {
+                machine: &mut m,
+                failed: None,
+            };
+            let run = tramp_core::drive(&mut **src, &mut [&mut main], Vec::new(), progress);
+            let failed = main.failed.take();
+            summary.records += run.records;
+            let skipped = run.damage();
+            match run.stop {
+                Some(tramp_core::Stop::Read(cause)) => {
+                    damage = Some(Failure::Read {
+                        name: name.clone(),
+                        cause,
+                    });
+                    break;
                 }
+                Some(_) => {
+                    return Err(failed
+                        .map(Failure::Run)
+                        .unwrap_or_else(|| Failure::Usage("the script stopped".into())));
+                }
+                None => {}
             }
-            progress.finish();
-            if let Some(d) = tramp_core::Damage::of(&skipped, places)
+            if let Some(d) = skipped
                 && damage.is_none()
             {
                 damage = Some(Failure::Damaged {
@@ -278,6 +271,28 @@ fn run_here(job: &Job<'_>, out: &mut dyn Write) -> Result<Summary, Failure> {
         Some(d) => Err(d),
         None => Ok(summary),
     }
+}
+
+/// The script's `main` procedure as the analysis the driver feeds: its
+/// error is kept here whole (the driver carries a core error).
+struct Main<'m, 'a> {
+    machine: &'m mut Machine<'a>,
+    failed: Option<crate::RunError>,
+}
+
+impl tramp_core::Analysis for Main<'_, '_> {
+    type Report = ();
+
+    #[inline]
+    fn observe(&mut self, rec: &Record<'_>) -> Result<(), tramp_core::Error> {
+        self.machine.main_boxed(rec).map_err(|e| {
+            let message = e.to_string();
+            self.failed = Some(*e);
+            tramp_core::Error::Usage(message)
+        })
+    }
+
+    fn finish(self) {}
 }
 
 /// Where `spit` goes: opened on first use.

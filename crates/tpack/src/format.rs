@@ -5,7 +5,7 @@
 use std::io::Read;
 
 use tramp_core::io::{Finish, Output};
-use tramp_core::{CreateOptions, Domain, Error, FormatDesc, Position, Sink, Sniff};
+use tramp_core::{CreateOptions, Error, FormatDesc, Position, Sink, Sniff};
 use tramp_hatf::records::{Entry, ItemSink, ItemSource, ReadItems, WriteItems};
 
 use crate::MAGIC;
@@ -19,7 +19,6 @@ pub static TPACK: FormatDesc = FormatDesc {
     about: "tpack, tramp's packed heap trace: predicted, split, block-compressed (extension .tpack)",
     extensions: &[".tpack"],
     sniff: |head| Sniff::magic(head, &[&MAGIC[..6]]),
-    domain: Domain::Heap,
     text_form: Some("hatf-text"),
     open: |input, _| Ok(Box::new(TpackSource::from_reader(open_reader(input)?))),
     create: |out: Output, opts| {

@@ -2,8 +2,8 @@
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
+use tramp_core::Progress;
 use tramp_core::io::Output;
-use tramp_core::{Domain, Progress};
 
 use super::InputArgs;
 
@@ -28,7 +28,8 @@ pub struct ExportArgs {
 
 pub fn run(a: ExportArgs) -> Result<()> {
     let d = super::detect(&a.input)?;
-    if d.format.domain != Domain::Spans {
+    // The export reads Heph's packets directly.
+    if d.format.family != tramp_heph::records::FORMAT {
         bail!("--chrome exports Heph traces; {} is {}", d.name, d.format);
     }
     let mut progress = Progress::of(&d.input);

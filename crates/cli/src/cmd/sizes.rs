@@ -2,7 +2,7 @@
 
 use anyhow::{Result, bail};
 use clap::Args;
-use tramp_core::{Domain, drive};
+use tramp_core::drive;
 use tramp_study::{Compressor, Options, SizesAnalysis};
 
 use super::{InputArgs, end_run, print_report};
@@ -56,13 +56,6 @@ pub fn run(a: SizesArgs) -> Result<()> {
         bail!("--word is 4 or 8");
     }
     let d = super::detect(&a.input)?;
-    if d.format.domain != Domain::Heap {
-        bail!(
-            "{} is a {} trace; sizes studies heap traces (HATF, tpack, Meta-TF heap DTDs)",
-            d.name,
-            d.format.name
-        );
-    }
     let mut opts = Options {
         compressors: Compressor::parse_list(&a.compress).map_err(anyhow::Error::msg)?,
         word: a.word as usize,
@@ -78,7 +71,7 @@ pub fn run(a: SizesArgs) -> Result<()> {
         &o,
         holds,
         "sizes",
-        "heap events (allocations, frees, reallocs)",
+        "heap events (allocations, frees, reallocs): it studies heap traces",
     )?;
     let mut study = SizesAnalysis::new(opts, a.timing_records)?;
     let run = drive(

@@ -2,7 +2,7 @@
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use tramp_core::{Domain, Progress};
+use tramp_core::Progress;
 
 use super::{Detected, InputArgs, print_report};
 
@@ -29,7 +29,8 @@ pub struct SpansArgs {
 
 pub fn run(a: SpansArgs) -> Result<()> {
     let d = super::detect(&a.input)?;
-    if d.format.domain != Domain::Spans {
+    // Spans are inferred from Heph's packets, read here directly.
+    if d.format.family != tramp_heph::records::FORMAT {
         bail!(
             "spans are inferred for Heph traces; {} is {}",
             d.name,

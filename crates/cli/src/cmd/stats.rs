@@ -2,7 +2,7 @@
 
 use anyhow::{Result, bail};
 use clap::Args;
-use tramp_core::{Domain, drive};
+use tramp_core::drive;
 use tramp_heap::HeapStats;
 use tramp_record::sites::{ModuleMap, SiteCounts, WithSites};
 
@@ -42,74 +42,66 @@ pub struct StatsArgs {
 
 pub fn run(a: StatsArgs) -> Result<()> {
     let d = super::detect(&a.input)?;
-    match d.format.domain {
-        Domain::Spans => {
-            if a.sites {
-                bail!("--sites lists allocation sites of heap traces; Heph traces have none");
-            }
-            let opts = tramp_heph::summary::Options {
-                tree: None,
-                max_ranges: 10,
-                top: Some(if a.json { usize::MAX } else { 20 }),
-            };
-            super::spans::summarize(d, opts, a.json)
+    let sites_of = |holds: &str| {
+        if a.sites {
+            bail!("--sites lists allocation sites of heap traces; {holds}");
         }
-        Domain::Objects => {
-            if a.sites {
-                bail!(
-                    "--sites lists allocation sites of heap traces; {} traces have none",
-                    d.format.name
-                );
-            }
-            let mut o = d.open(&a.input, false)?;
-            let mut stats = tramp_ptf::stats::PtfStats::new();
-            let run = drive(
-                &mut *o.source,
-                &mut [&mut stats],
-                Vec::new(),
-                &mut o.progress,
-            );
-            print_report(&run.outcome(&stats.report()), a.json)?;
-            end_run(
-                run,
-                &o,
-                None,
-                "; statistics above cover the events before the error",
-            )
-        }
-        Domain::Heap => {
-            let mut o = d.open(&a.input, false)?;
-            let domains = o.source.schema().domains();
-            if domains.heap {
-                heap(
-                    o,
-                    a.json,
-                    a.sites.then_some(a.top),
-                    &mut std::io::stdout().lock(),
-                )?;
-                return Ok(());
-            }
-            // A layout with no heap events (a described IO trace, a DTD of
-            // other records): its records by type, and a clear word, not
-            // heap tables of zeros.
-            if a.sites {
-                bail!(
-                    "--sites lists allocation sites of heap traces; {} holds {}",
-                    o.name,
-                    domains.describe()
-                );
-            }
-            let (stats, run) = heap_stats(&mut o);
-            let counts = tramp_heap::stats::RecordCounts::new(&stats.report(), domains.describe());
-            print_report(&run.outcome(&counts), a.json)?;
-            end_run(
-                run,
-                &o,
-                None,
-                "; the counts above cover the records before the error",
-            )
-        }
+        Ok(())
+    };
+    // Heph's spans are inferred from its packets, which its reader gives.
+    if d.format.family == tramp_heph::records::FORMAT {
+        sites_of("Heph traces have none")?;
+        let opts = tramp_heph::summary::Options {
+            tree: None,
+            max_ranges: 10,
+            top: Some(if a.json { usize::MAX } else { 20 }),
+        };
+        return super::spans::summarize(d, opts, a.json);
     }
+    // What else runs is decided by the kinds the schema holds.
+    let mut o = d.open(&a.input, false)?;
+    let schema = o.source.schema().clone();
+    let domains = schema.domains();
+    if domains.heap {
+        heap(
+            o,
+            a.json,
+            a.sites.then_some(a.top),
+            &mut std::io::stdout().lock(),
+        )?;
+        return Ok(());
+    }
+    // PTF's statistics read PTF's events (per event type and class).
+    if domains.objects && schema.format == tramp_ptf::records::FORMAT {
+        sites_of(&format!("{} traces have none", o.format))?;
+        let mut stats = tramp_ptf::stats::PtfStats::new();
+        let run = drive(
+            &mut *o.source,
+            &mut [&mut stats],
+            Vec::new(),
+            &mut o.progress,
+        );
+        print_report(&run.outcome(&stats.report()), a.json)?;
+        return end_run(
+            run,
+            &o,
+            None,
+            "; statistics above cover the events before the error",
+        );
+    }
+    // A layout with no heap events (a described IO trace, a DTD of other
+    // records): its records by type, and a clear word, not heap tables of
+    // zeros.
+    sites_of(&format!("{} holds {}", o.name, domains.describe()))?;
+    let (stats, run) = heap_stats(&mut o);
+    let counts = tramp_heap::stats::RecordCounts::new(&stats.report(), domains.describe());
+    print_report(&run.outcome(&counts), a.json)?;
+    end_run(
+        run,
+        &o,
+        None,
+        "; the counts above cover the records before the error",
+    )
 }
 
 /// The heap statistics of every record of `o`, and how the run went.
