@@ -337,7 +337,11 @@ pub struct SitesReport {
 /// the view's, so this keeps one row per site and nothing per object.
 #[derive(Default)]
 pub struct SiteCounts {
-    totals: FxHashMap<Site, SiteTotals>,
+    /// One row per site, in order of first allocation.
+    rows: Vec<(Site, SiteTotals)>,
+    index: FxHashMap<Site, usize>,
+    /// The row of the last site looked up (allocations repeat sites).
+    last: Option<(Site, usize)>,
 }
 
 impl SiteCounts {
@@ -345,8 +349,30 @@ impl SiteCounts {
         Self::default()
     }
 
+    /// The row of `site`, made if `make`.
+    #[inline]
+    fn row(&mut self, site: Site, make: bool) -> Option<&mut SiteTotals> {
+        let i = match self.last {
+            Some((s, i)) if s == site => i,
+            _ => {
+                let i = match self.index.get(&site) {
+                    Some(i) => *i,
+                    None if make => {
+                        self.rows.push((site, SiteTotals::default()));
+                        self.index.insert(site, self.rows.len() - 1);
+                        self.rows.len() - 1
+                    }
+                    None => return None,
+                };
+                self.last = Some((site, i));
+                i
+            }
+        };
+        Some(&mut self.rows[i].1)
+    }
+
     fn forget(&mut self, site: Site, size: u64) {
-        if let Some(t) = self.totals.get_mut(&site) {
+        if let Some(t) = self.row(site, false) {
             t.live_objects -= 1;
             t.live_bytes -= size;
         }
@@ -358,7 +384,7 @@ impl SiteCounts {
     pub fn report(&self, modules: &Modules, n: usize) -> SitesReport {
         let stacks = modules.stack_depth > 0;
         let mut resolved: FxHashMap<Site, SiteTotals> = FxHashMap::default();
-        for (site, t) in &self.totals {
+        for (site, t) in &self.rows {
             let r = resolved.entry(site.resolved(stacks)).or_default();
             r.allocs += t.allocs;
             r.bytes += t.bytes;
@@ -409,7 +435,7 @@ impl Analysis<Heap<Site>> for SiteCounts {
     fn observe(&mut self, step: &HeapStep<Site>) -> Result<(), tramp_core::Error> {
         match step.event {
             HeapEvent::Alloc { object, .. } => {
-                let t = self.totals.entry(object.extra).or_default();
+                let t = self.row(object.extra, true).expect("made");
                 t.allocs += 1;
                 t.bytes += object.size;
                 t.live_objects += 1;
@@ -424,7 +450,7 @@ impl Analysis<Heap<Site>> for SiteCounts {
                 resized: Some((object, before)),
                 ..
             } => {
-                if let Some(t) = self.totals.get_mut(&object.extra) {
+                if let Some(t) = self.row(object.extra, false) {
                     t.live_bytes = t.live_bytes - before + object.size;
                 }
             }
