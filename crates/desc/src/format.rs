@@ -21,7 +21,7 @@ pub static DESC: FormatDesc = FormatDesc {
             Error::Usage("a described trace needs its description: --desc FILE".into())
         })?;
         let desc = crate::parse(text)
-            .map_err(|d| Error::Usage(tramp_metatf::render("description", text, &[d])))?;
+            .map_err(|d| Error::Usage(tramp_diag::render("description", text, &[d])))?;
         Ok(Box::new(DescSource::new(Arc::new(desc), input)))
     },
     create: |_, _| {

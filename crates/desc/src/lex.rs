@@ -5,7 +5,7 @@
 
 use std::ops::Range;
 
-use tramp_metatf::Diagnostic;
+use tramp_diag::Diagnostic;
 
 /// Byte range in the source text.
 pub type Span = Range<usize>;

@@ -15,7 +15,7 @@
 
 use tramp_core::ints::FixedInt;
 use tramp_core::{FieldDef, FieldType, RecordKind, Role, Schema};
-use tramp_metatf::Diagnostic;
+use tramp_diag::Diagnostic;
 
 use crate::TYPE_FIELD;
 use crate::layout::{Encoding, FieldDesc, IntRead, Order, RecordDesc, TimeKind, fits};

@@ -218,7 +218,7 @@ fn an_unknown_type_byte_stops_with_its_offset() {
 
 fn diag(src: &str) -> String {
     let e = parse(src).unwrap_err();
-    tramp_metatf::render("f.desc", src, &[e])
+    tramp_diag::render("f.desc", src, &[e])
 }
 
 #[test]

@@ -89,7 +89,7 @@ pub fn plan(
                 .as_deref()
                 .ok_or_else(|| Error::Usage("a Meta-TF output needs a DTD (--dtd FILE)".into()))?;
             let dtd = tramp_metatf::load(text)
-                .map_err(|d| Error::Usage(tramp_metatf::render("dtd", text, &d)))?;
+                .map_err(|d| Error::Usage(tramp_diag::render("dtd", text, &d)))?;
             Some(tramp_metatf::plan::Plan::compile(&dtd).schema.clone())
         }
         _ => Some(Arc::new(Schema::new(to.family))),

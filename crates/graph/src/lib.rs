@@ -9,9 +9,12 @@
 //! * [`gc`]: persistence by reachability: which objects become garbage
 //!   when, collecting after every event that may disconnect objects,
 //!   outside collection holds.
+//! * [`verify`]: the PTF verifier: §3's rules checked over PTF events, and
+//!   persistence by reachability simulated with the collector's schedule.
 
 pub mod gc;
 pub mod graph;
+pub mod verify;
 pub mod view;
 
 pub use gc::{Collection, Collector};

@@ -258,13 +258,13 @@ proptest! {
     ) {
         let events = random_trace(&choices);
         // The verifier's collections, events numbered from 1.
-        let mut v = tramp_ptf::verify::Verifier::new(tramp_ptf::verify::Options {
+        let mut v = tramp_graph::verify::Verifier::new(tramp_graph::verify::Options {
             gc: true,
             max_violations: 0,
         });
         for (i, e) in events.iter().enumerate() {
             let n = i as u64 + 1;
-            v.event(tramp_ptf::verify::At { event: n, line: n, offset: 0 }, e);
+            v.event(tramp_graph::verify::At { event: n, line: n, offset: 0 }, e);
         }
         let report = v.finish();
         let expected: Vec<(u64, Vec<u64>)> = report

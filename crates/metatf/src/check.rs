@@ -8,7 +8,7 @@ use std::fmt;
 use tramp_core::{RecordKind, Role};
 
 use crate::ast::*;
-use crate::diag::Diagnostic;
+use tramp_diag::Diagnostic;
 
 /// A field's width.
 #[derive(Clone, Debug, PartialEq, Eq)]

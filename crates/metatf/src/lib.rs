@@ -6,7 +6,6 @@
 //! * [`parser`]: the reconstructed grammar (docs/formats/metatf.md).
 //! * [`check`]: scoping, property resolution and the language's rules,
 //!   producing a [`Dtd`] model.
-//! * [`diag`]: errors with file, line, column and a caret (ariadne).
 //! * [`plan`]: a DTD compiled once into per-record plans and a tramp schema.
 //! * [`codec`]: the universal reader and writer (tramp Source and Sink).
 
@@ -14,7 +13,6 @@ pub mod ast;
 pub mod check;
 pub mod codec;
 pub mod codegen;
-pub mod diag;
 pub mod format;
 pub mod lexer;
 pub mod parser;
@@ -22,7 +20,7 @@ pub mod plan;
 pub mod text;
 
 pub use check::{Dtd, Field, FieldKind, Interp, RecordDef, Section, Width};
-pub use diag::{Diagnostic, render};
+pub use tramp_diag::{Diagnostic, render};
 
 /// The built-in records every DTD has (Appendix B), in Meta-TF itself.
 pub const BUILTINS: &str = include_str!("builtins.dtd");

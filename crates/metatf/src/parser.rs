@@ -13,8 +13,8 @@
 use logos::Logos;
 
 use crate::ast::*;
-use crate::diag::Diagnostic;
 use crate::lexer::Token;
+use tramp_diag::Diagnostic;
 
 struct Parser<'s> {
     toks: Vec<(Token<'s>, Span)>,

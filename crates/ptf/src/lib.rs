@@ -1,9 +1,9 @@
 //! tramp-ptf: the POSSE Trace Format (PTF 1.0) for persistent object
 //! stores — its events ([`event`]), its ASCII ([`ascii`]) and binary
-//! ([`binary`]) forms, a verifier of §3's rules with a simulation of
-//! persistence by reachability ([`verify`]), per-trace statistics
-//! ([`stats`]) and the tramp source/sink adapters ([`records`]). Layout decisions are in
-//! `docs/formats/ptf.md`.
+//! ([`binary`]) forms, per-trace statistics ([`stats`]) and the tramp
+//! source/sink adapters ([`records`]). The verifier of §3's rules, which
+//! simulates persistence by reachability on the object graph, is
+//! `tramp_graph::verify`. Layout decisions are in `docs/formats/ptf.md`.
 
 pub mod ascii;
 pub mod binary;
@@ -13,7 +13,6 @@ pub mod format;
 mod out;
 pub mod records;
 pub mod stats;
-pub mod verify;
 
 pub use error::PtfError;
 pub use event::{Event, EventType, FormatObject, Oid};

@@ -60,7 +60,7 @@ fn ptf_md_verifier_message_is_real() {
     let md = md();
     let shown = blocks(&md, "text");
     let text = "Trace begin\nfo 41 0 2 1 1 4 11 30 8 Node\nts\nco 41 42\nsr 41 42\nco 41 43\new 41 42 0 43\nte\ncao 11 50 43 10\nadr 11 50 -1 8 3\nTrace end\n";
-    let r = tramp_ptf::verify::verify(
+    let r = tramp_graph::verify::verify(
         &mut AsciiReader::new(text.as_bytes()).unwrap(),
         Default::default(),
     );

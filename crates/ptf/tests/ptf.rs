@@ -1,9 +1,9 @@
 //! PTF: Figure 3, both forms byte for byte, every verifier rule with its
 //! message, the reachability simulation, damaged input.
 
+use tramp_graph::verify::{self, Options, Rule};
 use tramp_ptf::ascii::AsciiReader;
 use tramp_ptf::binary::{BinaryReader, BinaryWriter};
-use tramp_ptf::verify::{self, Options, Rule};
 use tramp_ptf::{Event, EventSink, EventSource, PtfError};
 
 const FIGURE3: &str = include_str!("../../../tests/fixtures/ptf/figure3.ptf.txt");

@@ -4,9 +4,9 @@
 //! aside: the model leaves array objects unlinked).
 
 use proptest::prelude::*;
+use tramp_graph::verify::{self, Options};
 use tramp_ptf::ascii::{AsciiReader, AsciiWriter};
 use tramp_ptf::binary::{BinaryReader, BinaryWriter};
-use tramp_ptf::verify::{self, Options};
 use tramp_ptf::{Event, EventSink, EventSource, FormatObject};
 
 /// A format in the model: id, pointers, data members, fixed arrays (all

@@ -19,6 +19,8 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use tramp_core::Error;
 use tramp_hatf::{Event, EventKind, Item};
 
+use tramp_symbols::Annotation;
+
 use crate::pointers::Access;
 use crate::raw::RawEvent;
 
@@ -76,116 +78,6 @@ impl std::fmt::Display for ConvertStats {
         }
         Ok(())
     }
-}
-
-/// A comment that annotates a recorded trace.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Annotation {
-    Process {
-        pid: u64,
-        ppid: u64,
-        stack_depth: u64,
-    },
-    Module {
-        base: u64,
-        path: String,
-    },
-    Stack {
-        id: u64,
-        frames: Vec<u64>,
-    },
-    /// A thread waited `waited_ns` for `tramp record` (back-pressure).
-    Stall {
-        thread: u64,
-        waited_ns: u64,
-    },
-    /// The recording was interrupted by `signal` (SIGINT, SIGTERM or
-    /// SIGHUP to tramp or its program); the trace holds everything the
-    /// program did until it ended.
-    Interrupted {
-        signal: i32,
-    },
-}
-
-impl Annotation {
-    /// The comment text.
-    pub fn to_comment(&self) -> String {
-        match self {
-            Annotation::Process {
-                pid,
-                ppid,
-                stack_depth,
-            } => {
-                format!("tramp:process pid={pid} ppid={ppid} stack={stack_depth}")
-            }
-            Annotation::Module { base, path } => format!("tramp:module {base:#x} {path}"),
-            Annotation::Stack { id, frames } => {
-                let mut s = format!("tramp:stack {id}");
-                for f in frames {
-                    s.push_str(&format!(" {f:#x}"));
-                }
-                s
-            }
-            Annotation::Stall { thread, waited_ns } => {
-                format!("tramp:stall thread={thread} waited_ns={waited_ns}")
-            }
-            Annotation::Interrupted { signal } => format!("tramp:interrupted signal={signal}"),
-        }
-    }
-
-    /// Parses a comment written by [`to_comment`](Self::to_comment).
-    pub fn parse(comment: &[u8]) -> Option<Annotation> {
-        let s = std::str::from_utf8(comment).ok()?;
-        let rest = s.strip_prefix("tramp:")?;
-        let (word, args) = rest.split_once(' ')?;
-        let hex = |t: &str| u64::from_str_radix(t.strip_prefix("0x")?, 16).ok();
-        match word {
-            "process" => {
-                let v: [u64; 3] = values(args)?;
-                Some(Annotation::Process {
-                    pid: v[0],
-                    ppid: v[1],
-                    stack_depth: v[2],
-                })
-            }
-            "module" => {
-                let (base, path) = args.split_once(' ')?;
-                Some(Annotation::Module {
-                    base: hex(base)?,
-                    path: path.to_string(),
-                })
-            }
-            "stack" => {
-                let mut it = args.split(' ');
-                let id = it.next()?.parse().ok()?;
-                let frames = it.map(hex).collect::<Option<Vec<_>>>()?;
-                Some(Annotation::Stack { id, frames })
-            }
-            "stall" => {
-                let v: [u64; 2] = values(args)?;
-                Some(Annotation::Stall {
-                    thread: v[0],
-                    waited_ns: v[1],
-                })
-            }
-            "interrupted" => {
-                let [signal]: [u64; 1] = values(args)?;
-                Some(Annotation::Interrupted {
-                    signal: i32::try_from(signal).ok()?,
-                })
-            }
-            _ => None,
-        }
-    }
-}
-
-/// The numbers of `k1=v1 k2=v2 …`, in order (the keys are the writer's).
-fn values<const N: usize>(args: &str) -> Option<[u64; N]> {
-    let mut v = [0u64; N];
-    for (i, kv) in args.split(' ').enumerate().take(N) {
-        v[i] = kv.split_once('=')?.1.parse().ok()?;
-    }
-    Some(v)
 }
 
 pub use tramp_heap::site::{SITE_RETURN_ADDRESS, SITE_STACK, encode_site};
@@ -502,37 +394,5 @@ impl<W: Write> TraceOut for tramp_hatf::text::TextWriter<W> {
 impl<W: Write> TraceOut for tramp_tpack::Writer<W> {
     fn write_item(&mut self, item: &Item<'_>) -> Result<(), tramp_core::Error> {
         tramp_tpack::Writer::write_item(self, item)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn annotations_round_trip() {
-        for a in [
-            Annotation::Process {
-                pid: 12,
-                ppid: 1,
-                stack_depth: 8,
-            },
-            Annotation::Module {
-                base: 0x7f00_0000_0000,
-                path: "/usr/lib/x86_64-linux-gnu/libc.so.6".into(),
-            },
-            Annotation::Stack {
-                id: 3,
-                frames: vec![0x401000, 0x7f00_0000_1234],
-            },
-            Annotation::Stall {
-                thread: 77,
-                waited_ns: 1_500_000,
-            },
-            Annotation::Interrupted { signal: 15 },
-        ] {
-            assert_eq!(Annotation::parse(a.to_comment().as_bytes()), Some(a));
-        }
-        assert_eq!(Annotation::parse(b"hello"), None);
     }
 }

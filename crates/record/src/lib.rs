@@ -25,7 +25,6 @@ pub mod notes;
 pub mod pointers;
 pub mod raw;
 pub mod replay;
-pub mod sites;
 
-pub use convert::{Annotation, ConvertStats};
+pub use convert::ConvertStats;
 pub use launch::{RecordOptions, Recording, record};

@@ -36,10 +36,11 @@ use tramp_core::Error;
 use tramp_core::io::Output;
 use tramp_hatf::{Field, Interp, Item, Meta, Policy, Width};
 
-use crate::convert::{Annotation, ConvertStats, State, TraceOut};
+use crate::convert::{ConvertStats, State, TraceOut};
 use crate::launch::{RecordOptions, TraceKind, child_output, program_of};
 use crate::pointers::{Access, PointerOut};
 use crate::raw::{self, CHUNK_HEADER, ChunkDecoder, ChunkRef, RawError, RawEvent};
+use tramp_symbols::Annotation;
 
 /// Raw chunk bytes queued per process before the oldest events are
 /// written regardless of threads that have not caught up.

@@ -11,8 +11,8 @@ use tramp_core::{Error, Record, RecordKind, Sink};
 use tramp_hatf::text::TextWriter;
 use tramp_hatf::{Event, Item};
 
-use crate::sites::{ModuleMap, Names};
 use tramp_heap::site::{SITE_RETURN_ADDRESS, SITE_STACK, Site, decode_site};
+use tramp_symbols::{ModuleMap, Names};
 
 /// Names sites from the annotations seen so far.
 pub struct SiteNotes {

@@ -20,7 +20,7 @@
 use tramp_cachesim::PolicyKind;
 use tramp_core::Schema;
 use tramp_desc::lex::{Span, Tok, Tokens, lex};
-use tramp_metatf::Diagnostic;
+use tramp_diag::Diagnostic;
 
 use crate::names::Names;
 use crate::tree::{BufferOp, Node, Op, Script};

@@ -27,7 +27,7 @@ pub use machine::{Machine, RunError};
 pub use tree::Script;
 
 use tramp_core::Schema;
-use tramp_metatf::Diagnostic;
+use tramp_diag::Diagnostic;
 
 /// Which syntax a script is in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -16,7 +16,7 @@
 //! sequences them. Comments: `;` to the end of the line, and `/* … */`.
 
 use tramp_core::Schema;
-use tramp_metatf::Diagnostic;
+use tramp_diag::Diagnostic;
 
 use crate::algol::policy;
 use crate::names::Names;

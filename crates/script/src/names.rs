@@ -6,7 +6,7 @@
 
 use rustc_hash::{FxHashMap, FxHashSet};
 use tramp_core::Schema;
-use tramp_metatf::Diagnostic;
+use tramp_diag::Diagnostic;
 
 use crate::tree::Node;
 

@@ -108,7 +108,7 @@ fn run_here(job: &Job<'_>, out: &mut dyn Write) -> Result<Summary, Failure> {
     let desc = match job.desc {
         Some((text, name)) => {
             Some(Arc::new(tramp_desc::parse(text).map_err(|d| {
-                Failure::Parse(tramp_metatf::render(name, text, &[d]))
+                Failure::Parse(tramp_diag::render(name, text, &[d]))
             })?))
         }
         None => None,
@@ -176,7 +176,7 @@ fn run_here(job: &Job<'_>, out: &mut dyn Write) -> Result<Summary, Failure> {
     }
     let (text, script_name) = job.script;
     let script = compile(text, Syntax::detect(text), &schema)
-        .map_err(|d| Failure::Parse(tramp_metatf::render(script_name, text, &[d])))?;
+        .map_err(|d| Failure::Parse(tramp_diag::render(script_name, text, &[d])))?;
     if script.main.is_some() && sources.is_empty() {
         return Err(Failure::Usage(
             "the script has a main procedure, which runs on every record: give a trace".into(),

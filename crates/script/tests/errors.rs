@@ -24,7 +24,7 @@ fn schema() -> Schema {
 fn err(src: &str) -> String {
     let syntax = Syntax::detect(src);
     let e = compile(src, syntax, &schema()).unwrap_err();
-    tramp_metatf::render("s.tramp", src, &[e])
+    tramp_diag::render("s.tramp", src, &[e])
 }
 
 #[test]

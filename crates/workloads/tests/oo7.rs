@@ -2,9 +2,9 @@
 //! operation passes the verifier (with the reachability simulation), and
 //! the output depends only on the seed.
 
+use tramp_graph::verify::{self, Options};
 use tramp_ptf::ascii::AsciiReader;
 use tramp_ptf::binary::{BinaryReader, BinaryWriter};
-use tramp_ptf::verify::{self, Options};
 use tramp_ptf::{Event, EventSink};
 use tramp_workloads::oo7::{self, Config, Op};
 

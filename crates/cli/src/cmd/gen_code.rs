@@ -28,7 +28,7 @@ pub fn run(a: GenArgs) -> Result<()> {
     let code = match tramp_metatf::codegen::rust(&text, &name) {
         Ok(code) => code,
         Err(diags) => {
-            eprint!("{}", tramp_metatf::render(&a.dtd, &text, &diags));
+            eprint!("{}", tramp_diag::render(&a.dtd, &text, &diags));
             bail!("{} has {} error(s)", a.dtd, diags.len());
         }
     };

@@ -66,7 +66,7 @@ pub fn read_text(path: &str, what: &str) -> Result<String> {
 pub fn read_desc(path: &str) -> Result<String> {
     let text = read_text(path, "the description")?;
     if let Err(d) = tramp_desc::parse(&text) {
-        eprint!("{}", tramp_metatf::render(path, &text, &[d]));
+        eprint!("{}", tramp_diag::render(path, &text, &[d]));
         anyhow::bail!("the description {path} does not parse");
     }
     Ok(text)

@@ -68,7 +68,7 @@ pub fn run(a: RdsArgs) -> Result<()> {
     if a.gc {
         rds = rds.with_collection();
     }
-    let mut modules = tramp_record::sites::ModuleMap::new();
+    let mut modules = tramp_symbols::ModuleMap::new();
     let run = drive(
         &mut *o.source,
         &mut [&mut rds, &mut modules],

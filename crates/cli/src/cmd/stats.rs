@@ -4,7 +4,8 @@ use anyhow::{Result, bail};
 use clap::Args;
 use tramp_core::drive;
 use tramp_heap::HeapStats;
-use tramp_record::sites::{ModuleMap, SiteCounts, WithSites};
+use tramp_symbols::ModuleMap;
+use tramp_symbols::sites::{SiteCounts, WithSites};
 
 use super::{InputArgs, end_run, print_report};
 

@@ -57,13 +57,13 @@ pub fn run(a: VerifyArgs) -> Result<()> {
     }
     let mut progress = Progress::of(&input);
     let events = tramp_ptf::open(input.reader).with_context(|| format!("reading {}", a.input))?;
-    let opts = tramp_ptf::verify::Options {
+    let opts = tramp_graph::verify::Options {
         gc: a.gc,
         max_violations: a.max_errors,
     };
-    let report = tramp_ptf::verify::verify_pipelined(events, opts, &mut |n| progress.record(n));
+    let report = tramp_graph::verify::verify_pipelined(events, opts, &mut |n| progress.record(n));
     progress.finish();
-    let shown = tramp_ptf::verify::Shown {
+    let shown = tramp_graph::verify::Shown {
         name: &a.input,
         report: &report,
         gc: a.gc,

@@ -8,10 +8,10 @@ use std::fmt;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
-use tramp_graph::gc::Schedule;
-use tramp_graph::graph::{MAX_SLOT, ObjectGraph};
+use crate::gc::Schedule;
+use crate::graph::{MAX_SLOT, ObjectGraph};
 
-use crate::event::{self, Event, EventType, FormatObject, NULL, Oid};
+use tramp_ptf::event::{self, Event, EventType, FormatObject, NULL, Oid};
 
 /// Which rule an event broke.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -846,14 +846,14 @@ impl fmt::Display for Shown<'_> {
 /// Verifies everything `src` yields; reader errors count as syntax
 /// violations (an ASCII reader goes on with the next line; a binary reader
 /// cannot resynchronise and stops).
-pub fn verify(src: &mut dyn crate::EventSource, opts: Options) -> Report {
+pub fn verify(src: &mut dyn tramp_ptf::EventSource, opts: Options) -> Report {
     verify_with(src, opts, &mut |_| {})
 }
 
 /// [`verify`], calling `progress` with the number of events read so far
 /// every 64 Ki events.
 pub fn verify_with(
-    src: &mut dyn crate::EventSource,
+    src: &mut dyn tramp_ptf::EventSource,
     opts: Options,
     progress: &mut dyn FnMut(u64),
 ) -> Report {
@@ -881,11 +881,10 @@ pub fn verify_with(
     v.finish()
 }
 
-fn error_text(err: &crate::PtfError) -> String {
+fn error_text(err: &tramp_ptf::PtfError) -> String {
     match err {
-        crate::PtfError::Ascii { message, .. } | crate::PtfError::Binary { message, .. } => {
-            message.clone()
-        }
+        tramp_ptf::PtfError::Ascii { message, .. }
+        | tramp_ptf::PtfError::Binary { message, .. } => message.clone(),
         other => other.to_string(),
     }
 }
@@ -897,7 +896,7 @@ type Item = (Result<Event, String>, u64, u64);
 /// verifies, joined by a bounded channel of batches (memory stays
 /// constant: at most a few batches are in flight).
 pub fn verify_pipelined(
-    mut src: Box<dyn crate::EventSource + Send>,
+    mut src: Box<dyn tramp_ptf::EventSource + Send>,
     opts: Options,
     progress: &mut dyn FnMut(u64),
 ) -> Report {

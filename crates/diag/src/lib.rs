@@ -1,8 +1,10 @@
-//! Diagnostics: a message, a primary span with a label, and notes,
-//! rendered with ariadne as plain text (file, line, column, the source line
-//! and a marker under the span).
+//! tramp-diag: diagnostics of the languages tramp reads (Meta-TF DTDs,
+//! TRAMP format descriptions, scripts): a message, a primary span with a
+//! label, and notes, rendered with ariadne as plain text (file, line,
+//! column, the source line and a marker under the span).
 
-use crate::ast::Span;
+/// Byte offsets into a source text.
+pub type Span = std::ops::Range<usize>;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Diagnostic {

@@ -1,0 +1,20 @@
+//! tramp-symbols: naming what a recorded trace's numbers point at.
+//!
+//! * [`notes`]: the comment records a recording writes about itself
+//!   (process, modules, call stacks, stalls, interruption).
+//! * [`symbolizer`]: code addresses to module, function, file and line.
+//! * [`modules`]: a trace's module map and call stacks, read from its
+//!   notes, and the names they give code addresses and allocation sites.
+//! * [`sites`]: allocation-site tables (a heap analysis, named).
+//!
+//! `tramp record` (site notes in dumps), `tramp stats --sites` and `tramp
+//! rds` (instruction names) share it.
+
+pub mod modules;
+pub mod notes;
+pub mod sites;
+pub mod symbolizer;
+
+pub use modules::{ModuleMap, Modules, Names};
+pub use notes::Annotation;
+pub use symbolizer::{Place, Symbolizer};

@@ -1,0 +1,160 @@
+//! The module map and call stacks a recorded trace carries in its notes,
+//! and the names they give a trace's code addresses and allocation sites.
+
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+use tramp_core::{Record, RecordKind, Role};
+
+use crate::notes::Annotation;
+use crate::symbolizer::{Place, Symbolizer};
+
+/// The module map a recorded trace carries in its `tramp:module` notes:
+/// what names the code addresses of any analysis (allocation sites,
+/// instructions of a pointer trace) afterwards, with [`Modules::names`].
+#[derive(Default)]
+pub struct ModuleMap {
+    modules: Vec<(u64, String)>,
+    stacks: Vec<(u64, Vec<u64>)>,
+    stack_depth: u64,
+}
+
+impl ModuleMap {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Takes in what a comment record says about modules, stacks and the
+    /// stack depth (other records are ignored).
+    pub fn note(&mut self, rec: &Record<'_>) {
+        if rec.record_type().kind != RecordKind::Comment {
+            return;
+        }
+        match rec
+            .role(Role::Text)
+            .and_then(|v| v.as_bytes())
+            .and_then(Annotation::parse)
+        {
+            Some(Annotation::Module { base, path }) => self.modules.push((base, path)),
+            Some(Annotation::Stack { id, frames }) => self.stacks.push((id, frames)),
+            Some(Annotation::Process { stack_depth, .. }) => self.stack_depth = stack_depth,
+            _ => {}
+        }
+    }
+
+    /// How many modules and stacks are known (it grows as annotations
+    /// are noted).
+    pub fn len(&self) -> usize {
+        self.modules.len() + self.stacks.len() + usize::from(self.stack_depth > 0)
+    }
+
+    /// Whether nothing is known yet.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Names for what was seen so far.
+    pub fn names(&self) -> Names {
+        Names {
+            symbolizer: {
+                let mut s = Symbolizer::default();
+                for (base, path) in &self.modules {
+                    s.add_module(*base, path);
+                }
+                s
+            },
+            stacks: self.stacks.iter().cloned().collect(),
+            stack_depth: self.stack_depth,
+        }
+    }
+}
+
+/// A trace's modules: (load address, path); and, for a recording with
+/// `--stack`, its call stacks by id.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Modules {
+    pub modules: Vec<(u64, String)>,
+    pub stacks: Vec<(u64, Vec<u64>)>,
+    /// Frames per allocation site (0: sites are return addresses).
+    pub stack_depth: u64,
+}
+
+impl Modules {
+    /// Names code addresses and allocation sites of the trace.
+    pub fn names(&self) -> Names {
+        ModuleMap {
+            modules: self.modules.clone(),
+            stacks: self.stacks.clone(),
+            stack_depth: self.stack_depth,
+        }
+        .names()
+    }
+}
+
+/// Names for a trace's numbers: code addresses by function and line, and
+/// allocation sites — with `--stack`, a site is a stack id, named by its
+/// first two frames (`operator new ← main (list.cpp:5)`: what tells C++
+/// allocations apart, which all come from `operator new`).
+pub struct Names {
+    symbolizer: Symbolizer,
+    stacks: FxHashMap<u64, Vec<u64>>,
+    stack_depth: u64,
+}
+
+impl Names {
+    /// A code address (a return address or an instrumented instruction).
+    pub fn code(&mut self, address: u64) -> Option<String> {
+        self.symbolizer.name(address)
+    }
+
+    /// An allocation site.
+    pub fn site(&mut self, site: u64) -> Option<String> {
+        if self.stack_depth == 0 {
+            return self.code(site);
+        }
+        let frames = self.stacks.get(&site)?.clone();
+        let names: Vec<String> = frames
+            .iter()
+            .take(2)
+            .map(|f| self.code(*f).unwrap_or_else(|| format!("{f:#x}")))
+            .collect();
+        (!names.is_empty()).then(|| names.join(" ← "))
+    }
+}
+
+impl std::fmt::Display for Modules {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (base, path) in &self.modules {
+            writeln!(f, "{base:#x} {path}")?;
+        }
+        Ok(())
+    }
+}
+
+impl tramp_core::Analysis for ModuleMap {
+    type Report = Modules;
+
+    fn observe(&mut self, rec: &Record<'_>) -> Result<(), tramp_core::Error> {
+        self.note(rec);
+        Ok(())
+    }
+
+    fn finish(self) -> Modules {
+        Modules {
+            modules: self.modules,
+            stacks: self.stacks,
+            stack_depth: self.stack_depth,
+        }
+    }
+}
+
+impl Names {
+    /// The place of a code address.
+    pub fn place(&mut self, address: u64) -> Place {
+        self.symbolizer.symbolize(address)
+    }
+
+    /// The frames of a recorded call stack, innermost first.
+    pub fn stack(&self, id: u64) -> &[u64] {
+        self.stacks.get(&id).map_or(&[], |v| v.as_slice())
+    }
+}

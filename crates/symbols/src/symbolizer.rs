@@ -1,0 +1,193 @@
+//! Code addresses of a recorded process to places: module, offset,
+//! function (inlined frames' innermost name), file and line, read from the
+//! DWARF of the modules on this machine (the addr2line crate), or from a
+//! stripped library's exported symbols.
+
+use std::collections::HashMap;
+
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+
+/// Where code is: module, function, file and line (what is known).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Place {
+    pub address: u64,
+    pub module: Option<String>,
+    /// The address relative to the module's load address.
+    pub offset: Option<u64>,
+    pub function: Option<String>,
+    pub file: Option<String>,
+    pub line: Option<u32>,
+}
+
+impl std::fmt::Display for Place {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let module = self
+            .module
+            .as_deref()
+            .map(|m| m.rsplit('/').next().unwrap_or(m));
+        match (&self.function, module, self.offset) {
+            (Some(func), _, _) => write!(f, "{func}")?,
+            (None, Some(m), Some(off)) => return write!(f, "{m}+{off:#x}"),
+            _ => return write!(f, "{:#x}", self.address),
+        }
+        // Without a line, the offset in the module tells two call sites in
+        // one function apart (they read the same by name alone).
+        match (&self.file, self.line, module, self.offset) {
+            (Some(file), Some(line), _, _) => write!(f, " ({file}:{line})"),
+            (_, _, Some(m), Some(off)) => write!(f, " ({m}+{off:#x})"),
+            (_, _, Some(m), None) => write!(f, " ({m})"),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Maps code addresses of a recorded process to places.
+#[derive(Default)]
+pub struct Symbolizer {
+    /// (base, path), sorted by base.
+    modules: Vec<(u64, String)>,
+    loaders: HashMap<String, Option<addr2line::Loader>>,
+    /// Exported symbols per module, sorted by address: the fallback for
+    /// stripped libraries (their `.dynsym` survives stripping).
+    dynsyms: HashMap<String, Vec<(u64, u64, String)>>,
+    cache: FxHashMap<u64, Place>,
+}
+
+impl Symbolizer {
+    pub fn add_module(&mut self, base: u64, path: &str) {
+        if let Err(i) = self.modules.binary_search_by_key(&base, |(b, _)| *b) {
+            self.modules.insert(i, (base, path.to_string()));
+        }
+    }
+
+    /// The place of a return address as text, when it lies in a known
+    /// module (else `None`: the number is not a code address of this
+    /// trace, such as a PTF format id).
+    pub fn name(&mut self, address: u64) -> Option<String> {
+        let place = self.symbolize(address);
+        place.module.is_some().then(|| place.to_string())
+    }
+
+    /// The place of a return address (the call before it is looked up).
+    pub fn symbolize(&mut self, address: u64) -> Place {
+        if let Some(p) = self.cache.get(&address) {
+            return p.clone();
+        }
+        let place = self.lookup(address);
+        self.cache.insert(address, place.clone());
+        place
+    }
+
+    fn lookup(&mut self, address: u64) -> Place {
+        let mut place = Place {
+            address,
+            ..Place::default()
+        };
+        let i = self.modules.partition_point(|(b, _)| *b <= address);
+        if i == 0 {
+            return place;
+        }
+        let (base, path) = self.modules[i - 1].clone();
+        place.module = Some(path.clone());
+        place.offset = Some(address - base);
+        let loader = self
+            .loaders
+            .entry(path.clone())
+            .or_insert_with(|| addr2line::Loader::new(&path).ok())
+            .as_ref();
+        let Some(loader) = loader else { return place };
+        // A return address points after the call: look up the call itself.
+        let probe = address.wrapping_sub(base).wrapping_sub(1);
+        if let Ok(mut frames) = loader.find_frames(probe) {
+            // The innermost frame (first) is the code itself, inlined or not;
+            // the outermost is the real function. Report the innermost name.
+            if let Ok(Some(frame)) = frames.next() {
+                place.function = frame
+                    .function
+                    .as_ref()
+                    .and_then(|f| f.demangle().ok())
+                    .map(|s| s.into_owned());
+                if let Some(loc) = frame.location {
+                    place.file = loc.file.map(str::to_string);
+                    place.line = loc.line;
+                }
+            }
+        }
+        if place.function.is_none() {
+            place.function = loader
+                .find_symbol(probe)
+                .map(|s| addr2line::demangle_auto(s.into(), None).into_owned());
+        }
+        if place.function.is_none() {
+            let syms = self
+                .dynsyms
+                .entry(path.clone())
+                .or_insert_with(|| dynamic_symbols(&path));
+            let i = syms.partition_point(|(a, _, _)| *a <= probe);
+            if i > 0 {
+                let (a, size, name) = &syms[i - 1];
+                if probe < a + (*size).max(1) {
+                    place.function = Some(addr2line::demangle_auto(name.into(), None).into_owned());
+                }
+            }
+        }
+        if place.file.is_none()
+            && let Ok(Some(loc)) = loader.find_location(probe)
+        {
+            place.file = loc.file.map(str::to_string);
+            place.line = loc.line;
+        }
+        place
+    }
+}
+
+/// The defined function symbols of `.dynsym`, sorted by address.
+fn dynamic_symbols(path: &str) -> Vec<(u64, u64, String)> {
+    use object::{Object, ObjectSymbol, SymbolKind};
+    // Read, not mapped: no unsafe outside the capture library.
+    let Ok(data) = std::fs::read(path) else {
+        return Vec::new();
+    };
+    let Ok(obj) = object::File::parse(&*data) else {
+        return Vec::new();
+    };
+    let mut v: Vec<(u64, u64, String)> = obj
+        .dynamic_symbols()
+        .filter(|s| s.kind() == SymbolKind::Text && s.is_definition())
+        .filter_map(|s| Some((s.address(), s.size(), s.name().ok()?.to_string())))
+        .collect();
+    v.sort();
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn two_call_sites_in_one_function_read_apart() {
+        let place = |offset: u64, line: Option<u32>| Place {
+            address: 0x7f00_0000_0000 + offset,
+            module: Some("/lib/x86_64-linux-gnu/libc.so.6".into()),
+            offset: Some(offset),
+            function: Some("strdup".into()),
+            file: line.map(|_| "strdup.c".into()),
+            line,
+        };
+        assert_eq!(
+            place(0x9e9aa, None).to_string(),
+            "strdup (libc.so.6+0x9e9aa)"
+        );
+        assert_ne!(
+            place(0x9e9aa, None).to_string(),
+            place(0x9e9c0, None).to_string()
+        );
+        assert_eq!(place(0x9e9aa, Some(41)).to_string(), "strdup (strdup.c:41)");
+        let bare = Place {
+            function: None,
+            ..place(0x10, None)
+        };
+        assert_eq!(bare.to_string(), "libc.so.6+0x10");
+    }
+}
