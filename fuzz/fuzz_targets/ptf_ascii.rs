@@ -7,7 +7,7 @@
 use libfuzzer_sys::fuzz_target;
 use tramp_ptf::ascii::{AsciiReader, AsciiWriter};
 use tramp_ptf::binary::{BinaryReader, BinaryWriter};
-use tramp_ptf::verify::{self, Options};
+use tramp_graph::verify::{self, Options};
 use tramp_ptf::{EventSink, EventSource};
 
 fuzz_target!(|data: &[u8]| {

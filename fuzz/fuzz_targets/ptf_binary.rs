@@ -5,7 +5,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use tramp_ptf::binary::{self, BinaryReader};
-use tramp_ptf::verify::{self, Options};
+use tramp_graph::verify::{self, Options};
 use tramp_ptf::EventSource;
 
 fuzz_target!(|data: &[u8]| {
