@@ -29,7 +29,7 @@ use tramp_cachesim::sim::{Options, SimReport, Simulation};
 use tramp_cachesim::trace::{CsvReader, OracleReader, TraceError, looks_like_csv};
 use tramp_cachesim::{Op, Request};
 use tramp_core::io::Input;
-use tramp_core::{Analysis, OpenOptions, Progress, Record, RecordKind, Role, Source, drive};
+use tramp_core::{Analysis, OpenOptions, Progress, Record, RecordKind, Role, Source};
 use tramp_formats::Format;
 
 /// Why requests could not be read.
@@ -394,34 +394,36 @@ pub fn simulate(
         }
     }
     let mut sim = Simulation::new(&opts);
-    let mut progress = Progress::of(&input);
     let (fed, damage) = match layout {
-        Layout::Csv => (
-            None,
-            stream(CsvReader::new(input.reader), &mut sim, &mut progress),
-        ),
-        Layout::Oracle => (
-            None,
-            stream(OracleReader::new(input.reader), &mut sim, &mut progress),
-        ),
+        Layout::Csv => (None, {
+            let mut progress = Progress::of(&input);
+            let d = stream(CsvReader::new(input.reader), &mut sim, &mut progress);
+            progress.finish();
+            d
+        }),
+        Layout::Oracle => (None, {
+            let mut progress = Progress::of(&input);
+            let d = stream(OracleReader::new(input.reader), &mut sim, &mut progress);
+            progress.finish();
+            d
+        }),
         Layout::Tramp(format) => {
             let open = OpenOptions {
                 desc: mapping.desc.clone(),
                 ..OpenOptions::default()
             };
-            let source = (format.open)(input.reader, &open)?;
+            // Decoded on the second core while the caches run.
+            let mut opened = tramp_formats::pipeline::open(input, Some(format), &open, true)?;
             // What the records hold decides what can be cached.
-            let domains = source.schema().domains();
+            let domains = opened.source.schema().domains();
             if !domains.requests() && mapping.keys.is_none() {
                 return Err(Error::NoObjects(format.name));
             }
             if opts.cpu.is_some() && !domains.addresses() {
                 return Err(Error::NoAddresses(format.name));
             }
-            // Decoded on the second core while the caches run.
-            let mut source = tramp_core::ReadAhead::new(source)?;
             let keys = match &mapping.keys {
-                Some(k) => Some(ResolvedKeys::new(k, source.schema())?),
+                Some(k) => Some(ResolvedKeys::new(k, opened.source.schema())?),
                 None => None,
             };
             let mut feed = Feed {
@@ -430,7 +432,7 @@ pub fn simulate(
                 keys,
                 fed: Fed::default(),
             };
-            let run = drive(&mut source, &mut [&mut feed], Vec::new(), &mut progress);
+            let run = opened.run(&mut [&mut feed], Vec::new());
             let fed = feed.finish();
             let skipped = run.damage().map(Error::Skipped);
             (
@@ -439,7 +441,6 @@ pub fn simulate(
             )
         }
     };
-    progress.finish();
     // What waited for the whole trace (OPT's pass, the curve's sizes).
     let report = {
         let _stage = tramp_core::progress::Stage::start(

@@ -1,9 +1,11 @@
 //! tramp-formats: the registry of trace formats. Each format crate
 //! describes its formats once ([`FormatDesc`]); this crate keeps the list,
 //! detects a format from an input's first bytes or name, and opens sources
-//! and sinks by format, so that the CLI only wires them together.
+//! and sinks by format, so that the CLI only wires them together;
+//! [`pipeline`] is the one way a trace is opened and run.
 
 pub mod fidelity;
+pub mod pipeline;
 
 use tramp_core::io::{Compression, Input, Output};
 use tramp_core::{CreateOptions, Error, FormatDesc, Header, Sink, Sniff};

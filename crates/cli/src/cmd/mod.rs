@@ -23,7 +23,7 @@ pub mod workload;
 use anyhow::{Context, Result};
 use clap::Args;
 use tramp_core::io::Input;
-use tramp_core::{OpenOptions, Progress, Run, Source};
+use tramp_core::{OpenOptions, Run, Source};
 use tramp_formats::Format;
 
 /// Options shared by commands that read a trace.
@@ -132,13 +132,7 @@ pub fn output_format(name: &str, to: Option<Option<&str>>, stdout: Format) -> Re
     Ok(format)
 }
 
-/// A source over an input, with its progress bar.
-pub struct Opened {
-    pub source: Box<dyn Source>,
-    pub format: Format,
-    pub progress: Progress,
-    pub name: String,
-}
+pub use tramp_formats::pipeline::Opened;
 
 impl Detected {
     /// Decodes the input as records, on a second core beside the command's
@@ -157,23 +151,8 @@ impl Detected {
             dtd: args.dtd.as_deref().map(read_dtd).transpose()?,
             desc: args.desc.as_deref().map(read_desc).transpose()?,
         };
-        let progress = Progress::of(&self.input);
-        let source = (self.format.open)(self.input.reader, &opts)
-            .with_context(|| format!("reading {}", self.name))?;
-        let source: Box<dyn Source> = if ahead {
-            Box::new(
-                tramp_core::ReadAhead::new(source)
-                    .with_context(|| format!("reading {}", self.name))?,
-            )
-        } else {
-            source
-        };
-        Ok(Opened {
-            source,
-            format: self.format,
-            progress,
-            name: self.name,
-        })
+        tramp_formats::pipeline::open(self.input, Some(self.format), &opts, ahead)
+            .with_context(|| format!("reading {}", self.name))
     }
 }
 
