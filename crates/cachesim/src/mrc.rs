@@ -26,6 +26,7 @@ use serde::Serialize;
 
 use crate::cache::Unit;
 use crate::request::Request;
+use tramp_core::rng::mix;
 
 /// Modulus of SHARDS' hash threshold.
 const SHARDS_MODULUS: u64 = 1 << 24;
@@ -224,16 +225,6 @@ impl StackDistances {
             steps,
         }
     }
-}
-
-/// splitmix64's finalizer: SHARDS' hash of an id, and the mixing the
-/// TRAMP command language's arrays use for their keys (one copy; tramp's
-/// workloads draw from tramp-workloads' SplitMix64, which this crate, with
-/// no tramp dependency, cannot share).
-pub fn mix(mut x: u64) -> u64 {
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58476d1ce4e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d049bb133111eb);
-    x ^ (x >> 31)
 }
 
 /// An LRU miss-ratio curve: a step function of capacity.

@@ -7,11 +7,13 @@
 //! * [`stream`]: the [`Source`] and [`Sink`] traits that connect formats,
 //!   the [`Header`] a trace carries, and in-stream [`Warning`]s.
 //! * [`ahead`]: [`ReadAhead`], a source decoded on a second core.
-//! * [`analysis`]: the [`Analysis`] trait and [`drive`], the one driver
-//!   that runs a source through analyses and sinks.
+//! * [`analysis`]: the [`Analysis`] trait (of records, or of the events a
+//!   view makes of them) and [`drive`], the one driver that runs a source
+//!   through analyses and sinks.
 //! * [`format`]: the [`FormatDesc`] each format crate registers.
 //! * [`ints`]: integers at fixed places of a record's bytes.
 //! * [`progress`]: the progress bar on stderr.
+//! * [`rng`]: the one random generator (SplitMix64) and its finalizer.
 //! * [`error`]: errors that say what went wrong and where (byte offset, record).
 //! * [`text`]: the generic one-record-per-line text form.
 //! * [`io`]: inputs from paths or stdin with transparent decompression, and
@@ -25,6 +27,7 @@ pub mod ints;
 pub mod io;
 pub mod progress;
 pub mod record;
+pub mod rng;
 pub mod schema;
 pub mod stream;
 pub mod text;

@@ -81,7 +81,7 @@ impl Key {
     /// A well-mixed 64-bit hash (the maps' hasher is FxHash, which alone
     /// clusters small integers and pairs of them).
     fn mixed(&self) -> u64 {
-        use tramp_cachesim::mrc::mix;
+        use tramp_core::rng::mix;
         match self {
             Key::I(v) => mix(*v as u64),
             Key::S(s) => {

@@ -1,5 +1,5 @@
 //! tramp-workloads: deterministic synthetic workloads, each a pure function
-//! of its seed, drawn from one random generator ([`rng`]).
+//! of its seed, drawn from tramp's one random generator (`tramp_core::rng`).
 //!
 //! * [`sample`]: the built-in heap-allocation sample (HATF records) behind
 //!   `tramp sample`.
@@ -7,7 +7,6 @@
 //!   behind `tramp workload oo7`.
 
 pub mod oo7;
-pub mod rng;
 pub mod sample;
 
-pub use rng::SplitMix64;
+pub use tramp_core::rng::SplitMix64;

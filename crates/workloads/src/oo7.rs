@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use tramp_ptf::event::{Event, FormatObject, NULL, Oid};
 use tramp_ptf::{EventSink, PtfError};
 
-use crate::rng::SplitMix64;
+use tramp_core::rng::SplitMix64;
 
 /// The OO7 parameters this generator uses.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use tramp_hatf::item::{OwnedEvent, OwnedItem};
 use tramp_hatf::spec::EventKind;
 
-use crate::rng::SplitMix64;
+use tramp_core::rng::SplitMix64;
 
 /// A size-class allocator simulation: 16-byte classes below 64 KiB served
 /// from free lists and a bump pointer, larger blocks from their own region.

@@ -1,6 +1,16 @@
-//! The one random generator of tramp's workloads: SplitMix64 (Steele, Lea
-//! and Flood 2014). Small, fast, and the same stream on every platform, so
-//! a workload is a pure function of its seed.
+//! The one random generator of tramp: SplitMix64 (Steele, Lea and Flood
+//! 2014), and its finalizer as a hash ([`mix`]). Small, fast, and the same
+//! stream on every platform, so a workload is a pure function of its seed;
+//! the cache simulator's SHARDS sampling and the command language's arrays
+//! hash ids with the finalizer.
+
+/// SplitMix64's finalizer: a bijective 64-bit mix.
+#[inline]
+pub fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
 
 /// A SplitMix64 stream.
 #[derive(Clone, Debug)]
@@ -15,10 +25,7 @@ impl SplitMix64 {
     /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        mix(self.0)
     }
 
     /// A number in `0..n` (`0` when `n` is 0). Modulo reduction: the bias is
