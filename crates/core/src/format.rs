@@ -5,7 +5,9 @@
 use std::io::BufRead;
 
 use crate::io::Output;
-use crate::{Error, Header, Sink, Source};
+use std::sync::Arc;
+
+use crate::{Error, Header, Schema, Sink, Source};
 
 /// What a format's first bytes say about it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,6 +30,22 @@ impl Sniff {
             Sniff::No
         }
     }
+}
+
+/// What a format's writer holds of records of another format.
+#[derive(Clone, Copy)]
+pub enum Holds {
+    /// The records of a fixed schema: a foreign record goes to the type of
+    /// its kind (a realloc to its outcome's), its fields by role.
+    ByRole(fn() -> Arc<Schema>),
+    /// The records of the schema the output's header describes (a Meta-TF
+    /// DTD): a foreign record goes to the type of its name, else of its
+    /// kind; its fields by name, else by role.
+    ByName(fn(&Header) -> Result<Arc<Schema>, Error>),
+    /// Records of its own schema only, for the reason given.
+    OwnOnly(&'static str),
+    /// Its own family's records and nothing else.
+    Nothing,
 }
 
 /// How to open a source.
@@ -76,6 +94,9 @@ pub struct FormatDesc {
     /// The format `tramp dump` prints it in; `None` for tramp's generic
     /// text form.
     pub text_form: Option<&'static str>,
+    /// What its writer holds of another format's records (the conversion
+    /// audit reads this and nothing else about the format).
+    pub holds: Holds,
     pub open: OpenFn,
     pub create: CreateFn,
 }

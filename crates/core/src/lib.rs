@@ -37,7 +37,7 @@ pub mod window;
 pub use ahead::ReadAhead;
 pub use analysis::{Analysis, Damage, Events, Observe, Outcome, Records, Run, Stop, drive, render};
 pub use error::{Error, Position};
-pub use format::{CreateOptions, FormatDesc, OpenOptions, Sniff};
+pub use format::{CreateOptions, FormatDesc, Holds, OpenOptions, Sniff};
 pub use progress::Progress;
 pub use record::{AttrsRef, ListRef, Record, RecordBuf, Slot, Span, Value};
 pub use schema::{

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use tramp_core::{Error, FormatDesc, Sniff};
+use tramp_core::{Error, FormatDesc, Holds, Sniff};
 
 use crate::source::DescSource;
 
@@ -16,6 +16,7 @@ pub static DESC: FormatDesc = FormatDesc {
     extensions: &[],
     sniff: |_| Sniff::No,
     text_form: None,
+    holds: Holds::Nothing,
     open: |input, opts| {
         let text = opts.desc.as_deref().ok_or_else(|| {
             Error::Usage("a described trace needs its description: --desc FILE".into())

@@ -19,7 +19,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
-use tramp_core::{Error, Header, Record, RecordKind, Role, Schema, Sink, Value};
+use tramp_core::{Error, Header, Holds, Record, RecordKind, Role, Schema, Sink, Value};
 
 use crate::Format;
 
@@ -77,28 +77,21 @@ pub fn plan(
     to: Format,
     header: &Header,
 ) -> Result<Plan, Error> {
-    let same_schema =
-        from.family == to.family && (to.family != "metatf" || header.dtd == source_header.dtd);
-    let target: Option<Arc<Schema>> = match to.family {
+    // The very schema the source reads: one family and, for a format
+    // whose schema its header describes, one description.
+    let same_schema = from.family == to.family
+        && (!matches!(to.holds, Holds::ByName(_)) || header.dtd == source_header.dtd);
+    let target: Option<(Arc<Schema>, bool)> = match to.holds {
         _ if same_schema => None,
-        // tpack holds HATF's records.
-        "hatf" | "tpack" => Some(tramp_hatf::records::schema().clone()),
-        "metatf" => {
-            let text = header
-                .dtd
-                .as_deref()
-                .ok_or_else(|| Error::Usage("a Meta-TF output needs a DTD (--dtd FILE)".into()))?;
-            let dtd = tramp_metatf::load(text)
-                .map_err(|d| Error::Usage(tramp_diag::render("dtd", text, &d)))?;
-            Some(tramp_metatf::plan::Plan::compile(&dtd).schema.clone())
-        }
-        _ => Some(Arc::new(Schema::new(to.family))),
+        Holds::ByRole(schema) => Some((schema(), true)),
+        Holds::ByName(schema) => Some((schema(header)?, false)),
+        Holds::OwnOnly(_) | Holds::Nothing => Some((Arc::new(Schema::new(to.family)), false)),
     };
     let types = source
         .types
         .iter()
         .map(|ty| {
-            let Some(target) = &target else {
+            let Some((target, by_role)) = &target else {
                 return TypePlan {
                     name: ty.name.clone(),
                     fate: Fate::Exact,
@@ -106,26 +99,22 @@ pub fn plan(
                     unplaced: Vec::new(),
                 };
             };
-            if to.name == "metatf-text" {
-                // The text sink prints records as they are: only records of
-                // the DTD's own schema read back.
+            if let Holds::OwnOnly(why) = to.holds {
                 return TypePlan {
                     name: ty.name.clone(),
-                    fate: Fate::Dropped(
-                        "the Meta-TF text form holds records of its DTD only (convert to metatf, which maps records by name and kind)".into(),
-                    ),
+                    fate: Fate::Dropped(why.into()),
                     unplaced_why: String::new(),
                     unplaced: Vec::new(),
                 };
             }
-            foreign(ty, target, to)
+            foreign(ty, target, *by_role, to)
         })
         .collect();
     Ok(Plan { types })
 }
 
 /// A record type of another format in `target` (the schema `to` writes).
-fn foreign(ty: &tramp_core::RecordType, target: &Schema, to: Format) -> TypePlan {
+fn foreign(ty: &tramp_core::RecordType, target: &Schema, by_role: bool, to: Format) -> TypePlan {
     let mut p = TypePlan {
         name: ty.name.clone(),
         fate: Fate::Exact,
@@ -136,9 +125,8 @@ fn foreign(ty: &tramp_core::RecordType, target: &Schema, to: Format) -> TypePlan
         p.fate = Fate::Encoding;
         return p;
     }
-    let by_role = matches!(to.family, "hatf" | "tpack");
-    // The target's record: HATF maps by kind (and a realloc by its
-    // outcome); Meta-TF by name, else by kind.
+    // The target's record: by kind (a realloc by its outcome) for a format
+    // that maps by role; by name, else by kind, for one that maps by name.
     let found = target
         .types
         .iter()

@@ -1,7 +1,9 @@
 //! HATF's entries in the format registry: the binary form and the text form.
 
+use std::sync::Arc;
 use tramp_core::io::Output;
-use tramp_core::{CreateOptions, Error, FormatDesc, Sink, Sniff, Source};
+
+use tramp_core::{CreateOptions, Error, FormatDesc, Holds, Schema, Sink, Sniff, Source};
 
 use crate::Policy;
 use crate::records::{HatfSink, HatfSource, HatfTextSink, HatfTextSource};
@@ -20,6 +22,7 @@ pub static HATF: FormatDesc = FormatDesc {
         _ => Sniff::No,
     },
     text_form: Some("hatf-text"),
+    holds: Holds::ByRole(hatf_schema),
     open: |input, opts| Ok(Box::new(HatfSource::new(input, opts.metadata))),
     create: |out, opts| Ok(Box::new(HatfSink::new(out, policy(opts)?))),
 };
@@ -32,6 +35,7 @@ pub static HATF_TEXT: FormatDesc = FormatDesc {
     extensions: &[".hatf.txt", ".txt"],
     sniff: |head| Sniff::magic(head, &[crate::text::HEADER.as_bytes()]),
     text_form: Some("hatf-text"),
+    holds: Holds::ByRole(hatf_schema),
     open: |input, _| Ok(Box::new(HatfTextSource::new(input)) as Box<dyn Source + Send>),
     create: |out: Output, _| Ok(Box::new(HatfTextSink::new(out)) as Box<dyn Sink>),
 };
@@ -45,4 +49,9 @@ fn policy(opts: &CreateOptions<'_>) -> Result<Policy, Error> {
         None if opts.same_family => Ok(Policy::Explicit),
         None => Ok(Policy::Naive),
     }
+}
+
+/// HATF's record schema: what HATF, its text form and tpack hold.
+pub fn hatf_schema() -> Arc<Schema> {
+    crate::records::schema().clone()
 }

@@ -1,6 +1,6 @@
 //! Heph's entry in the format registry.
 
-use tramp_core::{FormatDesc, Sniff};
+use tramp_core::{FormatDesc, Holds, Sniff};
 
 use crate::packet::{EVENT_MAGIC, METADATA_MAGIC};
 use crate::records::{HephSink, HephSource};
@@ -18,6 +18,7 @@ pub static HEPH: FormatDesc = FormatDesc {
         )
     },
     text_form: None,
+    holds: Holds::Nothing,
     open: |input, _| Ok(Box::new(HephSource::new(input))),
     create: |out, _| Ok(Box::new(HephSink::new(out))),
 };

@@ -1,7 +1,9 @@
 //! Meta-TF's entries in the format registry: traces of any DTD, binary and
 //! text.
 
-use tramp_core::{Error, FormatDesc, Sniff};
+use std::sync::Arc;
+
+use tramp_core::{Error, FormatDesc, Header, Holds, Schema, Sniff};
 
 use crate::codec::{MAGIC, MetaSink, MetaSource};
 use crate::text::{HEADER, MetaTextSink, MetaTextSource};
@@ -14,6 +16,7 @@ pub static METATF: FormatDesc = FormatDesc {
     extensions: &[".mtf"],
     sniff: |head| Sniff::magic(head, &[&MAGIC]),
     text_form: Some("metatf-text"),
+    holds: Holds::ByName(described),
     open: |input, opts| Ok(Box::new(MetaSource::open(input, opts.dtd.as_deref())?)),
     create: |out, opts| {
         Ok(Box::new(MetaSink::new(
@@ -32,6 +35,9 @@ pub static METATF_TEXT: FormatDesc = FormatDesc {
     extensions: &[".mtf.txt"],
     sniff: |head| Sniff::magic(head, &[HEADER.as_bytes()]),
     text_form: Some("metatf-text"),
+    holds: Holds::OwnOnly(
+        "the Meta-TF text form holds records of its DTD only (convert to metatf, which maps records by name and kind)",
+    ),
     open: |input, opts| Ok(Box::new(MetaTextSource::open(input, opts.dtd.as_deref())?)),
     create: |out, opts| {
         Ok(Box::new(MetaTextSink::new(
@@ -43,4 +49,14 @@ pub static METATF_TEXT: FormatDesc = FormatDesc {
 
 fn need_dtd<'a>(dtd: Option<&'a str>, format: &str) -> Result<&'a str, Error> {
     dtd.ok_or_else(|| Error::Usage(format!("writing {format} needs a DTD: pass --dtd FILE")))
+}
+
+/// The schema a Meta-TF output writes: its DTD's.
+fn described(header: &Header) -> Result<Arc<Schema>, Error> {
+    let text = header
+        .dtd
+        .as_deref()
+        .ok_or_else(|| Error::Usage("a Meta-TF output needs a DTD (--dtd FILE)".into()))?;
+    let dtd = crate::load(text).map_err(|d| Error::Usage(tramp_diag::render("dtd", text, &d)))?;
+    Ok(crate::plan::Plan::compile(&dtd).schema.clone())
 }

@@ -1,6 +1,6 @@
 //! PTF's entries in the format registry: the binary and the ASCII form.
 
-use tramp_core::{FormatDesc, Sniff};
+use tramp_core::{FormatDesc, Holds, Sniff};
 
 use crate::records::{PtfSink, PtfSource};
 
@@ -12,6 +12,7 @@ pub static PTF: FormatDesc = FormatDesc {
     extensions: &[".ptf"],
     sniff: |head| Sniff::magic(head, &[crate::binary::VERSION_PREFIX.as_bytes()]),
     text_form: Some("ptf-text"),
+    holds: Holds::Nothing,
     open: |input, _| Ok(Box::new(PtfSource::open(input)?)),
     create: |out, opts| Ok(Box::new(PtfSink::new(out, false, &opts.header.notes)?)),
 };
@@ -38,6 +39,7 @@ pub static PTF_TEXT: FormatDesc = FormatDesc {
         if found { Sniff::Yes } else { Sniff::No }
     },
     text_form: Some("ptf-text"),
+    holds: Holds::Nothing,
     open: |input, _| Ok(Box::new(PtfSource::open(input)?)),
     create: |out, opts| Ok(Box::new(PtfSink::new(out, true, &opts.header.notes)?)),
 };

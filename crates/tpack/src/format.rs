@@ -5,7 +5,7 @@
 use std::io::Read;
 
 use tramp_core::io::{Finish, Output};
-use tramp_core::{CreateOptions, Error, FormatDesc, Position, Sink, Sniff};
+use tramp_core::{CreateOptions, Error, FormatDesc, Holds, Position, Sink, Sniff};
 use tramp_hatf::records::{Entry, ItemSink, ItemSource, ReadItems, WriteItems};
 
 use crate::MAGIC;
@@ -20,6 +20,7 @@ pub static TPACK: FormatDesc = FormatDesc {
     extensions: &[".tpack"],
     sniff: |head| Sniff::magic(head, &[&MAGIC[..6]]),
     text_form: Some("hatf-text"),
+    holds: Holds::ByRole(tramp_hatf::format::hatf_schema),
     open: |input, _| Ok(Box::new(TpackSource::from_reader(open_reader(input)?))),
     create: |out: Output, opts| {
         Ok(Box::new(TpackSink::from_writer(Writer::new(out, options(opts)?)?)) as Box<dyn Sink>)
