@@ -39,6 +39,19 @@ fuzz_target!(|data: &[u8]| {
         chrome.packet(p).unwrap();
     }
     let _ = stats.totals_table();
+    // As tramp records: one record per packet and one warning per
+    // warning, in any interleaving (a record read just after damage waits
+    // behind the warning, and is not lost).
+    let mut src = tramp_heph::records::HephSource::new(data);
+    let (mut records, mut warned) = (0usize, 0usize);
+    loop {
+        match tramp_core::Source::next_item(&mut src).expect("reading memory cannot fail") {
+            Some(tramp_core::Item::Record(_)) => records += 1,
+            Some(tramp_core::Item::Warning(_)) => warned += 1,
+            None => break,
+        }
+    }
+    assert_eq!((records, warned), (packets.len(), warnings.len()));
     let json = chrome.finish().unwrap();
     serde_json::from_slice::<serde_json::Value>(&json).expect("the export is valid JSON");
 });

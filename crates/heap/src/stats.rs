@@ -309,7 +309,7 @@ struct TypeCounts {
 }
 
 impl TypeCounts {
-    #[inline]
+    #[inline(always)]
     fn count(&mut self, rec: &Record<'_>) {
         self.records += 1;
         let ty = rec.record_type();

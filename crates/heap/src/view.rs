@@ -140,7 +140,8 @@ pub enum HeapEvent<K = Born> {
         size: u64,
         old: u64,
         new: u64,
-        /// The live object at `old` when the realloc was made.
+        /// The live object at `old` when the realloc was made (`None`
+        /// also when the view keeps nothing per object: nobody asks).
         from: Option<Object<K>>,
         resized: Option<(Object<K>, u64)>,
         cx: Context,
@@ -344,8 +345,9 @@ impl<K: Keep> HeapView<K> {
 
     /// Calls `emit` with the heap events `rec` stands for: none for a
     /// record of no heap kind, one for most, and for an allocation over
-    /// live objects one `Displaced` each before the `Alloc`.
-    #[inline]
+    /// live objects one `Displaced` each before the `Alloc`. Inlined
+    /// into its caller, so that the analyses' code joins the view's.
+    #[inline(always)]
     pub fn feed<F>(&mut self, rec: &Record<'_>, emit: &mut F) -> Result<(), Error>
     where
         F: FnMut(&HeapStep<K>) -> Result<(), Error>,
@@ -457,11 +459,18 @@ impl<K: Keep> HeapView<K> {
                     ReallocOutcome::InPlace => (None, None),
                 };
                 self.implied.after_realloc(cx.thread, expect.0, expect.1);
-                let from = self.live.get(old).map(|o| Object {
-                    address: o.address,
-                    size: o.size,
-                    extra: *o.extra,
-                });
+                // Who is reallocated matters to analyses that follow
+                // objects; a view that keeps nothing per object (the
+                // statistics') saves the lookup.
+                let from = if size_of::<K>() == 0 {
+                    None
+                } else {
+                    self.live.get(old).map(|o| Object {
+                        address: o.address,
+                        size: o.size,
+                        extra: *o.extra,
+                    })
+                };
                 let mut resized = None;
                 if outcome == ReallocOutcome::InPlace {
                     // No accompanying records: the object changes size here.
