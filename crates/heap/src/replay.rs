@@ -447,7 +447,6 @@ mod tests {
         tr.free(0x200, 0, &mut feed);
         tr.free(0x999, 0, &mut feed);
         tr.alloc(7, 0x400, 0, &mut feed);
-        drop(feed);
         let c = w.counts.clone();
         assert_eq!(
             ops(&w.into_inner()),

@@ -569,7 +569,6 @@ mod tests {
         // An in-place growth on another thread: 64 -> 100.
         tr.realloc(ReallocOutcome::InPlace, 100, 0x80, 0x80, 2, &mut feed);
         tr.free(0x80, 2, &mut feed);
-        drop(feed);
         let r = s.report();
         assert_eq!((r.total_allocs, r.malloc_calls), (2, 1));
         assert_eq!((r.total_frees, r.free_calls), (2, 1));
@@ -595,7 +594,6 @@ mod tests {
         tr.free(99, 0, &mut feed); // unknown
         tr.realloc(ReallocOutcome::InPlace, 50, 2, 2, 0, &mut feed);
         tr.alloc(0, 3, 0, &mut feed);
-        drop(feed);
         let r = s.report();
         assert_eq!((r.total_allocs, r.total_frees, r.total_reallocs), (3, 3, 1));
         assert_eq!(r.bytes_allocated, 60); // 10 + 30 + in-place growth 20 + 0
