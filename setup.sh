@@ -3,13 +3,17 @@
 # missing: a C compiler and the C library's headers and static archive
 # (the programs `tramp record` is tested on, the second allocator of the
 # replay test, the library the dlopen test loads and the statically linked
-# program `record` must refuse are all built from source by the tests).
+# program `record` must refuse are all built from source by the tests),
+# and heaptrack, the peer the heap profile is compared with.
 # Called by README's test command and by .ci/run.
 set -euo pipefail
 need=()
 command -v cc >/dev/null 2>&1 || need+=(gcc)
 # libc.a: `gcc -static` (the static program of issue 32's tests).
 [ -e /usr/lib/x86_64-linux-gnu/libc.a ] || [ -e /usr/lib/libc.a ] || [ -e /usr/lib64/libc.a ] || need+=(libc6-dev)
+# heaptrack and heaptrack_print: the heap profile's figures are compared
+# with theirs on the same program (crates/cli/tests/heap_profile.rs).
+command -v heaptrack_print >/dev/null 2>&1 || need+=(heaptrack)
 if [ ${#need[@]} -gt 0 ]; then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"

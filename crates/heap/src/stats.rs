@@ -13,7 +13,7 @@ use std::fmt::{self, Write as _};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use serde::Serialize;
-use tramp_core::{Analysis, Error, Record};
+use tramp_core::{Analysis, Error, ReallocOutcome, Record};
 
 use crate::view::{Context, Heap, HeapEvent, HeapFlow, HeapStep, Keep, Live};
 
@@ -65,6 +65,10 @@ pub struct Report {
     pub average_object_size: f64,
     pub live_objects_at_end: u64,
     pub live_bytes_at_end: u64,
+    /// Allocations freed as the very next heap event after them, process
+    /// wide (heaptrack's rule; a realloc frees its old block and allocates
+    /// its new one, as heaptrack records it): see docs/heap-profile.md.
+    pub temporary_allocations: u64,
     pub frees_of_unknown_addresses: u64,
     pub double_frees: u64,
     pub allocs_of_live_addresses: u64,
@@ -125,6 +129,10 @@ pub struct HeapTotals {
     live: Live,
     max_objects: u64,
     max_bytes: u64,
+    /// The block of the last allocation while no free has come after it
+    /// (what a free must end to be a temporary allocation).
+    last_alloc: Option<u64>,
+    temporary: u64,
     freed: FxHashSet<u64>,
     unknown_frees: u64,
     double_frees: u64,
@@ -179,6 +187,7 @@ impl HeapTotals {
                     self.live_reallocs += 1;
                 }
                 self.freed.remove(&address);
+                self.last_alloc = Some(address);
             }
             HeapEvent::Displaced { .. } => {}
             HeapEvent::Free {
@@ -194,6 +203,15 @@ impl HeapTotals {
                 let (t, h) = self.activity(&cx);
                 t.frees += 1;
                 h.frees += 1;
+                // A realloc's own free was counted at the realloc (where
+                // heaptrack records it); a free of no live object is not a
+                // heap event to heaptrack.
+                if !implied && object.is_some() {
+                    if self.last_alloc == Some(address) {
+                        self.temporary += 1;
+                    }
+                    self.last_alloc = None;
+                }
                 match object {
                     Some(_) => {
                         if self.freed.len() >= FREED_WINDOW {
@@ -206,9 +224,27 @@ impl HeapTotals {
                 }
             }
             HeapEvent::Realloc {
-                size, resized, cx, ..
+                outcome,
+                size,
+                old,
+                new,
+                resized,
+                cx,
+                ..
             } => {
                 self.reallocs += 1;
+                // heaptrack records a realloc as the free of its old block
+                // (then the allocation of its new one, which follows here
+                // as its own record unless the block stayed in place).
+                if old != 0 && outcome != ReallocOutcome::AllocOnly {
+                    if self.last_alloc == Some(old) {
+                        self.temporary += 1;
+                    }
+                    self.last_alloc = None;
+                }
+                if outcome == ReallocOutcome::InPlace {
+                    self.last_alloc = Some(new);
+                }
                 let (t, h) = self.activity(&cx);
                 t.reallocs += 1;
                 h.reallocs += 1;
@@ -271,6 +307,7 @@ impl HeapTotals {
             },
             live_objects_at_end: self.live.objects,
             live_bytes_at_end: self.live.bytes,
+            temporary_allocations: self.temporary,
             frees_of_unknown_addresses: self.unknown_frees,
             double_frees: self.double_frees,
             allocs_of_live_addresses: self.live_reallocs,
@@ -484,6 +521,7 @@ impl fmt::Display for Report {
             ),
             ("live objects at end", human(self.live_objects_at_end)),
             ("live bytes at end", human(self.live_bytes_at_end)),
+            ("temporary allocations", human(self.temporary_allocations)),
         ];
         for (k, v) in rows {
             let _ = writeln!(s, "  {k:<26} {v:>16}");
@@ -608,5 +646,37 @@ mod tests {
             .map(|b| (b.low, b.high, b.count))
             .collect();
         assert_eq!(buckets, vec![(0, 0, 1), (8, 15, 1), (16, 31, 1)]);
+    }
+
+    #[test]
+    fn temporary_allocations_follow_heaptracks_rule_by_object() {
+        let mut s = HeapStats::new();
+        let mut tr = Trace::new();
+        let mut feed = |r: &Record<'_>| s.observe(r).unwrap();
+        // Freed as the next heap event: 1.
+        tr.alloc(8, 0x10, 0, &mut feed);
+        tr.free(0x10, 0, &mut feed);
+        // C is freed right after it was allocated (2); B after a free: no.
+        tr.alloc(8, 0x20, 0, &mut feed);
+        tr.alloc(8, 0x30, 0, &mut feed);
+        tr.free(0x30, 0, &mut feed);
+        tr.free(0x20, 0, &mut feed);
+        // A realloc frees D right after D's allocation (3), and E, its new
+        // block, is freed next (4): heaptrack records the realloc as a
+        // free and an allocation; the records it implies are not events.
+        tr.alloc(8, 0x40, 0, &mut feed);
+        tr.realloc(ReallocOutcome::Moved, 64, 0x40, 0x50, 0, &mut feed);
+        tr.alloc(64, 0x50, 0, &mut feed);
+        tr.free(0x40, 0, &mut feed);
+        tr.free(0x50, 0, &mut feed);
+        // A free of no live block is no heap event: F stays temporary (5).
+        tr.alloc(8, 0x60, 0, &mut feed);
+        tr.free(0x999, 0, &mut feed);
+        tr.free(0x60, 0, &mut feed);
+        // In place: G's free at the realloc (6), then its new size's (7).
+        tr.alloc(8, 0x70, 0, &mut feed);
+        tr.realloc(ReallocOutcome::InPlace, 16, 0x70, 0x70, 0, &mut feed);
+        tr.free(0x70, 0, &mut feed);
+        assert_eq!(s.report().temporary_allocations, 7);
     }
 }
