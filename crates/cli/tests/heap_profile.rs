@@ -70,4 +70,44 @@ fn temporary_allocations_beside_heaptrack() {
         heaptrack_figure(&report, "calls to allocation functions:"),
         calls + 1
     );
+
+    // The peak, worked out by hand: inside the first realloc the 4,096-byte
+    // block is made while the 8-byte one is still live (4,104 bytes in two
+    // objects); everything else live at once is less (100 × 32, or the
+    // 4,096-byte stdout buffer alone at the end). heaptrack records a
+    // realloc as the free of the old block and then the allocation of the
+    // new one, so it never sees both, and it adds its own pool:
+    // 72,704 + 4,096 = 76,800 bytes.
+    let sites: serde_json::Value =
+        serde_json::from_str(&ok(&tramp(&["stats", "--sites", "--json", &trace]))).unwrap();
+    let peak = &sites["sites"]["peak"];
+    assert_eq!(
+        (peak["bytes"].as_u64(), peak["objects"].as_u64()),
+        (Some(4104), Some(2))
+    );
+    let holders: Vec<(String, u64)> = sites["sites"]["by_bytes_at_peak"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                format!(
+                    "{}:{}",
+                    r["stack"][0]["function"].as_str().unwrap(),
+                    r["stack"][0]["line"]
+                ),
+                r["peak_bytes"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        holders,
+        vec![("main:28".to_string(), 4096), ("main:27".to_string(), 8)],
+        "the realloc's block and the malloc before it"
+    );
+    let line = report
+        .lines()
+        .find(|l| l.starts_with("peak heap memory consumption:"))
+        .unwrap();
+    assert!(line.contains("76.80K"), "{line}");
 }

@@ -21,4 +21,4 @@ pub mod view;
 pub use live::{Identity, LiveObjects, Object};
 pub use site::Site;
 pub use stats::{HeapStats, HeapTotals, Report};
-pub use view::{Born, Heap, HeapEvent, HeapFlow, HeapStep, HeapView, Keep, Live, Slot};
+pub use view::{Born, Context, Heap, HeapEvent, HeapFlow, HeapStep, HeapView, Keep, Live, Slot};

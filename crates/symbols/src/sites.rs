@@ -1,7 +1,14 @@
 //! Allocation-site tables: per-site totals from the heap view's events
 //! ([`SiteCounts`], an analysis of heap events whose objects keep their
 //! site), named with the trace's modules into the top sites by
-//! allocations, by bytes, and by bytes live at exit.
+//! allocations, by bytes, by bytes live at the heap's peak, and by bytes
+//! live at exit.
+//!
+//! The peak is attributed in one pass, in memory proportional to the
+//! sites (so it works on a pipe): each new peak only advances an epoch,
+//! and a site copies its live bytes into its bytes-at-peak the first time
+//! it changes after an epoch it has not seen (at the end, a site unchanged
+//! since the last peak holds at the peak what it holds now).
 
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -19,6 +26,8 @@ pub struct SiteTotals {
     pub bytes: u64,
     pub live_objects: u64,
     pub live_bytes: u64,
+    /// Bytes live from this site when the heap was at its peak.
+    pub peak_bytes: u64,
 }
 
 /// One row of a site table.
@@ -30,12 +39,23 @@ pub struct SiteRow {
     pub totals: SiteTotals,
 }
 
-/// The three site tables.
+/// The heap at its peak: the most bytes live at once, and when.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Peak {
+    pub bytes: u64,
+    pub objects: u64,
+    /// The trace's time at the event that reached it (0 without times).
+    pub time: u64,
+}
+
+/// The site tables.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct SitesReport {
     pub sites: u64,
+    pub peak: Peak,
     pub by_count: Vec<SiteRow>,
     pub by_bytes: Vec<SiteRow>,
+    pub by_bytes_at_peak: Vec<SiteRow>,
     pub by_live_bytes_at_exit: Vec<SiteRow>,
 }
 
@@ -49,6 +69,11 @@ pub struct SiteCounts {
     index: FxHashMap<Site, usize>,
     /// The row of the last site looked up (allocations repeat sites).
     last: Option<(Site, usize)>,
+    /// Per row: the peak epoch its `peak_bytes` is of.
+    stamps: Vec<u64>,
+    /// How many times the heap reached a new peak.
+    epoch: u64,
+    peak: Peak,
 }
 
 impl SiteCounts {
@@ -66,6 +91,7 @@ impl SiteCounts {
                     Some(i) => *i,
                     None if make => {
                         self.rows.push((site, SiteTotals::default()));
+                        self.stamps.push(self.epoch);
                         self.index.insert(site, self.rows.len() - 1);
                         self.rows.len() - 1
                     }
@@ -75,7 +101,13 @@ impl SiteCounts {
                 i
             }
         };
-        Some(&mut self.rows[i].1)
+        // About to change: first keep what it held at the last peak.
+        let t = &mut self.rows[i].1;
+        if self.stamps[i] < self.epoch {
+            t.peak_bytes = t.live_bytes;
+            self.stamps[i] = self.epoch;
+        }
+        Some(t)
     }
 
     fn forget(&mut self, site: Site, size: u64) {
@@ -91,12 +123,18 @@ impl SiteCounts {
     pub fn report(&self, modules: &Modules, n: usize) -> SitesReport {
         let stacks = modules.stack_depth > 0;
         let mut resolved: FxHashMap<Site, SiteTotals> = FxHashMap::default();
-        for (site, t) in &self.rows {
+        for (i, (site, t)) in self.rows.iter().enumerate() {
             let r = resolved.entry(site.resolved(stacks)).or_default();
             r.allocs += t.allocs;
             r.bytes += t.bytes;
             r.live_objects += t.live_objects;
             r.live_bytes += t.live_bytes;
+            // Unchanged since the last peak: it holds now what it held then.
+            r.peak_bytes += if self.stamps[i] < self.epoch {
+                t.live_bytes
+            } else {
+                t.peak_bytes
+            };
         }
         let mut all: Vec<(Site, SiteTotals)> = resolved.into_iter().collect();
         all.sort_by_key(|(k, _)| *k);
@@ -114,8 +152,10 @@ impl SiteCounts {
         };
         SitesReport {
             sites: all.len() as u64,
+            peak: self.peak.clone(),
             by_count: top(&|t| t.allocs, &mut names),
             by_bytes: top(&|t| t.bytes, &mut names),
+            by_bytes_at_peak: top(&|t| t.peak_bytes, &mut names),
             by_live_bytes_at_exit: top(&|t| t.live_bytes, &mut names),
         }
     }
@@ -160,6 +200,20 @@ impl Analysis<Heap<Site>> for SiteCounts {
             }
             _ => {}
         }
+        // A new peak, once the event is applied (a displacement's step
+        // comes before its allocation's, with the totals after both).
+        if step.live.bytes > self.peak.bytes && !matches!(step.event, HeapEvent::Displaced { .. }) {
+            let time = match step.event {
+                HeapEvent::Alloc { cx, .. } | HeapEvent::Realloc { cx, .. } => cx.time,
+                _ => 0,
+            };
+            self.peak = Peak {
+                bytes: step.live.bytes,
+                objects: step.live.objects,
+                time,
+            };
+            self.epoch += 1;
+        }
         Ok(())
     }
 
@@ -171,16 +225,21 @@ impl Analysis<Heap<Site>> for SiteCounts {
 impl std::fmt::Display for SitesReport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         writeln!(f, "\nallocation sites: {}", self.sites)?;
+        let peak = format!(
+            "by bytes live at the peak ({} bytes in {} objects, time {})",
+            self.peak.bytes, self.peak.objects, self.peak.time
+        );
         for (title, rows) in [
             ("by allocations", &self.by_count),
             ("by bytes allocated", &self.by_bytes),
+            (peak.as_str(), &self.by_bytes_at_peak),
             ("by bytes live at exit (leaks)", &self.by_live_bytes_at_exit),
         ] {
             writeln!(f, "\ntop sites {title}")?;
             writeln!(
                 f,
-                "  {:>12} {:>16} {:>12} {:>16}  site",
-                "allocs", "bytes", "live", "live bytes"
+                "  {:>12} {:>16} {:>12} {:>16} {:>16}  site",
+                "allocs", "bytes", "live", "live bytes", "peak bytes"
             )?;
             for r in rows {
                 let t = &r.totals;
@@ -191,11 +250,11 @@ impl std::fmt::Display for SitesReport {
                     .unwrap_or_else(|| "(unknown)".into());
                 writeln!(
                     f,
-                    "  {:>12} {:>16} {:>12} {:>16}  {first}",
-                    t.allocs, t.bytes, t.live_objects, t.live_bytes
+                    "  {:>12} {:>16} {:>12} {:>16} {:>16}  {first}",
+                    t.allocs, t.bytes, t.live_objects, t.live_bytes, t.peak_bytes
                 )?;
                 for p in r.stack.iter().skip(1).take(4) {
-                    writeln!(f, "  {:>60}  <- {p}", "")?;
+                    writeln!(f, "  {:>77}  <- {p}", "")?;
                 }
             }
         }
@@ -224,5 +283,87 @@ impl Serialize for WithSites {
 impl std::fmt::Display for WithSites {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}{}", self.heap, self.sites)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tramp_heap::{Context, Live, Object};
+
+    fn site(v: u64) -> Site {
+        Site {
+            kind: SITE_RETURN_ADDRESS,
+            value: v,
+        }
+    }
+
+    /// Feeds `SiteCounts` the steps of a made-up heap directly: who holds
+    /// what at the peak is worked out by hand.
+    #[test]
+    fn the_peak_is_attributed_to_the_sites_holding_it_then() {
+        let mut c = SiteCounts::new();
+        let mut live = Live::default();
+        let mut step = |c: &mut SiteCounts, ev: HeapEvent<Site>, dbytes: i64, dobj: i64| {
+            live.bytes = (live.bytes as i64 + dbytes) as u64;
+            live.objects = (live.objects as i64 + dobj) as u64;
+            c.observe(&HeapStep { event: ev, live }).unwrap();
+        };
+        let cx = |time| Context {
+            thread: 0,
+            heap: 0,
+            time,
+        };
+        let obj = |a, size, s| Object {
+            address: a,
+            size,
+            extra: site(s),
+        };
+        let alloc = |a, size, s, t| HeapEvent::Alloc {
+            object: obj(a, size, s),
+            displaced: 0,
+            implied: false,
+            cx: cx(t),
+        };
+        let free = |a, size, s, t| HeapEvent::Free {
+            address: a,
+            object: Some(obj(a, size, s)),
+            implied: false,
+            cx: cx(t),
+        };
+        // Site 1: 100 then 50 bytes; site 2: 300. Peak 450 at time 3.
+        step(&mut c, alloc(0x10, 100, 1, 1), 100, 1);
+        step(&mut c, alloc(0x20, 300, 2, 2), 300, 1);
+        step(&mut c, alloc(0x30, 50, 1, 3), 50, 1);
+        // Then site 2 frees its 300 and site 3 allocates 200: 350 < 450.
+        step(&mut c, free(0x20, 300, 2, 4), -300, -1);
+        step(&mut c, alloc(0x40, 200, 3, 5), 200, 1);
+        // Site 1 frees 100 after the peak; its share then was 150.
+        step(&mut c, free(0x10, 100, 1, 6), -100, -1);
+        let r = c.report(&Modules::default(), 10);
+        assert_eq!(
+            r.peak,
+            Peak {
+                bytes: 450,
+                objects: 3,
+                time: 3
+            }
+        );
+        let at_peak: Vec<(u64, u64)> = r
+            .by_bytes_at_peak
+            .iter()
+            .map(|row| (row.stack[0].address, row.totals.peak_bytes))
+            .collect();
+        assert_eq!(
+            at_peak,
+            vec![(2, 300), (1, 150)],
+            "site 3 held nothing then"
+        );
+        let sum: u64 = r
+            .by_bytes_at_peak
+            .iter()
+            .map(|row| row.totals.peak_bytes)
+            .sum();
+        assert_eq!(sum, r.peak.bytes);
     }
 }
