@@ -111,3 +111,64 @@ fn temporary_allocations_beside_heaptrack() {
         .unwrap();
     assert!(line.contains("76.80K"), "{line}");
 }
+
+/// Folded stacks read as flamegraph.pl reads them (`frames COUNT`, the
+/// count after the last space, frames split at `;`, outermost first), and
+/// add up to the statistics' totals for each cost.
+#[test]
+fn folded_stacks_parse_as_flamegraph_pl_expects_and_add_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = p(&dir, "temporaries");
+    let built = Command::new("cc")
+        .args(["-O0", "-g", &fixture("heap/temporaries.c"), "-o", &exe])
+        .status()
+        .unwrap();
+    assert!(built.success());
+    let trace = p(&dir, "t.tpack");
+    ok(&tramp(&[
+        "record", "--stack", "8", "-o", &trace, "--", &exe,
+    ]));
+    let stats: serde_json::Value =
+        serde_json::from_str(&ok(&tramp(&["stats", "--json", &trace]))).unwrap();
+    let sites: serde_json::Value =
+        serde_json::from_str(&ok(&tramp(&["stats", "--sites", "--json", &trace]))).unwrap();
+    let parse = |cost: &str| -> Vec<(Vec<String>, u64)> {
+        ok(&tramp(&["stats", "--folded", cost, &trace]))
+            .lines()
+            .map(|l| {
+                let (frames, n) = l.rsplit_once(' ').expect("frames, a space, a count");
+                let frames: Vec<String> = frames.split(';').map(str::to_string).collect();
+                assert!(frames.iter().all(|f| !f.is_empty()), "{l}");
+                (frames, n.parse::<u64>().expect("a count"))
+            })
+            .collect()
+    };
+    let total = |v: &[(Vec<String>, u64)]| v.iter().map(|(_, n)| n).sum::<u64>();
+    assert_eq!(
+        total(&parse("allocations")),
+        stats["total_allocs"].as_u64().unwrap()
+    );
+    assert_eq!(
+        total(&parse("bytes")),
+        stats["bytes_allocated"].as_u64().unwrap()
+    );
+    assert_eq!(total(&parse("temporary")), 1100, "the hand count");
+    assert_eq!(
+        total(&parse("peak")),
+        sites["sites"]["peak"]["bytes"].as_u64().unwrap()
+    );
+    assert_eq!(
+        total(&parse("leaked")),
+        stats["live_bytes_at_end"].as_u64().unwrap()
+    );
+    // The loop of line 19 makes the 1000 temporaries: its stack ends in
+    // main at that line and starts outside it (main's callers).
+    let temp = parse("temporary");
+    let (frames, n) = temp
+        .iter()
+        .find(|(f, _)| f.last().unwrap().ends_with("temporaries.c:19)"))
+        .expect("the loop's stack");
+    assert_eq!(*n, 1000);
+    assert!(frames.last().unwrap().starts_with("main "));
+    assert!(frames.len() > 1, "callers above main: {frames:?}");
+}

@@ -13,7 +13,7 @@ use std::fmt::{self, Write as _};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use serde::Serialize;
-use tramp_core::{Analysis, Error, ReallocOutcome, Record};
+use tramp_core::{Analysis, Error, Record};
 
 use crate::view::{Context, Heap, HeapEvent, HeapFlow, HeapStep, Keep, Live};
 
@@ -129,9 +129,6 @@ pub struct HeapTotals {
     live: Live,
     max_objects: u64,
     max_bytes: u64,
-    /// The block of the last allocation while no free has come after it
-    /// (what a free must end to be a temporary allocation).
-    last_alloc: Option<u64>,
     temporary: u64,
     freed: FxHashSet<u64>,
     unknown_frees: u64,
@@ -187,13 +184,13 @@ impl HeapTotals {
                     self.live_reallocs += 1;
                 }
                 self.freed.remove(&address);
-                self.last_alloc = Some(address);
             }
             HeapEvent::Displaced { .. } => {}
             HeapEvent::Free {
                 address,
                 object,
                 implied,
+                temporary,
                 cx,
             } => {
                 self.frees += 1;
@@ -203,14 +200,8 @@ impl HeapTotals {
                 let (t, h) = self.activity(&cx);
                 t.frees += 1;
                 h.frees += 1;
-                // A realloc's own free was counted at the realloc (where
-                // heaptrack records it); a free of no live object is not a
-                // heap event to heaptrack.
-                if !implied && object.is_some() {
-                    if self.last_alloc == Some(address) {
-                        self.temporary += 1;
-                    }
-                    self.last_alloc = None;
+                if temporary {
+                    self.temporary += 1;
                 }
                 match object {
                     Some(_) => {
@@ -224,26 +215,15 @@ impl HeapTotals {
                 }
             }
             HeapEvent::Realloc {
-                outcome,
                 size,
-                old,
-                new,
                 resized,
+                temporary,
                 cx,
                 ..
             } => {
                 self.reallocs += 1;
-                // heaptrack records a realloc as the free of its old block
-                // (then the allocation of its new one, which follows here
-                // as its own record unless the block stayed in place).
-                if old != 0 && outcome != ReallocOutcome::AllocOnly {
-                    if self.last_alloc == Some(old) {
-                        self.temporary += 1;
-                    }
-                    self.last_alloc = None;
-                }
-                if outcome == ReallocOutcome::InPlace {
-                    self.last_alloc = Some(new);
+                if temporary {
+                    self.temporary += 1;
                 }
                 let (t, h) = self.activity(&cx);
                 t.reallocs += 1;

@@ -125,10 +125,13 @@ pub enum HeapEvent<K = Born> {
     },
     /// A free record: the object it ended, or `None` for an address that
     /// was not live. `implied`: the free a realloc just made.
+    /// `temporary`: the object was allocated by the heap event just before
+    /// (heaptrack's rule: see docs/heap-profile.md).
     Free {
         address: u64,
         object: Option<Object<K>>,
         implied: bool,
+        temporary: bool,
         cx: Context,
     },
     /// A realloc record. Per HATF, the malloc and free it performed (if
@@ -144,6 +147,9 @@ pub enum HeapEvent<K = Born> {
         /// also when the view keeps nothing per object: nobody asks).
         from: Option<Object<K>>,
         resized: Option<(Object<K>, u64)>,
+        /// The realloc freed the block the heap event just before it
+        /// allocated (a realloc is a free and an allocation to heaptrack).
+        temporary: bool,
         cx: Context,
     },
     HeapCreate {
@@ -236,6 +242,9 @@ pub struct HeapView<K = Born> {
     next_slot: u32,
     records: u64,
     last_site: LastSite,
+    /// The block the last heap event allocated, while no free came after
+    /// it: what a free must end to be a temporary allocation.
+    last_alloc: Option<u64>,
 }
 
 /// The last attributes decoded into a site: allocations mostly repeat
@@ -289,6 +298,7 @@ impl<K: Keep> HeapView<K> {
             next_slot: 0,
             records: 0,
             last_site: LastSite::default(),
+            last_alloc: None,
         }
     }
 
@@ -416,6 +426,7 @@ impl<K: Keep> HeapView<K> {
                 };
                 self.next_id += 1;
                 let kept = K::keep(&born);
+                self.last_alloc = Some(address);
                 let displaced = self.live.insert(address, size, kept);
                 for d in &displaced {
                     self.release(d);
@@ -442,10 +453,19 @@ impl<K: Keep> HeapView<K> {
                 if let Some(o) = &object {
                     self.release(o);
                 }
+                // A realloc's own free is counted at the realloc (where
+                // heaptrack records it); a free of no live block is no
+                // heap event to heaptrack.
+                let mut temporary = false;
+                if !implied && object.is_some() {
+                    temporary = self.last_alloc == Some(address);
+                    self.last_alloc = None;
+                }
                 self.step(HeapEvent::Free {
                     address,
                     object,
                     implied,
+                    temporary,
                     cx,
                 })
             }
@@ -459,6 +479,17 @@ impl<K: Keep> HeapView<K> {
                     ReallocOutcome::InPlace => (None, None),
                 };
                 self.implied.after_realloc(cx.thread, expect.0, expect.1);
+                // heaptrack records a realloc as the free of its old block,
+                // then the allocation of its new one (which follows here as
+                // its own record unless the block stayed in place).
+                let mut temporary = false;
+                if old != 0 && outcome != ReallocOutcome::AllocOnly {
+                    temporary = self.last_alloc == Some(old);
+                    self.last_alloc = None;
+                }
+                if outcome == ReallocOutcome::InPlace {
+                    self.last_alloc = Some(new);
+                }
                 // Who is reallocated matters to analyses that follow
                 // objects; a view that keeps nothing per object (the
                 // statistics') saves the lookup.
@@ -495,6 +526,7 @@ impl<K: Keep> HeapView<K> {
                     new,
                     from,
                     resized,
+                    temporary,
                     cx,
                 })
             }

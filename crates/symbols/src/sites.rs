@@ -28,6 +28,9 @@ pub struct SiteTotals {
     pub live_bytes: u64,
     /// Bytes live from this site when the heap was at its peak.
     pub peak_bytes: u64,
+    /// Its allocations freed as the very next heap event (heaptrack's
+    /// temporary allocations).
+    pub temporary: u64,
 }
 
 /// One row of a site table.
@@ -129,6 +132,7 @@ impl SiteCounts {
             r.bytes += t.bytes;
             r.live_objects += t.live_objects;
             r.live_bytes += t.live_bytes;
+            r.temporary += t.temporary;
             // Unchanged since the last peak: it holds now what it held then.
             r.peak_bytes += if self.stamps[i] < self.epoch {
                 t.live_bytes
@@ -161,6 +165,80 @@ impl SiteCounts {
     }
 }
 
+/// A cost per stack, for folded stacks and flame graphs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cost {
+    Allocations,
+    Bytes,
+    Temporary,
+    Peak,
+    Leaked,
+}
+
+impl Cost {
+    /// Every cost, with its name.
+    pub const NAMED: [(&'static str, Cost); 5] = [
+        ("allocations", Cost::Allocations),
+        ("bytes", Cost::Bytes),
+        ("temporary", Cost::Temporary),
+        ("peak", Cost::Peak),
+        ("leaked", Cost::Leaked),
+    ];
+
+    /// The cost called `name`.
+    pub fn named(name: &str) -> Option<Cost> {
+        Cost::NAMED
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, c)| *c)
+    }
+
+    fn of(self, t: &SiteTotals) -> u64 {
+        match self {
+            Cost::Allocations => t.allocs,
+            Cost::Bytes => t.bytes,
+            Cost::Temporary => t.temporary,
+            Cost::Peak => t.peak_bytes,
+            Cost::Leaked => t.live_bytes,
+        }
+    }
+}
+
+impl SiteCounts {
+    /// Folded stacks: one line per site with a non-zero `cost`, its frames
+    /// outermost first joined by `;`, a space, and the cost — the input of
+    /// flamegraph.pl, inferno and speedscope. Frames read as in the site
+    /// tables (`function (file:line)`), with any `;` in them made `,`.
+    pub fn folded(&self, modules: &Modules, cost: Cost) -> String {
+        let report = self.report(modules, usize::MAX);
+        // Every site allocated, so the table by allocations holds them all.
+        let mut lines: Vec<String> = report
+            .by_count
+            .iter()
+            .map(|row| (row, cost.of(&row.totals)))
+            .filter(|(_, n)| *n > 0)
+            .map(|(row, n)| {
+                let frames: Vec<String> = if row.stack.is_empty() {
+                    vec!["(unknown)".into()]
+                } else {
+                    row.stack
+                        .iter()
+                        .rev()
+                        .map(|p| p.to_string().replace([';', '\n'], ","))
+                        .collect()
+                };
+                format!("{} {n}", frames.join(";"))
+            })
+            .collect();
+        lines.sort();
+        let mut out = lines.join("\n");
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        out
+    }
+}
+
 fn stack_of(names: &mut Names, site: Site) -> Vec<Place> {
     match site.kind {
         SITE_RETURN_ADDRESS => vec![names.place(site.value)],
@@ -185,16 +263,32 @@ impl Analysis<Heap<Site>> for SiteCounts {
                 t.live_objects += 1;
                 t.live_bytes += object.size;
             }
-            HeapEvent::Displaced { object, .. }
-            | HeapEvent::Free {
+            HeapEvent::Displaced { object, .. } => self.forget(object.extra, object.size),
+            HeapEvent::Free {
                 object: Some(object),
-                ..
-            } => self.forget(object.extra, object.size),
-            HeapEvent::Realloc {
-                resized: Some((object, before)),
+                temporary,
                 ..
             } => {
-                if let Some(t) = self.row(object.extra, false) {
+                if temporary && let Some(t) = self.row(object.extra, false) {
+                    t.temporary += 1;
+                }
+                self.forget(object.extra, object.size)
+            }
+            HeapEvent::Realloc {
+                resized,
+                temporary,
+                from,
+                ..
+            } => {
+                if temporary
+                    && let Some(o) = from
+                    && let Some(t) = self.row(o.extra, false)
+                {
+                    t.temporary += 1;
+                }
+                if let Some((object, before)) = resized
+                    && let Some(t) = self.row(object.extra, false)
+                {
                     t.live_bytes = t.live_bytes - before + object.size;
                 }
             }
@@ -329,6 +423,7 @@ mod tests {
             address: a,
             object: Some(obj(a, size, s)),
             implied: false,
+            temporary: false,
             cx: cx(t),
         };
         // Site 1: 100 then 50 bytes; site 2: 300. Peak 450 at time 3.

@@ -5,7 +5,7 @@ use clap::Args;
 use tramp_core::drive;
 use tramp_heap::HeapStats;
 use tramp_symbols::ModuleMap;
-use tramp_symbols::sites::{SiteCounts, WithSites};
+use tramp_symbols::sites::{Cost, SiteCounts, WithSites};
 
 use super::{InputArgs, end_run, print_report};
 
@@ -32,13 +32,29 @@ pub struct StatsArgs {
     #[arg(long)]
     pub json: bool,
     /// Also list the top allocation sites of a recorded trace (`tramp
-    /// record`) by allocations, by bytes, and by bytes still live at exit
-    /// (leaks), symbolized to function, file and line.
+    /// record`) by allocations, by bytes, by bytes live at the heap's
+    /// peak (with the peak: bytes, objects, time), and by bytes still live
+    /// at exit (leaks), symbolized to function, file and line; each row
+    /// also counts its temporary allocations (freed as the very next heap
+    /// event).
     #[arg(long)]
     pub sites: bool,
     /// With --sites: how many sites per table.
     #[arg(long, default_value_t = 10, requires = "sites")]
     pub top: usize,
+    /// Print folded stacks instead (`outer;…;inner COST` per call stack,
+    /// what flamegraph.pl, inferno and speedscope read) for one cost:
+    /// allocations, bytes, temporary, peak (bytes live at the peak) or
+    /// leaked (bytes live at exit).
+    #[arg(long, value_name = "COST", value_parser = parse_cost, conflicts_with_all = ["json", "sites"])]
+    pub folded: Option<Cost>,
+}
+
+fn parse_cost(s: &str) -> std::result::Result<Cost, String> {
+    Cost::named(s).ok_or_else(|| {
+        let names: Vec<&str> = Cost::NAMED.iter().map(|(n, _)| *n).collect();
+        format!("the costs are {}", names.join(", "))
+    })
 }
 
 pub fn run(a: StatsArgs) -> Result<()> {
@@ -63,6 +79,11 @@ pub fn run(a: StatsArgs) -> Result<()> {
     let mut o = d.open(&a.input, false)?;
     let schema = o.source.schema().clone();
     let domains = schema.domains();
+    if domains.heap
+        && let Some(cost) = a.folded
+    {
+        return folded(o, cost);
+    }
     if domains.heap {
         heap(
             o,
@@ -102,6 +123,23 @@ pub fn run(a: StatsArgs) -> Result<()> {
         &o,
         None,
         "; the counts above cover the records before the error",
+    )
+}
+
+/// Folded stacks of one cost (the heap view feeds the site totals; the
+/// module map names them).
+fn folded(mut o: super::Opened, cost: Cost) -> Result<()> {
+    let mut stats = HeapStats::with(SiteCounts::new());
+    let mut modules = ModuleMap::new();
+    let run = o.run(&mut [&mut stats, &mut modules], Vec::new());
+    let (_, sites) = stats.finish_with();
+    let modules = tramp_core::Analysis::finish(modules);
+    super::print(&sites.folded(&modules, cost))?;
+    end_run(
+        run,
+        &o,
+        None,
+        "; the stacks above cover the records before the error",
     )
 }
 
