@@ -3,6 +3,7 @@
 //! or more — and the cumulative distributions of other analyses.
 
 use std::fmt::Write;
+use tramp_core::xml::escape;
 
 const W: f64 = 720.0;
 const H: f64 = 440.0;
@@ -205,13 +206,6 @@ fn short(v: f64) -> String {
         v if v >= 1000 && v % 1000 == 0 => format!("{}k", v / 1000),
         v => v.to_string(),
     }
-}
-
-fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
 }
 
 #[cfg(test)]

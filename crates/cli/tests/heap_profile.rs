@@ -171,4 +171,26 @@ fn folded_stacks_parse_as_flamegraph_pl_expects_and_add_up() {
     assert_eq!(*n, 1000);
     assert!(frames.last().unwrap().starts_with("main "));
     assert!(frames.len() > 1, "callers above main: {frames:?}");
+    // Drawn: the loop's box is 1000/1100 of the root's width.
+    let svg = p(&dir, "temporary.svg");
+    ok(&tramp(&[
+        "stats",
+        "--folded",
+        "temporary",
+        "--flamegraph",
+        &svg,
+        &trace,
+    ]));
+    let svg = std::fs::read_to_string(&svg).unwrap();
+    let width = |title_start: &str| -> f64 {
+        let r = &svg[svg
+            .find(title_start)
+            .unwrap_or_else(|| panic!("{title_start}"))..];
+        let v = &r[r.find("width=\"").unwrap() + 7..];
+        v[..v.find('"').unwrap()].parse().unwrap()
+    };
+    let root = width("<title>all (1100 allocations");
+    let lp = width("temporaries.c:19) (1000 allocations");
+    assert!((lp / root - 1000.0 / 1100.0).abs() < 1e-3, "{lp} of {root}");
+    assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
 }

@@ -14,6 +14,7 @@
 //! * [`ints`]: integers at fixed places of a record's bytes.
 //! * [`progress`]: the progress bar on stderr.
 //! * [`rng`]: the one random generator (SplitMix64) and its finalizer.
+//! * [`xml`]: escaping text for the SVG and HTML tramp draws.
 //! * [`error`]: errors that say what went wrong and where (byte offset, record).
 //! * [`text`]: the generic one-record-per-line text form.
 //! * [`io`]: inputs from paths or stdin with transparent decompression, and
@@ -33,6 +34,7 @@ pub mod stream;
 pub mod text;
 pub mod varint;
 pub mod window;
+pub mod xml;
 
 pub use ahead::ReadAhead;
 pub use analysis::{Analysis, Damage, Events, Observe, Outcome, Records, Run, Stop, drive, render};

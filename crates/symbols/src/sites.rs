@@ -193,6 +193,22 @@ impl Cost {
             .map(|(_, c)| *c)
     }
 
+    /// Its name.
+    pub fn name(self) -> &'static str {
+        Cost::NAMED
+            .iter()
+            .find(|(_, c)| *c == self)
+            .map_or("", |(n, _)| n)
+    }
+
+    /// What it counts (`allocations` or `bytes`).
+    pub fn unit(self) -> &'static str {
+        match self {
+            Cost::Allocations | Cost::Temporary => "allocations",
+            Cost::Bytes | Cost::Peak | Cost::Leaked => "bytes",
+        }
+    }
+
     fn of(self, t: &SiteTotals) -> u64 {
         match self {
             Cost::Allocations => t.allocs,

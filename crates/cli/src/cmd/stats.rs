@@ -1,6 +1,6 @@
 //! `tramp stats`: the statistics that fit the trace's domain.
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use clap::Args;
 use tramp_core::drive;
 use tramp_heap::HeapStats;
@@ -48,6 +48,11 @@ pub struct StatsArgs {
     /// leaked (bytes live at exit).
     #[arg(long, value_name = "COST", value_parser = parse_cost, conflicts_with_all = ["json", "sites"])]
     pub folded: Option<Cost>,
+    /// With --folded: draw them as a flame graph (one self-contained SVG;
+    /// each box's tooltip gives its frame, cost and share) into this file
+    /// (`-` for stdout) instead of printing them.
+    #[arg(long, value_name = "OUT.svg", requires = "folded")]
+    pub flamegraph: Option<String>,
 }
 
 fn parse_cost(s: &str) -> std::result::Result<Cost, String> {
@@ -82,7 +87,7 @@ pub fn run(a: StatsArgs) -> Result<()> {
     if domains.heap
         && let Some(cost) = a.folded
     {
-        return folded(o, cost);
+        return folded(o, cost, a.flamegraph.as_deref());
     }
     if domains.heap {
         heap(
@@ -127,14 +132,35 @@ pub fn run(a: StatsArgs) -> Result<()> {
 }
 
 /// Folded stacks of one cost (the heap view feeds the site totals; the
-/// module map names them).
-fn folded(mut o: super::Opened, cost: Cost) -> Result<()> {
+/// module map names them), printed or drawn as a flame graph.
+fn folded(mut o: super::Opened, cost: Cost, flamegraph: Option<&str>) -> Result<()> {
+    // Created before the work: an output that cannot be written (onto the
+    // input, into a missing directory) is refused first.
+    let svg = match flamegraph {
+        Some(path) => Some((
+            path,
+            tramp_core::io::Output::create(path, Some(tramp_core::io::Compression::None))
+                .with_context(|| format!("creating {path}"))?,
+        )),
+        None => None,
+    };
     let mut stats = HeapStats::with(SiteCounts::new());
     let mut modules = ModuleMap::new();
     let run = o.run(&mut [&mut stats, &mut modules], Vec::new());
     let (_, sites) = stats.finish_with();
     let modules = tramp_core::Analysis::finish(modules);
-    super::print(&sites.folded(&modules, cost))?;
+    let text = sites.folded(&modules, cost);
+    match svg {
+        None => super::print(&text)?,
+        Some((path, mut out)) => {
+            let stacks = tramp_profile::flame::parse_folded(&text).map_err(anyhow::Error::msg)?;
+            let title = format!("{} by call stack: {}", cost.name(), o.name);
+            let svg = tramp_profile::flame::svg(&title, cost.unit(), &stacks);
+            std::io::Write::write_all(&mut out, svg.as_bytes())
+                .and_then(|_| out.finish())
+                .with_context(|| format!("writing {path}"))?;
+        }
+    }
     end_run(
         run,
         &o,

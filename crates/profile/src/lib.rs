@@ -1,0 +1,6 @@
+//! tramp-profile: the heap profile drawn for people.
+//!
+//! * [`flame`]: a flame graph (SVG, self-contained) of folded stacks, for
+//!   any cost `tramp stats --folded` gives.
+
+pub mod flame;
