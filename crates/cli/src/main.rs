@@ -44,6 +44,7 @@ enum Command {
     Verify(cmd::verify::VerifyArgs),
     Export(cmd::export::ExportArgs),
     Spans(cmd::spans::SpansArgs),
+    Diff(cmd::diff::DiffArgs),
     Workload(cmd::workload::WorkloadArgs),
     /// Print the help of tramp, or of one command (`tramp help convert` is
     /// `tramp convert --help`)
@@ -73,6 +74,7 @@ fn main() -> ExitCode {
         Command::Verify(a) => cmd::verify::run(a),
         Command::Export(a) => cmd::export::run(a),
         Command::Spans(a) => cmd::spans::run(a),
+        Command::Diff(a) => cmd::diff::run(a),
         Command::Workload(a) => cmd::workload::run(a),
         Command::Help { command } => help(command.as_deref()),
         Command::Cc(a) => match cmd::cc::run(a) {

@@ -194,3 +194,56 @@ fn folded_stacks_parse_as_flamegraph_pl_expects_and_add_up() {
     assert!((lp / root - 1000.0 / 1100.0).abs() < 1e-3, "{lp} of {root}");
     assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
 }
+
+/// `tramp diff` of two runs of one program with different inputs names
+/// the call site that changed, and only it (the program's comments).
+#[test]
+fn diff_of_two_runs_names_the_site_that_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = p(&dir, "grows");
+    let built = Command::new("cc")
+        .args(["-O0", "-g", &fixture("heap/grows.c"), "-o", &exe])
+        .status()
+        .unwrap();
+    assert!(built.success());
+    let a = p(&dir, "a.tpack");
+    let b = p(&dir, "b.tpack");
+    ok(&tramp(&["record", "-o", &a, "--", &exe, "10"]));
+    ok(&tramp(&["record", "-o", &b, "--", &exe, "25"]));
+    let d: serde_json::Value =
+        serde_json::from_str(&ok(&tramp(&["diff", "--json", &a, &b]))).unwrap();
+    let rows = d["rows"].as_array().unwrap();
+    // 15 more 48-byte rows (720 bytes, all leaked), and the row table's
+    // own block grows by 15 pointers (120 bytes): both in `rows`.
+    let changed: Vec<(String, i64, i64, i64)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["stack"]
+                    .as_array()
+                    .unwrap()
+                    .last()
+                    .unwrap()
+                    .as_str()
+                    .unwrap()
+                    .to_string(),
+                r["change"]["allocations"].as_i64().unwrap(),
+                r["change"]["bytes"].as_i64().unwrap(),
+                r["change"]["leaked"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(changed.len(), 2, "{changed:?}");
+    assert!(
+        changed[0].0.starts_with("rows ") && changed[0].0.contains("grows.c:11"),
+        "{changed:?}"
+    );
+    assert_eq!((changed[0].1, changed[0].2, changed[0].3), (15, 720, 720));
+    assert!(changed[1].0.contains("grows.c:10"), "{changed:?}");
+    assert_eq!((changed[1].1, changed[1].2, changed[1].3), (0, 120, 120));
+    assert_eq!(d["complete"], true);
+    // `table` (line 7) did not change: it is not listed.
+    assert!(!changed.iter().any(|c| c.0.contains("grows.c:7")));
+    let text = ok(&tramp(&["diff", &a, &b]));
+    assert!(text.contains("2 call stacks changed"), "{text}");
+}

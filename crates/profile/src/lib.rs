@@ -2,5 +2,8 @@
 //!
 //! * [`flame`]: a flame graph (SVG, self-contained) of folded stacks, for
 //!   any cost `tramp stats --folded` gives.
+//! * [`diff`]: two traces compared call stack by call stack (`tramp
+//!   diff`).
 
+pub mod diff;
 pub mod flame;

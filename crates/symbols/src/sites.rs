@@ -209,7 +209,8 @@ impl Cost {
         }
     }
 
-    fn of(self, t: &SiteTotals) -> u64 {
+    /// Its value in `t`.
+    pub fn of(self, t: &SiteTotals) -> u64 {
         match self {
             Cost::Allocations => t.allocs,
             Cost::Bytes => t.bytes,
@@ -221,20 +222,19 @@ impl Cost {
 }
 
 impl SiteCounts {
-    /// Folded stacks: one line per site with a non-zero `cost`, its frames
-    /// outermost first joined by `;`, a space, and the cost — the input of
-    /// flamegraph.pl, inferno and speedscope. Frames read as in the site
-    /// tables (`function (file:line)`), with any `;` in them made `,`.
-    pub fn folded(&self, modules: &Modules, cost: Cost) -> String {
+    /// Every site's totals by its call stack named frame by frame,
+    /// outermost first (`function (file:line)`, else `module+offset`; an
+    /// unknown site is `(unknown)`): what folded stacks print and what
+    /// `tramp diff` matches two traces by, so two builds compare. Sites
+    /// whose stacks read the same are one row.
+    pub fn by_stack(&self, modules: &Modules) -> Vec<(Vec<String>, SiteTotals)> {
         let report = self.report(modules, usize::MAX);
         // Every site allocated, so the table by allocations holds them all.
-        let mut lines: Vec<String> = report
+        let mut rows: Vec<(Vec<String>, SiteTotals)> = report
             .by_count
-            .iter()
-            .map(|row| (row, cost.of(&row.totals)))
-            .filter(|(_, n)| *n > 0)
-            .map(|(row, n)| {
-                let frames: Vec<String> = if row.stack.is_empty() {
+            .into_iter()
+            .map(|row| {
+                let frames = if row.stack.is_empty() {
                     vec!["(unknown)".into()]
                 } else {
                     row.stack
@@ -243,13 +243,36 @@ impl SiteCounts {
                         .map(|p| p.to_string().replace([';', '\n'], ","))
                         .collect()
                 };
-                format!("{} {n}", frames.join(";"))
+                (frames, row.totals)
             })
             .collect();
-        lines.sort();
-        let mut out = lines.join("\n");
-        if !out.is_empty() {
-            out.push('\n');
+        rows.sort_by(|a, b| a.0.cmp(&b.0));
+        rows.dedup_by(|b, a| {
+            if a.0 != b.0 {
+                return false;
+            }
+            a.1.allocs += b.1.allocs;
+            a.1.bytes += b.1.bytes;
+            a.1.live_objects += b.1.live_objects;
+            a.1.live_bytes += b.1.live_bytes;
+            a.1.peak_bytes += b.1.peak_bytes;
+            a.1.temporary += b.1.temporary;
+            true
+        });
+        rows
+    }
+
+    /// Folded stacks: one line per call stack with a non-zero `cost`, its
+    /// frames outermost first joined by `;`, a space, and the cost — the
+    /// input of flamegraph.pl, inferno and speedscope. Frames read as in
+    /// the site tables, with any `;` in them made `,`.
+    pub fn folded(&self, modules: &Modules, cost: Cost) -> String {
+        let mut out = String::new();
+        for (frames, t) in self.by_stack(modules) {
+            let n = cost.of(&t);
+            if n > 0 {
+                out.push_str(&format!("{} {n}\n", frames.join(";")));
+            }
         }
         out
     }

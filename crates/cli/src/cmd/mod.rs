@@ -5,6 +5,7 @@
 pub mod cachesim;
 pub mod cc;
 pub mod convert;
+pub mod diff;
 pub mod dump;
 pub mod export;
 pub mod formats;
