@@ -247,3 +247,62 @@ fn diff_of_two_runs_names_the_site_that_changed() {
     let text = ok(&tramp(&["diff", &a, &b]));
     assert!(text.contains("2 call stacks changed"), "{text}");
 }
+
+/// Leaks with LeakSanitizer suppressions: what `rows` leaks (n rows of 48
+/// bytes and its table of n pointers) is suppressed by `leak:rows`; what
+/// `table` leaks (1,024 bytes) stays in the leak table.
+#[test]
+fn suppressed_leaks_leave_the_leak_table_and_are_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = p(&dir, "grows");
+    let built = Command::new("cc")
+        .args(["-O0", "-g", &fixture("heap/grows.c"), "-o", &exe])
+        .status()
+        .unwrap();
+    assert!(built.success());
+    let trace = p(&dir, "t.tpack");
+    ok(&tramp(&["record", "-o", &trace, "--", &exe, "10"]));
+    let supp = p(&dir, "lsan.supp");
+    std::fs::write(&supp, "# the rows are kept on purpose\nleak:^rows$\n").unwrap();
+    let run = |extra: &[&str]| -> serde_json::Value {
+        let mut args = vec!["stats", "--sites", "--json", "--top", "50"];
+        args.extend_from_slice(extra);
+        args.push(&trace);
+        serde_json::from_str(&ok(&tramp(&args))).unwrap()
+    };
+    let plain = run(&[]);
+    let with = run(&["--suppressions", &supp]);
+    let (l0, l1) = (&plain["sites"]["leaks"], &with["sites"]["leaks"]);
+    // 10 × 48 + 10 × 8 = 560 bytes in 11 objects.
+    assert_eq!(
+        (
+            l1["suppressed_bytes"].as_u64(),
+            l1["suppressed_objects"].as_u64()
+        ),
+        (Some(560), Some(11))
+    );
+    assert_eq!(
+        l1["bytes"].as_u64().unwrap(),
+        l0["bytes"].as_u64().unwrap() - 560
+    );
+    assert_eq!(l1["suppressions"][0]["pattern"], "^rows$");
+    assert_eq!(l1["suppressions"][0]["bytes"], 560);
+    let leaking: Vec<String> = with["sites"]["by_live_bytes_at_exit"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            r["stack"][0]["function"]
+                .as_str()
+                .unwrap_or("?")
+                .to_string()
+        })
+        .collect();
+    assert!(leaking.iter().any(|f| f == "table"), "{leaking:?}");
+    assert!(!leaking.iter().any(|f| f == "rows"), "{leaking:?}");
+    // A line that is not a leak suppression is an error that names it.
+    std::fs::write(&supp, "leak:rows\nrace:x\n").unwrap();
+    let bad = tramp(&["stats", "--sites", "--suppressions", &supp, &trace]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(common::stderr(&bad).contains("line 2: `race:x` is not a leak suppression"));
+}

@@ -6,6 +6,7 @@
 //! * [`modules`]: a trace's module map and call stacks, read from its
 //!   notes, and the names they give code addresses and allocation sites.
 //! * [`sites`]: allocation-site tables (a heap analysis, named).
+//! * [`suppressions`]: LeakSanitizer suppressions for the leak table.
 //!
 //! `tramp record` (site notes in dumps), `tramp stats --sites` and `tramp
 //! rds` (instruction names) share it.
@@ -13,6 +14,7 @@
 pub mod modules;
 pub mod notes;
 pub mod sites;
+pub mod suppressions;
 pub mod symbolizer;
 
 pub use modules::{ModuleMap, Modules, Names};

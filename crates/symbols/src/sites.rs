@@ -17,6 +17,7 @@ use tramp_heap::site::{SITE_RETURN_ADDRESS, SITE_STACK, Site};
 use tramp_heap::{Heap, HeapEvent, HeapStep};
 
 use crate::modules::{Modules, Names};
+use crate::suppressions::{Suppression, Suppressions};
 use crate::symbolizer::Place;
 
 /// Totals for one site.
@@ -51,11 +52,23 @@ pub struct Peak {
     pub time: u64,
 }
 
+/// What was left live at exit: leaks, and those suppressions matched.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Leaks {
+    pub objects: u64,
+    pub bytes: u64,
+    pub suppressed_objects: u64,
+    pub suppressed_bytes: u64,
+    /// Each suppression given, and what it matched.
+    pub suppressions: Vec<Suppression>,
+}
+
 /// The site tables.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct SitesReport {
     pub sites: u64,
     pub peak: Peak,
+    pub leaks: Leaks,
     pub by_count: Vec<SiteRow>,
     pub by_bytes: Vec<SiteRow>,
     pub by_bytes_at_peak: Vec<SiteRow>,
@@ -124,6 +137,17 @@ impl SiteCounts {
     /// at the end of the trace (leaks), named with the trace's modules
     /// (whose process notes also say what a plain site number is).
     pub fn report(&self, modules: &Modules, n: usize) -> SitesReport {
+        self.report_with(modules, n, None)
+    }
+
+    /// [`SiteCounts::report`], with the leaks `suppressions` match left
+    /// out of the leak table and counted against the suppression.
+    pub fn report_with(
+        &self,
+        modules: &Modules,
+        n: usize,
+        suppressions: Option<&Suppressions>,
+    ) -> SitesReport {
         let stacks = modules.stack_depth > 0;
         let mut resolved: FxHashMap<Site, SiteTotals> = FxHashMap::default();
         for (i, (site, t)) in self.rows.iter().enumerate() {
@@ -143,8 +167,34 @@ impl SiteCounts {
         let mut all: Vec<(Site, SiteTotals)> = resolved.into_iter().collect();
         all.sort_by_key(|(k, _)| *k);
         let mut names = modules.names();
-        let top = |key: &dyn Fn(&SiteTotals) -> u64, names: &mut Names| -> Vec<SiteRow> {
-            let mut v: Vec<&(Site, SiteTotals)> = all.iter().filter(|(_, t)| key(t) > 0).collect();
+        // Leaks: every site still holding bytes, unless suppressed.
+        let mut leaks = Leaks::default();
+        let mut leaking: Vec<(Site, SiteTotals)> = Vec::new();
+        let mut suppressed = suppressions.cloned();
+        for (site, t) in all.iter().filter(|(_, t)| t.live_bytes > 0) {
+            let hit = suppressed
+                .as_ref()
+                .and_then(|s| s.find(&stack_of(&mut names, *site)));
+            match (hit, suppressed.as_mut()) {
+                (Some(i), Some(s)) => {
+                    s.list[i].objects += t.live_objects;
+                    s.list[i].bytes += t.live_bytes;
+                    leaks.suppressed_objects += t.live_objects;
+                    leaks.suppressed_bytes += t.live_bytes;
+                }
+                _ => {
+                    leaks.objects += t.live_objects;
+                    leaks.bytes += t.live_bytes;
+                    leaking.push((*site, t.clone()));
+                }
+            }
+        }
+        leaks.suppressions = suppressed.map(|s| s.list).unwrap_or_default();
+        let top = |rows: &[(Site, SiteTotals)],
+                   key: &dyn Fn(&SiteTotals) -> u64,
+                   names: &mut Names|
+         -> Vec<SiteRow> {
+            let mut v: Vec<&(Site, SiteTotals)> = rows.iter().filter(|(_, t)| key(t) > 0).collect();
             v.sort_by(|a, b| key(&b.1).cmp(&key(&a.1)).then(a.0.cmp(&b.0)));
             v.into_iter()
                 .take(n)
@@ -157,10 +207,11 @@ impl SiteCounts {
         SitesReport {
             sites: all.len() as u64,
             peak: self.peak.clone(),
-            by_count: top(&|t| t.allocs, &mut names),
-            by_bytes: top(&|t| t.bytes, &mut names),
-            by_bytes_at_peak: top(&|t| t.peak_bytes, &mut names),
-            by_live_bytes_at_exit: top(&|t| t.live_bytes, &mut names),
+            by_count: top(&all, &|t| t.allocs, &mut names),
+            by_bytes: top(&all, &|t| t.bytes, &mut names),
+            by_bytes_at_peak: top(&all, &|t| t.peak_bytes, &mut names),
+            by_live_bytes_at_exit: top(&leaking, &|t| t.live_bytes, &mut names),
+            leaks,
         }
     }
 }
@@ -362,11 +413,25 @@ impl std::fmt::Display for SitesReport {
             "by bytes live at the peak ({} bytes in {} objects, time {})",
             self.peak.bytes, self.peak.objects, self.peak.time
         );
+        let l = &self.leaks;
+        let leaked = format!(
+            "by bytes live at exit (leaks: {} bytes in {} objects{})",
+            l.bytes,
+            l.objects,
+            if l.suppressions.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; suppressed: {} bytes in {} objects",
+                    l.suppressed_bytes, l.suppressed_objects
+                )
+            }
+        );
         for (title, rows) in [
             ("by allocations", &self.by_count),
             ("by bytes allocated", &self.by_bytes),
             (peak.as_str(), &self.by_bytes_at_peak),
-            ("by bytes live at exit (leaks)", &self.by_live_bytes_at_exit),
+            (leaked.as_str(), &self.by_live_bytes_at_exit),
         ] {
             writeln!(f, "\ntop sites {title}")?;
             writeln!(

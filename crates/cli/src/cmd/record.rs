@@ -198,7 +198,7 @@ pub fn run(a: RecordArgs) -> Result<u8> {
                 desc: None,
             };
             let o = super::open(&args, false)?;
-            root_report = Some(super::stats::heap(o, a.json, sites, &mut started)?);
+            root_report = Some(super::stats::heap(o, a.json, sites, None, &mut started)?);
         }
         let mut text = Vec::new();
         if rec.traces.len() > 1 {

@@ -6,6 +6,7 @@ use tramp_core::drive;
 use tramp_heap::HeapStats;
 use tramp_symbols::ModuleMap;
 use tramp_symbols::sites::{Cost, SiteCounts, WithSites};
+use tramp_symbols::suppressions::Suppressions;
 
 use super::{InputArgs, end_run, print_report};
 
@@ -42,6 +43,12 @@ pub struct StatsArgs {
     /// With --sites: how many sites per table.
     #[arg(long, default_value_t = 10, requires = "sites")]
     pub top: usize,
+    /// With --sites: LeakSanitizer suppressions (`leak:PATTERN` lines,
+    /// `#` comments; a pattern matches a frame's function, file or module
+    /// anywhere, `*` any run of characters, `^` and `$` anchor it): leaks
+    /// they match leave the leak table and are counted per suppression.
+    #[arg(long, value_name = "FILE", requires = "sites")]
+    pub suppressions: Option<String>,
     /// Print folded stacks instead (`outer;…;inner COST` per call stack,
     /// what flamegraph.pl, inferno and speedscope read) for one cost:
     /// allocations, bytes, temporary, peak (bytes live at the peak) or
@@ -64,6 +71,14 @@ fn parse_cost(s: &str) -> std::result::Result<Cost, String> {
 
 pub fn run(a: StatsArgs) -> Result<()> {
     let d = super::detect(&a.input)?;
+    let suppressions = match &a.suppressions {
+        Some(path) => Some(
+            Suppressions::parse(&super::read_text(path, "suppressions")?)
+                .map_err(anyhow::Error::msg)
+                .with_context(|| format!("reading {path}"))?,
+        ),
+        None => None,
+    };
     let sites_of = |holds: &str| {
         if a.sites {
             bail!("--sites lists allocation sites of heap traces; {holds}");
@@ -94,6 +109,7 @@ pub fn run(a: StatsArgs) -> Result<()> {
             o,
             a.json,
             a.sites.then_some(a.top),
+            suppressions.as_ref(),
             &mut std::io::stdout().lock(),
         )?;
         return Ok(());
@@ -202,6 +218,7 @@ pub fn heap(
     mut o: super::Opened,
     json: bool,
     sites: Option<usize>,
+    suppressions: Option<&Suppressions>,
     out: &mut dyn std::io::Write,
 ) -> Result<tramp_heap::Report> {
     let covers = "; statistics above cover the records before the error";
@@ -220,7 +237,7 @@ pub fn heap(
             let (heap, sites) = stats.finish_with();
             let report = WithSites {
                 heap,
-                sites: sites.report(&tramp_core::Analysis::finish(modules), top),
+                sites: sites.report_with(&tramp_core::Analysis::finish(modules), top, suppressions),
             };
             super::write_report(out, &run.outcome(&report), json)?;
             end_run(run, &o, None, covers)?;
