@@ -103,11 +103,11 @@ impl Diff {
         let mut by: BTreeMap<&[String], (Costs, Costs)> = BTreeMap::new();
         let (mut total_a, mut total_b) = (Costs::default(), Costs::default());
         let add = |t: &mut Costs, c: &Costs| {
-            t.allocations += c.allocations;
-            t.bytes += c.bytes;
-            t.temporary += c.temporary;
-            t.peak += c.peak;
-            t.leaked += c.leaked;
+            t.allocations = t.allocations.saturating_add(c.allocations);
+            t.bytes = t.bytes.saturating_add(c.bytes);
+            t.temporary = t.temporary.saturating_add(c.temporary);
+            t.peak = t.peak.saturating_add(c.peak);
+            t.leaked = t.leaked.saturating_add(c.leaked);
         };
         for (stack, t) in a {
             let c = Costs::from(t);

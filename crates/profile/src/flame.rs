@@ -27,9 +27,9 @@ impl Node {
             ..Node::default()
         };
         for (frames, value) in stacks {
-            root.value += value;
+            root.value = root.value.saturating_add(*value);
             let mut at = &mut root;
-            for f in frames {
+            for f in frames.iter().take(MAX_DEPTH) {
                 let i = match at.children.binary_search_by(|c| c.name.as_str().cmp(f)) {
                     Ok(i) => i,
                     Err(i) => {
@@ -44,7 +44,7 @@ impl Node {
                     }
                 };
                 at = &mut at.children[i];
-                at.value += value;
+                at.value = at.value.saturating_add(*value);
             }
         }
         root
@@ -78,6 +78,9 @@ const ROW: f64 = 17.0;
 const TOP: f64 = 36.0;
 /// Boxes narrower than this are left out (their cost stays in the parent).
 const MIN_WIDTH: f64 = 0.3;
+/// Frames deeper than this are cut (drawing recurses once per level; a
+/// recording's stacks are at most `--stack` deep).
+pub const MAX_DEPTH: usize = 1024;
 
 /// A warm colour from the frame's name, stable from run to run.
 fn colour(name: &str) -> String {

@@ -129,7 +129,7 @@ impl SiteCounts {
     fn forget(&mut self, site: Site, size: u64) {
         if let Some(t) = self.row(site, false) {
             t.live_objects -= 1;
-            t.live_bytes -= size;
+            t.live_bytes = t.live_bytes.saturating_sub(size);
         }
     }
 
@@ -153,16 +153,16 @@ impl SiteCounts {
         for (i, (site, t)) in self.rows.iter().enumerate() {
             let r = resolved.entry(site.resolved(stacks)).or_default();
             r.allocs += t.allocs;
-            r.bytes += t.bytes;
+            r.bytes = r.bytes.saturating_add(t.bytes);
             r.live_objects += t.live_objects;
-            r.live_bytes += t.live_bytes;
+            r.live_bytes = r.live_bytes.saturating_add(t.live_bytes);
             r.temporary += t.temporary;
             // Unchanged since the last peak: it holds now what it held then.
-            r.peak_bytes += if self.stamps[i] < self.epoch {
+            r.peak_bytes = r.peak_bytes.saturating_add(if self.stamps[i] < self.epoch {
                 t.live_bytes
             } else {
                 t.peak_bytes
-            };
+            });
         }
         let mut all: Vec<(Site, SiteTotals)> = resolved.into_iter().collect();
         all.sort_by_key(|(k, _)| *k);
@@ -178,13 +178,13 @@ impl SiteCounts {
             match (hit, suppressed.as_mut()) {
                 (Some(i), Some(s)) => {
                     s.list[i].objects += t.live_objects;
-                    s.list[i].bytes += t.live_bytes;
+                    s.list[i].bytes = s.list[i].bytes.saturating_add(t.live_bytes);
                     leaks.suppressed_objects += t.live_objects;
-                    leaks.suppressed_bytes += t.live_bytes;
+                    leaks.suppressed_bytes = leaks.suppressed_bytes.saturating_add(t.live_bytes);
                 }
                 _ => {
                     leaks.objects += t.live_objects;
-                    leaks.bytes += t.live_bytes;
+                    leaks.bytes = leaks.bytes.saturating_add(t.live_bytes);
                     leaking.push((*site, t.clone()));
                 }
             }
@@ -302,12 +302,12 @@ impl SiteCounts {
             if a.0 != b.0 {
                 return false;
             }
-            a.1.allocs += b.1.allocs;
-            a.1.bytes += b.1.bytes;
-            a.1.live_objects += b.1.live_objects;
-            a.1.live_bytes += b.1.live_bytes;
-            a.1.peak_bytes += b.1.peak_bytes;
-            a.1.temporary += b.1.temporary;
+            a.1.allocs = a.1.allocs.saturating_add(b.1.allocs);
+            a.1.bytes = a.1.bytes.saturating_add(b.1.bytes);
+            a.1.live_objects = a.1.live_objects.saturating_add(b.1.live_objects);
+            a.1.live_bytes = a.1.live_bytes.saturating_add(b.1.live_bytes);
+            a.1.peak_bytes = a.1.peak_bytes.saturating_add(b.1.peak_bytes);
+            a.1.temporary = a.1.temporary.saturating_add(b.1.temporary);
             true
         });
         rows
@@ -349,9 +349,9 @@ impl Analysis<Heap<Site>> for SiteCounts {
             HeapEvent::Alloc { object, .. } => {
                 let t = self.row(object.extra, true).expect("made");
                 t.allocs += 1;
-                t.bytes += object.size;
+                t.bytes = t.bytes.saturating_add(object.size);
                 t.live_objects += 1;
-                t.live_bytes += object.size;
+                t.live_bytes = t.live_bytes.saturating_add(object.size);
             }
             HeapEvent::Displaced { object, .. } => self.forget(object.extra, object.size),
             HeapEvent::Free {
@@ -379,7 +379,10 @@ impl Analysis<Heap<Site>> for SiteCounts {
                 if let Some((object, before)) = resized
                     && let Some(t) = self.row(object.extra, false)
                 {
-                    t.live_bytes = t.live_bytes - before + object.size;
+                    t.live_bytes = t
+                        .live_bytes
+                        .saturating_sub(before)
+                        .saturating_add(object.size);
                 }
             }
             _ => {}
