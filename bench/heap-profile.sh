@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# The heap profile beside heaptrack, in one run (issue 34): recording wall
+# time (untraced, tramp record with its default caller-only sites, tramp
+# record --stack 64, heaptrack with full stacks) and analysis wall time
+# (tramp stats --sites of tramp's recording, heaptrack_print of
+# heaptrack's), best of 3, ratios to heaptrack.
+#
+#   ESPRESSO=/path/espresso ESPRESSO_INPUT=/path/largest.espresso bench/heap-profile.sh
+#
+# Programs: bench/rds/bst.c (built here, always), and mimalloc-bench's
+# espresso when ESPRESSO gives its path (built by hand from a checkout;
+# nothing here builds it) — without it, its rows say "not run".
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --release -q -p tramp-cli
+T=$PWD/target/release/tramp
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+cc -O2 -g bench/rds/bst.c -o "$W/bst"
+
+best() { # command... -> best wall seconds of 3
+  local b=999
+  for _ in 1 2 3; do
+    local s e
+    s=$(date +%s.%N)
+    "$@" >/dev/null 2>&1 || true
+    e=$(date +%s.%N)
+    b=$(python3 -c "print(min($b, $e - $s))")
+  done
+  echo "$b"
+}
+
+row() { # name program args...
+  local name=$1
+  shift
+  local plain td ts ht stats print
+  plain=$(best "$@")
+  td=$(best "$T" record -o "$W/d.tpack" -- "$@")
+  ts=$(best "$T" record --stack 64 -o "$W/s.tpack" -- "$@")
+  rm -f "$W"/ht.*
+  ht=$(best heaptrack -o "$W/ht" "$@")
+  local file
+  file=$(ls "$W"/ht.* | head -1)
+  stats=$(best "$T" stats --sites "$W/s.tpack")
+  print=$(best heaptrack_print "$file")
+  local events
+  events=$("$T" stats --json "$W/d.tpack" 2>/dev/null | python3 -c "import json,sys; print(json.load(sys.stdin)['records'])")
+  python3 - "$name" "$events" "$plain" "$td" "$ts" "$ht" "$stats" "$print" <<'PY'
+import sys
+name, events = sys.argv[1], int(sys.argv[2])
+plain, td, ts, ht, st, pr = map(float, sys.argv[3:])
+print(f"| {name} | {events:,} | {plain:.2f} | {td:.2f} ({td/ht:.2f}×) | {ts:.2f} ({ts/ht:.2f}×) | {ht:.2f} | "
+      f"{(ts-plain)/events*1e9:.0f} / {(ht-plain)/events*1e9:.0f} | {st:.2f} ({st/pr:.2f}×) | {pr:.2f} |")
+PY
+}
+
+echo "| program | records | untraced (s) | tramp record (× heaptrack) | tramp --stack 64 (× heaptrack) | heaptrack (s) | ns/event, --stack 64 / heaptrack | tramp stats --sites (× heaptrack_print) | heaptrack_print (s) |"
+echo "|---|---|---|---|---|---|---|---|---|"
+row "bst 200000 200000" "$W/bst" 200000 200000
+if [ -n "${ESPRESSO:-}" ]; then
+  row "espresso $(basename "${ESPRESSO_INPUT:-}")" "$ESPRESSO" "${ESPRESSO_INPUT:?ESPRESSO_INPUT names the input}"
+else
+  echo "| espresso | not run (ESPRESSO=path/to/espresso ESPRESSO_INPUT=largest.espresso) | | | | | | | |"
+fi
