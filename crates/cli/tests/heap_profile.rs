@@ -7,6 +7,19 @@ use std::process::Command;
 mod common;
 use common::{fixture, ok, path_in as p, tramp};
 
+/// `fixtures/heap/NAME.c` built with `cc -O0 -g` in `dir` (at -O1 gcc
+/// removes malloc/free pairs); the program's path.
+fn build(dir: &tempfile::TempDir, name: &str) -> String {
+    let exe = p(dir, name);
+    let src = fixture(&format!("heap/{name}.c"));
+    let built = Command::new("cc")
+        .args(["-O0", "-g", &src, "-o", &exe])
+        .status()
+        .unwrap();
+    assert!(built.success(), "cc {src}");
+    exe
+}
+
 /// `heaptrack_print`'s figure on the line starting with `label`.
 fn heaptrack_figure(report: &str, label: &str) -> u64 {
     let line = report
@@ -24,12 +37,7 @@ fn heaptrack_figure(report: &str, label: &str) -> u64 {
 #[test]
 fn temporary_allocations_beside_heaptrack() {
     let dir = tempfile::tempdir().unwrap();
-    let exe = p(&dir, "temporaries");
-    let built = Command::new("cc")
-        .args(["-O0", "-g", &fixture("heap/temporaries.c"), "-o", &exe])
-        .status()
-        .unwrap();
-    assert!(built.success());
+    let exe = build(&dir, "temporaries");
     let trace = p(&dir, "t.tpack");
     ok(&tramp(&["record", "-o", &trace, "--", &exe]));
     let stats: serde_json::Value =
@@ -118,12 +126,7 @@ fn temporary_allocations_beside_heaptrack() {
 #[test]
 fn folded_stacks_parse_as_flamegraph_pl_expects_and_add_up() {
     let dir = tempfile::tempdir().unwrap();
-    let exe = p(&dir, "temporaries");
-    let built = Command::new("cc")
-        .args(["-O0", "-g", &fixture("heap/temporaries.c"), "-o", &exe])
-        .status()
-        .unwrap();
-    assert!(built.success());
+    let exe = build(&dir, "temporaries");
     let trace = p(&dir, "t.tpack");
     ok(&tramp(&[
         "record", "--stack", "8", "-o", &trace, "--", &exe,
@@ -200,12 +203,7 @@ fn folded_stacks_parse_as_flamegraph_pl_expects_and_add_up() {
 #[test]
 fn diff_of_two_runs_names_the_site_that_changed() {
     let dir = tempfile::tempdir().unwrap();
-    let exe = p(&dir, "grows");
-    let built = Command::new("cc")
-        .args(["-O0", "-g", &fixture("heap/grows.c"), "-o", &exe])
-        .status()
-        .unwrap();
-    assert!(built.success());
+    let exe = build(&dir, "grows");
     let a = p(&dir, "a.tpack");
     let b = p(&dir, "b.tpack");
     ok(&tramp(&["record", "-o", &a, "--", &exe, "10"]));
@@ -254,12 +252,7 @@ fn diff_of_two_runs_names_the_site_that_changed() {
 #[test]
 fn suppressed_leaks_leave_the_leak_table_and_are_counted() {
     let dir = tempfile::tempdir().unwrap();
-    let exe = p(&dir, "grows");
-    let built = Command::new("cc")
-        .args(["-O0", "-g", &fixture("heap/grows.c"), "-o", &exe])
-        .status()
-        .unwrap();
-    assert!(built.success());
+    let exe = build(&dir, "grows");
     let trace = p(&dir, "t.tpack");
     ok(&tramp(&["record", "-o", &trace, "--", &exe, "10"]));
     let supp = p(&dir, "lsan.supp");
