@@ -299,3 +299,37 @@ fn suppressed_leaks_leave_the_leak_table_and_are_counted() {
     assert_eq!(bad.status.code(), Some(1));
     assert!(common::stderr(&bad).contains("line 2: `race:x` is not a leak suppression"));
 }
+
+/// The heap over time agrees with the statistics: its highest slice is the
+/// peak, its allocations and frees add up, and it keeps to its slices.
+#[test]
+fn the_timeline_adds_up_to_the_statistics() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = build(&dir, "temporaries");
+    let trace = p(&dir, "t.tpack");
+    ok(&tramp(&["record", "-o", &trace, "--", &exe]));
+    let stats: serde_json::Value =
+        serde_json::from_str(&ok(&tramp(&["stats", "--json", &trace]))).unwrap();
+    let t: serde_json::Value =
+        serde_json::from_str(&ok(&tramp(&["stats", "--timeline", "--json", &trace]))).unwrap();
+    assert_eq!(t["clock"], "time", "a recording has times");
+    let slices = t["slices"].as_array().unwrap();
+    assert!(!slices.is_empty() && slices.len() <= 512);
+    let sum = |k: &str| slices.iter().map(|s| s[k].as_u64().unwrap()).sum::<u64>();
+    let max = slices
+        .iter()
+        .map(|s| s["max_live_bytes"].as_u64().unwrap())
+        .max()
+        .unwrap();
+    assert_eq!(max, stats["max_live_bytes"].as_u64().unwrap());
+    assert_eq!(sum("allocations"), stats["total_allocs"].as_u64().unwrap());
+    assert_eq!(sum("frees"), stats["total_frees"].as_u64().unwrap());
+    let last = slices.last().unwrap();
+    assert_eq!(last["live_bytes"], stats["live_bytes_at_end"]);
+    // Slices follow each other.
+    for w in slices.windows(2) {
+        assert!(w[0]["end"].as_u64() <= w[1]["start"].as_u64());
+    }
+    let text = ok(&tramp(&["stats", "--timeline", &trace]));
+    assert!(text.lines().count() <= 49, "at most 48 slices in text");
+}

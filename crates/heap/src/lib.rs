@@ -7,6 +7,7 @@
 //!   shared by statistics, replay and the object-graph view.
 //! * [`replay`]: allocator replay, trace side (heap events → operations).
 //! * [`processes`]: a recording's processes, a row of statistics each.
+//! * [`timeline`]: the heap over time in constant memory.
 //! * [`stats`]: heap statistics (the HATF paper's Table 3 and more), as text
 //!   or JSON.
 
@@ -16,6 +17,7 @@ pub mod processes;
 pub mod replay;
 pub mod site;
 pub mod stats;
+pub mod timeline;
 pub mod view;
 
 pub use live::{Identity, LiveObjects, Object};
