@@ -333,3 +333,58 @@ fn the_timeline_adds_up_to_the_statistics() {
     let text = ok(&tramp(&["stats", "--timeline", &trace]));
     assert!(text.lines().count() <= 49, "at most 48 slices in text");
 }
+
+/// Call trees: bottom-up, `rows` allocates at two lines and is called by
+/// main; top-down, main's call sites hold what `table` and `rows`
+/// allocated below them.
+#[test]
+fn call_trees_read_both_ways() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = build(&dir, "grows");
+    let trace = p(&dir, "t.tpack");
+    ok(&tramp(&[
+        "record", "--stack", "8", "-o", &trace, "--", &exe, "10",
+    ]));
+    let tree = |dir: &str| -> serde_json::Value {
+        serde_json::from_str(&ok(&tramp(&["stats", "--tree", dir, "--json", &trace]))).unwrap()
+    };
+    let bu = tree("bottom-up");
+    let roots = bu["roots"].as_array().unwrap();
+    let rows11 = roots
+        .iter()
+        .find(|n| n["frame"].as_str().unwrap().contains("grows.c:11"))
+        .expect("the rows' malloc");
+    assert_eq!(rows11["costs"]["allocations"], 10);
+    assert_eq!(rows11["costs"]["bytes"], 480);
+    assert!(
+        rows11["children"][0]["frame"]
+            .as_str()
+            .unwrap()
+            .starts_with("main ")
+    );
+    let td = tree("top-down");
+    // Frames are call sites: main's calls at lines 17 (table) and 18
+    // (rows) are two nodes, 1,024 and 10 × 48 + 10 × 8 bytes below them.
+    fn all<'a>(n: &'a serde_json::Value, out: &mut Vec<&'a serde_json::Value>) {
+        out.push(n);
+        for c in n["children"].as_array().into_iter().flatten() {
+            all(c, out);
+        }
+    }
+    let mut nodes = Vec::new();
+    for r in td["roots"].as_array().unwrap() {
+        all(r, &mut nodes);
+    }
+    let at = |line: &str| -> u64 {
+        nodes
+            .iter()
+            .filter(|n| {
+                let f = n["frame"].as_str().unwrap();
+                f.starts_with("main ") && f.contains(&format!("grows.c:{line})"))
+            })
+            .map(|n| n["costs"]["bytes"].as_u64().unwrap())
+            .sum()
+    };
+    assert_eq!((at("17"), at("18")), (1024, 480 + 80));
+    assert_eq!(td["direction"], "top-down");
+}

@@ -4,6 +4,8 @@
 //!   any cost `tramp stats --folded` gives.
 //! * [`diff`]: two traces compared call stack by call stack (`tramp
 //!   diff`).
+//! * [`tree`]: top-down and bottom-up call trees with every cost.
 
 pub mod diff;
 pub mod flame;
+pub mod tree;

@@ -313,20 +313,25 @@ impl SiteCounts {
         rows
     }
 
-    /// Folded stacks: one line per call stack with a non-zero `cost`, its
-    /// frames outermost first joined by `;`, a space, and the cost — the
-    /// input of flamegraph.pl, inferno and speedscope. Frames read as in
-    /// the site tables, with any `;` in them made `,`.
+    /// Folded stacks of `cost` (see [`folded`]).
     pub fn folded(&self, modules: &Modules, cost: Cost) -> String {
-        let mut out = String::new();
-        for (frames, t) in self.by_stack(modules) {
-            let n = cost.of(&t);
-            if n > 0 {
-                out.push_str(&format!("{} {n}\n", frames.join(";")));
-            }
-        }
-        out
+        folded(&self.by_stack(modules), cost)
     }
+}
+
+/// Folded stacks: one line per call stack with a non-zero `cost`, its
+/// frames outermost first joined by `;`, a space, and the cost — the input
+/// of flamegraph.pl, inferno and speedscope (`stacks` as
+/// [`SiteCounts::by_stack`] gives them).
+pub fn folded(stacks: &[(Vec<String>, SiteTotals)], cost: Cost) -> String {
+    let mut out = String::new();
+    for (frames, t) in stacks {
+        let n = cost.of(t);
+        if n > 0 {
+            out.push_str(&format!("{} {n}\n", frames.join(";")));
+        }
+    }
+    out
 }
 
 fn stack_of(names: &mut Names, site: Site) -> Vec<Place> {

@@ -10,6 +10,7 @@ pub mod dump;
 pub mod export;
 pub mod formats;
 pub mod gen_code;
+pub mod heap_views;
 pub mod rds;
 pub mod record;
 pub mod replay;

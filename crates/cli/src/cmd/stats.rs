@@ -3,8 +3,8 @@
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use tramp_core::drive;
-use tramp_heap::timeline::Timeline;
-use tramp_heap::{HeapFlow, HeapStats};
+use tramp_heap::HeapStats;
+use tramp_profile::tree::Direction;
 use tramp_symbols::ModuleMap;
 use tramp_symbols::sites::{Cost, SiteCounts, WithSites};
 use tramp_symbols::suppressions::Suppressions;
@@ -67,6 +67,15 @@ pub struct StatsArgs {
     /// slices in text, 512 in JSON; constant memory).
     #[arg(long, conflicts_with_all = ["sites", "folded"])]
     pub timeline: bool,
+    /// Print a call tree of every cost instead: `top-down` (outermost
+    /// callers, then their callees) or `bottom-up` (allocating frames, then
+    /// their callers), the most bytes first; `--depth` levels in text, all
+    /// in JSON. Whole trees need a recording made with `--stack N`.
+    #[arg(long, value_name = "DIRECTION", value_parser = ["top-down", "bottom-up"], conflicts_with_all = ["sites", "folded", "timeline"])]
+    pub tree: Option<String>,
+    /// With --tree: how many levels the text shows.
+    #[arg(long, default_value_t = 6, requires = "tree")]
+    pub depth: usize,
 }
 
 fn parse_cost(s: &str) -> std::result::Result<Cost, String> {
@@ -109,20 +118,21 @@ pub fn run(a: StatsArgs) -> Result<()> {
     if domains.heap
         && let Some(cost) = a.folded
     {
-        return folded(o, cost, a.flamegraph.as_deref());
+        return super::heap_views::folded(o, cost, a.flamegraph.as_deref());
+    }
+    if domains.heap
+        && let Some(dir) = &a.tree
+    {
+        let dir = if dir == "top-down" {
+            Direction::TopDown
+        } else {
+            Direction::BottomUp
+        };
+        let depth = if a.json { usize::MAX } else { a.depth };
+        return super::heap_views::tree(o, dir, depth, a.json);
     }
     if domains.heap && a.timeline {
-        let slices = if a.json { 512 } else { 48 };
-        let mut flow: HeapFlow<Timeline, ()> = HeapFlow::new(Timeline::new(slices));
-        let run = o.run(&mut [&mut flow], Vec::new());
-        let report = tramp_core::Analysis::finish(flow);
-        print_report(&run.outcome(&report), a.json)?;
-        return end_run(
-            run,
-            &o,
-            None,
-            "; the slices above cover the records before the error",
-        );
+        return super::heap_views::timeline(o, a.json);
     }
     if domains.heap {
         heap(
@@ -164,44 +174,6 @@ pub fn run(a: StatsArgs) -> Result<()> {
         &o,
         None,
         "; the counts above cover the records before the error",
-    )
-}
-
-/// Folded stacks of one cost (the heap view feeds the site totals; the
-/// module map names them), printed or drawn as a flame graph.
-fn folded(mut o: super::Opened, cost: Cost, flamegraph: Option<&str>) -> Result<()> {
-    // Created before the work: an output that cannot be written (onto the
-    // input, into a missing directory) is refused first.
-    let svg = match flamegraph {
-        Some(path) => Some((
-            path,
-            tramp_core::io::Output::create(path, Some(tramp_core::io::Compression::None))
-                .with_context(|| format!("creating {path}"))?,
-        )),
-        None => None,
-    };
-    let mut stats = HeapStats::with(SiteCounts::new());
-    let mut modules = ModuleMap::new();
-    let run = o.run(&mut [&mut stats, &mut modules], Vec::new());
-    let (_, sites) = stats.finish_with();
-    let modules = tramp_core::Analysis::finish(modules);
-    let text = sites.folded(&modules, cost);
-    match svg {
-        None => super::print(&text)?,
-        Some((path, mut out)) => {
-            let stacks = tramp_profile::flame::parse_folded(&text).map_err(anyhow::Error::msg)?;
-            let title = format!("{} by call stack: {}", cost.name(), o.name);
-            let svg = tramp_profile::flame::svg(&title, cost.unit(), &stacks);
-            std::io::Write::write_all(&mut out, svg.as_bytes())
-                .and_then(|_| out.finish())
-                .with_context(|| format!("writing {path}"))?;
-        }
-    }
-    end_run(
-        run,
-        &o,
-        None,
-        "; the stacks above cover the records before the error",
     )
 }
 
