@@ -20,6 +20,11 @@ fn build(dir: &tempfile::TempDir, name: &str) -> String {
     exe
 }
 
+/// The JSON tramp prints for `args`.
+fn json(args: &[&str]) -> serde_json::Value {
+    serde_json::from_str(&ok(&tramp(args))).unwrap()
+}
+
 /// `heaptrack_print`'s figure on the line starting with `label`.
 fn heaptrack_figure(report: &str, label: &str) -> u64 {
     let line = report
@@ -40,8 +45,7 @@ fn temporary_allocations_beside_heaptrack() {
     let exe = build(&dir, "temporaries");
     let trace = p(&dir, "t.tpack");
     ok(&tramp(&["record", "-o", &trace, "--", &exe]));
-    let stats: serde_json::Value =
-        serde_json::from_str(&ok(&tramp(&["stats", "--json", &trace]))).unwrap();
+    let stats: serde_json::Value = json(&["stats", "--json", &trace]);
     // The hand count (the program's comments).
     assert_eq!(stats["temporary_allocations"], 1100);
 
@@ -86,8 +90,7 @@ fn temporary_allocations_beside_heaptrack() {
     // realloc as the free of the old block and then the allocation of the
     // new one, so it never sees both, and it adds its own pool:
     // 72,704 + 4,096 = 76,800 bytes.
-    let sites: serde_json::Value =
-        serde_json::from_str(&ok(&tramp(&["stats", "--sites", "--json", &trace]))).unwrap();
+    let sites: serde_json::Value = json(&["stats", "--sites", "--json", &trace]);
     let peak = &sites["sites"]["peak"];
     assert_eq!(
         (peak["bytes"].as_u64(), peak["objects"].as_u64()),
@@ -131,10 +134,8 @@ fn folded_stacks_parse_as_flamegraph_pl_expects_and_add_up() {
     ok(&tramp(&[
         "record", "--stack", "8", "-o", &trace, "--", &exe,
     ]));
-    let stats: serde_json::Value =
-        serde_json::from_str(&ok(&tramp(&["stats", "--json", &trace]))).unwrap();
-    let sites: serde_json::Value =
-        serde_json::from_str(&ok(&tramp(&["stats", "--sites", "--json", &trace]))).unwrap();
+    let stats: serde_json::Value = json(&["stats", "--json", &trace]);
+    let sites: serde_json::Value = json(&["stats", "--sites", "--json", &trace]);
     let parse = |cost: &str| -> Vec<(Vec<String>, u64)> {
         ok(&tramp(&["stats", "--folded", cost, &trace]))
             .lines()
@@ -208,8 +209,7 @@ fn diff_of_two_runs_names_the_site_that_changed() {
     let b = p(&dir, "b.tpack");
     ok(&tramp(&["record", "-o", &a, "--", &exe, "10"]));
     ok(&tramp(&["record", "-o", &b, "--", &exe, "25"]));
-    let d: serde_json::Value =
-        serde_json::from_str(&ok(&tramp(&["diff", "--json", &a, &b]))).unwrap();
+    let d: serde_json::Value = json(&["diff", "--json", &a, &b]);
     let rows = d["rows"].as_array().unwrap();
     // 15 more 48-byte rows (720 bytes, all leaked), and the row table's
     // own block grows by 15 pointers (120 bytes): both in `rows`.
@@ -261,7 +261,7 @@ fn suppressed_leaks_leave_the_leak_table_and_are_counted() {
         let mut args = vec!["stats", "--sites", "--json", "--top", "50"];
         args.extend_from_slice(extra);
         args.push(&trace);
-        serde_json::from_str(&ok(&tramp(&args))).unwrap()
+        json(&args)
     };
     let plain = run(&[]);
     let with = run(&["--suppressions", &supp]);
@@ -308,10 +308,8 @@ fn the_timeline_adds_up_to_the_statistics() {
     let exe = build(&dir, "temporaries");
     let trace = p(&dir, "t.tpack");
     ok(&tramp(&["record", "-o", &trace, "--", &exe]));
-    let stats: serde_json::Value =
-        serde_json::from_str(&ok(&tramp(&["stats", "--json", &trace]))).unwrap();
-    let t: serde_json::Value =
-        serde_json::from_str(&ok(&tramp(&["stats", "--timeline", "--json", &trace]))).unwrap();
+    let stats: serde_json::Value = json(&["stats", "--json", &trace]);
+    let t: serde_json::Value = json(&["stats", "--timeline", "--json", &trace]);
     assert_eq!(t["clock"], "time", "a recording has times");
     let slices = t["slices"].as_array().unwrap();
     assert!(!slices.is_empty() && slices.len() <= 512);
@@ -345,9 +343,8 @@ fn call_trees_read_both_ways() {
     ok(&tramp(&[
         "record", "--stack", "8", "-o", &trace, "--", &exe, "10",
     ]));
-    let tree = |dir: &str| -> serde_json::Value {
-        serde_json::from_str(&ok(&tramp(&["stats", "--tree", dir, "--json", &trace]))).unwrap()
-    };
+    let tree =
+        |dir: &str| -> serde_json::Value { json(&["stats", "--tree", dir, "--json", &trace]) };
     let bu = tree("bottom-up");
     let roots = bu["roots"].as_array().unwrap();
     let rows11 = roots

@@ -20,6 +20,17 @@ pub struct Costs {
     pub leaked: u64,
 }
 
+impl Costs {
+    /// Adds `c` (saturating).
+    pub fn add(&mut self, c: &Costs) {
+        self.allocations = self.allocations.saturating_add(c.allocations);
+        self.bytes = self.bytes.saturating_add(c.bytes);
+        self.temporary = self.temporary.saturating_add(c.temporary);
+        self.peak = self.peak.saturating_add(c.peak);
+        self.leaked = self.leaked.saturating_add(c.leaked);
+    }
+}
+
 impl From<&SiteTotals> for Costs {
     fn from(t: &SiteTotals) -> Costs {
         Costs {
@@ -102,22 +113,15 @@ impl Diff {
     ) -> Diff {
         let mut by: BTreeMap<&[String], (Costs, Costs)> = BTreeMap::new();
         let (mut total_a, mut total_b) = (Costs::default(), Costs::default());
-        let add = |t: &mut Costs, c: &Costs| {
-            t.allocations = t.allocations.saturating_add(c.allocations);
-            t.bytes = t.bytes.saturating_add(c.bytes);
-            t.temporary = t.temporary.saturating_add(c.temporary);
-            t.peak = t.peak.saturating_add(c.peak);
-            t.leaked = t.leaked.saturating_add(c.leaked);
-        };
         for (stack, t) in a {
             let c = Costs::from(t);
-            add(&mut total_a, &c);
-            add(&mut by.entry(stack).or_default().0, &c);
+            total_a.add(&c);
+            by.entry(stack).or_default().0.add(&c);
         }
         for (stack, t) in b {
             let c = Costs::from(t);
-            add(&mut total_b, &c);
-            add(&mut by.entry(stack).or_default().1, &c);
+            total_b.add(&c);
+            by.entry(stack).or_default().1.add(&c);
         }
         let mut unchanged = 0;
         let mut rows: Vec<Row> = Vec::new();

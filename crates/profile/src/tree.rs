@@ -38,14 +38,6 @@ pub struct Tree {
     pub depth: usize,
 }
 
-fn add(a: &mut Costs, b: &Costs) {
-    a.allocations = a.allocations.saturating_add(b.allocations);
-    a.bytes = a.bytes.saturating_add(b.bytes);
-    a.temporary = a.temporary.saturating_add(b.temporary);
-    a.peak = a.peak.saturating_add(b.peak);
-    a.leaked = a.leaked.saturating_add(b.leaked);
-}
-
 fn insert(nodes: &mut Vec<Node>, frames: &[String], c: &Costs) {
     let Some((first, rest)) = frames.split_first() else {
         return;
@@ -60,7 +52,7 @@ fn insert(nodes: &mut Vec<Node>, frames: &[String], c: &Costs) {
             nodes.len() - 1
         }
     };
-    add(&mut nodes[i].costs, c);
+    nodes[i].costs.add(c);
     insert(&mut nodes[i].children, rest, c);
 }
 

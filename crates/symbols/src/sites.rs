@@ -34,6 +34,18 @@ pub struct SiteTotals {
     pub temporary: u64,
 }
 
+impl SiteTotals {
+    /// Adds another site's totals (saturating): sites that read the same.
+    pub fn add(&mut self, t: &SiteTotals) {
+        self.allocs = self.allocs.saturating_add(t.allocs);
+        self.bytes = self.bytes.saturating_add(t.bytes);
+        self.live_objects = self.live_objects.saturating_add(t.live_objects);
+        self.live_bytes = self.live_bytes.saturating_add(t.live_bytes);
+        self.peak_bytes = self.peak_bytes.saturating_add(t.peak_bytes);
+        self.temporary = self.temporary.saturating_add(t.temporary);
+    }
+}
+
 /// One row of a site table.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct SiteRow {
@@ -152,16 +164,15 @@ impl SiteCounts {
         let mut resolved: FxHashMap<Site, SiteTotals> = FxHashMap::default();
         for (i, (site, t)) in self.rows.iter().enumerate() {
             let r = resolved.entry(site.resolved(stacks)).or_default();
-            r.allocs += t.allocs;
-            r.bytes = r.bytes.saturating_add(t.bytes);
-            r.live_objects += t.live_objects;
-            r.live_bytes = r.live_bytes.saturating_add(t.live_bytes);
-            r.temporary += t.temporary;
             // Unchanged since the last peak: it holds now what it held then.
-            r.peak_bytes = r.peak_bytes.saturating_add(if self.stamps[i] < self.epoch {
+            let peak_bytes = if self.stamps[i] < self.epoch {
                 t.live_bytes
             } else {
                 t.peak_bytes
+            };
+            r.add(&SiteTotals {
+                peak_bytes,
+                ..t.clone()
             });
         }
         let mut all: Vec<(Site, SiteTotals)> = resolved.into_iter().collect();
@@ -302,12 +313,7 @@ impl SiteCounts {
             if a.0 != b.0 {
                 return false;
             }
-            a.1.allocs = a.1.allocs.saturating_add(b.1.allocs);
-            a.1.bytes = a.1.bytes.saturating_add(b.1.bytes);
-            a.1.live_objects = a.1.live_objects.saturating_add(b.1.live_objects);
-            a.1.live_bytes = a.1.live_bytes.saturating_add(b.1.live_bytes);
-            a.1.peak_bytes = a.1.peak_bytes.saturating_add(b.1.peak_bytes);
-            a.1.temporary = a.1.temporary.saturating_add(b.1.temporary);
+            a.1.add(&b.1);
             true
         });
         rows
