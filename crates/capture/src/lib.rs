@@ -17,6 +17,9 @@
 #![allow(clippy::missing_safety_doc)]
 
 mod sys;
+mod unwind;
+
+use unwind::{Change, Frame, MAX_FRAMES, Unwinder};
 
 use core::cell::Cell;
 use core::ffi::{c_char, c_int, c_void};
@@ -68,7 +71,6 @@ pub const EV_FREE: u8 = 1;
 pub const EV_REALLOC: u8 = 2;
 pub const EV_THREAD_START: u8 = 3;
 pub const EV_THREAD_END: u8 = 4;
-pub const EV_STACK: u8 = 5;
 pub const EV_MODULE: u8 = 6;
 pub const EV_PROCESS: u8 = 7;
 pub const EV_STALL: u8 = 8;
@@ -81,13 +83,15 @@ pub const EV_FREE_AT: u8 = 11;
 /// then holds back later events until the new thread's first chunk comes,
 /// so that its first events are not written late.
 pub const EV_SPAWN: u8 = 12;
+/// The thread's call stack changed: keep the outermost `keep` frames of
+/// its previous one and add new inner frames (stacks on).
+pub const EV_FRAMES: u8 = 13;
+/// How the thread's stacks were taken (at its end): stacks, early stops,
+/// frames stepped, early stops checked against a full unwind, mismatches.
+pub const EV_UNWIND: u8 = 14;
 
 /// Bytes of one thread buffer (one mmap).
 const BUF_BYTES: usize = 1 << 18;
-/// Slots of the per-thread table that deduplicates call stacks.
-const STACK_SLOTS: usize = 4096;
-/// Deepest call stack recorded.
-const MAX_FRAMES: usize = 64;
 /// A buffer whose chunk began this many TSC ticks ago is written after its
 /// next event even if not full (~10 ms at 3 GHz), so that `tramp record`
 /// can merge threads by time soon after the events happen.
@@ -135,11 +139,12 @@ struct ThreadBuf {
     pending_addr: u64,
     pending_site: u64,
     pending_tsc: u64,
-    stack_hash: [u64; STACK_SLOTS],
+    /// The thread's unwinder (mapped on first use with stacks on).
+    unwinder: *mut Unwinder,
     data: [u8; DATA_BYTES],
 }
 
-const DATA_BYTES: usize = BUF_BYTES - 64 - STACK_SLOTS * 8;
+const DATA_BYTES: usize = BUF_BYTES - 256;
 
 // ---------------------------------------------------------------------------
 // Process state.
@@ -159,6 +164,10 @@ static KEY: AtomicU32 = AtomicU32::new(0);
 static STACK_DEPTH: AtomicUsize = AtomicUsize::new(0);
 static REGISTRY: AtomicPtr<ThreadBuf> = AtomicPtr::new(null_mut());
 static MODULE_ADDS: AtomicU64 = AtomicU64::new(u64::MAX);
+static MODULE_SUBS: AtomicU64 = AtomicU64::new(0);
+/// Compare every early stop of the unwinder with a full unwind
+/// (TRAMP_CAPTURE_UNWIND_CHECK, for tests).
+static UNWIND_CHECK: AtomicBool = AtomicBool::new(false);
 /// Unread bytes the log may hold before a flushing thread waits for
 /// `tramp record` to read them (0: never wait; TRAMP_CAPTURE_BACKLOG).
 static BACKLOG: AtomicU64 = AtomicU64::new(0);
@@ -468,6 +477,9 @@ fn init_from(at_load: bool) -> bool {
     if let Some(n) = env_number(c"TRAMP_CAPTURE_BACKLOG") {
         BACKLOG.store(n, Ordering::Relaxed);
     }
+    if env_number(c"TRAMP_CAPTURE_UNWIND_CHECK").is_some_and(|n| n > 0) {
+        UNWIND_CHECK.store(true, Ordering::Relaxed);
+    }
     if env_number(c"TRAMP_CAPTURE_POINTERS").is_some_and(|n| n > 0) {
         POINTERS.store(true, Ordering::Relaxed);
     }
@@ -601,7 +613,9 @@ fn this_buffer() -> *mut ThreadBuf {
         t.prev_value = 0;
         t.pending_addr = 0;
         t.pending_site = 0;
-        t.stack_hash = [0; STACK_SLOTS];
+        if !t.unwinder.is_null() {
+            (*t.unwinder).reset();
+        }
         sys::pthread_setspecific(KEY.load(Ordering::Acquire), b as *const c_void);
     }
     TLS.with(|t| t.buf.set(b));
@@ -778,6 +792,7 @@ fn flush_everything(modules: bool) {
             if t.pending_site != 0 {
                 write_pending_store(t);
             }
+            write_unwind_stats(t);
             record_modules(t);
         }
     }
@@ -814,6 +829,10 @@ fn record_modules(t: &mut ThreadBuf) {
             if ctx.first {
                 ctx.first = false;
                 ctx.adds = info.dlpi_adds;
+                if MODULE_SUBS.swap(info.dlpi_subs, Ordering::Relaxed) != info.dlpi_subs {
+                    // Modules went away: cached unwind rules may name them.
+                    unwind::GENERATION.fetch_add(1, Ordering::Relaxed);
+                }
                 if MODULE_ADDS.load(Ordering::Relaxed) == info.dlpi_adds {
                     return 1; // unchanged: stop
                 }
@@ -861,6 +880,7 @@ unsafe extern "C" fn thread_exit(value: *mut c_void) {
         if t.pending_site != 0 {
             write_pending_store(t);
         }
+        write_unwind_stats(t);
         let mut w = Writer::new(t);
         w.byte(EV_THREAD_END);
         w.time(now_tsc());
@@ -984,41 +1004,85 @@ fn with_buffer(f: impl FnOnce(&mut ThreadBuf)) {
     });
 }
 
-/// The site of an allocation: the caller's return address, or with stacks
-/// on, the id of the call stack (defined in the log on first use).
+/// Where an allocation function was called from: the stack pointer on
+/// entry to the trampoline (the return address is there) and the frame
+/// pointer, which the trampoline leaves as the caller had it.
+#[derive(Clone, Copy)]
+struct Caller {
+    sp: usize,
+    bp: usize,
+}
+
+impl Caller {
+    #[inline(always)]
+    fn ret(self) -> usize {
+        // SAFETY: the call that entered the trampoline pushed the return
+        // address at `sp`; that stack slot is live while the handler runs.
+        unsafe { *(self.sp as *const usize) }
+    }
+}
+
+/// The site of an allocation: the caller's return address. With stacks
+/// on, the thread's call stack is taken first, and what changed since its
+/// previous one is written (`EV_FRAMES`) before the event that uses it.
 #[inline(always)]
-fn site(w: &mut Writer<'_>, ret: usize) -> u64 {
+fn site(w: &mut Writer<'_>, caller: Caller) -> u64 {
+    let ret = caller.ret() as u64;
     let depth = STACK_DEPTH.load(Ordering::Relaxed);
     if depth == 0 {
-        return ret as u64;
+        return ret;
     }
-    let mut frames = [null_mut::<c_void>(); MAX_FRAMES + 4];
-    // SAFETY: backtrace writes at most the count we pass. Its first call
-    // may load libgcc_s and allocate; BUSY keeps that out of the log.
-    let n = unsafe { sys::backtrace(frames.as_mut_ptr(), (depth + 2) as c_int) }.max(0) as usize;
-    // Start at the caller: the frame whose address is the return address
-    // the trampoline saw (our own frames come before it).
-    let start = frames[..n]
-        .iter()
-        .position(|f| *f as usize == ret)
-        .unwrap_or(2.min(n));
-    let frames = &frames[start..n];
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for f in frames {
-        h = (h ^ *f as u64).wrapping_mul(0x0100_0000_01b3);
-    }
-    h |= 1;
-    let slot = (h as usize) % STACK_SLOTS;
-    if w.t.stack_hash[slot] != h {
-        w.t.stack_hash[slot] = h;
-        w.byte(EV_STACK);
-        w.varint(slot as u64);
-        w.varint(frames.len() as u64);
-        for f in frames {
-            w.varint(*f as u64);
+    if w.t.unwinder.is_null() {
+        w.t.unwinder = Unwinder::map();
+        if w.t.unwinder.is_null() {
+            return ret;
         }
     }
-    slot as u64
+    // SAFETY: the thread's own unwinder (mapped above or earlier, never
+    // unmapped, reset when the buffer changes hands).
+    let u = unsafe { &mut *w.t.unwinder };
+    let mut change = Change {
+        keep: 0,
+        n_new: 0,
+        new: [0; MAX_FRAMES],
+    };
+    let start = Frame::caller(caller.sp as u64, caller.bp as u64);
+    u.take(start, depth, UNWIND_CHECK.load(Ordering::Relaxed), &mut change);
+    if change.n_new > 0 || change.keep == 0 {
+        w.byte(EV_FRAMES);
+        w.varint(change.keep as u64);
+        w.varint(change.n_new as u64);
+        let mut prev = 0u64;
+        for &f in &change.new[..change.n_new] {
+            let d = f.wrapping_sub(prev) as i64;
+            prev = f;
+            w.varint(((d << 1) ^ (d >> 63)) as u64);
+        }
+    }
+    ret
+}
+
+/// Writes how the thread's stacks were taken (with stacks on).
+fn write_unwind_stats(t: &mut ThreadBuf) {
+    if t.unwinder.is_null() {
+        return;
+    }
+    // SAFETY: the thread's own unwinder.
+    let u = unsafe { &*t.unwinder };
+    let (stacks, early, frames, checks, mismatches) = (
+        u.stacks,
+        u.early_stops,
+        u.frames_unwound,
+        u.checks,
+        u.mismatches,
+    );
+    let mut w = Writer::new(t);
+    w.byte(EV_UNWIND);
+    for v in [stacks, early, frames, checks, mismatches] {
+        w.varint(v);
+    }
+    w.time(now_tsc());
+    w.commit();
 }
 
 /// Writes the buffer when its chunk began long ago (see [`STALE_TSC`]).
@@ -1030,13 +1094,13 @@ fn flush_if_stale(t: &mut ThreadBuf, now: u64) {
 }
 
 #[inline(always)]
-fn record_alloc(size: usize, p: *mut c_void, ret: usize) {
+fn record_alloc(size: usize, p: *mut c_void, caller: Caller) {
     if p.is_null() {
         return;
     }
     with_buffer(|t| {
         let mut w = Writer::new(t);
-        let s = site(&mut w, ret);
+        let s = site(&mut w, caller);
         let now = now_tsc();
         w.byte(EV_ALLOC);
         w.varint(size as u64);
@@ -1049,7 +1113,7 @@ fn record_alloc(size: usize, p: *mut c_void, ret: usize) {
 }
 
 #[inline(always)]
-fn record_free(p: *mut c_void, ret: usize) {
+fn record_free(p: *mut c_void, caller: Caller) {
     if p.is_null() {
         return;
     }
@@ -1060,7 +1124,7 @@ fn record_free(p: *mut c_void, ret: usize) {
         if with_site {
             w.byte(EV_FREE_AT);
             w.addr(p as u64);
-            w.site(ret as u64);
+            w.site(caller.ret() as u64);
         } else {
             w.byte(EV_FREE);
             w.addr(p as u64);
@@ -1072,10 +1136,10 @@ fn record_free(p: *mut c_void, ret: usize) {
 }
 
 #[inline(always)]
-fn record_realloc(old: *mut c_void, size: usize, new: *mut c_void, ret: usize) {
+fn record_realloc(old: *mut c_void, size: usize, new: *mut c_void, caller: Caller) {
     with_buffer(|t| {
         let mut w = Writer::new(t);
-        let s = site(&mut w, ret);
+        let s = site(&mut w, caller);
         let now = now_tsc();
         w.byte(EV_REALLOC);
         w.varint(size as u64);
@@ -1206,57 +1270,63 @@ pub unsafe extern "C" fn munmap(addr: *mut c_void, len: usize) -> c_int {
 }
 
 // ---------------------------------------------------------------------------
-// Entry points. Each is a naked trampoline that passes the caller's return
-// address (at [rsp] on entry) as an extra argument to the real handler.
+// Entry points. Each is a naked trampoline that passes its stack pointer
+// on entry (where the caller's return address is) and the caller's frame
+// pointer as two extra arguments to the real handler.
 
 macro_rules! trampoline {
-    ($name:ident, $imp:ident, $reg:literal, ($($arg:ident: $ty:ty),*) -> $ret:ty) => {
+    ($name:ident, $imp:ident, $sp:literal, $bp:literal, ($($arg:ident: $ty:ty),*) -> $ret:ty) => {
         #[unsafe(no_mangle)]
         #[unsafe(naked)]
         pub unsafe extern "C" fn $name($($arg: $ty),*) -> $ret {
-            core::arch::naked_asm!(concat!("mov ", $reg, ", [rsp]"), "jmp {}", sym $imp)
+            core::arch::naked_asm!(
+                concat!("mov ", $sp, ", rsp"),
+                concat!("mov ", $bp, ", rbp"),
+                "jmp {}",
+                sym $imp
+            )
         }
     };
 }
 
-trampoline!(malloc, malloc_impl, "rsi", (size: usize) -> *mut c_void);
-trampoline!(free, free_impl, "rsi", (p: *mut c_void) -> ());
-trampoline!(calloc, calloc_impl, "rdx", (n: usize, size: usize) -> *mut c_void);
-trampoline!(realloc, realloc_impl, "rdx", (p: *mut c_void, size: usize) -> *mut c_void);
-trampoline!(reallocarray, reallocarray_impl, "rcx", (p: *mut c_void, n: usize, size: usize) -> *mut c_void);
-trampoline!(posix_memalign, posix_memalign_impl, "rcx", (out: *mut *mut c_void, align: usize, size: usize) -> c_int);
-trampoline!(aligned_alloc, aligned_alloc_impl, "rdx", (align: usize, size: usize) -> *mut c_void);
-trampoline!(memalign, memalign_impl, "rdx", (align: usize, size: usize) -> *mut c_void);
-trampoline!(valloc, valloc_impl, "rsi", (size: usize) -> *mut c_void);
-trampoline!(pvalloc, pvalloc_impl, "rsi", (size: usize) -> *mut c_void);
+trampoline!(malloc, malloc_impl, "rsi", "rdx", (size: usize) -> *mut c_void);
+trampoline!(free, free_impl, "rsi", "rdx", (p: *mut c_void) -> ());
+trampoline!(calloc, calloc_impl, "rdx", "rcx", (n: usize, size: usize) -> *mut c_void);
+trampoline!(realloc, realloc_impl, "rdx", "rcx", (p: *mut c_void, size: usize) -> *mut c_void);
+trampoline!(reallocarray, reallocarray_impl, "rcx", "r8", (p: *mut c_void, n: usize, size: usize) -> *mut c_void);
+trampoline!(posix_memalign, posix_memalign_impl, "rcx", "r8", (out: *mut *mut c_void, align: usize, size: usize) -> c_int);
+trampoline!(aligned_alloc, aligned_alloc_impl, "rdx", "rcx", (align: usize, size: usize) -> *mut c_void);
+trampoline!(memalign, memalign_impl, "rdx", "rcx", (align: usize, size: usize) -> *mut c_void);
+trampoline!(valloc, valloc_impl, "rsi", "rdx", (size: usize) -> *mut c_void);
+trampoline!(pvalloc, pvalloc_impl, "rsi", "rdx", (size: usize) -> *mut c_void);
 
-extern "C" fn malloc_impl(size: usize, ret: usize) -> *mut c_void {
+extern "C" fn malloc_impl(size: usize, sp: usize, bp: usize) -> *mut c_void {
     // SAFETY: glibc's malloc.
     let p = unsafe { sys::__libc_malloc(size) };
-    record_alloc(size, p, ret);
+    record_alloc(size, p, Caller { sp, bp });
     p
 }
 
-extern "C" fn free_impl(p: *mut c_void, ret: usize) {
-    record_free(p, ret);
+extern "C" fn free_impl(p: *mut c_void, sp: usize, bp: usize) {
+    record_free(p, Caller { sp, bp });
     // SAFETY: `p` is the caller's block (or NULL), from glibc's allocator.
     unsafe { sys::__libc_free(p) }
 }
 
-extern "C" fn calloc_impl(n: usize, size: usize, ret: usize) -> *mut c_void {
+extern "C" fn calloc_impl(n: usize, size: usize, sp: usize, bp: usize) -> *mut c_void {
     // SAFETY: glibc's calloc (checks n * size for overflow).
     let p = unsafe { sys::__libc_calloc(n, size) };
-    record_alloc(n.wrapping_mul(size), p, ret);
+    record_alloc(n.wrapping_mul(size), p, Caller { sp, bp });
     p
 }
 
-extern "C" fn realloc_impl(old: *mut c_void, size: usize, ret: usize) -> *mut c_void {
+extern "C" fn realloc_impl(old: *mut c_void, size: usize, sp: usize, bp: usize) -> *mut c_void {
     // SAFETY: glibc's realloc on the caller's block.
     let new = unsafe { sys::__libc_realloc(old, size) };
     // Recorded: any success, and realloc(p, 0), which frees p and returns
     // NULL. A failed resize (NULL for a non-zero size) changes nothing.
     if !new.is_null() || (size == 0 && !old.is_null()) {
-        record_realloc(old, size, new, ret);
+        record_realloc(old, size, new, Caller { sp, bp });
     }
     new
 }
@@ -1265,21 +1335,21 @@ extern "C" fn reallocarray_impl(
     old: *mut c_void,
     n: usize,
     size: usize,
-    ret: usize,
+    sp: usize, bp: usize,
 ) -> *mut c_void {
     let Some(total) = n.checked_mul(size) else {
         // SAFETY: errno is this thread's.
         unsafe { *sys::__errno_location() = 12 }; // ENOMEM
         return null_mut();
     };
-    realloc_impl(old, total, ret)
+    realloc_impl(old, total, sp, bp)
 }
 
 extern "C" fn posix_memalign_impl(
     out: *mut *mut c_void,
     align: usize,
     size: usize,
-    ret: usize,
+    sp: usize, bp: usize,
 ) -> c_int {
     if !align.is_power_of_two() || !align.is_multiple_of(core::mem::size_of::<usize>()) {
         return 22; // EINVAL
@@ -1291,32 +1361,32 @@ extern "C" fn posix_memalign_impl(
     }
     // SAFETY: the caller passes a valid out pointer.
     unsafe { *out = p };
-    record_alloc(size, p, ret);
+    record_alloc(size, p, Caller { sp, bp });
     0
 }
 
-extern "C" fn aligned_alloc_impl(align: usize, size: usize, ret: usize) -> *mut c_void {
-    memalign_impl(align, size, ret)
+extern "C" fn aligned_alloc_impl(align: usize, size: usize, sp: usize, bp: usize) -> *mut c_void {
+    memalign_impl(align, size, sp, bp)
 }
 
-extern "C" fn memalign_impl(align: usize, size: usize, ret: usize) -> *mut c_void {
+extern "C" fn memalign_impl(align: usize, size: usize, sp: usize, bp: usize) -> *mut c_void {
     // SAFETY: glibc's memalign validates the alignment itself.
     let p = unsafe { sys::__libc_memalign(align, size) };
-    record_alloc(size, p, ret);
+    record_alloc(size, p, Caller { sp, bp });
     p
 }
 
-extern "C" fn valloc_impl(size: usize, ret: usize) -> *mut c_void {
+extern "C" fn valloc_impl(size: usize, sp: usize, bp: usize) -> *mut c_void {
     // SAFETY: glibc's valloc.
     let p = unsafe { sys::__libc_valloc(size) };
-    record_alloc(size, p, ret);
+    record_alloc(size, p, Caller { sp, bp });
     p
 }
 
-extern "C" fn pvalloc_impl(size: usize, ret: usize) -> *mut c_void {
+extern "C" fn pvalloc_impl(size: usize, sp: usize, bp: usize) -> *mut c_void {
     // SAFETY: glibc's pvalloc.
     let p = unsafe { sys::__libc_pvalloc(size) };
-    record_alloc(size, p, ret);
+    record_alloc(size, p, Caller { sp, bp });
     p
 }
 

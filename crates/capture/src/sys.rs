@@ -54,7 +54,36 @@ pub struct DlPhdrInfo {
     pub dlpi_subs: u64,
 }
 
+/// `struct dl_find_object` (glibc 2.35 and later).
+#[repr(C)]
+pub struct DlFindObject {
+    pub dlfo_flags: u64,
+    pub dlfo_map_start: *mut c_void,
+    pub dlfo_map_end: *mut c_void,
+    pub dlfo_link_map: *mut c_void,
+    pub dlfo_eh_frame: *mut c_void,
+    pub reserved: [u64; 7],
+}
+
+impl Default for DlFindObject {
+    fn default() -> Self {
+        DlFindObject {
+            dlfo_flags: 0,
+            dlfo_map_start: core::ptr::null_mut(),
+            dlfo_map_end: core::ptr::null_mut(),
+            dlfo_link_map: core::ptr::null_mut(),
+            dlfo_eh_frame: core::ptr::null_mut(),
+            reserved: [0; 7],
+        }
+    }
+}
+
 unsafe extern "C" {
+    pub fn _dl_find_object(pc: *mut c_void, result: *mut DlFindObject) -> c_int;
+    pub fn pthread_self() -> usize;
+    pub fn pthread_getattr_np(thread: usize, attr: *mut c_void) -> c_int;
+    pub fn pthread_attr_getstack(attr: *const c_void, addr: *mut *mut c_void, size: *mut usize) -> c_int;
+    pub fn pthread_attr_destroy(attr: *mut c_void) -> c_int;
     pub fn __libc_malloc(size: usize) -> *mut c_void;
     pub fn __libc_free(p: *mut c_void);
     pub fn __libc_calloc(n: usize, size: usize) -> *mut c_void;
@@ -97,7 +126,6 @@ unsafe extern "C" {
     ) -> c_int;
     pub fn sigaction(sig: c_int, act: *const SigAction, old: *mut SigAction) -> c_int;
     pub fn raise(sig: c_int) -> c_int;
-    pub fn backtrace(buf: *mut *mut c_void, n: c_int) -> c_int;
     pub fn dl_iterate_phdr(
         cb: unsafe extern "C" fn(*mut DlPhdrInfo, usize, *mut c_void) -> c_int,
         data: *mut c_void,

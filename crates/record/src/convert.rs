@@ -8,10 +8,11 @@
 //! * realloc: the outcome tag (2 in place, 3 moved, 4 `realloc(NULL, n)`,
 //!   5 `realloc(p, 0)`), then the alloc and/or free it performed;
 //! * attributes of allocs and reallocs: the site, `01` + LEB128 return
-//!   address, or with `--stack`, `02` + LEB128 stack id;
+//!   address (`--stack 0`), or `02` + LEB128 node of the stack tree;
 //! * comments: `tramp:process …`, `tramp:module 0xBASE PATH` (the module
-//!   map, for symbolization) and `tramp:stack ID 0xPC …` (first use of a
-//!   call stack).
+//!   map, for symbolization), `tramp:frames FIRST PARENT 0xPC …` (nodes of
+//!   the stack tree, before their first use) and `tramp:unwind …` (how a
+//!   thread's stacks were taken).
 
 use std::io::Write;
 
@@ -19,10 +20,10 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use tramp_core::Error;
 use tramp_hatf::{Event, EventKind, Item};
 
-use tramp_symbols::Annotation;
+use tramp_symbols::{Annotation, StackTree};
 
 use crate::pointers::Access;
-use crate::raw::RawEvent;
+use crate::raw::{RawEvent, UnwindStats};
 
 /// What a conversion did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -50,6 +51,10 @@ pub struct ConvertStats {
     pub late: u64,
     /// The signal that interrupted the recording, if one did.
     pub interrupted: Option<i32>,
+    /// How the call stacks were taken (stacks on).
+    pub unwind: UnwindStats,
+    /// Nodes of the stack tree the trace holds.
+    pub stack_nodes: u64,
 }
 
 impl std::fmt::Display for ConvertStats {
@@ -94,8 +99,11 @@ pub(crate) struct State {
     last_site: Option<(usize, u32, u64)>,
     threads_seen: FxHashSet<u32>,
     modules: FxHashSet<(u64, Vec<u8>)>,
-    stack_ids: FxHashMap<Vec<u64>, u64>,
-    slots: FxHashMap<(usize, u32, u64), u64>,
+    /// The process's call stacks as a tree (ids in the trace).
+    tree: StackTree,
+    /// Each thread's current stack, outermost first: frame and tree node
+    /// (0 until an event uses it).
+    stacks: FxHashMap<(usize, u32), Vec<(u64, u64)>>,
     attrs: Vec<u8>,
     /// A free's site (pointer captures), encoded like `attrs`.
     free_attrs: Vec<u8>,
@@ -141,21 +149,54 @@ impl State {
         Ok(())
     }
 
-    fn site(&mut self, file: usize, tid: u32, site: u64) {
-        if self.last_site == Some((file, tid, site)) && !self.attrs.is_empty() {
-            return; // the attributes already hold it
-        }
-        self.last_site = Some((file, tid, site));
+    /// Puts the site of an allocation in `attrs`: its return address, or
+    /// with stacks on, the node of the thread's current stack (new nodes
+    /// are written first).
+    fn site<O: TraceOut>(
+        &mut self,
+        file: usize,
+        tid: u32,
+        site: u64,
+        w: &mut O,
+        stats: &mut ConvertStats,
+    ) -> Result<(), Error> {
         if self.stack_depth == 0 {
+            if self.last_site == Some((file, tid, site)) && !self.attrs.is_empty() {
+                return Ok(()); // the attributes already hold it
+            }
+            self.last_site = Some((file, tid, site));
             encode_site(SITE_RETURN_ADDRESS, site, &mut self.attrs);
-        } else {
-            let id = self
-                .slots
-                .get(&(file, tid, site))
-                .copied()
-                .unwrap_or(u64::MAX);
-            encode_site(SITE_STACK, id, &mut self.attrs);
+            return Ok(());
         }
+        let stack = self.stacks.entry((file, tid)).or_default();
+        if stack.is_empty() {
+            // No stack was taken (the unwinder could not map its state):
+            // the caller alone.
+            stack.push((site, 0));
+        }
+        let mut parent = 0;
+        for (frame, node) in stack.iter_mut() {
+            if *node == 0 {
+                *node = self.tree.node(parent, *frame);
+            }
+            parent = *node;
+        }
+        if let Some((first, nodes)) = self.tree.take_new() {
+            stats.stack_nodes += nodes.len() as u64;
+            for (k, part) in nodes.chunks(512).enumerate() {
+                let a = Annotation::Frames {
+                    first: first + (k * 512) as u64,
+                    nodes: part.to_vec(),
+                };
+                self.comment(w, &a, stats)?;
+            }
+        }
+        let key = (file, tid, parent);
+        if self.last_site != Some(key) || self.attrs.is_empty() {
+            self.last_site = Some(key);
+            encode_site(SITE_STACK, parent, &mut self.attrs);
+        }
+        Ok(())
     }
 
     /// Fills in what the whole conversion learnt: pid and threads.
@@ -212,25 +253,22 @@ impl State {
                     self.comment(w, &a, stats)?;
                 }
             }
-            RawEvent::Stack { slot, frames, .. } => {
-                let next = self.stack_ids.len() as u64;
-                let id = match self.stack_ids.get(frames) {
-                    Some(id) => *id,
-                    None => {
-                        self.stack_ids.insert(frames.clone(), next);
-                        self.comment(
-                            w,
-                            &Annotation::Stack {
-                                id: next,
-                                frames: frames.clone(),
-                            },
-                            stats,
-                        )?;
-                        next
-                    }
+            RawEvent::Frames { keep, frames, .. } => {
+                let stack = self.stacks.entry((file, tid)).or_default();
+                stack.truncate(*keep as usize);
+                stack.extend(frames.iter().rev().map(|&f| (f, 0)));
+            }
+            RawEvent::Unwind { stats: u, .. } => {
+                stats.unwind.add(u);
+                let a = Annotation::Unwind {
+                    thread: tid as u64,
+                    stacks: u.stacks,
+                    early_stops: u.early_stops,
+                    frames_unwound: u.frames_unwound,
+                    checks: u.checks,
+                    mismatches: u.mismatches,
                 };
-                self.slots.insert((file, tid, *slot), id);
-                self.last_site = None;
+                self.comment(w, &a, stats)?;
             }
             RawEvent::Stall { waited_ns, .. } => {
                 stats.stalls += 1;
@@ -280,7 +318,7 @@ impl State {
                 ..
             } => {
                 self.thread_seen(tid, time, w, stats)?;
-                self.site(file, tid, *site);
+                self.site(file, tid, *site, w, stats)?;
                 let mut e = base(EventKind::Alloc);
                 e.size = *size;
                 e.address = *address;
@@ -325,7 +363,7 @@ impl State {
                 } else {
                     EventKind::ReallocAllocFree
                 };
-                self.site(file, tid, *site);
+                self.site(file, tid, *site, w, stats)?;
                 let attrs = std::mem::take(&mut self.attrs);
                 let mut r = base(kind);
                 r.size = *size;

@@ -24,7 +24,6 @@ pub const EV_FREE: u8 = 1;
 pub const EV_REALLOC: u8 = 2;
 pub const EV_THREAD_START: u8 = 3;
 pub const EV_THREAD_END: u8 = 4;
-pub const EV_STACK: u8 = 5;
 pub const EV_MODULE: u8 = 6;
 pub const EV_PROCESS: u8 = 7;
 pub const EV_STALL: u8 = 8;
@@ -32,6 +31,8 @@ pub const EV_LOAD: u8 = 9;
 pub const EV_STORE: u8 = 10;
 pub const EV_FREE_AT: u8 = 11;
 pub const EV_SPAWN: u8 = 12;
+pub const EV_FRAMES: u8 = 13;
+pub const EV_UNWIND: u8 = 14;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RawError {
@@ -154,6 +155,29 @@ pub fn parse_header(hdr: &[u8; CHUNK_HEADER], offset: u64) -> Result<ChunkRef, R
     })
 }
 
+/// How a thread's call stacks were taken (the capture's unwinder): stacks
+/// taken, those that reused outer frames of the one before (early stops),
+/// frames stepped by a rule, and early stops checked against a full
+/// unwind (TRAMP_CAPTURE_UNWIND_CHECK) with those that differed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct UnwindStats {
+    pub stacks: u64,
+    pub early_stops: u64,
+    pub frames_unwound: u64,
+    pub checks: u64,
+    pub mismatches: u64,
+}
+
+impl UnwindStats {
+    pub fn add(&mut self, o: &UnwindStats) {
+        self.stacks += o.stacks;
+        self.early_stops += o.early_stops;
+        self.frames_unwound += o.frames_unwound;
+        self.checks += o.checks;
+        self.mismatches += o.mismatches;
+    }
+}
+
 /// One decoded event, with absolute time.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RawEvent {
@@ -187,11 +211,17 @@ pub enum RawEvent {
     Spawn {
         time: u64,
     },
-    /// Definition of a per-thread stack slot.
-    Stack {
+    /// The thread's call stack changed: its `keep` outermost frames stay,
+    /// `frames` (innermost first) are the new inner ones.
+    Frames {
         time: u64,
-        slot: u64,
+        keep: u64,
         frames: Vec<u64>,
+    },
+    /// How the thread's stacks were taken (written at its end).
+    Unwind {
+        time: u64,
+        stats: UnwindStats,
     },
     Module {
         time: u64,
@@ -236,7 +266,8 @@ impl RawEvent {
             | RawEvent::ThreadStart { time }
             | RawEvent::ThreadEnd { time }
             | RawEvent::Spawn { time }
-            | RawEvent::Stack { time, .. }
+            | RawEvent::Frames { time, .. }
+            | RawEvent::Unwind { time, .. }
             | RawEvent::Module { time, .. }
             | RawEvent::Process { time, .. }
             | RawEvent::Stall { time, .. }
@@ -402,17 +433,32 @@ impl<'a> Cursor<'a> {
     fn rare(&mut self, kind: u8) -> Result<RawEvent, RawError> {
         let time = self.time;
         Ok(match kind {
-            EV_STACK => {
-                let slot = self.varint()?;
+            EV_FRAMES => {
+                let keep = self.varint()?;
                 let n = self.varint()?;
-                if n > 256 {
+                if n > 256 || keep > 256 {
                     return Err(self.bad());
                 }
                 let mut frames = Vec::with_capacity(n as usize);
+                let mut prev = 0u64;
                 for _ in 0..n {
-                    frames.push(self.varint()?);
+                    prev = prev.wrapping_add(unzigzag(self.varint()?));
+                    frames.push(prev);
                 }
-                RawEvent::Stack { time, slot, frames }
+                RawEvent::Frames { time, keep, frames }
+            }
+            EV_UNWIND => {
+                let stats = UnwindStats {
+                    stacks: self.varint()?,
+                    early_stops: self.varint()?,
+                    frames_unwound: self.varint()?,
+                    checks: self.varint()?,
+                    mismatches: self.varint()?,
+                };
+                RawEvent::Unwind {
+                    stats,
+                    time: self.clock()?,
+                }
             }
             EV_MODULE => {
                 let base = self.varint()?;

@@ -5,6 +5,7 @@
 //! * [`symbolizer`]: code addresses to module, function, file and line.
 //! * [`modules`]: a trace's module map and call stacks, read from its
 //!   notes, and the names they give code addresses and allocation sites.
+//! * [`stacks`]: call stacks as a tree (parent + frame → id).
 //! * [`sites`]: allocation-site tables (a heap analysis, named).
 //! * [`suppressions`]: LeakSanitizer suppressions for the leak table.
 //!
@@ -14,9 +15,11 @@
 pub mod modules;
 pub mod notes;
 pub mod sites;
+pub mod stacks;
 pub mod suppressions;
 pub mod symbolizer;
 
 pub use modules::{ModuleMap, Modules, Names};
 pub use notes::Annotation;
+pub use stacks::{StackTree, Stacks};
 pub use symbolizer::{Place, Symbolizer};

@@ -6,6 +6,7 @@ use serde::Serialize;
 use tramp_core::{Record, RecordKind, Role};
 
 use crate::notes::Annotation;
+use crate::stacks::Stacks;
 use crate::symbolizer::{Place, Symbolizer};
 
 /// The module map a recorded trace carries in its `tramp:module` notes:
@@ -15,6 +16,7 @@ use crate::symbolizer::{Place, Symbolizer};
 pub struct ModuleMap {
     modules: Vec<(u64, String)>,
     stacks: Vec<(u64, Vec<u64>)>,
+    tree: Stacks,
     stack_depth: u64,
 }
 
@@ -36,6 +38,9 @@ impl ModuleMap {
         {
             Some(Annotation::Module { base, path }) => self.modules.push((base, path)),
             Some(Annotation::Stack { id, frames }) => self.stacks.push((id, frames)),
+            Some(Annotation::Frames { first, nodes }) => {
+                self.tree.define(first, &nodes);
+            }
             Some(Annotation::Process { stack_depth, .. }) => self.stack_depth = stack_depth,
             _ => {}
         }
@@ -44,7 +49,10 @@ impl ModuleMap {
     /// How many modules and stacks are known (it grows as annotations
     /// are noted).
     pub fn len(&self) -> usize {
-        self.modules.len() + self.stacks.len() + usize::from(self.stack_depth > 0)
+        self.modules.len()
+            + self.stacks.len()
+            + self.tree.len()
+            + usize::from(self.stack_depth > 0)
     }
 
     /// Whether nothing is known yet.
@@ -63,17 +71,20 @@ impl ModuleMap {
                 s
             },
             stacks: self.stacks.iter().cloned().collect(),
+            tree: self.tree.clone(),
             stack_depth: self.stack_depth,
         }
     }
 }
 
 /// A trace's modules: (load address, path); and, for a recording with
-/// `--stack`, its call stacks by id.
+/// stacks, its call stacks by id (the stack tree; whole stacks in
+/// recordings made before it).
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Modules {
     pub modules: Vec<(u64, String)>,
     pub stacks: Vec<(u64, Vec<u64>)>,
+    pub tree: Stacks,
     /// Frames per allocation site (0: sites are return addresses).
     pub stack_depth: u64,
 }
@@ -84,6 +95,7 @@ impl Modules {
         ModuleMap {
             modules: self.modules.clone(),
             stacks: self.stacks.clone(),
+            tree: self.tree.clone(),
             stack_depth: self.stack_depth,
         }
         .names()
@@ -97,6 +109,7 @@ impl Modules {
 pub struct Names {
     symbolizer: Symbolizer,
     stacks: FxHashMap<u64, Vec<u64>>,
+    tree: Stacks,
     stack_depth: u64,
 }
 
@@ -111,7 +124,7 @@ impl Names {
         if self.stack_depth == 0 {
             return self.code(site);
         }
-        let frames = self.stacks.get(&site)?.clone();
+        let frames = self.stack(site);
         let names: Vec<String> = frames
             .iter()
             .take(2)
@@ -142,6 +155,7 @@ impl tramp_core::Analysis for ModuleMap {
         Modules {
             modules: self.modules,
             stacks: self.stacks,
+            tree: self.tree,
             stack_depth: self.stack_depth,
         }
     }
@@ -154,7 +168,10 @@ impl Names {
     }
 
     /// The frames of a recorded call stack, innermost first.
-    pub fn stack(&self, id: u64) -> &[u64] {
-        self.stacks.get(&id).map_or(&[], |v| v.as_slice())
+    pub fn stack(&self, id: u64) -> Vec<u64> {
+        match self.stacks.get(&id) {
+            Some(v) => v.clone(),
+            None => self.tree.frames(id),
+        }
     }
 }

@@ -1,7 +1,8 @@
 //! What a recording says about itself, in comment records a trace keeps:
 //! the process (`tramp:process pid= ppid= stack=`), its modules
 //! (`tramp:module 0xBASE PATH`, for symbolization), its call stacks
-//! (`tramp:stack ID 0xPC …`), stalls of the capture and an interruption.
+//! (`tramp:frames FIRST PARENT 0xPC …`, nodes of the stack tree; older
+//! recordings: `tramp:stack ID 0xPC …`), how they were unwound, stalls of the capture and an interruption.
 //! `tramp record` writes them; whatever names code reads them.
 
 /// A comment that annotates a recorded trace.
@@ -16,9 +17,25 @@ pub enum Annotation {
         base: u64,
         path: String,
     },
+    /// A whole call stack (recordings before the stack tree).
     Stack {
         id: u64,
         frames: Vec<u64>,
+    },
+    /// Nodes of the stack tree (`crate::stacks`): ids `first`, `first + 1`,
+    /// …, each a frame under its parent node.
+    Frames {
+        first: u64,
+        nodes: Vec<(u64, u64)>,
+    },
+    /// How a thread's call stacks were taken by the capture's unwinder.
+    Unwind {
+        thread: u64,
+        stacks: u64,
+        early_stops: u64,
+        frames_unwound: u64,
+        checks: u64,
+        mismatches: u64,
     },
     /// A thread waited `waited_ns` for `tramp record` (back-pressure).
     Stall {
@@ -52,6 +69,24 @@ impl Annotation {
                 }
                 s
             }
+            Annotation::Frames { first, nodes } => {
+                let mut s = format!("tramp:frames {first}");
+                for (parent, frame) in nodes {
+                    s.push_str(&format!(" {parent} {frame:#x}"));
+                }
+                s
+            }
+            Annotation::Unwind {
+                thread,
+                stacks,
+                early_stops,
+                frames_unwound,
+                checks,
+                mismatches,
+            } => format!(
+                "tramp:unwind thread={thread} stacks={stacks} early_stops={early_stops} \
+                 frames_unwound={frames_unwound} checks={checks} mismatches={mismatches}"
+            ),
             Annotation::Stall { thread, waited_ns } => {
                 format!("tramp:stall thread={thread} waited_ns={waited_ns}")
             }
@@ -86,6 +121,26 @@ impl Annotation {
                 let id = it.next()?.parse().ok()?;
                 let frames = it.map(hex).collect::<Option<Vec<_>>>()?;
                 Some(Annotation::Stack { id, frames })
+            }
+            "frames" => {
+                let mut it = args.split(' ');
+                let first = it.next()?.parse().ok()?;
+                let mut nodes = Vec::new();
+                while let Some(parent) = it.next() {
+                    nodes.push((parent.parse().ok()?, hex(it.next()?)?));
+                }
+                Some(Annotation::Frames { first, nodes })
+            }
+            "unwind" => {
+                let v: [u64; 6] = values(args)?;
+                Some(Annotation::Unwind {
+                    thread: v[0],
+                    stacks: v[1],
+                    early_stops: v[2],
+                    frames_unwound: v[3],
+                    checks: v[4],
+                    mismatches: v[5],
+                })
             }
             "stall" => {
                 let v: [u64; 2] = values(args)?;
@@ -133,6 +188,18 @@ mod tests {
             Annotation::Stack {
                 id: 3,
                 frames: vec![0x401000, 0x7f00_0000_1234],
+            },
+            Annotation::Frames {
+                first: 5,
+                nodes: vec![(0, 0x401000), (5, 0x7f00_0000_1234)],
+            },
+            Annotation::Unwind {
+                thread: 9,
+                stacks: 100,
+                early_stops: 90,
+                frames_unwound: 250,
+                checks: 90,
+                mismatches: 0,
             },
             Annotation::Stall {
                 thread: 77,
