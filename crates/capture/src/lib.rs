@@ -84,7 +84,8 @@ pub const EV_FREE_AT: u8 = 11;
 /// so that its first events are not written late.
 pub const EV_SPAWN: u8 = 12;
 /// The thread's call stack changed: keep the outermost `keep` frames of
-/// its previous one and add new inner frames (stacks on).
+/// its previous one and add new inner frames, the innermost of which is the
+/// site of the event that follows (stacks on).
 pub const EV_FRAMES: u8 = 13;
 /// How the thread's stacks were taken (at its end): stacks, early stops,
 /// frames stepped, early stops checked against a full unwind, mismatches.
@@ -1048,12 +1049,15 @@ fn site(w: &mut Writer<'_>, caller: Caller) -> u64 {
     };
     let start = Frame::caller(caller.sp as u64, caller.bp as u64);
     u.take(start, depth, UNWIND_CHECK.load(Ordering::Relaxed), &mut change);
-    if change.n_new > 0 || change.keep == 0 {
+    if change.n_new > 0 {
+        // The innermost new frame is the return address, which the event
+        // that follows carries as its site: listed are the others, as
+        // differences chained from the chunk's last site.
         w.byte(EV_FRAMES);
         w.varint(change.keep as u64);
-        w.varint(change.n_new as u64);
-        let mut prev = 0u64;
-        for &f in &change.new[..change.n_new] {
+        w.varint(change.n_new as u64 - 1);
+        let mut prev = w.t.prev_site;
+        for &f in &change.new[1..change.n_new] {
             let d = f.wrapping_sub(prev) as i64;
             prev = f;
             w.varint(((d << 1) ^ (d >> 63)) as u64);

@@ -88,6 +88,11 @@ pub struct Frame {
     bp: u64,
     rule: u64,
     flags: u64,
+    /// The stack slots stepping to the caller read: its return address,
+    /// frame pointer and (after a signal) stack pointer; 0 when not read.
+    ra_at: u64,
+    bp_at: u64,
+    sp_at: u64,
 }
 
 impl Frame {
@@ -102,8 +107,7 @@ impl Frame {
             pc,
             sp: sp + 8,
             bp,
-            rule: 0,
-            flags: 0,
+            ..Frame::default()
         }
     }
 }
@@ -315,13 +319,14 @@ impl Unwinder {
             }
             f.rule = self.rule(&f);
             self.frames_unwound += 1;
+            let next = step(&mut f, floor, top);
             if into_check {
                 self.check[i] = f;
             } else {
                 self.scratch[i] = f;
             }
             i += 1;
-            match step(&f, floor, top) {
+            match next {
                 Some(next) => f = next,
                 None => return (i, false, None),
             }
@@ -329,32 +334,44 @@ impl Unwinder {
     }
 
     /// Whether the previous stack's frames from `j` outwards still step as
-    /// they did (the slots they read hold the same values).
+    /// they did: every slot their steps read holds what it held.
     fn proven(&self, j: usize, floor: u64, top: u64, budget: &mut usize) -> bool {
-        for k in (0..=j).rev() {
-            if *budget == 0 {
-                return false;
-            }
-            *budget -= 1;
+        // The slot still holds `want`. Slots were in bounds when first read;
+        // they must also be above this call's stack pointer.
+        let holds = |at: u64, want: u64| at == 0 || read(at, floor, top) == Some(want);
+        if *budget < j {
+            return false;
+        }
+        *budget -= j;
+        for k in (1..=j).rev() {
             let f = &self.prev[k];
-            let next = step(f, floor, top);
-            if k == 0 {
-                if next.is_some() {
+            let outer = &self.prev[k - 1];
+            // The common frame reads only its return address, in a slot
+            // above its own stack pointer (itself above `floor`) and below
+            // the top (checked when it was first read).
+            if f.sp_at == 0
+                && (f.bp_at == 0 || outer.flags & BP_MATTERS == 0)
+                && f.ra_at >= f.sp
+                && f.sp >= floor
+            {
+                // SAFETY: 8-aligned, between this frame's stack pointer
+                // (at or above the caller's) and the stack's top, as checked
+                // when the unwind that made the frame read it.
+                if unsafe { *(f.ra_at as *const u64) } != outer.pc {
                     return false;
                 }
-            } else {
-                let outer = &self.prev[k - 1];
-                match next {
-                    Some(n)
-                        if n.pc == outer.pc
-                            && n.sp == outer.sp
-                            && n.flags & EXACT == outer.flags & EXACT
-                            && (n.bp == outer.bp || outer.flags & BP_MATTERS == 0) => {}
-                    _ => return false,
-                }
+                continue;
+            }
+            if f.ra_at == 0
+                || !holds(f.ra_at, outer.pc)
+                || !holds(f.sp_at, outer.sp)
+                || (outer.flags & BP_MATTERS != 0 && !holds(f.bp_at, outer.bp))
+            {
+                return false;
             }
         }
-        true
+        let mut last = self.prev[0];
+        step(&mut last, floor, top).is_none()
     }
 
     /// The rule of a frame, from the cache or the module's unwind table.
@@ -389,10 +406,14 @@ fn read(addr: u64, floor: u64, top: u64) -> Option<u64> {
     Some(unsafe { *(addr as *const u64) })
 }
 
-/// Steps a frame to its caller by its rule; `None` at the end of the stack.
+/// Steps a frame to its caller by its rule, noting in it the slots it
+/// read; `None` at the end of the stack.
 #[inline(always)]
-fn step(f: &Frame, floor: u64, top: u64) -> Option<Frame> {
+fn step(f: &mut Frame, floor: u64, top: u64) -> Option<Frame> {
     let r = f.rule;
+    f.ra_at = 0;
+    f.bp_at = 0;
+    f.sp_at = 0;
     let (pc, sp, bp, flags) = match kind(r) {
         K_RSP | K_RBP => {
             let base = if kind(r) == K_RSP { f.sp } else { f.bp };
@@ -400,10 +421,14 @@ fn step(f: &Frame, floor: u64, top: u64) -> Option<Frame> {
             if cfa <= f.sp {
                 return None;
             }
-            let pc = read(cfa.wrapping_add(ra_off(r) as u64), floor, top)?;
+            f.ra_at = cfa.wrapping_add(ra_off(r) as u64);
+            let pc = read(f.ra_at, floor, top)?;
             let bp = match bp_off(r) {
                 0 => f.bp,
-                o => read(cfa.wrapping_add(o as u64), floor, top)?,
+                o => {
+                    f.bp_at = cfa.wrapping_add(o as u64);
+                    read(f.bp_at, floor, top)?
+                }
             };
             (pc, cfa, bp, 0)
         }
@@ -411,17 +436,22 @@ fn step(f: &Frame, floor: u64, top: u64) -> Option<Frame> {
             // ucontext_t: uc_mcontext.gregs at byte 40; RBP is greg 10,
             // RSP 15, RIP 16.
             let uc = f.sp;
-            let bp = read(uc + 40 + 8 * 10, floor, top)?;
-            let sp = read(uc + 40 + 8 * 15, floor, top)?;
-            let pc = read(uc + 40 + 8 * 16, floor, top)?;
+            f.bp_at = uc + 40 + 8 * 10;
+            f.sp_at = uc + 40 + 8 * 15;
+            f.ra_at = uc + 40 + 8 * 16;
+            let bp = read(f.bp_at, floor, top)?;
+            let sp = read(f.sp_at, floor, top)?;
+            let pc = read(f.ra_at, floor, top)?;
             (pc, sp, bp, EXACT)
         }
         K_FP => {
             if f.bp < f.sp {
                 return None;
             }
-            let pc = read(f.bp.wrapping_add(8), floor, top)?;
-            let bp = read(f.bp, floor, top)?;
+            f.ra_at = f.bp.wrapping_add(8);
+            f.bp_at = f.bp;
+            let pc = read(f.ra_at, floor, top)?;
+            let bp = read(f.bp_at, floor, top)?;
             (pc, f.bp + 16, bp, 0)
         }
         _ => return None,
@@ -433,8 +463,8 @@ fn step(f: &Frame, floor: u64, top: u64) -> Option<Frame> {
         pc,
         sp,
         bp,
-        rule: 0,
         flags,
+        ..Frame::default()
     })
 }
 

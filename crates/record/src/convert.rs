@@ -87,6 +87,17 @@ impl std::fmt::Display for ConvertStats {
 
 pub use tramp_heap::site::{SITE_RETURN_ADDRESS, SITE_STACK, encode_site};
 
+/// A thread's current call stack, outermost first: frame and tree node.
+#[derive(Default)]
+struct ThreadStack {
+    frames: Vec<(u64, u64)>,
+    /// The outer frames whose nodes are known.
+    named: usize,
+    /// The innermost frame is the next allocation's site (a frames event
+    /// came).
+    site_next: bool,
+}
+
 /// What the conversion of one process remembers between events.
 #[derive(Default)]
 pub(crate) struct State {
@@ -101,9 +112,8 @@ pub(crate) struct State {
     modules: FxHashSet<(u64, Vec<u8>)>,
     /// The process's call stacks as a tree (ids in the trace).
     tree: StackTree,
-    /// Each thread's current stack, outermost first: frame and tree node
-    /// (0 until an event uses it).
-    stacks: FxHashMap<(usize, u32), Vec<(u64, u64)>>,
+    /// Each thread's current stack.
+    stacks: FxHashMap<(usize, u32), ThreadStack>,
     attrs: Vec<u8>,
     /// A free's site (pointer captures), encoded like `attrs`.
     free_attrs: Vec<u8>,
@@ -169,18 +179,20 @@ impl State {
             return Ok(());
         }
         let stack = self.stacks.entry((file, tid)).or_default();
-        if stack.is_empty() {
-            // No stack was taken (the unwinder could not map its state):
-            // the caller alone.
-            stack.push((site, 0));
+        if std::mem::take(&mut stack.site_next) || stack.frames.is_empty() {
+            // The frames event left the innermost frame to the site (or no
+            // stack was taken: the unwinder could not map its state).
+            stack.frames.push((site, 0));
         }
-        let mut parent = 0;
-        for (frame, node) in stack.iter_mut() {
-            if *node == 0 {
-                *node = self.tree.node(parent, *frame);
-            }
+        let mut parent = match stack.named {
+            0 => 0,
+            n => stack.frames[n - 1].1,
+        };
+        for (frame, node) in &mut stack.frames[stack.named..] {
+            *node = self.tree.node(parent, *frame);
             parent = *node;
         }
+        stack.named = stack.frames.len();
         if let Some((first, nodes)) = self.tree.take_new() {
             stats.stack_nodes += nodes.len() as u64;
             for (k, part) in nodes.chunks(512).enumerate() {
@@ -255,8 +267,11 @@ impl State {
             }
             RawEvent::Frames { keep, frames, .. } => {
                 let stack = self.stacks.entry((file, tid)).or_default();
-                stack.truncate(*keep as usize);
-                stack.extend(frames.iter().rev().map(|&f| (f, 0)));
+                let keep = (*keep as usize).min(stack.frames.len());
+                stack.frames.truncate(keep);
+                stack.named = stack.named.min(keep);
+                stack.frames.extend(frames.iter().rev().map(|&f| (f, 0)));
+                stack.site_next = true;
             }
             RawEvent::Unwind { stats: u, .. } => {
                 stats.unwind.add(u);

@@ -18,7 +18,8 @@ pub struct RecordOptions {
     /// The trace of the process started; forked children get the same name
     /// with `.PID` before the extension.
     pub output: PathBuf,
-    /// Frames of call stack per allocation (0: the return address only).
+    /// Frames of call stack per allocation (0: the return address only;
+    /// default 64).
     pub stack: usize,
     /// How tpack output is packed ([`RecordOptions::RECORD_PACK`] unless
     /// told otherwise). Its threads are those the conversion codes on
@@ -182,7 +183,7 @@ impl RecordOptions {
     pub fn new(output: PathBuf) -> RecordOptions {
         RecordOptions {
             output,
-            stack: 0,
+            stack: 64,
             pack: tramp_tpack::Options::parse_for_machine(Self::RECORD_PACK)
                 .expect("a valid codec"),
             backlog: BACKLOG_PER_LOG,

@@ -212,11 +212,12 @@ pub enum RawEvent {
         time: u64,
     },
     /// The thread's call stack changed: its `keep` outermost frames stay,
-    /// `frames` (innermost first) are the new inner ones.
+    /// `frames` (innermost first) are new inner ones, and inside them the
+    /// site of the thread's next allocation or realloc.
     Frames {
         time: u64,
         keep: u64,
-        frames: Vec<u64>,
+        frames: smallvec::SmallVec<[u64; 6]>,
     },
     /// How the thread's stacks were taken (written at its end).
     Unwind {
@@ -439,8 +440,8 @@ impl<'a> Cursor<'a> {
                 if n > 256 || keep > 256 {
                     return Err(self.bad());
                 }
-                let mut frames = Vec::with_capacity(n as usize);
-                let mut prev = 0u64;
+                let mut frames = smallvec::SmallVec::with_capacity(n as usize);
+                let mut prev = self.last[SITE];
                 for _ in 0..n {
                     prev = prev.wrapping_add(unzigzag(self.varint()?));
                     frames.push(prev);

@@ -9,14 +9,30 @@
 
 use rustc_hash::FxHashMap;
 
-/// The writer's side: interns (parent, frame) pairs.
-#[derive(Default)]
+/// Slots of the recent-node memo in front of the map.
+const MEMO_BITS: u32 = 14;
+
+/// The writer's side: interns (parent, frame) pairs. A program's stacks
+/// change mostly at their inner end, among a few recent nodes: a small
+/// direct-mapped memo answers those without touching the (large) map.
 pub struct StackTree {
     ids: FxHashMap<(u64, u64), u64>,
+    memo: Vec<(u64, u64, u64)>,
     /// Nodes made since the last [`take_new`](Self::take_new): (parent,
     /// frame), their ids following on from `first_new`.
     new: Vec<(u64, u64)>,
     first_new: u64,
+}
+
+impl Default for StackTree {
+    fn default() -> Self {
+        StackTree {
+            ids: FxHashMap::default(),
+            memo: vec![(0, 0, 0); 1 << MEMO_BITS],
+            new: Vec::new(),
+            first_new: 0,
+        }
+    }
 }
 
 impl StackTree {
@@ -27,6 +43,19 @@ impl StackTree {
     /// The node of `frame` called from the stack `parent`.
     #[inline]
     pub fn node(&mut self, parent: u64, frame: u64) -> u64 {
+        let slot = ((frame ^ parent.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+            .wrapping_mul(0x2545_f491_4f6c_dd1d)
+            >> (64 - MEMO_BITS)) as usize;
+        let m = self.memo[slot];
+        if m.2 != 0 && m.0 == parent && m.1 == frame {
+            return m.2;
+        }
+        let id = self.lookup(parent, frame);
+        self.memo[slot] = (parent, frame, id);
+        id
+    }
+
+    fn lookup(&mut self, parent: u64, frame: u64) -> u64 {
         let next = self.ids.len() as u64 + 1;
         let id = *self.ids.entry((parent, frame)).or_insert(next);
         if id == next {

@@ -59,10 +59,14 @@ pub struct RecordArgs {
     /// --pointers).
     #[arg(short, long)]
     output: Option<String>,
-    /// Record up to N frames of call stack per allocation (deduplicated)
-    /// instead of only the caller's return address. Slower.
-    #[arg(long, value_name = "N", default_value_t = 0)]
-    stack: usize,
+    /// Frames of call stack per allocation, at most 64 (default 64; with
+    /// --pointers, 0). The capture unwinds with cached .eh_frame rules and
+    /// reuses the outer frames it proves unchanged since the thread's last
+    /// event; the trace stores the stacks as a tree (each stack once, one id
+    /// per event). `--stack 0` keeps only the caller's return address
+    /// (fastest).
+    #[arg(long, value_name = "N")]
+    stack: Option<usize>,
     /// How a tpack trace is packed: `CODEC[,block=N][,threads=N]` as `tramp
     /// convert --policy` takes it (raw, zstd-N, xz-N, gzip-N). Default
     /// zstd-3,block=256K, which keeps up with the program; `tramp convert
@@ -139,7 +143,7 @@ pub fn run(a: RecordArgs) -> Result<u8> {
     let lib = tramp_record::launch::install_library(CAPTURE_LIBRARY)
         .context("installing the capture library")?;
     let mut opts = tramp_record::RecordOptions::new(output.clone().into());
-    opts.stack = a.stack;
+    opts.stack = a.stack.unwrap_or(if a.pointers { 0 } else { 64 });
     opts.pointers = a.pointers;
     opts.backlog = (a.temp_limit.max(0.0) * (1u64 << 20) as f64) as u64;
     if let Some(p) = &a.pack {
