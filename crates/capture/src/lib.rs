@@ -1048,7 +1048,12 @@ fn site(w: &mut Writer<'_>, caller: Caller) -> u64 {
         new: [0; MAX_FRAMES],
     };
     let start = Frame::caller(caller.sp as u64, caller.bp as u64);
-    u.take(start, depth, UNWIND_CHECK.load(Ordering::Relaxed), &mut change);
+    u.take(
+        start,
+        depth,
+        UNWIND_CHECK.load(Ordering::Relaxed),
+        &mut change,
+    );
     if change.n_new > 0 {
         // The innermost new frame is the return address, which the event
         // that follows carries as its site: listed are the others, as
@@ -1339,7 +1344,8 @@ extern "C" fn reallocarray_impl(
     old: *mut c_void,
     n: usize,
     size: usize,
-    sp: usize, bp: usize,
+    sp: usize,
+    bp: usize,
 ) -> *mut c_void {
     let Some(total) = n.checked_mul(size) else {
         // SAFETY: errno is this thread's.
@@ -1353,7 +1359,8 @@ extern "C" fn posix_memalign_impl(
     out: *mut *mut c_void,
     align: usize,
     size: usize,
-    sp: usize, bp: usize,
+    sp: usize,
+    bp: usize,
 ) -> c_int {
     if !align.is_power_of_two() || !align.is_multiple_of(core::mem::size_of::<usize>()) {
         return 22; // EINVAL

@@ -4,6 +4,7 @@
 
 use core::ffi::{c_char, c_int, c_long, c_void};
 
+pub const O_RDONLY: c_int = 0;
 pub const O_WRONLY: c_int = 0o1;
 pub const O_CREAT: c_int = 0o100;
 pub const O_APPEND: c_int = 0o2000;
@@ -80,10 +81,7 @@ impl Default for DlFindObject {
 
 unsafe extern "C" {
     pub fn _dl_find_object(pc: *mut c_void, result: *mut DlFindObject) -> c_int;
-    pub fn pthread_self() -> usize;
-    pub fn pthread_getattr_np(thread: usize, attr: *mut c_void) -> c_int;
-    pub fn pthread_attr_getstack(attr: *const c_void, addr: *mut *mut c_void, size: *mut usize) -> c_int;
-    pub fn pthread_attr_destroy(attr: *mut c_void) -> c_int;
+    pub fn read(fd: c_int, buf: *mut c_void, n: usize) -> isize;
     pub fn __libc_malloc(size: usize) -> *mut c_void;
     pub fn __libc_free(p: *mut c_void);
     pub fn __libc_calloc(n: usize, size: usize) -> *mut c_void;

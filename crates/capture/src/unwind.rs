@@ -125,7 +125,8 @@ pub struct Change {
 pub struct Unwinder {
     /// The module generation the cache was filled under.
     generation: u64,
-    /// Top of the thread's stack (0: not known yet).
+    /// The mapping that holds the thread's stack (0, 0: not known yet).
+    low: u64,
     top: u64,
     cache_key: [u64; CACHE_SLOTS],
     cache_rule: [u64; CACHE_SLOTS],
@@ -176,6 +177,7 @@ impl Unwinder {
     pub fn reset(&mut self) {
         self.prev_len = 0;
         self.prev_cut = false;
+        self.low = 0;
         self.top = 0;
         self.stacks = 0;
         self.early_stops = 0;
@@ -184,9 +186,11 @@ impl Unwinder {
         self.mismatches = 0;
     }
 
-    fn stack_top(&mut self) -> u64 {
-        if self.top == 0 {
-            self.top = thread_stack_top();
+    /// The top of the stack mapping `sp` is in (looked up again when the
+    /// thread runs on another stack: a signal stack, a coroutine).
+    fn stack_top(&mut self, sp: u64) -> u64 {
+        if sp < self.low || sp >= self.top {
+            (self.low, self.top) = stack_mapping(sp);
         }
         self.top
     }
@@ -203,7 +207,7 @@ impl Unwinder {
             self.prev_len = 0;
         }
         let floor = start.sp;
-        let top = self.stack_top();
+        let top = self.stack_top(floor);
         self.stacks += 1;
         let early = !self.prev_cut && self.prev_len > 0;
         let (n, cut, matched) = self.unwind(start, depth, floor, top, early, false);
@@ -468,24 +472,69 @@ fn step(f: &mut Frame, floor: u64, top: u64) -> Option<Frame> {
     })
 }
 
-/// The top of the calling thread's stack (0 when unknown: nothing is read).
-fn thread_stack_top() -> u64 {
-    let mut attr = [0u64; 8];
-    let mut addr: *mut core::ffi::c_void = core::ptr::null_mut();
-    let mut size = 0usize;
-    // SAFETY: a pthread_attr_t (56 bytes) fits in 64; getattr_np fills it
-    // for this thread, getstack reads it, destroy frees what it holds. It
-    // may allocate: the caller is inside the library (busy), so those
-    // allocations are not recorded.
-    unsafe {
-        let a = attr.as_mut_ptr() as *mut core::ffi::c_void;
-        if sys::pthread_getattr_np(sys::pthread_self(), a) != 0 {
-            return 0;
-        }
-        let ok = sys::pthread_attr_getstack(a, &mut addr, &mut size) == 0;
-        sys::pthread_attr_destroy(a);
-        if ok { addr as u64 + size as u64 } else { 0 }
+/// The mapping that holds the stack pointer `here` (its start and end),
+/// from /proc/self/maps ((0, 0) when unknown: nothing is read). Not `pthread_getattr_np`, which takes the thread's lock and
+/// allocates: called from a malloc made inside it (Rust's runtime does at
+/// start), it would wait for itself.
+fn stack_mapping(here: u64) -> (u64, u64) {
+    // SAFETY: open/read/close on a buffer we own; nothing else is touched.
+    let fd = unsafe {
+        sys::open(
+            c"/proc/self/maps".as_ptr(),
+            sys::O_RDONLY | sys::O_CLOEXEC,
+            0,
+        )
+    };
+    if fd < 0 {
+        return (0, 0);
     }
+    let mut buf = [0u8; 4096];
+    let mut line = [0u8; 64];
+    let (mut len, mut skipping) = (0usize, false);
+    let mut found = (0, 0);
+    'read: loop {
+        // SAFETY: reads at most buf.len() bytes into buf.
+        let n = unsafe { sys::read(fd, buf.as_mut_ptr() as *mut core::ffi::c_void, buf.len()) };
+        if n <= 0 {
+            break;
+        }
+        for &b in &buf[..n as usize] {
+            if b == b'\n' {
+                if let Some((lo, hi)) = parse_range(&line[..len]) {
+                    if lo <= here && here < hi {
+                        found = (lo, hi);
+                        break 'read;
+                    }
+                }
+                len = 0;
+                skipping = false;
+            } else if !skipping {
+                if len < line.len() {
+                    line[len] = b;
+                    len += 1;
+                } else {
+                    skipping = true;
+                }
+            }
+        }
+    }
+    // SAFETY: our descriptor.
+    unsafe { sys::close(fd) };
+    found
+}
+
+/// `START-END` at the start of a maps line.
+fn parse_range(line: &[u8]) -> Option<(u64, u64)> {
+    let hex = |s: &[u8]| -> Option<u64> {
+        let mut v = 0u64;
+        for &c in s {
+            v = v.checked_mul(16)? + (c as char).to_digit(16)? as u64;
+        }
+        Some(v)
+    };
+    let dash = line.iter().position(|&c| c == b'-')?;
+    let space = line.iter().position(|&c| c == b' ')?;
+    Some((hex(&line[..dash])?, hex(line.get(dash + 1..space)?)?))
 }
 
 // ---------------------------------------------------------------------------

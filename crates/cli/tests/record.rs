@@ -171,10 +171,11 @@ fn c_patterns_are_recorded_exactly() {
                 .any(|l| l.starts_with("destroyThread") && field(l, "thread") == Some(t))
         );
     }
-    // Sites and the module map.
+    // Sites (call stacks by default: a node of the stack tree) and the
+    // module map.
     assert!(
         big.iter()
-            .all(|l| field(l, "attrs").is_some_and(|a| a.starts_with("01")))
+            .all(|l| field(l, "attrs").is_some_and(|a| a.starts_with("02")))
     );
     assert!(
         lines
@@ -326,8 +327,8 @@ fn stacks_are_recorded_and_deduplicated() {
     assert_eq!(sites.len(), 1, "one call stack for one loop: {sites:?}");
     let site = sites.into_iter().next().unwrap();
     assert!(site.starts_with("02"), "a stack id: {site}");
-    let stacks = lines.iter().filter(|l| l.contains("tramp:stack ")).count();
-    assert!((1..20).contains(&stacks), "{stacks} stacks");
+    let nodes = lines.iter().filter(|l| l.contains("tramp:frames ")).count();
+    assert!((1..20).contains(&nodes), "{nodes} notes of stack nodes");
 }
 
 /// Runs a tramp command that prints JSON and parses it.

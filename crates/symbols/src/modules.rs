@@ -49,10 +49,7 @@ impl ModuleMap {
     /// How many modules and stacks are known (it grows as annotations
     /// are noted).
     pub fn len(&self) -> usize {
-        self.modules.len()
-            + self.stacks.len()
-            + self.tree.len()
-            + usize::from(self.stack_depth > 0)
+        self.modules.len() + self.stacks.len() + self.tree.len() + usize::from(self.stack_depth > 0)
     }
 
     /// Whether nothing is known yet.

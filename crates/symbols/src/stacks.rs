@@ -69,7 +69,9 @@ impl StackTree {
 
     /// The node of a whole stack given outermost first.
     pub fn intern(&mut self, outer_first: &[u64]) -> u64 {
-        outer_first.iter().fold(0, |parent, &f| self.node(parent, f))
+        outer_first
+            .iter()
+            .fold(0, |parent, &f| self.node(parent, f))
     }
 
     /// The nodes made since the last call (the first one's id, and each
