@@ -12,6 +12,7 @@
 //!   or JSON.
 
 pub mod implied;
+pub mod lifetimes;
 pub mod live;
 pub mod processes;
 pub mod replay;
@@ -23,4 +24,4 @@ pub mod view;
 pub use live::{Identity, LiveObjects, Object};
 pub use site::Site;
 pub use stats::{HeapStats, HeapTotals, Report};
-pub use view::{Born, Context, Heap, HeapEvent, HeapFlow, HeapStep, HeapView, Keep, Live, Slot};
+pub use view::{Born, Context, Heap, HeapEvent, HeapFlow, HeapStep, HeapView, Keep, Live, Lived, Slot};

@@ -59,6 +59,14 @@ pub trait Keep: Copy + Default + std::fmt::Debug + PartialEq {
     /// Whether it holds a slot (else none are given out).
     const SLOT: bool = false;
     fn keep(born: &Born) -> Self;
+    /// The object's site (when [`Keep::SITE`]; else none).
+    fn site(&self) -> Site {
+        Site::default()
+    }
+    /// When the object was made, if kept.
+    fn birth(&self) -> Option<u64> {
+        None
+    }
     /// Its slot (when [`Keep::SLOT`]).
     fn slot(&self) -> u32 {
         0
@@ -75,6 +83,33 @@ impl Keep for Site {
     const SITE: bool = true;
     fn keep(born: &Born) -> Site {
         born.site
+    }
+    fn site(&self) -> Site {
+        *self
+    }
+}
+
+/// The site and the birth, for the site tables and lifetimes in one pass
+/// (`tramp report`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Lived {
+    pub site: Site,
+    pub birth: u64,
+}
+
+impl Keep for Lived {
+    const SITE: bool = true;
+    fn keep(born: &Born) -> Lived {
+        Lived {
+            site: born.site,
+            birth: born.birth,
+        }
+    }
+    fn site(&self) -> Site {
+        self.site
+    }
+    fn birth(&self) -> Option<u64> {
+        Some(self.birth)
     }
 }
 
@@ -98,6 +133,12 @@ impl Keep for Born {
     const SLOT: bool = true;
     fn keep(born: &Born) -> Born {
         *born
+    }
+    fn site(&self) -> Site {
+        self.site
+    }
+    fn birth(&self) -> Option<u64> {
+        Some(self.birth)
     }
     fn slot(&self) -> u32 {
         self.slot

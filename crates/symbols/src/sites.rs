@@ -351,29 +351,29 @@ fn stack_of(names: &mut Names, site: Site) -> Vec<Place> {
     }
 }
 
-impl Analysis<Heap<Site>> for SiteCounts {
+impl<K: tramp_heap::Keep> Analysis<Heap<K>> for SiteCounts {
     type Report = SiteCounts;
 
     #[inline]
-    fn observe(&mut self, step: &HeapStep<Site>) -> Result<(), tramp_core::Error> {
+    fn observe(&mut self, step: &HeapStep<K>) -> Result<(), tramp_core::Error> {
         match step.event {
             HeapEvent::Alloc { object, .. } => {
-                let t = self.row(object.extra, true).expect("made");
+                let t = self.row(object.extra.site(), true).expect("made");
                 t.allocs += 1;
                 t.bytes = t.bytes.saturating_add(object.size);
                 t.live_objects += 1;
                 t.live_bytes = t.live_bytes.saturating_add(object.size);
             }
-            HeapEvent::Displaced { object, .. } => self.forget(object.extra, object.size),
+            HeapEvent::Displaced { object, .. } => self.forget(object.extra.site(), object.size),
             HeapEvent::Free {
                 object: Some(object),
                 temporary,
                 ..
             } => {
-                if temporary && let Some(t) = self.row(object.extra, false) {
+                if temporary && let Some(t) = self.row(object.extra.site(), false) {
                     t.temporary += 1;
                 }
-                self.forget(object.extra, object.size)
+                self.forget(object.extra.site(), object.size)
             }
             HeapEvent::Realloc {
                 resized,
@@ -383,12 +383,12 @@ impl Analysis<Heap<Site>> for SiteCounts {
             } => {
                 if temporary
                     && let Some(o) = from
-                    && let Some(t) = self.row(o.extra, false)
+                    && let Some(t) = self.row(o.extra.site(), false)
                 {
                     t.temporary += 1;
                 }
                 if let Some((object, before)) = resized
-                    && let Some(t) = self.row(object.extra, false)
+                    && let Some(t) = self.row(object.extra.site(), false)
                 {
                     t.live_bytes = t
                         .live_bytes
