@@ -4,7 +4,8 @@
 # (the programs `tramp record` is tested on, the second allocator of the
 # replay test, the library the dlopen test loads and the statically linked
 # program `record` must refuse are all built from source by the tests),
-# and heaptrack, the peer the heap profile is compared with.
+# heaptrack, the peer the heap profile is compared with, and Chromium,
+# the browser the HTML report is tested in.
 # Called by README's test command and by .ci/run.
 set -euo pipefail
 need=()
@@ -14,6 +15,9 @@ command -v cc >/dev/null 2>&1 || need+=(gcc)
 # heaptrack and heaptrack_print: the heap profile's figures are compared
 # with theirs on the same program (crates/cli/tests/heap_profile.rs).
 command -v heaptrack_print >/dev/null 2>&1 || need+=(heaptrack)
+# Chromium: `tramp report`'s page is opened headless and must log no
+# script error (crates/cli/tests/report.rs).
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
 if [ ${#need[@]} -gt 0 ]; then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"

@@ -45,6 +45,7 @@ enum Command {
     Export(cmd::export::ExportArgs),
     Spans(cmd::spans::SpansArgs),
     Diff(cmd::diff::DiffArgs),
+    Report(cmd::report::ReportArgs),
     Workload(cmd::workload::WorkloadArgs),
     /// Print the help of tramp, or of one command (`tramp help convert` is
     /// `tramp convert --help`)
@@ -75,6 +76,7 @@ fn main() -> ExitCode {
         Command::Export(a) => cmd::export::run(a),
         Command::Spans(a) => cmd::spans::run(a),
         Command::Diff(a) => cmd::diff::run(a),
+        Command::Report(a) => cmd::report::run(a),
         Command::Workload(a) => cmd::workload::run(a),
         Command::Help { command } => help(command.as_deref()),
         Command::Cc(a) => match cmd::cc::run(a) {

@@ -24,4 +24,6 @@ pub mod view;
 pub use live::{Identity, LiveObjects, Object};
 pub use site::Site;
 pub use stats::{HeapStats, HeapTotals, Report};
-pub use view::{Born, Context, Heap, HeapEvent, HeapFlow, HeapStep, HeapView, Keep, Live, Lived, Slot};
+pub use view::{
+    Born, Context, Heap, HeapEvent, HeapFlow, HeapStep, HeapView, Keep, Live, Lived, Slot,
+};

@@ -57,7 +57,7 @@ fn stacks(path: &str) -> Result<Read> {
         "diff",
         "heap events (allocations, frees, reallocs)",
     )?;
-    let mut stats = HeapStats::with(SiteCounts::new());
+    let mut stats: HeapStats<SiteCounts, tramp_heap::Site> = HeapStats::with(SiteCounts::new());
     let mut modules = ModuleMap::new();
     let run = o.run(&mut [&mut stats, &mut modules], Vec::new());
     let (_, sites) = stats.finish_with();

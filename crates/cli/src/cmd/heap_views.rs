@@ -12,7 +12,7 @@ use super::{end_run, print_report};
 
 /// Every site's totals by named call stack, and how the run went.
 fn stacks(o: &mut super::Opened) -> (Vec<(Vec<String>, SiteTotals)>, tramp_core::Run) {
-    let mut stats = HeapStats::with(SiteCounts::new());
+    let mut stats: HeapStats<SiteCounts, tramp_heap::Site> = HeapStats::with(SiteCounts::new());
     let mut modules = ModuleMap::new();
     let run = o.run(&mut [&mut stats, &mut modules], Vec::new());
     let (_, sites) = stats.finish_with();

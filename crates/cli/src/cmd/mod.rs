@@ -14,6 +14,7 @@ pub mod heap_views;
 pub mod rds;
 pub mod record;
 pub mod replay;
+pub mod report;
 pub mod run;
 pub mod sample;
 pub mod sizes;

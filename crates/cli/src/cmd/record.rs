@@ -97,6 +97,10 @@ pub struct RecordArgs {
     /// With --stats: JSON.
     #[arg(long, requires = "stats")]
     json: bool,
+    /// After the program ends, write the started process's heap profile as
+    /// one self-contained HTML page (see `tramp report`).
+    #[arg(long, value_name = "FILE.html")]
+    report: Option<String>,
     /// With --stats: also the top allocation sites (see `tramp stats --sites`).
     #[arg(long, requires = "stats")]
     sites: bool,
@@ -139,6 +143,10 @@ pub fn run(a: RecordArgs) -> Result<u8> {
     if let Some(file) = &a.stats_out {
         tramp_core::io::Output::check_creatable(file)
             .with_context(|| format!("--stats-out {file}"))?;
+    }
+    if let Some(file) = &a.report {
+        tramp_core::io::Output::check_creatable(file)
+            .with_context(|| format!("--report {file}"))?;
     }
     let lib = tramp_record::launch::install_library(CAPTURE_LIBRARY)
         .context("installing the capture library")?;
@@ -236,6 +244,16 @@ pub fn run(a: RecordArgs) -> Result<u8> {
                 out.finish().with_context(|| format!("finishing {file}"))?;
             }
         }
+    }
+    if let (Some(file), Some((_, path, _))) = (&a.report, rec.traces.first()) {
+        let args = InputArgs {
+            input: path.to_string_lossy().into_owned(),
+            format: None,
+            dtd: None,
+            desc: None,
+        };
+        super::report::write(&args, file).with_context(|| format!("--report {file}"))?;
+        eprintln!("tramp: heap profile written to {file} (open it in a browser)");
     }
     Ok(code)
 }

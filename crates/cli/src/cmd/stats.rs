@@ -218,7 +218,8 @@ pub fn heap(
         Some(top) => {
             // One heap view feeds the statistics and the site totals; the
             // module map reads the trace's notes.
-            let mut stats = HeapStats::with(SiteCounts::new());
+            let mut stats: HeapStats<SiteCounts, tramp_heap::Site> =
+                HeapStats::with(SiteCounts::new());
             let mut modules = ModuleMap::new();
             let run = drive(
                 &mut *o.source,

@@ -1,0 +1,146 @@
+//! `tramp report` and `tramp record --report` (issue 34): the page is
+//! opened in a real browser — headless Chromium, with its console logged —
+//! which must report no console message (no script error) and whose DOM
+//! after the script ran holds non-empty charts, flame graph and tables;
+//! the page stays under 5 MB on a small and on a large profile, and its
+//! figures are the statistics' own.
+
+use std::process::Command;
+
+mod common;
+use common::{fixture, ok, path_in as p, tramp};
+
+const MAX_PAGE: u64 = 5 << 20;
+
+fn build(dir: &tempfile::TempDir, name: &str) -> String {
+    let exe = p(dir, name);
+    let src = fixture(&format!("heap/{name}.c"));
+    let built = Command::new("cc")
+        .args(["-O1", "-g", "-fno-inline", &src, "-o", &exe])
+        .status()
+        .unwrap();
+    assert!(built.success(), "cc {src}");
+    exe
+}
+
+/// Chromium's `--dump-dom` of the page, after checking its console was
+/// silent.
+fn browse(page: &str) -> String {
+    let out = Command::new("chromium")
+        .args([
+            "--headless",
+            "--disable-gpu",
+            "--no-sandbox",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--dump-dom",
+        ])
+        .arg(format!("file://{page}"))
+        .output()
+        .expect("chromium runs (./setup.sh installs it)");
+    assert!(out.status.success(), "chromium failed");
+    let log = String::from_utf8_lossy(&out.stderr);
+    let console: Vec<&str> = log.lines().filter(|l| l.contains(":CONSOLE")).collect();
+    assert!(console.is_empty(), "the page logged: {console:#?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The number in `attr="N"` on the element with `id`.
+fn count(dom: &str, id: &str, attr: &str) -> u64 {
+    let at = dom
+        .find(&format!("id=\"{id}\""))
+        .unwrap_or_else(|| panic!("no #{id}"));
+    let tag_end = at + dom[at..].find('>').unwrap();
+    let start = dom[..at].rfind('<').unwrap();
+    let tag = &dom[start..tag_end];
+    let key = format!("{attr}=\"");
+    let v = &tag[tag
+        .find(&key)
+        .unwrap_or_else(|| panic!("#{id} has no {attr}: {tag}"))
+        + key.len()..];
+    v[..v.find('"').unwrap()].parse().unwrap()
+}
+
+fn check_page(page: &str) -> String {
+    let size = std::fs::metadata(page).unwrap().len();
+    assert!(size <= MAX_PAGE, "{page}: {size} bytes");
+    let dom = browse(page);
+    for id in ["memory", "allocations", "sizes", "lifetimes"] {
+        assert!(count(&dom, id, "data-points") > 0, "#{id} is empty");
+    }
+    assert!(count(&dom, "flame", "data-boxes") > 1, "no flame graph");
+    assert!(count(&dom, "topdown", "data-rows") > 0);
+    assert!(count(&dom, "bottomup", "data-rows") > 0);
+    dom
+}
+
+#[test]
+fn a_recording_and_its_report_open_in_chromium() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = build(&dir, "temporaries");
+    let (trace, page) = (p(&dir, "t.tpack"), p(&dir, "t.html"));
+    ok(&tramp(&[
+        "record", "-o", &trace, "--report", &page, "--", &exe,
+    ]));
+    let dom = check_page(&page);
+    // The summary is the statistics' own figures.
+    let stats: serde_json::Value =
+        serde_json::from_str(&ok(&tramp(&["stats", "--json", &trace]))).unwrap();
+    let row = |label: &str, v: &serde_json::Value| format!("<td>{label}</td><td>{v}</td>");
+    assert!(dom.contains(&row("allocations", &stats["total_allocs"])));
+    assert!(dom.contains(&row(
+        "temporary allocations",
+        &stats["temporary_allocations"]
+    )));
+    assert!(dom.contains(&row(
+        "peak heap (bytes live at once)",
+        &stats["max_live_bytes"]
+    )));
+    // `tramp report` of the same trace writes the same page.
+    let again = p(&dir, "again.html");
+    ok(&tramp(&["report", &trace, "-o", &again]));
+    assert_eq!(
+        std::fs::read_to_string(&page).unwrap().replace(&page, ""),
+        std::fs::read_to_string(&again).unwrap().replace(&again, "")
+    );
+}
+
+#[test]
+fn a_large_profile_is_merged_not_dropped_and_stays_small() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = build(&dir, "stacks");
+    let (trace, page) = (p(&dir, "s.tpack"), p(&dir, "s.html"));
+    ok(&tramp(&["record", "-o", &trace, "--", &exe]));
+    ok(&tramp(&["report", &trace, "-o", &page]));
+    let html = std::fs::read_to_string(&page).unwrap();
+    let data = &html[html.find("id=\"data\">").unwrap() + 10..];
+    let data: serde_json::Value =
+        serde_json::from_str(&data[..data.find("</script>").unwrap()]).unwrap();
+    let merged = data["merged_stacks"].as_u64().unwrap();
+    assert!(merged > 4000, "8192+ stacks, 4000 kept: {merged} merged");
+    let allocs: u64 = data["stacks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s[1][0].as_u64().unwrap())
+        .sum();
+    let stats: serde_json::Value =
+        serde_json::from_str(&ok(&tramp(&["stats", "--json", &trace]))).unwrap();
+    assert_eq!(
+        allocs,
+        stats["total_allocs"].as_u64().unwrap(),
+        "every allocation is in a row"
+    );
+    check_page(&page);
+}
+
+#[test]
+fn report_refuses_to_write_over_its_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = p(&dir, "w.hatf");
+    ok(&tramp(&["sample", "-o", &trace]));
+    let before = std::fs::read(&trace).unwrap();
+    let out = tramp(&["report", &trace, "-o", &trace]);
+    assert!(!out.status.success());
+    assert_eq!(std::fs::read(&trace).unwrap(), before);
+}

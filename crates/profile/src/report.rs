@@ -1,0 +1,220 @@
+//! `tramp report`: the heap profile as one self-contained HTML page (no
+//! network): summary, memory and allocations over time, size histogram,
+//! lifetimes, an interactive flame graph (cost switch, click to zoom,
+//! search) and top-down / bottom-up tables.
+//!
+//! The page is aggregated first, so its size does not grow with the trace:
+//! at most [`MAX_STACKS`] call stacks (the rest merged into one
+//! `[other stacks]` row per cost), frames named once in a table, a bounded
+//! number of time slices. The data is one JSON object in the page; the
+//! script draws it (`report.js`, inlined).
+
+use serde::Serialize;
+use tramp_heap::lifetimes;
+use tramp_heap::stats::Bucket;
+use tramp_heap::timeline::Slice;
+use tramp_symbols::sites::SiteTotals;
+
+/// Call stacks kept in the page (by their largest share of any cost).
+pub const MAX_STACKS: usize = 4000;
+
+/// Costs per stack, in this order: allocations, bytes, temporary, peak,
+/// leaked.
+pub const COSTS: [&str; 5] = ["allocations", "bytes", "temporary", "peak", "leaked"];
+
+fn costs(t: &SiteTotals) -> [u64; 5] {
+    [t.allocs, t.bytes, t.temporary, t.peak_bytes, t.live_bytes]
+}
+
+/// One line of the summary.
+#[derive(Clone, Debug, Serialize)]
+pub struct Figure {
+    pub label: String,
+    pub value: String,
+}
+
+/// What the page shows.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    pub title: String,
+    pub summary: Vec<Figure>,
+    /// `time` (ns) or `events`.
+    pub clock: String,
+    pub timeline: Vec<Slice>,
+    pub sizes: Vec<Bucket>,
+    pub lifetimes: lifetimes::Report,
+    pub costs: Vec<&'static str>,
+    /// Frame names; stacks index them.
+    pub frames: Vec<String>,
+    /// Stacks outermost first, with their five costs.
+    pub stacks: Vec<(Vec<u32>, [u64; 5])>,
+    /// Stacks merged into `[other stacks]` to bound the page.
+    pub merged_stacks: usize,
+}
+
+impl Report {
+    /// Builds the page's data from named stacks (innermost first, as
+    /// `SiteCounts::by_stack` gives them) and the other views.
+    pub fn new(
+        title: String,
+        summary: Vec<Figure>,
+        timeline: tramp_heap::timeline::Report,
+        sizes: Vec<Bucket>,
+        lifetimes: lifetimes::Report,
+        stacks: &[(Vec<String>, SiteTotals)],
+    ) -> Report {
+        let totals: [u64; 5] = stacks.iter().fold([0; 5], |mut a, (_, t)| {
+            for (x, c) in a.iter_mut().zip(costs(t)) {
+                *x = x.saturating_add(c);
+            }
+            a
+        });
+        // Rank by the largest share of any cost.
+        let share = |t: &SiteTotals| {
+            costs(t)
+                .iter()
+                .zip(totals)
+                .map(|(c, total)| {
+                    if total == 0 {
+                        0.0
+                    } else {
+                        *c as f64 / total as f64
+                    }
+                })
+                .fold(0.0, f64::max)
+        };
+        let mut order: Vec<usize> = (0..stacks.len()).collect();
+        order.sort_by(|a, b| share(&stacks[*b].1).total_cmp(&share(&stacks[*a].1)));
+        let mut names: rustc_hash::FxHashMap<&str, u32> = Default::default();
+        let mut frames = Vec::new();
+        let mut kept = Vec::new();
+        let mut other = [0u64; 5];
+        for (n, &i) in order.iter().enumerate() {
+            let (stack, t) = &stacks[i];
+            if n >= MAX_STACKS {
+                for (x, c) in other.iter_mut().zip(costs(t)) {
+                    *x = x.saturating_add(c);
+                }
+                continue;
+            }
+            let ids = stack
+                .iter()
+                .rev()
+                .map(|f| {
+                    *names.entry(f.as_str()).or_insert_with(|| {
+                        frames.push(f.clone());
+                        frames.len() as u32 - 1
+                    })
+                })
+                .collect();
+            kept.push((ids, costs(t)));
+        }
+        let merged_stacks = stacks.len().saturating_sub(MAX_STACKS);
+        if merged_stacks > 0 {
+            frames.push("[other stacks]".into());
+            kept.push((vec![frames.len() as u32 - 1], other));
+        }
+        Report {
+            title,
+            summary,
+            clock: timeline.clock.to_string(),
+            timeline: timeline.slices,
+            sizes,
+            lifetimes,
+            costs: COSTS.to_vec(),
+            frames,
+            stacks: kept,
+            merged_stacks,
+        }
+    }
+
+    /// The page.
+    pub fn html(&self) -> String {
+        let data = serde_json::to_string(self).expect("plain data serializes");
+        // Inside a <script> element only `</` could end it early.
+        let data = data.replace("</", "<\\/");
+        let title = tramp_core::xml::escape(&self.title);
+        format!(
+            "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+             <title>{title}</title><style>{STYLE}</style></head><body>\n\
+             <h1>{title}</h1>\n\
+             <section><h2>Summary</h2><table id=\"summary\"></table></section>\n\
+             <section><h2>Memory over time</h2><svg id=\"memory\" class=\"chart\"></svg></section>\n\
+             <section><h2>Allocations over time</h2><svg id=\"allocations\" class=\"chart\"></svg></section>\n\
+             <section><h2>Allocation sizes</h2><svg id=\"sizes\" class=\"chart\"></svg></section>\n\
+             <section><h2>Lifetimes</h2><svg id=\"lifetimes\" class=\"chart\"></svg></section>\n\
+             <section><h2>Flame graph</h2><div class=\"controls\">cost <select id=\"cost\"></select> \
+             search <input id=\"search\" placeholder=\"function or file\"> <button id=\"reset\">reset zoom</button> \
+             <span id=\"matched\"></span></div><div id=\"flame\"></div><div id=\"hover\">&nbsp;</div></section>\n\
+             <section><h2>Top-down</h2><table id=\"topdown\" class=\"tree\"></table></section>\n\
+             <section><h2>Bottom-up</h2><table id=\"bottomup\" class=\"tree\"></table></section>\n\
+             <script type=\"application/json\" id=\"data\">{data}</script>\n\
+             <script>{SCRIPT}</script>\n</body></html>\n"
+        )
+    }
+}
+
+const STYLE: &str = include_str!("report.css");
+const SCRIPT: &str = include_str!("report.js");
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn totals(allocs: u64, bytes: u64) -> SiteTotals {
+        SiteTotals {
+            allocs,
+            bytes,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn stacks_past_the_bound_are_merged_and_frames_named_once() {
+        let mut stacks = Vec::new();
+        for i in 0..MAX_STACKS + 10 {
+            stacks.push((
+                vec![format!("leaf{i}"), "main".to_string()],
+                totals(1, 1 + i as u64),
+            ));
+        }
+        let r = Report::new(
+            "t".into(),
+            vec![],
+            tramp_heap::timeline::Report {
+                clock: "events",
+                slices: vec![],
+            },
+            vec![],
+            Default::default(),
+            &stacks,
+        );
+        assert_eq!(r.merged_stacks, 10);
+        assert_eq!(r.stacks.len(), MAX_STACKS + 1);
+        // main once, each kept leaf once, and the merged row.
+        assert_eq!(r.frames.len(), 1 + MAX_STACKS + 1);
+        let allocs: u64 = r.stacks.iter().map(|(_, c)| c[0]).sum();
+        assert_eq!(allocs, (MAX_STACKS + 10) as u64, "nothing lost");
+        // Outermost first.
+        assert_eq!(r.frames[r.stacks[0].0[0] as usize], "main");
+        let mut hostile = stacks.clone();
+        hostile.push((vec!["</script><b>".into()], totals(1 << 40, 1 << 40)));
+        let html = Report::new(
+            "t".into(),
+            vec![],
+            tramp_heap::timeline::Report {
+                clock: "events",
+                slices: vec![],
+            },
+            vec![],
+            Default::default(),
+            &hostile,
+        )
+        .html();
+        assert!(
+            !html.contains("</script><b>"),
+            "a frame name cannot end the script"
+        );
+        assert!(html.contains("<\\/script><b>"));
+    }
+}
