@@ -500,11 +500,12 @@ fn stack_mapping(here: u64) -> (u64, u64) {
         }
         for &b in &buf[..n as usize] {
             if b == b'\n' {
-                if let Some((lo, hi)) = parse_range(&line[..len]) {
-                    if lo <= here && here < hi {
-                        found = (lo, hi);
-                        break 'read;
-                    }
+                if let Some((lo, hi)) = parse_range(&line[..len])
+                    && lo <= here
+                    && here < hi
+                {
+                    found = (lo, hi);
+                    break 'read;
                 }
                 len = 0;
                 skipping = false;
