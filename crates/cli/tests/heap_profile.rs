@@ -244,6 +244,34 @@ fn diff_of_two_runs_names_the_site_that_changed() {
     assert!(!changed.iter().any(|c| c.0.contains("grows.c:7")));
     let text = ok(&tramp(&["diff", &a, &b]));
     assert!(text.contains("2 call stacks changed"), "{text}");
+    // The differential flame graph: `rows` grew (720 bytes) — red; `table`
+    // did not change — grey. (Frames name their file by its full path.)
+    let svg = p(&dir, "d.svg");
+    ok(&tramp(&[
+        "diff",
+        "--flamegraph",
+        &svg,
+        "--cost",
+        "bytes",
+        &a,
+        &b,
+    ]));
+    let svg = std::fs::read_to_string(&svg).unwrap();
+    let fill = |frame: &str| {
+        let at = svg.find(frame).unwrap_or_else(|| panic!("no {frame} box"));
+        let f = &svg[at + svg[at..].find("fill=\"").unwrap() + 6..];
+        f[..f.find('"').unwrap()].to_string()
+    };
+    let rows = fill("grows.c:11) (");
+    assert!(
+        rows.starts_with("rgb(255,") && rows != "rgb(255,255,255)",
+        "{rows}"
+    );
+    assert_eq!(fill("grows.c:7) ("), "rgb(210,210,210)");
+    assert!(
+        svg.contains("grows.c:11) (1200 bytes, 18.40%; before 480 bytes, change +720)"),
+        "rows: 10 → 25 rows of 48 bytes"
+    );
 }
 
 /// Leaks with LeakSanitizer suppressions: what `rows` leaks (n rows of 48

@@ -391,6 +391,23 @@ fn sites_are_symbolized_to_function_file_and_line() {
     assert_eq!(leak["stack"][1]["function"], "main");
 }
 
+/// The recording stores its frames symbolized: a trace whose program was
+/// rebuilt or removed still names its call stacks.
+#[test]
+fn stacks_are_named_after_the_program_is_gone() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = build(dir.path(), "sites.c");
+    let out = record(dir.path(), "s.tpack", &[prog.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0));
+    std::fs::remove_file(&prog).unwrap();
+    let v = sites_json(&dir.path().join("s.tpack"));
+    let leak = &v["sites"]["by_live_bytes_at_exit"][0];
+    assert_eq!(leak["stack"][0]["function"], "make_widgets");
+    assert_eq!(leak["stack"][0]["line"], 7);
+    assert_eq!(leak["stack"][1]["line"], 19);
+    assert_eq!(leak["stack"][1]["function"], "main");
+}
+
 fn replay_json(trace: &Path, allocator: Option<&str>) -> serde_json::Value {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_tramp"));
     cmd.args(["replay", "--json"]);

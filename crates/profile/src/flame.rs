@@ -97,7 +97,100 @@ fn colour(name: &str) -> String {
 /// The flame graph of `stacks` as an SVG document titled `title`; `unit`
 /// names the cost in tooltips (`bytes`, `allocations`).
 pub fn svg(title: &str, unit: &str, stacks: &[(Vec<String>, u64)]) -> String {
-    let root = Node::tree(stacks);
+    picture(title, unit, &Node::tree(stacks), None)
+}
+
+/// A differential flame graph: boxes as wide as their cost in `after`,
+/// coloured by the change from `before` (the same frames by name along the
+/// same path): red where the cost grew, blue where it shrank, the deeper
+/// the colour the larger the change against the largest one; grey where it
+/// did not change. Frames only in `before` are not drawn (their cost is
+/// gone); the tooltip gives both costs.
+pub fn svg_diff(
+    title: &str,
+    unit: &str,
+    before: &[(Vec<String>, u64)],
+    after: &[(Vec<String>, u64)],
+) -> String {
+    let (a, b) = (Node::tree(before), Node::tree(after));
+    picture(title, unit, &b, Some(&a))
+}
+
+/// The largest change of any frame of `after` against `before`.
+fn largest_change(after: &Node, before: Option<&Node>) -> u64 {
+    let own = after.value.abs_diff(before.map_or(0, |n| n.value));
+    after.children.iter().fold(own, |m, c| {
+        m.max(largest_change(c, before.and_then(|b| b.child(&c.name))))
+    })
+}
+
+impl Node {
+    fn child(&self, name: &str) -> Option<&Node> {
+        self.children
+            .binary_search_by(|c| c.name.as_str().cmp(name))
+            .ok()
+            .map(|i| &self.children[i])
+    }
+}
+
+/// What colours the boxes: each frame's name, or its change from a
+/// baseline whose largest change is `max`.
+#[derive(Clone, Copy)]
+enum Paint<'a> {
+    Name,
+    Change { before: Option<&'a Node>, max: u64 },
+}
+
+impl<'a> Paint<'a> {
+    fn colour(&self, n: &Node) -> String {
+        match self {
+            Paint::Name => colour(&n.name),
+            Paint::Change { before, max } => {
+                let was = before.map_or(0, |b| b.value);
+                if was == n.value || *max == 0 {
+                    return "rgb(210,210,210)".into();
+                }
+                let t = n.value.abs_diff(was) as f64 / *max as f64;
+                let fade = (220.0 - 190.0 * t.sqrt()).round() as u8;
+                if n.value > was {
+                    format!("rgb(255,{fade},{fade})")
+                } else {
+                    format!("rgb({fade},{fade},255)")
+                }
+            }
+        }
+    }
+
+    fn tooltip(&self, n: &Node, unit: &str) -> String {
+        match self {
+            Paint::Name => String::new(),
+            Paint::Change { before, .. } => {
+                let was = before.map_or(0, |b| b.value);
+                let d = n.value as i128 - was as i128;
+                format!("; before {was} {unit}, change {d:+}")
+            }
+        }
+    }
+
+    fn child(&self, name: &str) -> Paint<'a> {
+        match *self {
+            Paint::Name => Paint::Name,
+            Paint::Change { before, max } => Paint::Change {
+                before: before.and_then(|b| b.child(name)),
+                max,
+            },
+        }
+    }
+}
+
+fn picture(title: &str, unit: &str, root: &Node, before: Option<&Node>) -> String {
+    let paint = match before {
+        None => Paint::Name,
+        Some(b) => Paint::Change {
+            before: Some(b),
+            max: largest_change(root, Some(b)),
+        },
+    };
     let depth = root.depth();
     let height = TOP + depth as f64 * ROW + PAD;
     let mut s = String::new();
@@ -116,22 +209,33 @@ pub fn svg(title: &str, unit: &str, stacks: &[(Vec<String>, u64)]) -> String {
     } else {
         (WIDTH - 2.0 * PAD) / root.value as f64
     };
-    draw(&mut s, &root, PAD, 0, depth, scale, root.value, unit);
+    let at = Place {
+        level: 0,
+        depth,
+        scale,
+        total: root.value,
+    };
+    draw(&mut s, root, PAD, at, unit, paint);
     s.push_str("</svg>\n");
     s
 }
 
-#[allow(clippy::too_many_arguments)]
-fn draw(
-    s: &mut String,
-    n: &Node,
-    x: f64,
+/// Where a box is drawn and what its share is of.
+#[derive(Clone, Copy)]
+struct Place {
     level: usize,
     depth: usize,
     scale: f64,
     total: u64,
-    unit: &str,
-) {
+}
+
+fn draw(s: &mut String, n: &Node, x: f64, at: Place, unit: &str, paint: Paint<'_>) {
+    let Place {
+        level,
+        depth,
+        scale,
+        total,
+    } = at;
     let w = n.value as f64 * scale;
     if w < MIN_WIDTH {
         return;
@@ -141,10 +245,11 @@ fn draw(
     let name = escape(&n.name);
     let _ = write!(
         s,
-        r#"<g><title>{name} ({} {unit}, {share:.2}%)</title><rect x="{x:.2}" y="{y:.2}" width="{w:.2}" height="{}" fill="{}" rx="2"/>"#,
+        r#"<g><title>{name} ({} {unit}, {share:.2}%{})</title><rect x="{x:.2}" y="{y:.2}" width="{w:.2}" height="{}" fill="{}" rx="2"/>"#,
         n.value,
+        escape(&paint.tooltip(n, unit)),
         ROW - 1.0,
-        colour(&n.name)
+        paint.colour(n)
     );
     // As many characters as fit (7 px each), or none.
     let fit = ((w - 6.0) / 7.0).floor().max(0.0) as usize;
@@ -167,7 +272,11 @@ fn draw(
     s.push_str("</g>");
     let mut cx = x;
     for c in &n.children {
-        draw(s, c, cx, level + 1, depth, scale, total, unit);
+        let inner = Place {
+            level: level + 1,
+            ..at
+        };
+        draw(s, c, cx, inner, unit, paint.child(&c.name));
         cx += c.value as f64 * scale;
     }
 }
@@ -175,6 +284,28 @@ fn draw(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_differential_graph_colours_growth_red_and_shrinkage_blue() {
+        let before = parse_folded("main;parse 40\nmain;run 60\n").unwrap();
+        let after = parse_folded("main;parse 80\nmain;run 30\nmain;new 5\n").unwrap();
+        let svg = svg_diff("d", "bytes", &before, &after);
+        let fill = |name: &str| {
+            let at = svg.find(&format!("<title>{name} (")).unwrap();
+            let rest = &svg[at..];
+            let f = &rest[rest.find("fill=\"").unwrap() + 6..];
+            f[..f.find('"').unwrap()].to_string()
+        };
+        // parse grew by 40 (the largest change): full red; run shrank by 30:
+        // blue; new grew by 5: pale red; main grew by 15.
+        assert_eq!(fill("parse"), "rgb(255,30,30)");
+        assert!(fill("run").ends_with(",255)"), "{}", fill("run"));
+        assert!(fill("new").starts_with("rgb(255,"), "{}", fill("new"));
+        assert!(svg.contains("before 40 bytes, change +40"));
+        assert!(svg.contains("before 0 bytes, change +5"));
+        // Widths are the after costs: parse 80 of 115.
+        assert!(svg.contains("<title>parse (80 bytes, 69.57%"));
+    }
 
     fn stacks() -> Vec<(Vec<String>, u64)> {
         parse_folded("main;parse;malloc 30\nmain;run 60\nmain;parse;strdup 10\n").unwrap()

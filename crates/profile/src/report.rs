@@ -53,8 +53,10 @@ pub struct Report {
 }
 
 impl Report {
-    /// Builds the page's data from named stacks (innermost first, as
-    /// `SiteCounts::by_stack` gives them) and the other views.
+    /// Builds the page's data from named stacks (outermost first, as
+    /// `SiteCounts::by_stack` gives them; `merged_before` stacks already
+    /// merged into an `[other stacks]` row by the caller) and the other
+    /// views.
     pub fn new(
         title: String,
         summary: Vec<Figure>,
@@ -62,6 +64,7 @@ impl Report {
         sizes: Vec<Bucket>,
         lifetimes: lifetimes::Report,
         stacks: &[(Vec<String>, SiteTotals)],
+        merged_before: usize,
     ) -> Report {
         let totals: [u64; 5] = stacks.iter().fold([0; 5], |mut a, (_, t)| {
             for (x, c) in a.iter_mut().zip(costs(t)) {
@@ -99,7 +102,6 @@ impl Report {
             }
             let ids = stack
                 .iter()
-                .rev()
                 .map(|f| {
                     *names.entry(f.as_str()).or_insert_with(|| {
                         frames.push(f.clone());
@@ -109,7 +111,7 @@ impl Report {
                 .collect();
             kept.push((ids, costs(t)));
         }
-        let merged_stacks = stacks.len().saturating_sub(MAX_STACKS);
+        let merged_stacks = stacks.len().saturating_sub(MAX_STACKS) + merged_before;
         if merged_stacks > 0 {
             frames.push("[other stacks]".into());
             kept.push((vec![frames.len() as u32 - 1], other));
@@ -174,7 +176,7 @@ mod tests {
         let mut stacks = Vec::new();
         for i in 0..MAX_STACKS + 10 {
             stacks.push((
-                vec![format!("leaf{i}"), "main".to_string()],
+                vec!["main".to_string(), format!("leaf{i}")],
                 totals(1, 1 + i as u64),
             ));
         }
@@ -188,6 +190,7 @@ mod tests {
             vec![],
             Default::default(),
             &stacks,
+            0,
         );
         assert_eq!(r.merged_stacks, 10);
         assert_eq!(r.stacks.len(), MAX_STACKS + 1);
@@ -209,6 +212,7 @@ mod tests {
             vec![],
             Default::default(),
             &hostile,
+            0,
         )
         .html();
         assert!(

@@ -55,6 +55,8 @@ pub struct ConvertStats {
     pub unwind: UnwindStats,
     /// Nodes of the stack tree the trace holds.
     pub stack_nodes: u64,
+    /// Code addresses symbolized at the end and stored in the trace.
+    pub symbols: u64,
 }
 
 impl std::fmt::Display for ConvertStats {
@@ -112,6 +114,9 @@ pub(crate) struct State {
     modules: FxHashSet<(u64, Vec<u8>)>,
     /// The process's call stacks as a tree (ids in the trace).
     tree: StackTree,
+    /// Return addresses used as sites (`--stack 0`), to symbolize at the
+    /// end.
+    sites_seen: FxHashSet<u64>,
     /// Each thread's current stack.
     stacks: FxHashMap<(usize, u32), ThreadStack>,
     attrs: Vec<u8>,
@@ -175,6 +180,7 @@ impl State {
                 return Ok(()); // the attributes already hold it
             }
             self.last_site = Some((file, tid, site));
+            self.sites_seen.insert(site);
             encode_site(SITE_RETURN_ADDRESS, site, &mut self.attrs);
             return Ok(());
         }
@@ -207,6 +213,38 @@ impl State {
         if self.last_site != Some(key) || self.attrs.is_empty() {
             self.last_site = Some(key);
             encode_site(SITE_STACK, parent, &mut self.attrs);
+        }
+        Ok(())
+    }
+
+    /// Symbolizes every code address the trace's sites name (stack frames
+    /// or return addresses) with the modules of this machine, and stores
+    /// the places in the trace (`tramp:symbol` notes), so that it reads
+    /// the same after a rebuild or on another machine.
+    pub(crate) fn write_symbols<O: TraceOut>(
+        &mut self,
+        w: &mut O,
+        stats: &mut ConvertStats,
+    ) -> Result<(), Error> {
+        let mut modules: Vec<_> = self.modules.iter().collect();
+        modules.sort();
+        let mut symbolizer = tramp_symbols::Symbolizer::default();
+        for (base, path) in modules {
+            symbolizer.add_module(*base, &String::from_utf8_lossy(path));
+        }
+        let mut pcs: Vec<u64> = self
+            .tree
+            .frames()
+            .chain(self.sites_seen.iter().copied())
+            .collect();
+        pcs.sort_unstable();
+        pcs.dedup();
+        for pc in pcs {
+            let place = symbolizer.symbolize(pc);
+            if place.module.is_some() {
+                stats.symbols += 1;
+                self.comment(w, &Annotation::Symbol(place), stats)?;
+            }
         }
         Ok(())
     }

@@ -313,6 +313,7 @@ impl Session {
                 )?;
                 p.stats.interrupted = Some(signal);
             }
+            p.state.write_symbols(&mut p.out, &mut p.stats)?;
             p.state.finish_stats(&mut p.stats);
             p.stats.pid = pid;
             p.out.finish()?;

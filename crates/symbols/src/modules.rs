@@ -15,6 +15,8 @@ use crate::symbolizer::{Place, Symbolizer};
 #[derive(Default)]
 pub struct ModuleMap {
     modules: Vec<(u64, String)>,
+    /// Places the recording symbolized itself.
+    symbols: Vec<Place>,
     stacks: Vec<(u64, Vec<u64>)>,
     tree: Stacks,
     stack_depth: u64,
@@ -41,6 +43,7 @@ impl ModuleMap {
             Some(Annotation::Frames { first, nodes }) => {
                 self.tree.define(first, &nodes);
             }
+            Some(Annotation::Symbol(place)) => self.symbols.push(place),
             Some(Annotation::Process { stack_depth, .. }) => self.stack_depth = stack_depth,
             _ => {}
         }
@@ -65,6 +68,9 @@ impl ModuleMap {
                 for (base, path) in &self.modules {
                     s.add_module(*base, path);
                 }
+                for p in &self.symbols {
+                    s.know(p.clone());
+                }
                 s
             },
             stacks: self.stacks.iter().cloned().collect(),
@@ -80,6 +86,8 @@ impl ModuleMap {
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Modules {
     pub modules: Vec<(u64, String)>,
+    /// Places stored by the recording (named without the module files).
+    pub symbols: Vec<Place>,
     pub stacks: Vec<(u64, Vec<u64>)>,
     pub tree: Stacks,
     /// Frames per allocation site (0: sites are return addresses).
@@ -91,6 +99,7 @@ impl Modules {
     pub fn names(&self) -> Names {
         ModuleMap {
             modules: self.modules.clone(),
+            symbols: self.symbols.clone(),
             stacks: self.stacks.clone(),
             tree: self.tree.clone(),
             stack_depth: self.stack_depth,
@@ -151,6 +160,7 @@ impl tramp_core::Analysis for ModuleMap {
     fn finish(self) -> Modules {
         Modules {
             modules: self.modules,
+            symbols: self.symbols,
             stacks: self.stacks,
             tree: self.tree,
             stack_depth: self.stack_depth,

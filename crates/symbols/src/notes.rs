@@ -28,6 +28,10 @@ pub enum Annotation {
         first: u64,
         nodes: Vec<(u64, u64)>,
     },
+    /// A code address symbolized at the end of the recording, on the
+    /// machine that ran the program: readers name it from here, after a
+    /// rebuild or on another machine.
+    Symbol(crate::symbolizer::Place),
     /// How a thread's call stacks were taken by the capture's unwinder.
     Unwind {
         thread: u64,
@@ -69,6 +73,20 @@ impl Annotation {
                 }
                 s
             }
+            Annotation::Symbol(p) => {
+                // Tab-separated, empty for what is unknown; a tab or a line
+                // break inside a name would split it, so it becomes a space.
+                let clean = |t: Option<&str>| t.unwrap_or("").replace(['\t', '\n', '\r'], " ");
+                format!(
+                    "tramp:symbol {:#x}\t{}\t{}\t{}\t{}\t{}",
+                    p.address,
+                    clean(p.module.as_deref()),
+                    p.offset.map_or(String::new(), |o| format!("{o:#x}")),
+                    clean(p.function.as_deref()),
+                    clean(p.file.as_deref()),
+                    p.line.map_or(String::new(), |l| l.to_string())
+                )
+            }
             Annotation::Frames { first, nodes } => {
                 let mut s = format!("tramp:frames {first}");
                 for (parent, frame) in nodes {
@@ -98,6 +116,30 @@ impl Annotation {
     pub fn parse(comment: &[u8]) -> Option<Annotation> {
         let s = std::str::from_utf8(comment).ok()?;
         let rest = s.strip_prefix("tramp:")?;
+        if let Some(t) = rest.strip_prefix("symbol ") {
+            let f: Vec<&str> = t.split('\t').collect();
+            let [address, module, offset, function, file, line] = f[..] else {
+                return None;
+            };
+            let hex = |t: &str| u64::from_str_radix(t.strip_prefix("0x")?, 16).ok();
+            let text = |t: &str| (!t.is_empty()).then(|| t.to_string());
+            return Some(Annotation::Symbol(crate::symbolizer::Place {
+                address: hex(address)?,
+                module: text(module),
+                offset: if offset.is_empty() {
+                    None
+                } else {
+                    Some(hex(offset)?)
+                },
+                function: text(function),
+                file: text(file),
+                line: if line.is_empty() {
+                    None
+                } else {
+                    Some(line.parse().ok()?)
+                },
+            }));
+        }
         let (word, args) = rest.split_once(' ')?;
         let hex = |t: &str| u64::from_str_radix(t.strip_prefix("0x")?, 16).ok();
         match word {
@@ -193,6 +235,18 @@ mod tests {
                 first: 5,
                 nodes: vec![(0, 0x401000), (5, 0x7f00_0000_1234)],
             },
+            Annotation::Symbol(crate::symbolizer::Place {
+                address: 0x5555_0000_1234,
+                module: Some("/usr/bin/prog".into()),
+                offset: Some(0x1234),
+                function: Some("main".into()),
+                file: Some("/src/main.c".into()),
+                line: Some(12),
+            }),
+            Annotation::Symbol(crate::symbolizer::Place {
+                address: 0x10,
+                ..Default::default()
+            }),
             Annotation::Unwind {
                 thread: 9,
                 stacks: 100,

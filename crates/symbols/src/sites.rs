@@ -160,23 +160,7 @@ impl SiteCounts {
         n: usize,
         suppressions: Option<&Suppressions>,
     ) -> SitesReport {
-        let stacks = modules.stack_depth > 0;
-        let mut resolved: FxHashMap<Site, SiteTotals> = FxHashMap::default();
-        for (i, (site, t)) in self.rows.iter().enumerate() {
-            let r = resolved.entry(site.resolved(stacks)).or_default();
-            // Unchanged since the last peak: it holds now what it held then.
-            let peak_bytes = if self.stamps[i] < self.epoch {
-                t.live_bytes
-            } else {
-                t.peak_bytes
-            };
-            r.add(&SiteTotals {
-                peak_bytes,
-                ..t.clone()
-            });
-        }
-        let mut all: Vec<(Site, SiteTotals)> = resolved.into_iter().collect();
-        all.sort_by_key(|(k, _)| *k);
+        let all = self.resolved(modules);
         let mut names = modules.names();
         // Leaks: every site still holding bytes, unless suppressed.
         let mut leaks = Leaks::default();
@@ -284,6 +268,76 @@ impl Cost {
 }
 
 impl SiteCounts {
+    /// Every site's totals (peak bytes brought up to date), sites that
+    /// resolve alike merged, in site order.
+    fn resolved(&self, modules: &Modules) -> Vec<(Site, SiteTotals)> {
+        let stacks = modules.stack_depth > 0;
+        let mut resolved: FxHashMap<Site, SiteTotals> = FxHashMap::default();
+        for (i, (site, t)) in self.rows.iter().enumerate() {
+            let r = resolved.entry(site.resolved(stacks)).or_default();
+            // Unchanged since the last peak: it holds now what it held then.
+            let peak_bytes = if self.stamps[i] < self.epoch {
+                t.live_bytes
+            } else {
+                t.peak_bytes
+            };
+            r.add(&SiteTotals {
+                peak_bytes,
+                ..t.clone()
+            });
+        }
+        let mut all: Vec<(Site, SiteTotals)> = resolved.into_iter().collect();
+        all.sort_by_key(|(k, _)| *k);
+        all
+    }
+
+    /// The `keep` stacks with the largest share of any cost (allocations,
+    /// bytes, temporary, peak, leaked), named as [`by_stack`](Self::by_stack)
+    /// names them, and the totals of the others with their count: only
+    /// the kept stacks are symbolized, so a trace of a million stacks costs
+    /// `keep` namings.
+    pub fn by_stack_top(
+        &self,
+        modules: &Modules,
+        keep: usize,
+    ) -> (Vec<(Vec<String>, SiteTotals)>, usize, SiteTotals) {
+        let mut all = self.resolved(modules);
+        let costs = |t: &SiteTotals| [t.allocs, t.bytes, t.temporary, t.peak_bytes, t.live_bytes];
+        let totals = all.iter().fold([0u64; 5], |mut a, (_, t)| {
+            for (x, c) in a.iter_mut().zip(costs(t)) {
+                *x = x.saturating_add(c);
+            }
+            a
+        });
+        let share = |t: &SiteTotals| {
+            costs(t)
+                .iter()
+                .zip(totals)
+                .map(|(c, total)| {
+                    if total == 0 {
+                        0.0
+                    } else {
+                        *c as f64 / total as f64
+                    }
+                })
+                .fold(0.0, f64::max)
+        };
+        all.sort_by(|a, b| share(&b.1).total_cmp(&share(&a.1)).then(a.0.cmp(&b.0)));
+        let mut other = SiteTotals::default();
+        let merged = all.len().saturating_sub(keep);
+        for (_, t) in all.iter().skip(keep) {
+            other.add(t);
+        }
+        all.truncate(keep);
+        let mut names = modules.names();
+        let mut rows: Vec<(Vec<String>, SiteTotals)> = all
+            .into_iter()
+            .map(|(site, t)| (named_frames(&stack_of(&mut names, site)), t))
+            .collect();
+        merge_alike(&mut rows);
+        (rows, merged, other)
+    }
+
     /// Every site's totals by its call stack named frame by frame,
     /// outermost first (`function (file:line)`, else `module+offset`; an
     /// unknown site is `(unknown)`): what folded stacks print and what
@@ -295,27 +349,9 @@ impl SiteCounts {
         let mut rows: Vec<(Vec<String>, SiteTotals)> = report
             .by_count
             .into_iter()
-            .map(|row| {
-                let frames = if row.stack.is_empty() {
-                    vec!["(unknown)".into()]
-                } else {
-                    row.stack
-                        .iter()
-                        .rev()
-                        .map(|p| p.to_string().replace([';', '\n'], ","))
-                        .collect()
-                };
-                (frames, row.totals)
-            })
+            .map(|row| (named_frames(&row.stack), row.totals))
             .collect();
-        rows.sort_by(|a, b| a.0.cmp(&b.0));
-        rows.dedup_by(|b, a| {
-            if a.0 != b.0 {
-                return false;
-            }
-            a.1.add(&b.1);
-            true
-        });
+        merge_alike(&mut rows);
         rows
     }
 
@@ -338,6 +374,31 @@ pub fn folded(stacks: &[(Vec<String>, SiteTotals)], cost: Cost) -> String {
         }
     }
     out
+}
+
+/// A stack's frames as folded stacks name them, outermost first.
+fn named_frames(stack: &[Place]) -> Vec<String> {
+    if stack.is_empty() {
+        vec!["(unknown)".into()]
+    } else {
+        stack
+            .iter()
+            .rev()
+            .map(|p| p.to_string().replace([';', '\n'], ","))
+            .collect()
+    }
+}
+
+/// Rows whose stacks read the same become one, in name order.
+fn merge_alike(rows: &mut Vec<(Vec<String>, SiteTotals)>) {
+    rows.sort_by(|a, b| a.0.cmp(&b.0));
+    rows.dedup_by(|b, a| {
+        if a.0 != b.0 {
+            return false;
+        }
+        a.1.add(&b.1);
+        true
+    });
 }
 
 fn stack_of(names: &mut Names, site: Site) -> Vec<Place> {

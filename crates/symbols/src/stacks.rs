@@ -85,6 +85,11 @@ impl StackTree {
         self.ids.len()
     }
 
+    /// Every frame of every stack (an address once per node it is in).
+    pub fn frames(&self) -> impl Iterator<Item = u64> + '_ {
+        self.ids.keys().map(|(_, frame)| *frame)
+    }
+
     pub fn is_empty(&self) -> bool {
         self.ids.is_empty()
     }

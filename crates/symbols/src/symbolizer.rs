@@ -69,6 +69,12 @@ impl Symbolizer {
         place.module.is_some().then(|| place.to_string())
     }
 
+    /// Takes a place known already (stored in the trace by `tramp record`),
+    /// so that the address is never looked up in a module file.
+    pub fn know(&mut self, place: Place) {
+        self.cache.insert(place.address, place);
+    }
+
     /// The place of a return address (the call before it is looked up).
     pub fn symbolize(&mut self, address: u64) -> Place {
         if let Some(p) = self.cache.get(&address) {

@@ -4,7 +4,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use tramp_heap::HeapStats;
 use tramp_symbols::ModuleMap;
-use tramp_symbols::sites::{SiteCounts, SiteTotals};
+use tramp_symbols::sites::{Cost, SiteCounts, SiteTotals};
 
 use super::{InputArgs, end_run, print_report};
 
@@ -31,6 +31,20 @@ pub struct DiffArgs {
     /// How many changed stacks the text lists.
     #[arg(long, default_value_t = 20)]
     top: usize,
+    /// Also draw a differential flame graph (SVG): boxes as wide as their
+    /// cost in B, red where it grew from A, blue where it shrank, the
+    /// deeper the larger the change.
+    #[arg(long, value_name = "OUT.svg")]
+    flamegraph: Option<String>,
+    /// The cost the flame graph draws: allocations, bytes, temporary, peak
+    /// or leaked.
+    #[arg(long, default_value = "bytes", value_parser = parse_cost)]
+    cost: Cost,
+}
+
+fn parse_cost(s: &str) -> Result<Cost, String> {
+    Cost::named(s)
+        .ok_or_else(|| format!("`{s}` is not a cost (allocations, bytes, temporary, peak, leaked)"))
 }
 
 /// A trace read for a diff: its site totals by named call stack, the
@@ -70,8 +84,30 @@ fn stacks(path: &str) -> Result<Read> {
 }
 
 pub fn run(a: DiffArgs) -> Result<()> {
+    // Created before the work: an output that cannot be written is refused
+    // first.
+    let svg = match &a.flamegraph {
+        Some(path) => Some((
+            path,
+            tramp_core::io::Output::create(path, Some(tramp_core::io::Compression::None))
+                .with_context(|| format!("creating {path}"))?,
+        )),
+        None => None,
+    };
     let ta = stacks(&a.a).with_context(|| format!("trace A, {}", a.a))?;
     let tb = stacks(&a.b).with_context(|| format!("trace B, {}", a.b))?;
+    if let Some((path, mut out)) = svg {
+        let folded = |t: &Read| {
+            tramp_profile::flame::parse_folded(&tramp_symbols::sites::folded(&t.stacks, a.cost))
+                .map_err(anyhow::Error::msg)
+        };
+        let title = format!("{}: {} → {}", a.cost.name(), a.a, a.b);
+        let picture =
+            tramp_profile::flame::svg_diff(&title, a.cost.unit(), &folded(&ta)?, &folded(&tb)?);
+        std::io::Write::write_all(&mut out, picture.as_bytes())
+            .and_then(|_| out.finish())
+            .with_context(|| format!("writing {path}"))?;
+    }
     let diff = tramp_profile::diff::Diff::new(&ta.stacks, &tb.stacks, a.top);
     let (ra, rb) = (ta.run, tb.run);
     let complete =

@@ -54,7 +54,14 @@ pub fn write(input: &InputArgs, output: &str) -> Result<()> {
     let mut modules = ModuleMap::new();
     let run = o.run(&mut [&mut stats, &mut modules], Vec::new());
     let (totals, (sites, (timeline, lifetimes))) = stats.finish_with();
-    let stacks = sites.by_stack(&tramp_core::Analysis::finish(modules));
+    let (mut stacks, merged, other) = sites.by_stack_top(
+        &tramp_core::Analysis::finish(modules),
+        tramp_profile::report::MAX_STACKS,
+    );
+    let kept = stacks.len();
+    if merged > 0 {
+        stacks.push((vec!["[other stacks]".to_string()], other));
+    }
     let figure = |label: &str, value: String| Figure {
         label: label.to_string(),
         value,
@@ -82,7 +89,7 @@ pub fn write(input: &InputArgs, output: &str) -> Result<()> {
                 totals.live_bytes_at_end, totals.live_objects_at_end
             ),
         ),
-        figure("call stacks", stacks.len().to_string()),
+        figure("call stacks", (kept + merged).to_string()),
     ];
     let damage = run
         .damage()
@@ -105,6 +112,7 @@ pub fn write(input: &InputArgs, output: &str) -> Result<()> {
         totals.size_histogram.clone(),
         lifetimes,
         &stacks,
+        merged,
     );
     std::io::Write::write_all(&mut out, report.html().as_bytes())
         .and_then(|_| out.finish())
