@@ -90,6 +90,9 @@ pub const EV_FRAMES: u8 = 13;
 /// How the thread's stacks were taken (at its end): stacks, early stops,
 /// frames stepped, early stops checked against a full unwind, mismatches.
 pub const EV_UNWIND: u8 = 14;
+/// The process's resident set size in bytes (sampled about every 10 ms,
+/// by whichever thread records an event when a sample is due).
+pub const EV_RSS: u8 = 15;
 
 /// Bytes of one thread buffer (one mmap).
 const BUF_BYTES: usize = 1 << 18;
@@ -173,6 +176,11 @@ static UNWIND_CHECK: AtomicBool = AtomicBool::new(false);
 /// `tramp record` to read them (0: never wait; TRAMP_CAPTURE_BACKLOG).
 static BACKLOG: AtomicU64 = AtomicU64::new(0);
 static DROPPED: AtomicU64 = AtomicU64::new(0);
+/// TSC at which the next RSS sample is due (u64::MAX while one is taken).
+static RSS_DUE: AtomicU64 = AtomicU64::new(0);
+/// The clock at init, to turn 10 ms into TSC ticks.
+static CAL_NS: AtomicU64 = AtomicU64::new(0);
+static CAL_TSC: AtomicU64 = AtomicU64::new(0);
 /// Set when a thread wrote a chunk: the next event checks whether modules
 /// were loaded since (not inside a flush, which may run in odd places).
 static CHECK_MODULES: AtomicBool = AtomicBool::new(false);
@@ -488,6 +496,8 @@ fn init_from(at_load: bool) -> bool {
         STATE.store(DISABLED, Ordering::Release);
         return false;
     }
+    CAL_NS.store(now_ns(), Ordering::Relaxed);
+    CAL_TSC.store(now_tsc(), Ordering::Relaxed);
     let mut key = 0u32;
     // SAFETY: registers our thread-exit hook, our fork hook and our signal
     // handlers; the functions are `extern "C"` with the expected signatures.
@@ -1094,12 +1104,79 @@ fn write_unwind_stats(t: &mut ThreadBuf) {
     w.commit();
 }
 
-/// Writes the buffer when its chunk began long ago (see [`STALE_TSC`]).
+/// Writes the buffer when its chunk began long ago (see [`STALE_TSC`]),
+/// and samples the RSS when a sample is due.
 #[inline(always)]
 fn flush_if_stale(t: &mut ThreadBuf, now: u64) {
+    if now >= RSS_DUE.load(Ordering::Relaxed) {
+        sample_rss(t, now);
+    }
     if now.wrapping_sub(t.base_tsc) > STALE_TSC {
         flush(t, false);
     }
+}
+
+/// Writes the process's resident set size (from /proc/self/statm) as an
+/// event, and sets the next sample 10 ms on. One thread takes each sample.
+#[cold]
+fn sample_rss(t: &mut ThreadBuf, now: u64) {
+    let due = RSS_DUE.load(Ordering::Relaxed);
+    if now < due
+        || RSS_DUE
+            .compare_exchange(due, u64::MAX, Ordering::AcqRel, Ordering::Relaxed)
+            .is_err()
+    {
+        return;
+    }
+    // TSC ticks in 10 ms, from the clock since init (2^24 until 1 ms passed).
+    let (ns0, tsc0) = (
+        CAL_NS.load(Ordering::Relaxed),
+        CAL_TSC.load(Ordering::Relaxed),
+    );
+    let ns = now_ns();
+    let ticks = if ns > ns0 + 1_000_000 && now > tsc0 {
+        ((now - tsc0) as u128 * 10_000_000 / (ns - ns0) as u128) as u64
+    } else {
+        1 << 24
+    };
+    if let Some(bytes) = resident_bytes() {
+        let mut w = Writer::new(t);
+        w.byte(EV_RSS);
+        w.varint(bytes);
+        w.time(now);
+        w.commit();
+    }
+    RSS_DUE.store(now.saturating_add(ticks.max(1)), Ordering::Relaxed);
+}
+
+/// Resident bytes: the second number of /proc/self/statm, in pages.
+fn resident_bytes() -> Option<u64> {
+    let mut buf = [0u8; 128];
+    // SAFETY: open/read/close into a buffer we own.
+    let n = unsafe {
+        let fd = sys::open(
+            c"/proc/self/statm".as_ptr(),
+            sys::O_RDONLY | sys::O_CLOEXEC,
+            0,
+        );
+        if fd < 0 {
+            return None;
+        }
+        let n = sys::read(fd, buf.as_mut_ptr() as *mut c_void, buf.len());
+        sys::close(fd);
+        n
+    };
+    let text = buf.get(..usize::try_from(n).ok()?)?;
+    let mut fields = text.split(|&b| b == b' ');
+    fields.next()?;
+    let mut pages = 0u64;
+    for &c in fields.next()? {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        pages = pages.checked_mul(10)?.checked_add(u64::from(c - b'0'))?;
+    }
+    pages.checked_mul(4096)
 }
 
 #[inline(always)]

@@ -83,6 +83,10 @@ fn a_recording_and_its_report_open_in_chromium() {
         "record", "-o", &trace, "--report", &page, "--", &exe,
     ]));
     let dom = check_page(&page);
+    assert!(
+        count(&dom, "memory", "data-rss") > 0,
+        "the recording's RSS is drawn"
+    );
     // The summary is the statistics' own figures.
     let stats: serde_json::Value =
         serde_json::from_str(&ok(&tramp(&["stats", "--json", &trace]))).unwrap();

@@ -37,7 +37,9 @@
     var sl = D.timeline;
     if (!sl.length) { svg.appendChild(el("svg:text", { x: 10, y: 20 }, "no heap events")); return; }
     var t0 = sl[0].start, t1 = sl[sl.length - 1].end, max = 1;
-    series.forEach(function (s) { sl.forEach(function (x) { max = Math.max(max, s.get(x)); }); });
+    series.forEach(function (s) {
+      (s.points || sl).forEach(function (x) { max = Math.max(max, s.points ? x[1] : s.get(x)); });
+    });
     var xs = function (t) { return L + (W - L - 10) * (t - t0) / Math.max(1, t1 - t0); };
     var ys = function (v) { return H - B - (H - B - 10) * v / max; };
     for (var g = 0; g <= 4; g++) {
@@ -48,16 +50,22 @@
     svg.appendChild(el("svg:text", { x: L, y: H - 6 }, clockLabel(0)));
     svg.appendChild(el("svg:text", { x: W - 80, y: H - 6 }, clockLabel(t1 - t0)));
     series.forEach(function (s, k) {
-      var d = sl.map(function (x, i) { return (i ? "L" : "M") + xs((x.start + x.end) / 2).toFixed(1) + " " + ys(s.get(x)).toFixed(1); }).join(" ");
+      var d = s.points
+        ? s.points.map(function (p, i) { return (i ? "L" : "M") + xs(Math.min(p[0], t1)).toFixed(1) + " " + ys(p[1]).toFixed(1); }).join(" ")
+        : sl.map(function (x, i) { return (i ? "L" : "M") + xs((x.start + x.end) / 2).toFixed(1) + " " + ys(s.get(x)).toFixed(1); }).join(" ");
+      if (!d) return;
       svg.appendChild(el("svg:path", { d: d, fill: "none", stroke: s.color, "stroke-width": 2, "vector-effect": "non-scaling-stroke" }));
       svg.appendChild(el("svg:text", { x: L + 10 + 200 * k, y: 14, fill: s.color }, s.name));
     });
     svg.setAttribute("data-points", String(sl.length));
   }
-  lines("memory", [
+  var memory = [
     { name: "most bytes live in the slice", color: "#c33", get: function (x) { return x.max_live_bytes; } },
     { name: "bytes live at its end", color: "#36c", get: function (x) { return x.live_bytes; } }
-  ], "bytes");
+  ];
+  if (D.rss.length && D.clock === "time") memory.push({ name: "resident set size (RSS)", color: "#888", points: D.rss });
+  lines("memory", memory, "bytes");
+  document.getElementById("memory").setAttribute("data-rss", String(D.clock === "time" ? D.rss.length : 0));
   lines("allocations", [
     { name: "allocations", color: "#393", get: function (x) { return x.allocations; } },
     { name: "frees", color: "#a60", get: function (x) { return x.frees; } }

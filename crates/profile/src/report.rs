@@ -41,6 +41,9 @@ pub struct Report {
     /// `time` (ns) or `events`.
     pub clock: String,
     pub timeline: Vec<Slice>,
+    /// The process's resident set size over time, (time, bytes), when the
+    /// recording sampled it.
+    pub rss: Vec<(u64, u64)>,
     pub sizes: Vec<Bucket>,
     pub lifetimes: lifetimes::Report,
     pub costs: Vec<&'static str>,
@@ -121,6 +124,7 @@ impl Report {
             summary,
             clock: timeline.clock.to_string(),
             timeline: timeline.slices,
+            rss: Vec::new(),
             sizes,
             lifetimes,
             costs: COSTS.to_vec(),
@@ -128,6 +132,12 @@ impl Report {
             stacks: kept,
             merged_stacks,
         }
+    }
+
+    /// Adds RSS samples (time, bytes) on the trace's clock.
+    pub fn with_rss(mut self, rss: Vec<(u64, u64)>) -> Report {
+        self.rss = rss;
+        self
     }
 
     /// The page.

@@ -311,6 +311,13 @@ impl State {
                 stack.frames.extend(frames.iter().rev().map(|&f| (f, 0)));
                 stack.site_next = true;
             }
+            RawEvent::Rss { bytes, .. } => {
+                let a = Annotation::Rss {
+                    time,
+                    bytes: *bytes,
+                };
+                self.comment(w, &a, stats)?;
+            }
             RawEvent::Unwind { stats: u, .. } => {
                 stats.unwind.add(u);
                 let a = Annotation::Unwind {

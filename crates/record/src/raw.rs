@@ -33,6 +33,7 @@ pub const EV_FREE_AT: u8 = 11;
 pub const EV_SPAWN: u8 = 12;
 pub const EV_FRAMES: u8 = 13;
 pub const EV_UNWIND: u8 = 14;
+pub const EV_RSS: u8 = 15;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RawError {
@@ -224,6 +225,11 @@ pub enum RawEvent {
         time: u64,
         stats: UnwindStats,
     },
+    /// The process's resident set size, in bytes.
+    Rss {
+        time: u64,
+        bytes: u64,
+    },
     Module {
         time: u64,
         base: u64,
@@ -269,6 +275,7 @@ impl RawEvent {
             | RawEvent::Spawn { time }
             | RawEvent::Frames { time, .. }
             | RawEvent::Unwind { time, .. }
+            | RawEvent::Rss { time, .. }
             | RawEvent::Module { time, .. }
             | RawEvent::Process { time, .. }
             | RawEvent::Stall { time, .. }
@@ -448,6 +455,10 @@ impl<'a> Cursor<'a> {
                 }
                 RawEvent::Frames { time, keep, frames }
             }
+            EV_RSS => RawEvent::Rss {
+                bytes: self.varint()?,
+                time: self.clock()?,
+            },
             EV_UNWIND => {
                 let stats = UnwindStats {
                     stacks: self.varint()?,

@@ -32,6 +32,12 @@ pub enum Annotation {
     /// machine that ran the program: readers name it from here, after a
     /// rebuild or on another machine.
     Symbol(crate::symbolizer::Place),
+    /// The process's resident set size at `time` (the trace's clock),
+    /// sampled about every 10 ms.
+    Rss {
+        time: u64,
+        bytes: u64,
+    },
     /// How a thread's call stacks were taken by the capture's unwinder.
     Unwind {
         thread: u64,
@@ -76,7 +82,7 @@ impl Annotation {
             Annotation::Symbol(p) => {
                 // Tab-separated, empty for what is unknown; a tab or a line
                 // break inside a name would split it, so it becomes a space.
-                let clean = |t: Option<&str>| t.unwrap_or("").replace(['\t', '\n', '\r'], " ");
+                let clean = |t: Option<&str>| t.unwrap_or("").replace(['\t', '\n'], " ");
                 format!(
                     "tramp:symbol {:#x}\t{}\t{}\t{}\t{}\t{}",
                     p.address,
@@ -87,6 +93,7 @@ impl Annotation {
                     p.line.map_or(String::new(), |l| l.to_string())
                 )
             }
+            Annotation::Rss { time, bytes } => format!("tramp:rss time={time} bytes={bytes}"),
             Annotation::Frames { first, nodes } => {
                 let mut s = format!("tramp:frames {first}");
                 for (parent, frame) in nodes {
@@ -173,6 +180,13 @@ impl Annotation {
                 }
                 Some(Annotation::Frames { first, nodes })
             }
+            "rss" => {
+                let v: [u64; 2] = values(args)?;
+                Some(Annotation::Rss {
+                    time: v[0],
+                    bytes: v[1],
+                })
+            }
             "unwind" => {
                 let v: [u64; 6] = values(args)?;
                 Some(Annotation::Unwind {
@@ -211,6 +225,52 @@ fn values<const N: usize>(args: &str) -> Option<[u64; N]> {
     Some(v)
 }
 
+/// The RSS samples a recording carries (`tramp:rss` notes), at most
+/// `2 × limit` kept: past that, neighbours merge in pairs keeping the
+/// larger (constant memory, the peaks kept).
+pub struct RssSamples {
+    limit: usize,
+    samples: Vec<(u64, u64)>,
+}
+
+impl RssSamples {
+    pub fn new(limit: usize) -> RssSamples {
+        RssSamples {
+            limit: limit.max(1),
+            samples: Vec::new(),
+        }
+    }
+}
+
+impl tramp_core::Analysis for RssSamples {
+    type Report = Vec<(u64, u64)>;
+
+    fn observe(&mut self, rec: &tramp_core::Record<'_>) -> Result<(), tramp_core::Error> {
+        if rec.record_type().kind != tramp_core::RecordKind::Comment {
+            return Ok(());
+        }
+        if let Some(Annotation::Rss { time, bytes }) = rec
+            .role(tramp_core::Role::Text)
+            .and_then(|v| v.as_bytes())
+            .and_then(Annotation::parse)
+        {
+            self.samples.push((time, bytes));
+            if self.samples.len() >= 2 * self.limit {
+                self.samples = self
+                    .samples
+                    .chunks(2)
+                    .map(|p| (p[0].0, p.iter().map(|s| s.1).max().unwrap_or(0)))
+                    .collect();
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> Vec<(u64, u64)> {
+        self.samples
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -247,6 +307,10 @@ mod tests {
                 address: 0x10,
                 ..Default::default()
             }),
+            Annotation::Rss {
+                time: 10_000_000,
+                bytes: 1 << 22,
+            },
             Annotation::Unwind {
                 thread: 9,
                 stacks: 100,

@@ -7,13 +7,14 @@ use tramp_heap::timeline::Timeline;
 use tramp_heap::{HeapStats, Lived};
 use tramp_profile::report::{Figure, Report};
 use tramp_symbols::ModuleMap;
+use tramp_symbols::notes::RssSamples;
 use tramp_symbols::sites::SiteCounts;
 
 use super::{InputArgs, end_run};
 
 /// Write a heap trace's profile as one self-contained HTML page (no
-/// network; open it in any browser): a summary, memory and allocations
-/// over time, the size histogram, lifetimes, an interactive flame graph
+/// network; open it in any browser): a summary, memory (heap bytes, and the
+/// RSS a recording sampled every 10 ms) and allocations over time, the size histogram, lifetimes, an interactive flame graph
 /// (choose the cost — allocations, bytes, temporary, peak, leaked — click
 /// a frame to zoom, search by name) and top-down and bottom-up tables with
 /// every cost. The page is aggregated first (at most 4000 call stacks, the
@@ -52,7 +53,8 @@ pub fn write(input: &InputArgs, output: &str) -> Result<()> {
     let mut stats: HeapStats<(SiteCounts, (Timeline, Lifetimes)), Lived> =
         HeapStats::with((SiteCounts::new(), (Timeline::new(512), Lifetimes::new())));
     let mut modules = ModuleMap::new();
-    let run = o.run(&mut [&mut stats, &mut modules], Vec::new());
+    let mut rss = RssSamples::new(512);
+    let run = o.run(&mut [&mut stats, &mut modules, &mut rss], Vec::new());
     let (totals, (sites, (timeline, lifetimes))) = stats.finish_with();
     let (mut stacks, merged, other) = sites.by_stack_top(
         &tramp_core::Analysis::finish(modules),
@@ -113,7 +115,8 @@ pub fn write(input: &InputArgs, output: &str) -> Result<()> {
         lifetimes,
         &stacks,
         merged,
-    );
+    )
+    .with_rss(tramp_core::Analysis::finish(rss));
     std::io::Write::write_all(&mut out, report.html().as_bytes())
         .and_then(|_| out.finish())
         .with_context(|| format!("writing {output}"))?;
