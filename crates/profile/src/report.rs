@@ -22,10 +22,6 @@ pub const MAX_STACKS: usize = 4000;
 /// leaked.
 pub const COSTS: [&str; 5] = ["allocations", "bytes", "temporary", "peak", "leaked"];
 
-fn costs(t: &SiteTotals) -> [u64; 5] {
-    [t.allocs, t.bytes, t.temporary, t.peak_bytes, t.live_bytes]
-}
-
 /// One line of the summary.
 #[derive(Clone, Debug, Serialize)]
 pub struct Figure {
@@ -69,28 +65,7 @@ impl Report {
         stacks: &[(Vec<String>, SiteTotals)],
         merged_before: usize,
     ) -> Report {
-        let totals: [u64; 5] = stacks.iter().fold([0; 5], |mut a, (_, t)| {
-            for (x, c) in a.iter_mut().zip(costs(t)) {
-                *x = x.saturating_add(c);
-            }
-            a
-        });
-        // Rank by the largest share of any cost.
-        let share = |t: &SiteTotals| {
-            costs(t)
-                .iter()
-                .zip(totals)
-                .map(|(c, total)| {
-                    if total == 0 {
-                        0.0
-                    } else {
-                        *c as f64 / total as f64
-                    }
-                })
-                .fold(0.0, f64::max)
-        };
-        let mut order: Vec<usize> = (0..stacks.len()).collect();
-        order.sort_by(|a, b| share(&stacks[*b].1).total_cmp(&share(&stacks[*a].1)));
+        let order = tramp_symbols::sites::by_largest_share(stacks);
         let mut names: rustc_hash::FxHashMap<&str, u32> = Default::default();
         let mut frames = Vec::new();
         let mut kept = Vec::new();
@@ -98,7 +73,7 @@ impl Report {
         for (n, &i) in order.iter().enumerate() {
             let (stack, t) = &stacks[i];
             if n >= MAX_STACKS {
-                for (x, c) in other.iter_mut().zip(costs(t)) {
+                for (x, c) in other.iter_mut().zip(t.costs()) {
                     *x = x.saturating_add(c);
                 }
                 continue;
@@ -112,7 +87,7 @@ impl Report {
                     })
                 })
                 .collect();
-            kept.push((ids, costs(t)));
+            kept.push((ids, t.costs()));
         }
         let merged_stacks = stacks.len().saturating_sub(MAX_STACKS) + merged_before;
         if merged_stacks > 0 {
@@ -181,6 +156,23 @@ mod tests {
         }
     }
 
+    /// A page of `stacks` alone.
+    fn page(stacks: &[(Vec<String>, SiteTotals)]) -> Report {
+        let timeline = tramp_heap::timeline::Report {
+            clock: "events",
+            slices: vec![],
+        };
+        Report::new(
+            "t".into(),
+            vec![],
+            timeline,
+            vec![],
+            Default::default(),
+            stacks,
+            0,
+        )
+    }
+
     #[test]
     fn stacks_past_the_bound_are_merged_and_frames_named_once() {
         let mut stacks = Vec::new();
@@ -190,18 +182,7 @@ mod tests {
                 totals(1, 1 + i as u64),
             ));
         }
-        let r = Report::new(
-            "t".into(),
-            vec![],
-            tramp_heap::timeline::Report {
-                clock: "events",
-                slices: vec![],
-            },
-            vec![],
-            Default::default(),
-            &stacks,
-            0,
-        );
+        let r = page(&stacks);
         assert_eq!(r.merged_stacks, 10);
         assert_eq!(r.stacks.len(), MAX_STACKS + 1);
         // main once, each kept leaf once, and the merged row.
@@ -212,19 +193,7 @@ mod tests {
         assert_eq!(r.frames[r.stacks[0].0[0] as usize], "main");
         let mut hostile = stacks.clone();
         hostile.push((vec!["</script><b>".into()], totals(1 << 40, 1 << 40)));
-        let html = Report::new(
-            "t".into(),
-            vec![],
-            tramp_heap::timeline::Report {
-                clock: "events",
-                slices: vec![],
-            },
-            vec![],
-            Default::default(),
-            &hostile,
-            0,
-        )
-        .html();
+        let html = page(&hostile).html();
         assert!(
             !html.contains("</script><b>"),
             "a frame name cannot end the script"

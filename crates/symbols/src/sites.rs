@@ -35,6 +35,18 @@ pub struct SiteTotals {
 }
 
 impl SiteTotals {
+    /// The five costs of the heap profile, in this order: allocations,
+    /// bytes, temporary, peak, leaked.
+    pub fn costs(&self) -> [u64; 5] {
+        [
+            self.allocs,
+            self.bytes,
+            self.temporary,
+            self.peak_bytes,
+            self.live_bytes,
+        ]
+    }
+
     /// Adds another site's totals (saturating): sites that read the same.
     pub fn add(&mut self, t: &SiteTotals) {
         self.allocs = self.allocs.saturating_add(t.allocs);
@@ -301,28 +313,9 @@ impl SiteCounts {
         modules: &Modules,
         keep: usize,
     ) -> (Vec<(Vec<String>, SiteTotals)>, usize, SiteTotals) {
-        let mut all = self.resolved(modules);
-        let costs = |t: &SiteTotals| [t.allocs, t.bytes, t.temporary, t.peak_bytes, t.live_bytes];
-        let totals = all.iter().fold([0u64; 5], |mut a, (_, t)| {
-            for (x, c) in a.iter_mut().zip(costs(t)) {
-                *x = x.saturating_add(c);
-            }
-            a
-        });
-        let share = |t: &SiteTotals| {
-            costs(t)
-                .iter()
-                .zip(totals)
-                .map(|(c, total)| {
-                    if total == 0 {
-                        0.0
-                    } else {
-                        *c as f64 / total as f64
-                    }
-                })
-                .fold(0.0, f64::max)
-        };
-        all.sort_by(|a, b| share(&b.1).total_cmp(&share(&a.1)).then(a.0.cmp(&b.0)));
+        let all = self.resolved(modules);
+        let order = by_largest_share(&all);
+        let mut all: Vec<(Site, SiteTotals)> = order.into_iter().map(|i| all[i].clone()).collect();
         let mut other = SiteTotals::default();
         let merged = all.len().saturating_sub(keep);
         for (_, t) in all.iter().skip(keep) {
@@ -374,6 +367,34 @@ pub fn folded(stacks: &[(Vec<String>, SiteTotals)], cost: Cost) -> String {
         }
     }
     out
+}
+
+/// The indices of `rows` from the largest share of any cost (of the rows'
+/// totals) down; ties in row order.
+pub fn by_largest_share<T>(rows: &[(T, SiteTotals)]) -> Vec<usize> {
+    let totals = rows.iter().fold([0u64; 5], |mut a, (_, t)| {
+        for (x, c) in a.iter_mut().zip(t.costs()) {
+            *x = x.saturating_add(c);
+        }
+        a
+    });
+    let share = |t: &SiteTotals| {
+        t.costs()
+            .iter()
+            .zip(totals)
+            .map(|(c, total)| {
+                if total == 0 {
+                    0.0
+                } else {
+                    *c as f64 / total as f64
+                }
+            })
+            .fold(0.0, f64::max)
+    };
+    let shares: Vec<f64> = rows.iter().map(|(_, t)| share(t)).collect();
+    let mut order: Vec<usize> = (0..rows.len()).collect();
+    order.sort_by(|a, b| shares[*b].total_cmp(&shares[*a]).then(a.cmp(b)));
+    order
 }
 
 /// A stack's frames as folded stacks name them, outermost first.
