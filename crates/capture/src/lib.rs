@@ -93,6 +93,9 @@ pub const EV_UNWIND: u8 = 14;
 /// The process's resident set size in bytes (sampled about every 10 ms,
 /// by whichever thread records an event when a sample is due).
 pub const EV_RSS: u8 = 15;
+/// A piece of the text the program's own `__lsan_default_suppressions()`
+/// returns (LeakSanitizer's suppressions compiled into the program).
+pub const EV_LSAN: u8 = 16;
 
 /// Bytes of one thread buffer (one mmap).
 const BUF_BYTES: usize = 1 << 18;
@@ -999,6 +1002,7 @@ fn with_buffer(f: impl FnOnce(&mut ThreadBuf)) {
             {
                 write_process_header(t);
                 record_modules(t);
+                record_lsan_suppressions(t);
             } else if CHECK_MODULES.load(Ordering::Relaxed)
                 && CHECK_MODULES.swap(false, Ordering::Relaxed)
             {
@@ -1079,6 +1083,141 @@ fn site(w: &mut Writer<'_>, caller: Caller) -> u64 {
         }
     }
     ret
+}
+
+/// Writes the suppressions the program compiled in for LeakSanitizer
+/// (`const char *__lsan_default_suppressions(void)`), when it has them, in
+/// pieces that fit an event.
+fn record_lsan_suppressions(t: &mut ThreadBuf) {
+    // SAFETY: dlsym with a NUL-terminated name; RTLD_DEFAULT (null)
+    // searches the program and its libraries (the program's own symbol
+    // table too: executables do not export the function unless linked
+    // with -rdynamic).
+    let mut f = unsafe { sys::dlsym(null_mut(), c"__lsan_default_suppressions".as_ptr()) };
+    if f.is_null() {
+        f = program_symbol(b"__lsan_default_suppressions") as *mut c_void;
+    }
+    if f.is_null() {
+        return;
+    }
+    // SAFETY: LeakSanitizer's interface: a function of no arguments that
+    // returns a NUL-terminated string (or NULL); we are inside the library,
+    // so anything it allocates is not recorded.
+    let text = unsafe {
+        let f: extern "C" fn() -> *const c_char = core::mem::transmute(f);
+        let p = f();
+        if p.is_null() {
+            return;
+        }
+        core::slice::from_raw_parts(p as *const u8, sys::strlen(p).min(1 << 16))
+    };
+    for piece in text.chunks(MAX_EVENT - 32) {
+        let mut w = Writer::new(t);
+        w.byte(EV_LSAN);
+        w.varint(piece.len() as u64);
+        for &b in piece {
+            w.byte(b);
+        }
+        w.commit();
+    }
+}
+
+/// The address of a function the program defines, from the `.symtab` of
+/// its file (0 when absent or the file is stripped). The file is mapped
+/// read-only, read with bounds checks, and unmapped.
+fn program_symbol(name: &[u8]) -> usize {
+    // SAFETY: open/fstat/mmap/close on our own descriptor; the mapping is
+    // read-only, private, and unmapped below.
+    let (map, size) = unsafe {
+        let fd = sys::open(
+            c"/proc/self/exe".as_ptr(),
+            sys::O_RDONLY | sys::O_CLOEXEC,
+            0,
+        );
+        if fd < 0 {
+            return 0;
+        }
+        let mut st = [0u64; 18];
+        let size = if sys::fstat(fd, &mut st) == 0 {
+            st[6] as usize
+        } else {
+            0
+        };
+        let map = if size >= 64 {
+            sys::mmap(null_mut(), size, sys::PROT_READ, sys::MAP_PRIVATE, fd, 0)
+        } else {
+            sys::MAP_FAILED
+        };
+        sys::close(fd);
+        if map == sys::MAP_FAILED {
+            return 0;
+        }
+        (map, size)
+    };
+    // SAFETY: the mapping is `size` readable bytes until unmapped below.
+    let elf = unsafe { core::slice::from_raw_parts(map as *const u8, size) };
+    let found = find_symbol(elf, name);
+    // SAFETY: the mapping made above, no longer used.
+    unsafe { sys::syscall(sys::SYS_MUNMAP, map, size) };
+    let Some((value, pie)) = found else { return 0 };
+    if !pie {
+        return value as usize;
+    }
+    // A position-independent program: add its load address (the first
+    // module dl_iterate_phdr reports).
+    unsafe extern "C" fn first(info: *mut sys::DlPhdrInfo, _: usize, data: *mut c_void) -> c_int {
+        // SAFETY: dl_iterate_phdr passes a valid info and our u64.
+        unsafe { *(data as *mut u64) = (*info).dlpi_addr as u64 };
+        1
+    }
+    let mut base = 0u64;
+    // SAFETY: `first` matches the callback type; `base` outlives the call.
+    unsafe { sys::dl_iterate_phdr(first, &mut base as *mut u64 as *mut c_void) };
+    (base + value) as usize
+}
+
+/// A defined symbol's value in an ELF64 file's `.symtab`, and whether the
+/// file is position-independent (ET_DYN).
+fn find_symbol(elf: &[u8], name: &[u8]) -> Option<(u64, bool)> {
+    let u16_at = |o: usize| Some(u16::from_le_bytes(elf.get(o..o + 2)?.try_into().ok()?));
+    let u32_at = |o: usize| Some(u32::from_le_bytes(elf.get(o..o + 4)?.try_into().ok()?));
+    let u64_at = |o: usize| Some(u64::from_le_bytes(elf.get(o..o + 8)?.try_into().ok()?));
+    if elf.get(..5)? != b"\x7fELF\x02" {
+        return None;
+    }
+    let pie = u16_at(0x10)? == 3;
+    let shoff = usize::try_from(u64_at(0x28)?).ok()?;
+    let shnum = u16_at(0x3c)? as usize;
+    let section = |i: usize| shoff.checked_add(i.checked_mul(64)?);
+    for i in 0..shnum {
+        let sh = section(i)?;
+        if u32_at(sh + 4)? != 2 {
+            continue; // not SHT_SYMTAB
+        }
+        let (off, len) = (u64_at(sh + 0x18)? as usize, u64_at(sh + 0x20)? as usize);
+        let strtab = section(u32_at(sh + 0x28)? as usize)?;
+        let (str_off, str_len) = (
+            u64_at(strtab + 0x18)? as usize,
+            u64_at(strtab + 0x20)? as usize,
+        );
+        let strings = elf.get(str_off..str_off.checked_add(str_len)?)?;
+        let syms = elf.get(off..off.checked_add(len)?)?;
+        for sym in syms.chunks_exact(24) {
+            let at = u32::from_le_bytes(sym[..4].try_into().ok()?) as usize;
+            let value = u64::from_le_bytes(sym[8..16].try_into().ok()?);
+            let shndx = u16::from_le_bytes(sym[6..8].try_into().ok()?);
+            if value == 0 || shndx == 0 {
+                continue;
+            }
+            let Some(rest) = strings.get(at..) else {
+                continue;
+            };
+            if rest.len() > name.len() && &rest[..name.len()] == name && rest[name.len()] == 0 {
+                return Some((value, pie));
+            }
+        }
+    }
+    None
 }
 
 /// Writes how the thread's stacks were taken (with stacks on).

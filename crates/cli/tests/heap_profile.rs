@@ -413,3 +413,32 @@ fn call_trees_read_both_ways() {
     assert_eq!((at("17"), at("18")), (1024, 480 + 80));
     assert_eq!(td["direction"], "top-down");
 }
+
+/// The program's own LeakSanitizer suppressions
+/// (`__lsan_default_suppressions`) are recorded and applied as LSan applies
+/// them, beside any `--suppressions` file.
+#[test]
+fn the_programs_own_lsan_suppressions_apply() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = build(&dir, "lsan_default");
+    let trace = p(&dir, "t.tpack");
+    ok(&tramp(&["record", "-o", &trace, "--", &exe]));
+    let v = json(&["stats", "--sites", "--json", "--top", "50", &trace]);
+    let leaks = &v["sites"]["leaks"];
+    assert_eq!(leaks["suppressions"][0]["pattern"], "keep_forever");
+    assert_eq!(
+        (
+            leaks["suppressed_objects"].as_u64(),
+            leaks["suppressed_bytes"].as_u64()
+        ),
+        (Some(3), Some(300))
+    );
+    let leaking: Vec<&str> = v["sites"]["by_live_bytes_at_exit"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["stack"][0]["function"].as_str())
+        .collect();
+    assert!(leaking.contains(&"forgot"), "{leaking:?}");
+    assert!(!leaking.contains(&"keep_forever"), "{leaking:?}");
+}

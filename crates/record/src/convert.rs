@@ -311,6 +311,10 @@ impl State {
                 stack.frames.extend(frames.iter().rev().map(|&f| (f, 0)));
                 stack.site_next = true;
             }
+            RawEvent::Lsan { text, .. } => {
+                let a = Annotation::LsanSuppressions(String::from_utf8_lossy(text).into_owned());
+                self.comment(w, &a, stats)?;
+            }
             RawEvent::Rss { bytes, .. } => {
                 let a = Annotation::Rss {
                     time,

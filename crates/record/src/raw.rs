@@ -34,6 +34,7 @@ pub const EV_SPAWN: u8 = 12;
 pub const EV_FRAMES: u8 = 13;
 pub const EV_UNWIND: u8 = 14;
 pub const EV_RSS: u8 = 15;
+pub const EV_LSAN: u8 = 16;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RawError {
@@ -230,6 +231,11 @@ pub enum RawEvent {
         time: u64,
         bytes: u64,
     },
+    /// A piece of the program's own LeakSanitizer suppressions.
+    Lsan {
+        time: u64,
+        text: Vec<u8>,
+    },
     Module {
         time: u64,
         base: u64,
@@ -276,6 +282,7 @@ impl RawEvent {
             | RawEvent::Frames { time, .. }
             | RawEvent::Unwind { time, .. }
             | RawEvent::Rss { time, .. }
+            | RawEvent::Lsan { time, .. }
             | RawEvent::Module { time, .. }
             | RawEvent::Process { time, .. }
             | RawEvent::Stall { time, .. }
@@ -454,6 +461,18 @@ impl<'a> Cursor<'a> {
                     frames.push(prev);
                 }
                 RawEvent::Frames { time, keep, frames }
+            }
+            EV_LSAN => {
+                let n = self.varint()? as usize;
+                let at = self.at;
+                let Some(text) = self.payload.get(at..at.saturating_add(n)) else {
+                    return Err(self.bad());
+                };
+                self.at += n;
+                RawEvent::Lsan {
+                    time,
+                    text: text.to_vec(),
+                }
             }
             EV_RSS => RawEvent::Rss {
                 bytes: self.varint()?,

@@ -17,6 +17,8 @@ pub struct ModuleMap {
     modules: Vec<(u64, String)>,
     /// Places the recording symbolized itself.
     symbols: Vec<Place>,
+    /// The program's own LeakSanitizer suppressions.
+    lsan: String,
     stacks: Vec<(u64, Vec<u64>)>,
     tree: Stacks,
     stack_depth: u64,
@@ -44,6 +46,7 @@ impl ModuleMap {
                 self.tree.define(first, &nodes);
             }
             Some(Annotation::Symbol(place)) => self.symbols.push(place),
+            Some(Annotation::LsanSuppressions(text)) => self.lsan.push_str(&text),
             Some(Annotation::Process { stack_depth, .. }) => self.stack_depth = stack_depth,
             _ => {}
         }
@@ -88,6 +91,9 @@ pub struct Modules {
     pub modules: Vec<(u64, String)>,
     /// Places stored by the recording (named without the module files).
     pub symbols: Vec<Place>,
+    /// The suppressions the program compiled in for LeakSanitizer
+    /// (`__lsan_default_suppressions`), as text.
+    pub lsan_suppressions: String,
     pub stacks: Vec<(u64, Vec<u64>)>,
     pub tree: Stacks,
     /// Frames per allocation site (0: sites are return addresses).
@@ -100,6 +106,7 @@ impl Modules {
         ModuleMap {
             modules: self.modules.clone(),
             symbols: self.symbols.clone(),
+            lsan: self.lsan_suppressions.clone(),
             stacks: self.stacks.clone(),
             tree: self.tree.clone(),
             stack_depth: self.stack_depth,
@@ -161,6 +168,7 @@ impl tramp_core::Analysis for ModuleMap {
         Modules {
             modules: self.modules,
             symbols: self.symbols,
+            lsan_suppressions: self.lsan,
             stacks: self.stacks,
             tree: self.tree,
             stack_depth: self.stack_depth,

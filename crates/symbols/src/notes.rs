@@ -32,6 +32,9 @@ pub enum Annotation {
     /// machine that ran the program: readers name it from here, after a
     /// rebuild or on another machine.
     Symbol(crate::symbolizer::Place),
+    /// A piece of the suppressions the program compiled in for
+    /// LeakSanitizer (`__lsan_default_suppressions`); pieces join in order.
+    LsanSuppressions(String),
     /// The process's resident set size at `time` (the trace's clock),
     /// sampled about every 10 ms.
     Rss {
@@ -94,6 +97,7 @@ impl Annotation {
                 )
             }
             Annotation::Rss { time, bytes } => format!("tramp:rss time={time} bytes={bytes}"),
+            Annotation::LsanSuppressions(text) => format!("tramp:lsan-suppressions {text}"),
             Annotation::Frames { first, nodes } => {
                 let mut s = format!("tramp:frames {first}");
                 for (parent, frame) in nodes {
@@ -123,6 +127,9 @@ impl Annotation {
     pub fn parse(comment: &[u8]) -> Option<Annotation> {
         let s = std::str::from_utf8(comment).ok()?;
         let rest = s.strip_prefix("tramp:")?;
+        if let Some(t) = rest.strip_prefix("lsan-suppressions ") {
+            return Some(Annotation::LsanSuppressions(t.to_string()));
+        }
         if let Some(t) = rest.strip_prefix("symbol ") {
             let f: Vec<&str> = t.split('\t').collect();
             let [address, module, offset, function, file, line] = f[..] else {
@@ -307,6 +314,7 @@ mod tests {
                 address: 0x10,
                 ..Default::default()
             }),
+            Annotation::LsanSuppressions("leak:keep_forever\nleak:^cache_".into()),
             Annotation::Rss {
                 time: 10_000_000,
                 bytes: 1 << 22,

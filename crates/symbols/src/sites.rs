@@ -177,7 +177,16 @@ impl SiteCounts {
         // Leaks: every site still holding bytes, unless suppressed.
         let mut leaks = Leaks::default();
         let mut leaking: Vec<(Site, SiteTotals)> = Vec::new();
+        // The file's suppressions, then those the program compiled in for
+        // LeakSanitizer (`__lsan_default_suppressions`, as LSan applies both).
         let mut suppressed = suppressions.cloned();
+        let own = Suppressions::from_program(&modules.lsan_suppressions);
+        if !own.list.is_empty() {
+            suppressed
+                .get_or_insert_with(Suppressions::default)
+                .list
+                .extend(own.list);
+        }
         for (site, t) in all.iter().filter(|(_, t)| t.live_bytes > 0) {
             let hit = suppressed
                 .as_ref()

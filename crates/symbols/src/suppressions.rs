@@ -51,6 +51,24 @@ impl Suppressions {
         Ok(Suppressions { list })
     }
 
+    /// The `leak:` lines of the text a program's `__lsan_default_suppressions`
+    /// returned (other kinds, which LeakSanitizer does not use for leaks,
+    /// are passed over rather than refused: the program is not ours to fix).
+    pub fn from_program(text: &str) -> Suppressions {
+        let list = text
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix("leak:"))
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+            .map(|p| Suppression {
+                pattern: p.to_string(),
+                objects: 0,
+                bytes: 0,
+            })
+            .collect();
+        Suppressions { list }
+    }
+
     /// The first suppression matching a frame of `stack`, if any.
     pub fn find(&self, stack: &[Place]) -> Option<usize> {
         self.list.iter().position(|s| {
