@@ -443,6 +443,17 @@ impl<'a> Cursor<'a> {
         })
     }
 
+    /// A length and that many bytes.
+    fn bytes(&mut self) -> Result<Vec<u8>, RawError> {
+        let n = self.varint()? as usize;
+        let at = self.at;
+        let Some(b) = self.payload.get(at..at.saturating_add(n)) else {
+            return Err(self.bad());
+        };
+        self.at += n;
+        Ok(b.to_vec())
+    }
+
     /// Events a chunk has few of (or damage).
     #[inline(never)]
     fn rare(&mut self, kind: u8) -> Result<RawEvent, RawError> {
@@ -462,18 +473,10 @@ impl<'a> Cursor<'a> {
                 }
                 RawEvent::Frames { time, keep, frames }
             }
-            EV_LSAN => {
-                let n = self.varint()? as usize;
-                let at = self.at;
-                let Some(text) = self.payload.get(at..at.saturating_add(n)) else {
-                    return Err(self.bad());
-                };
-                self.at += n;
-                RawEvent::Lsan {
-                    time,
-                    text: text.to_vec(),
-                }
-            }
+            EV_LSAN => RawEvent::Lsan {
+                time,
+                text: self.bytes()?,
+            },
             EV_RSS => RawEvent::Rss {
                 bytes: self.varint()?,
                 time: self.clock()?,
@@ -493,16 +496,10 @@ impl<'a> Cursor<'a> {
             }
             EV_MODULE => {
                 let base = self.varint()?;
-                let n = self.varint()? as usize;
-                let at = self.at;
-                let Some(path) = self.payload.get(at..at.saturating_add(n)) else {
-                    return Err(self.bad());
-                };
-                self.at += n;
                 RawEvent::Module {
                     time,
                     base,
-                    path: path.to_vec(),
+                    path: self.bytes()?,
                 }
             }
             EV_SPAWN => RawEvent::Spawn {
