@@ -20,7 +20,8 @@
     if (D.clock !== "time") return human(t, "") + " ev";
     if (t >= 1e9) return (t / 1e9).toFixed(2) + " s";
     if (t >= 1e6) return (t / 1e6).toFixed(1) + " ms";
-    return (t / 1e3).toFixed(0) + " µs";
+    if (t >= 1e3) return (t / 1e3).toFixed(0) + " µs";
+    return Math.round(t) + " ns";
   }
 
   // Summary.
