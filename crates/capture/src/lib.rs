@@ -19,7 +19,7 @@
 mod sys;
 mod unwind;
 
-use unwind::{Change, Frame, MAX_FRAMES, Unwinder};
+use unwind::{Frame, MAX_FRAMES, Unwinder};
 
 use core::cell::Cell;
 use core::ffi::{c_char, c_int, c_void};
@@ -674,20 +674,25 @@ impl<'a> Writer<'a> {
         self.at += 1;
     }
 
+    /// `v - from` as a zigzag varint (small either way).
+    #[inline]
+    fn diff(&mut self, v: u64, from: u64) {
+        let d = v.wrapping_sub(from) as i64;
+        self.varint(((d << 1) ^ (d >> 63)) as u64);
+    }
+
     /// An address as the zigzag difference from the chunk's last one.
     #[inline]
     fn addr(&mut self, a: u64) {
-        let d = a.wrapping_sub(self.t.prev_addr) as i64;
+        self.diff(a, self.t.prev_addr);
         self.t.prev_addr = a;
-        self.varint(((d << 1) ^ (d >> 63)) as u64);
     }
 
     /// A site as the zigzag difference from the chunk's last one.
     #[inline]
     fn site(&mut self, s: u64) {
-        let d = s.wrapping_sub(self.t.prev_site) as i64;
+        self.diff(s, self.t.prev_site);
         self.t.prev_site = s;
-        self.varint(((d << 1) ^ (d >> 63)) as u64);
     }
 
     #[inline]
@@ -1056,18 +1061,8 @@ fn site(w: &mut Writer<'_>, caller: Caller) -> u64 {
     // SAFETY: the thread's own unwinder (mapped above or earlier, never
     // unmapped, reset when the buffer changes hands).
     let u = unsafe { &mut *w.t.unwinder };
-    let mut change = Change {
-        keep: 0,
-        n_new: 0,
-        new: [0; MAX_FRAMES],
-    };
     let start = Frame::caller(caller.sp as u64, caller.bp as u64);
-    u.take(
-        start,
-        depth,
-        UNWIND_CHECK.load(Ordering::Relaxed),
-        &mut change,
-    );
+    let change = u.take(start, depth, UNWIND_CHECK.load(Ordering::Relaxed));
     if change.n_new > 0 {
         // The innermost new frame is the return address, which the event
         // that follows carries as its site: listed are the others, as
@@ -1076,10 +1071,10 @@ fn site(w: &mut Writer<'_>, caller: Caller) -> u64 {
         w.varint(change.keep as u64);
         w.varint(change.n_new as u64 - 1);
         let mut prev = w.t.prev_site;
-        for &f in &change.new[1..change.n_new] {
-            let d = f.wrapping_sub(prev) as i64;
+        for k in 1..change.n_new {
+            let f = u.new_frame(k);
+            w.diff(f, prev);
             prev = f;
-            w.varint(((d << 1) ^ (d >> 63)) as u64);
         }
     }
     ret

@@ -113,11 +113,11 @@ impl Frame {
 }
 
 /// What changed since the thread's previous stack: keep its `keep`
-/// outermost frames, then add `new[..n_new]` (innermost first) inside them.
+/// outermost frames, then add `n_new` frames inside them (innermost first,
+/// [`Unwinder::new_frame`]).
 pub struct Change {
     pub keep: usize,
     pub n_new: usize,
-    pub new: [u64; MAX_FRAMES],
 }
 
 /// A thread's unwinder: the rule cache and the previous stack.
@@ -198,7 +198,7 @@ impl Unwinder {
     /// Takes the stack from `start` up to `depth` frames, and says what
     /// changed since the previous one. With `check`, every early stop is
     /// compared with a full unwind (and the full one kept on a difference).
-    pub fn take(&mut self, start: Frame, depth: usize, check: bool, out: &mut Change) {
+    pub fn take(&mut self, start: Frame, depth: usize, check: bool) -> Change {
         let depth = depth.min(MAX_FRAMES);
         let generation = GENERATION.load(core::sync::atomic::Ordering::Relaxed);
         if generation != self.generation {
@@ -229,34 +229,37 @@ impl Unwinder {
                     if !same {
                         self.mismatches += 1;
                         self.scratch[..full_n].copy_from_slice(&self.check[..full_n]);
-                        self.adopt_full(full_n, full_n == depth, out);
-                        return;
+                        return self.adopt_full(full_n, full_n == depth);
                     }
                 }
-                out.keep = j + 1;
-                out.n_new = n;
                 for k in 0..n {
-                    out.new[k] = self.scratch[k].pc;
                     self.prev[j + n - k] = self.scratch[k];
                 }
                 self.prev_len = j + 1 + n;
                 self.mark_bp(j + 1);
+                Change {
+                    keep: j + 1,
+                    n_new: n,
+                }
             }
-            None => self.adopt_full(n, cut, out),
+            None => self.adopt_full(n, cut),
         }
     }
 
+    /// The `k`th new frame (innermost first) of the last [`Change`].
+    pub fn new_frame(&self, k: usize) -> u64 {
+        self.scratch[k].pc
+    }
+
     /// Makes `scratch[..n]` the thread's stack.
-    fn adopt_full(&mut self, n: usize, cut: bool, out: &mut Change) {
-        out.keep = 0;
-        out.n_new = n;
+    fn adopt_full(&mut self, n: usize, cut: bool) -> Change {
         for k in 0..n {
-            out.new[k] = self.scratch[k].pc;
             self.prev[n - 1 - k] = self.scratch[k];
         }
         self.prev_len = n;
         self.prev_cut = cut;
         self.mark_bp(0);
+        Change { keep: 0, n_new: n }
     }
 
     /// Sets [`BP_MATTERS`] on `prev[from..]`, carrying it from the frame

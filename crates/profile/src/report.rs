@@ -13,14 +13,10 @@ use serde::Serialize;
 use tramp_heap::lifetimes;
 use tramp_heap::stats::Bucket;
 use tramp_heap::timeline::Slice;
-use tramp_symbols::sites::SiteTotals;
+use tramp_symbols::sites::{Cost, SiteTotals};
 
 /// Call stacks kept in the page (by their largest share of any cost).
 pub const MAX_STACKS: usize = 4000;
-
-/// Costs per stack, in this order: allocations, bytes, temporary, peak,
-/// leaked.
-pub const COSTS: [&str; 5] = ["allocations", "bytes", "temporary", "peak", "leaked"];
 
 /// One line of the summary.
 #[derive(Clone, Debug, Serialize)]
@@ -102,7 +98,7 @@ impl Report {
             rss: Vec::new(),
             sizes,
             lifetimes,
-            costs: COSTS.to_vec(),
+            costs: Cost::NAMED.iter().map(|(name, _)| *name).collect(),
             frames,
             stacks: kept,
             merged_stacks,
