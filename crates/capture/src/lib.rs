@@ -96,6 +96,14 @@ pub const EV_RSS: u8 = 15;
 /// A piece of the text the program's own `__lsan_default_suppressions()`
 /// returns (LeakSanitizer's suppressions compiled into the program).
 pub const EV_LSAN: u8 = 16;
+/// A block the program reported from its own allocator (`TRAMP_ALLOC`,
+/// `heaptrack_report_alloc`): size, address, site, as `EV_ALLOC`.
+pub const EV_BLOCK_ALLOC: u8 = 17;
+/// A reported block's end (`TRAMP_FREE`): address and site, as
+/// `EV_FREE_AT`.
+pub const EV_BLOCK_FREE: u8 = 18;
+/// A reported block resized or moved (`TRAMP_REALLOC`): as `EV_REALLOC`.
+pub const EV_BLOCK_REALLOC: u8 = 19;
 
 /// Bytes of one thread buffer (one mmap).
 const BUF_BYTES: usize = 1 << 18;
@@ -1315,6 +1323,13 @@ fn resident_bytes() -> Option<u64> {
 
 #[inline(always)]
 fn record_alloc(size: usize, p: *mut c_void, caller: Caller) {
+    record_alloc_as(EV_ALLOC, size, p, caller)
+}
+
+/// An allocation event of `kind` (`EV_ALLOC`, or `EV_BLOCK_ALLOC` for a
+/// reported block).
+#[inline(always)]
+fn record_alloc_as(kind: u8, size: usize, p: *mut c_void, caller: Caller) {
     if p.is_null() {
         return;
     }
@@ -1322,7 +1337,7 @@ fn record_alloc(size: usize, p: *mut c_void, caller: Caller) {
         let mut w = Writer::new(t);
         let s = site(&mut w, caller);
         let now = now_tsc();
-        w.byte(EV_ALLOC);
+        w.byte(kind);
         w.varint(size as u64);
         w.addr(p as u64);
         w.site(s);
@@ -1357,15 +1372,38 @@ fn record_free(p: *mut c_void, caller: Caller) {
 
 #[inline(always)]
 fn record_realloc(old: *mut c_void, size: usize, new: *mut c_void, caller: Caller) {
+    record_realloc_as(EV_REALLOC, old, size, new, caller)
+}
+
+/// A realloc event of `kind` (`EV_REALLOC` or `EV_BLOCK_REALLOC`).
+#[inline(always)]
+fn record_realloc_as(kind: u8, old: *mut c_void, size: usize, new: *mut c_void, caller: Caller) {
     with_buffer(|t| {
         let mut w = Writer::new(t);
         let s = site(&mut w, caller);
         let now = now_tsc();
-        w.byte(EV_REALLOC);
+        w.byte(kind);
         w.varint(size as u64);
         w.addr(old as u64);
         w.addr(new as u64);
         w.site(s);
+        w.time(now);
+        w.commit();
+        flush_if_stale(t, now);
+    });
+}
+
+/// The end of a reported block, with the site that ended it.
+fn record_block_free(p: *mut c_void, caller: Caller) {
+    if p.is_null() {
+        return;
+    }
+    with_buffer(|t| {
+        let mut w = Writer::new(t);
+        let now = now_tsc();
+        w.byte(EV_BLOCK_FREE);
+        w.addr(p as u64);
+        w.site(caller.ret() as u64);
         w.time(now);
         w.commit();
         flush_if_stale(t, now);
@@ -1610,6 +1648,43 @@ extern "C" fn pvalloc_impl(size: usize, sp: usize, bp: usize) -> *mut c_void {
     let p = unsafe { sys::__libc_pvalloc(size) };
     record_alloc(size, p, Caller { sp, bp });
     p
+}
+
+// ---------------------------------------------------------------------------
+// Blocks a program reports from its own allocator: a pool that carves
+// objects out of malloc'd chunks calls these (through `tramp.h`'s
+// TRAMP_ALLOC, TRAMP_REALLOC and TRAMP_FREE, or heaptrack's API:
+// `heaptrack_report_alloc` and friends call `heaptrack_malloc`,
+// `heaptrack_realloc` and `heaptrack_free` when the preloaded library
+// defines them). Each is a trampoline like the malloc family's, so the
+// block's stack is the program's call of the macro.
+
+trampoline!(tramp_alloc, block_alloc_impl, "rdx", "rcx", (p: *mut c_void, size: usize) -> ());
+trampoline!(tramp_free, block_free_impl, "rsi", "rdx", (p: *mut c_void) -> ());
+trampoline!(tramp_realloc, block_realloc_impl, "rcx", "r8", (old: *mut c_void, size: usize, new: *mut c_void) -> ());
+trampoline!(heaptrack_malloc, block_alloc_impl, "rdx", "rcx", (p: *mut c_void, size: usize) -> ());
+trampoline!(heaptrack_free, block_free_impl, "rsi", "rdx", (p: *mut c_void) -> ());
+trampoline!(heaptrack_realloc, block_realloc_impl, "rcx", "r8", (old: *mut c_void, size: usize, new: *mut c_void) -> ());
+
+extern "C" fn block_alloc_impl(p: *mut c_void, size: usize, sp: usize, bp: usize) {
+    record_alloc_as(EV_BLOCK_ALLOC, size, p, Caller { sp, bp });
+}
+
+extern "C" fn block_free_impl(p: *mut c_void, sp: usize, bp: usize) {
+    record_block_free(p, Caller { sp, bp });
+}
+
+extern "C" fn block_realloc_impl(
+    old: *mut c_void,
+    size: usize,
+    new: *mut c_void,
+    sp: usize,
+    bp: usize,
+) {
+    // As realloc: a failed resize (NULL for a non-zero size) changed nothing.
+    if !new.is_null() || (size == 0 && !old.is_null()) {
+        record_realloc_as(EV_BLOCK_REALLOC, old, size, new, Caller { sp, bp });
+    }
 }
 
 // ---------------------------------------------------------------------------

@@ -39,6 +39,7 @@ enum Command {
     Formats,
     Record(cmd::record::RecordArgs),
     Cc(cmd::cc::CcArgs),
+    Header(cmd::cc::HeaderArgs),
     Replay(cmd::replay::ReplayArgs),
     Gen(cmd::gen_code::GenArgs),
     Verify(cmd::verify::VerifyArgs),
@@ -78,6 +79,7 @@ fn main() -> ExitCode {
         Command::Diff(a) => cmd::diff::run(a),
         Command::Report(a) => cmd::report::run(a),
         Command::Workload(a) => cmd::workload::run(a),
+        Command::Header(a) => cmd::cc::header(a),
         Command::Help { command } => help(command.as_deref()),
         Command::Cc(a) => match cmd::cc::run(a) {
             // The compiler's exit status is ours.

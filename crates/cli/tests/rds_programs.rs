@@ -477,3 +477,51 @@ fn a_forked_child_gets_its_own_pointer_trace() {
     assert_eq!(nodes(&parent), vec![(5, "list".into())]);
     assert_eq!(nodes(&child), vec![(7, "list".into())]);
 }
+
+#[test]
+fn a_pool_reported_through_tramp_h_is_seen_block_by_block() {
+    for cc in compilers() {
+        let dir = tempfile::tempdir().unwrap();
+        let src = fixture("rds/pool.c");
+        let profile = |defines: &[&str], name: &str| -> Value {
+            let exe = p(&dir, name);
+            // `tramp cc` puts tramp.h on the include path.
+            let mut build = vec!["cc", "--", cc, "-O0", "-g"];
+            build.extend_from_slice(defines);
+            build.extend([src.as_str(), "-o", &exe]);
+            ok(&tramp(&build));
+            // Alone (not recorded) the reports do nothing.
+            assert!(std::process::Command::new(&exe).status().unwrap().success());
+            let trace = p(&dir, &format!("{name}.mtf.zst"));
+            ok(&tramp(&["record", "--pointers", "-o", &trace, "--", &exe]));
+            serde_json::from_str(&ok(&tramp(&["rds", &trace, "--json", "--top", "40"]))).unwrap()
+        };
+        // Reported: the chains of entries, as the program's comment works out.
+        let j = profile(&[], "pool");
+        eprintln!("pool with {cc}");
+        assert_eq!(j["summary"]["rds_types"], 1, "{j}");
+        assert_eq!(j["summary"]["instances"], 32);
+        assert_eq!(instances(&j), vec![(3, "list".into()); 32]);
+        assert_eq!(j["summary"]["forward_edges"], 0);
+        assert_eq!(j["summary"]["backward_edges"], 64);
+        // 1 chunk + 1 vertex block + 8 tables + 96 entries, all ended.
+        assert_eq!(j["counts"]["allocations"], 106);
+        assert_eq!(j["counts"]["frees"], 106);
+        // The vertices' next pointers, into their own block: 7 stores, 7
+        // loads while walking them.
+        assert_eq!(j["counts"]["self_pointers"], 14);
+        // The type is named by the line that reports the entries' blocks
+        // (TAKE in main, line 72), not by tramp.h.
+        let site = j["types"][0]["sites"][0].as_u64().unwrap().to_string();
+        let place = j["places"][&site].as_str().unwrap();
+        assert!(
+            place.starts_with("main") && place.contains("pool.c:72"),
+            "{place}"
+        );
+
+        // Unreported: one chunk, every pointer inside it, no RDS.
+        let j = profile(&["-DTRAMP_OFF"], "pool_off");
+        assert_eq!(j["summary"]["rds_types"], 0, "{j}");
+        assert_eq!(j["counts"]["allocations"], 1);
+    }
+}

@@ -117,12 +117,12 @@ impl GraphView {
             RecordKind::GcHold => GraphEvent::Hold,
             RecordKind::GcResume => GraphEvent::Resume,
             RecordKind::Store | RecordKind::Load => {
-                let live = self.heap.live();
+                let heap = &self.heap;
                 let address = u(Role::Address).unwrap_or(0);
-                let Some(x) = live.find(address) else { return };
+                let Some(x) = heap.find(address) else { return };
                 let (from, slot) = (x.extra.id, address - x.address);
                 let to = u(Role::Value)
-                    .and_then(|v| live.find(v))
+                    .and_then(|v| heap.find(v))
                     .map(|y| y.extra.id);
                 if ty.kind == RecordKind::Load {
                     if to.is_none() {

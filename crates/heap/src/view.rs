@@ -276,16 +276,27 @@ pub struct HeapView<K = Born> {
     /// Per type index: the type it was computed for (address, then name, to
     /// tell schemas apart) and its role positions.
     index: Vec<Option<(usize, String, RoleIndex)>>,
+    /// Heap 0's live objects (the C allocator's, or a trace's only heap).
     live: LiveObjects<K>,
+    /// The objects of every other heap, by heap id: blocks a program
+    /// reported from its own allocator (heap 1 of a recording, carved out
+    /// of heap 0's chunks), or a trace's other heaps. A heap's objects
+    /// displace only each other's, so a block inside a live chunk is an
+    /// object of its own beside it.
+    nested: Vec<(u64, LiveObjects<K>)>,
+    /// Objects alive and their bytes in `nested`.
+    nested_live: Live,
+    intervals: bool,
     implied: ImpliedRecords,
     next_id: u64,
     spare_slots: Vec<u32>,
     next_slot: u32,
     records: u64,
     last_site: LastSite,
-    /// The block the last heap event allocated, while no free came after
-    /// it: what a free must end to be a temporary allocation.
-    last_alloc: Option<u64>,
+    /// The block the last heap event allocated (heap, address), while no
+    /// free came after it: what a free must end to be a temporary
+    /// allocation.
+    last_alloc: Option<(u64, u64)>,
 }
 
 /// The last attributes decoded into a site: allocations mostly repeat
@@ -333,6 +344,9 @@ impl<K: Keep> HeapView<K> {
         HeapView {
             index: Vec::new(),
             live: LiveObjects::new(),
+            nested: Vec::new(),
+            nested_live: Live::default(),
+            intervals: false,
             implied: ImpliedRecords::default(),
             next_id: 1,
             spare_slots: Vec::new(),
@@ -349,6 +363,7 @@ impl<K: Keep> HeapView<K> {
     pub fn with_intervals() -> Self {
         HeapView {
             live: LiveObjects::with_intervals(),
+            intervals: true,
             ..Self::new()
         }
     }
@@ -376,13 +391,63 @@ impl<K: Keep> HeapView<K> {
         }
     }
 
+    /// The live object containing `address` (with intervals; else the one
+    /// starting there): a reported block before the chunk it lies in.
+    pub fn find(&self, address: u64) -> Option<Object<&K>> {
+        self.nested
+            .iter()
+            .find_map(|(_, m)| m.find(address))
+            .or_else(|| self.live.find(address))
+    }
+
+    /// The live objects of `heap`.
+    #[inline(always)]
+    fn objects(&mut self, heap: u64) -> &mut LiveObjects<K> {
+        if heap == 0 {
+            &mut self.live
+        } else {
+            self.nested_objects(heap)
+        }
+    }
+
+    #[cold]
+    fn nested_objects(&mut self, heap: u64) -> &mut LiveObjects<K> {
+        let i = match self.nested.iter().position(|(h, _)| *h == heap) {
+            Some(i) => i,
+            None => {
+                let m = if self.intervals {
+                    LiveObjects::with_intervals()
+                } else {
+                    LiveObjects::new()
+                };
+                self.nested.push((heap, m));
+                self.nested.len() - 1
+            }
+        };
+        &mut self.nested[i].1
+    }
+
+    /// Recounts the other heaps' totals after a change to `heap`.
+    #[inline(always)]
+    fn changed(&mut self, heap: u64) {
+        if heap != 0 {
+            self.nested_live = self.nested.iter().fold(Live::default(), |t, (_, m)| Live {
+                objects: t.objects + m.len() as u64,
+                bytes: t.bytes.saturating_add(m.live_bytes()),
+            });
+        }
+    }
+
     #[inline(always)]
     fn step(&self, event: HeapEvent<K>) -> HeapStep<K> {
         HeapStep {
             event,
             live: Live {
-                objects: self.live.len() as u64,
-                bytes: self.live.live_bytes(),
+                objects: self.live.len() as u64 + self.nested_live.objects,
+                bytes: self
+                    .live
+                    .live_bytes()
+                    .saturating_add(self.nested_live.bytes),
             },
         }
     }
@@ -467,8 +532,9 @@ impl<K: Keep> HeapView<K> {
                 };
                 self.next_id += 1;
                 let kept = K::keep(&born);
-                self.last_alloc = Some(address);
-                let displaced = self.live.insert(address, size, kept);
+                self.last_alloc = Some((cx.heap, address));
+                let displaced = self.objects(cx.heap).insert(address, size, kept);
+                self.changed(cx.heap);
                 for d in &displaced {
                     self.release(d);
                 }
@@ -490,7 +556,8 @@ impl<K: Keep> HeapView<K> {
             RecordKind::Free => {
                 let address = u(ix.address);
                 let implied = self.implied.is_implied_free(cx.thread, address);
-                let object = self.live.remove(address);
+                let object = self.objects(cx.heap).remove(address);
+                self.changed(cx.heap);
                 if let Some(o) = &object {
                     self.release(o);
                 }
@@ -499,7 +566,7 @@ impl<K: Keep> HeapView<K> {
                 // heap event to heaptrack.
                 let mut temporary = false;
                 if !implied && object.is_some() {
-                    temporary = self.last_alloc == Some(address);
+                    temporary = self.last_alloc == Some((cx.heap, address));
                     self.last_alloc = None;
                 }
                 self.step(HeapEvent::Free {
@@ -525,11 +592,11 @@ impl<K: Keep> HeapView<K> {
                 // its own record unless the block stayed in place).
                 let mut temporary = false;
                 if old != 0 && outcome != ReallocOutcome::AllocOnly {
-                    temporary = self.last_alloc == Some(old);
+                    temporary = self.last_alloc == Some((cx.heap, old));
                     self.last_alloc = None;
                 }
                 if outcome == ReallocOutcome::InPlace {
-                    self.last_alloc = Some(new);
+                    self.last_alloc = Some((cx.heap, new));
                 }
                 // Who is reallocated matters to analyses that follow
                 // objects; a view that keeps nothing per object (the
@@ -537,7 +604,7 @@ impl<K: Keep> HeapView<K> {
                 let from = if size_of::<K>() == 0 {
                     None
                 } else {
-                    self.live.get(old).map(|o| Object {
+                    self.objects(cx.heap).get(old).map(|o| Object {
                         address: o.address,
                         size: o.size,
                         extra: *o.extra,
@@ -546,9 +613,10 @@ impl<K: Keep> HeapView<K> {
                 let mut resized = None;
                 if outcome == ReallocOutcome::InPlace {
                     // No accompanying records: the object changes size here.
-                    let key = if self.live.contains(new) { new } else { old };
-                    if let Some(before) = self.live.resize(key, size)
-                        && let Some(o) = self.live.get(key)
+                    let live = self.objects(cx.heap);
+                    let key = if live.contains(new) { new } else { old };
+                    if let Some(before) = live.resize(key, size)
+                        && let Some(o) = live.get(key)
                     {
                         resized = Some((
                             Object {
@@ -560,6 +628,7 @@ impl<K: Keep> HeapView<K> {
                         ));
                     }
                 }
+                self.changed(cx.heap);
                 self.step(HeapEvent::Realloc {
                     outcome,
                     size,

@@ -171,6 +171,9 @@ pub struct Counts {
     /// Stores and loads of pointer fields of objects not (yet) in an
     /// instance.
     pub unknown_targets: u64,
+    /// Stores and loads of pointers from an object into itself: no shape
+    /// edge (an array of records linked to each other is one node).
+    pub self_pointers: u64,
 }
 
 /// Builds an RDS profile from object and pointer events.
@@ -287,6 +290,13 @@ impl Builder {
             self.counts.unknown_targets += 1;
             return;
         };
+        if s == d {
+            // A pointer into the object itself is no edge of the shape; the
+            // field no longer holds one.
+            self.counts.self_pointers += 1;
+            self.replace_field(s, offset);
+            return;
+        }
         self.counts.edges_added += 1;
         // The field's old value, if it was an instance edge, is replaced.
         self.replace_field(s, offset);
@@ -471,6 +481,10 @@ impl Builder {
         let Some(d) = target else {
             return;
         };
+        if d == s {
+            self.counts.self_pointers += 1;
+            return;
+        }
         let (Some(a), Some(b)) = (self.obj(s).set, self.obj(d).set) else {
             return;
         };

@@ -368,7 +368,7 @@ impl fmt::Display for RdsReport {
             s.average_lifetime_percent, s.total_accesses, s.average_latency
         )?;
         let c = &self.counts;
-        writeln!(
+        write!(
             f,
             "  objects {} (freed {}), pointer stores {} ({} queued, {} joined later), traversals {} ({} in instances)",
             c.allocations,
@@ -379,6 +379,10 @@ impl fmt::Display for RdsReport {
             c.traversals,
             c.traversals_in_instances
         )?;
+        if c.self_pointers > 0 {
+            write!(f, ", self pointers {} (no edges)", c.self_pointers)?;
+        }
+        writeln!(f)?;
         writeln!(f)?;
         writeln!(
             f,

@@ -17,6 +17,11 @@ use tramp_core::Error;
 /// The stub every instrumented program links (see the file's comment).
 pub const HOOKS_C: &str = include_str!("pointer_hooks.c");
 
+/// `tramp.h`: TRAMP_ALLOC, TRAMP_REALLOC and TRAMP_FREE, for programs
+/// with allocators of their own (`tramp header` prints it; `tramp cc`
+/// puts it on the include path, after the user's and the system's).
+pub const TRAMP_H: &str = include_str!("tramp.h");
+
 /// The compiler families whose hooks the stub defines.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Compiler {
@@ -297,9 +302,14 @@ pub fn compile(cmd: &[OsString]) -> Result<ExitStatus, Error> {
     } else {
         PathBuf::new()
     };
+    let include = dir.path().join("include");
+    std::fs::create_dir(&include)?;
+    std::fs::write(include.join("tramp.h"), TRAMP_H)?;
     let mut last = None;
     for line in plan(compiler, args, &stub, dir.path()) {
         let status = Command::new(cc)
+            .arg("-idirafter")
+            .arg(&include)
             .args(&line)
             .status()
             .map_err(|e| Error::Usage(format!("cannot run {}: {e}", cc.to_string_lossy())))?;

@@ -124,6 +124,8 @@ pub(crate) struct State {
     free_attrs: Vec<u8>,
     /// The next module is the program's (a process record came before).
     program_next: bool,
+    /// The heap of reported blocks was announced (a createHeap record).
+    reported_heap: bool,
 }
 
 impl State {
@@ -141,6 +143,25 @@ impl State {
     fn event<O: TraceOut>(w: &mut O, ev: Event<'_>, stats: &mut ConvertStats) -> Result<(), Error> {
         stats.records += 1;
         w.write_item(&Item::Event(ev))
+    }
+
+    /// Announces the heap of reported blocks before its first block.
+    fn heap_seen<O: TraceOut>(
+        &mut self,
+        heap: u64,
+        tid: u32,
+        time: u64,
+        w: &mut O,
+        stats: &mut ConvertStats,
+    ) -> Result<(), Error> {
+        if heap == 0 || std::mem::replace(&mut self.reported_heap, true) {
+            return Ok(());
+        }
+        let mut e = Event::new(EventKind::CreateHeap);
+        e.heap = heap;
+        e.thread = tid as u64;
+        e.time = time;
+        Self::event(w, e, stats)
     }
 
     fn thread_seen<O: TraceOut>(
@@ -379,11 +400,14 @@ impl State {
                 size,
                 address,
                 site,
+                heap,
                 ..
             } => {
                 self.thread_seen(tid, time, w, stats)?;
+                self.heap_seen(*heap, tid, time, w, stats)?;
                 self.site(file, tid, *site, w, stats)?;
                 let mut e = base(EventKind::Alloc);
+                e.heap = *heap;
                 e.size = *size;
                 e.address = *address;
                 let attrs = std::mem::take(&mut self.attrs);
@@ -393,9 +417,16 @@ impl State {
                 self.attrs = attrs;
                 r?;
             }
-            RawEvent::Free { address, site, .. } => {
+            RawEvent::Free {
+                address,
+                site,
+                heap,
+                ..
+            } => {
                 self.thread_seen(tid, time, w, stats)?;
+                self.heap_seen(*heap, tid, time, w, stats)?;
                 let mut e = base(EventKind::Free);
+                e.heap = *heap;
                 e.address = *address;
                 stats.frees += 1;
                 // Pointer captures give the free's call site (a return
@@ -415,9 +446,11 @@ impl State {
                 old,
                 new,
                 site,
+                heap,
                 ..
             } => {
                 self.thread_seen(tid, time, w, stats)?;
+                self.heap_seen(*heap, tid, time, w, stats)?;
                 let kind = if *old == 0 {
                     EventKind::ReallocAlloc
                 } else if *new == 0 {
@@ -430,6 +463,7 @@ impl State {
                 self.site(file, tid, *site, w, stats)?;
                 let attrs = std::mem::take(&mut self.attrs);
                 let mut r = base(kind);
+                r.heap = *heap;
                 r.size = *size;
                 r.address = *old;
                 r.new_address = *new;
@@ -440,6 +474,7 @@ impl State {
                     && matches!(kind, EventKind::ReallocAlloc | EventKind::ReallocAllocFree)
                 {
                     let mut a = base(EventKind::Alloc);
+                    a.heap = *heap;
                     a.size = *size;
                     a.address = *new;
                     a.attributes = &attrs;
@@ -450,6 +485,7 @@ impl State {
                     && matches!(kind, EventKind::ReallocFree | EventKind::ReallocAllocFree)
                 {
                     let mut f = base(EventKind::Free);
+                    f.heap = *heap;
                     f.address = *old;
                     stats.frees += 1;
                     Self::event(w, f, stats)?;

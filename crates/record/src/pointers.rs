@@ -37,6 +37,10 @@ struct Types {
     alloc: usize,
     free: usize,
     realloc: [usize; 4],
+    /// The same for reported blocks (heap ≠ 0).
+    block_alloc: usize,
+    block_free: usize,
+    block_realloc: [usize; 4],
     thread_start: usize,
     thread_end: usize,
     load: usize,
@@ -55,6 +59,7 @@ struct Fields {
     size: Option<usize>,
     site: Option<usize>,
     value: Option<usize>,
+    heap: Option<usize>,
     length: Option<usize>,
     data: Option<usize>,
 }
@@ -89,6 +94,14 @@ impl PointerOut {
                 ty("reallocAllocOnly"),
                 ty("reallocFreeOnly"),
             ],
+            block_alloc: ty("blockAlloc"),
+            block_free: ty("blockFree"),
+            block_realloc: [
+                ty("blockReallocInPlace"),
+                ty("blockReallocMoved"),
+                ty("blockReallocAllocOnly"),
+                ty("blockReallocFreeOnly"),
+            ],
             thread_start: ty("threadStart"),
             thread_end: ty("threadEnd"),
             load: ty("load"),
@@ -109,6 +122,7 @@ impl PointerOut {
                     size: f("size"),
                     site: f("site"),
                     value: f("value"),
+                    heap: f("heap"),
                     length: f("length"),
                     data: f("data"),
                 }
@@ -145,16 +159,23 @@ impl TraceOut for PointerOut {
     fn write_item(&mut self, item: &Item<'_>) -> Result<(), Error> {
         match item {
             Item::Event(e) => {
+                let t = &self.types;
+                let (alloc, free, realloc) = if e.heap == 0 {
+                    (t.alloc, t.free, t.realloc)
+                } else {
+                    (t.block_alloc, t.block_free, t.block_realloc)
+                };
                 let ty = match e.kind {
-                    EventKind::Alloc => self.types.alloc,
-                    EventKind::Free => self.types.free,
-                    EventKind::ReallocNoAlloc => self.types.realloc[0],
-                    EventKind::ReallocAllocFree => self.types.realloc[1],
-                    EventKind::ReallocAlloc => self.types.realloc[2],
-                    EventKind::ReallocFree => self.types.realloc[3],
-                    EventKind::CreateThread => self.types.thread_start,
-                    EventKind::DestroyThread => self.types.thread_end,
-                    // The capture has no heaps of its own.
+                    EventKind::Alloc => alloc,
+                    EventKind::Free => free,
+                    EventKind::ReallocNoAlloc => realloc[0],
+                    EventKind::ReallocAllocFree => realloc[1],
+                    EventKind::ReallocAlloc => realloc[2],
+                    EventKind::ReallocFree => realloc[3],
+                    EventKind::CreateThread => t.thread_start,
+                    EventKind::DestroyThread => t.thread_end,
+                    // The heap of reported blocks needs no record here: its
+                    // blocks' records name it.
                     EventKind::CreateHeap | EventKind::DestroyHeap => return Ok(()),
                 };
                 let f = self.fields[ty];
@@ -162,6 +183,7 @@ impl TraceOut for PointerOut {
                 self.set(f.thread, e.thread);
                 self.set(f.time, e.time);
                 self.set(f.size, e.size);
+                self.set(f.heap, e.heap);
                 if e.kind.is_realloc() {
                     self.set(f.old, e.address);
                     self.set(f.new, e.new_address);

@@ -35,6 +35,9 @@ pub const EV_FRAMES: u8 = 13;
 pub const EV_UNWIND: u8 = 14;
 pub const EV_RSS: u8 = 15;
 pub const EV_LSAN: u8 = 16;
+pub const EV_BLOCK_ALLOC: u8 = 17;
+pub const EV_BLOCK_FREE: u8 = 18;
+pub const EV_BLOCK_REALLOC: u8 = 19;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RawError {
@@ -183,17 +186,23 @@ impl UnwindStats {
 /// One decoded event, with absolute time.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RawEvent {
+    /// `heap` (here and in `Free` and `Realloc`): 0 for the C allocator's
+    /// blocks, [`REPORTED_HEAP`] for blocks the program reported from its
+    /// own allocator.
     Alloc {
         time: u64,
         size: u64,
         address: u64,
         site: u64,
+        heap: u64,
     },
     Free {
         time: u64,
         address: u64,
-        /// The call site (pointer captures only; 0 otherwise).
+        /// The call site (pointer captures and reported blocks; 0
+        /// otherwise).
         site: u64,
+        heap: u64,
     },
     Realloc {
         time: u64,
@@ -201,6 +210,7 @@ pub enum RawEvent {
         old: u64,
         new: u64,
         site: u64,
+        heap: u64,
     },
     ThreadStart {
         time: u64,
@@ -262,6 +272,14 @@ pub enum RawEvent {
         value: u64,
         site: u64,
     },
+}
+
+/// The heap id tramp gives the blocks a program reports from its own
+/// allocator (HATF's `heap` field; 0 is the C allocator's).
+pub const REPORTED_HEAP: u64 = 1;
+
+fn heap_of(reported: bool) -> u64 {
+    if reported { REPORTED_HEAP } else { 0 }
 }
 
 /// The value a zigzag varint holds, as the 64 bits a difference adds
@@ -399,28 +417,32 @@ impl<'a> Cursor<'a> {
         // evaluate their fields in source order); addresses, sites and
         // values are differences from the chunk's last.
         Ok(match kind {
-            EV_ALLOC => RawEvent::Alloc {
+            EV_ALLOC | EV_BLOCK_ALLOC => RawEvent::Alloc {
                 size: self.varint()?,
                 address: self.diff(ADDR)?,
                 site: self.diff(SITE)?,
                 time: self.clock()?,
+                heap: heap_of(kind == EV_BLOCK_ALLOC),
             },
             EV_FREE => RawEvent::Free {
                 address: self.diff(ADDR)?,
                 site: 0,
                 time: self.clock()?,
+                heap: 0,
             },
-            EV_FREE_AT => RawEvent::Free {
+            EV_FREE_AT | EV_BLOCK_FREE => RawEvent::Free {
                 address: self.diff(ADDR)?,
                 site: self.diff(SITE)?,
                 time: self.clock()?,
+                heap: heap_of(kind == EV_BLOCK_FREE),
             },
-            EV_REALLOC => RawEvent::Realloc {
+            EV_REALLOC | EV_BLOCK_REALLOC => RawEvent::Realloc {
                 size: self.varint()?,
                 old: self.diff(ADDR)?,
                 new: self.diff(ADDR)?,
                 site: self.diff(SITE)?,
                 time: self.clock()?,
+                heap: heap_of(kind == EV_BLOCK_REALLOC),
             },
             EV_LOAD | EV_STORE => RawEvent::Access {
                 store: kind == EV_STORE,

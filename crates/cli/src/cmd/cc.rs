@@ -1,5 +1,6 @@
 //! `tramp cc`: compile a C program whose pointer loads and stores `tramp
-//! record --pointers` records.
+//! record --pointers` records; `tramp header`: the header that reports a
+//! program's own allocator.
 
 use anyhow::{Context, Result};
 use clap::Args;
@@ -31,6 +32,9 @@ use clap::Args;
 /// file with `tramp cc -- cc -c`, link with `tramp cc -- cc`.
 /// docs/formats/capture.md ("Pointer traces") documents the hooks.
 ///
+/// Every command also gets `-idirafter DIR` with tramp.h in DIR (see `tramp
+/// header`), so `#include <tramp.h>` works without a copy.
+///
 /// Example: `tramp cc -- cc -O0 -g list.c -o list`
 #[derive(Args)]
 pub struct CcArgs {
@@ -48,4 +52,29 @@ pub struct CcArgs {
 pub fn run(a: CcArgs) -> Result<u8> {
     let status = tramp_record::cc::compile(&a.command).context("compiling with pointer hooks")?;
     Ok(status.code().map_or(1, |c| c as u8))
+}
+
+/// Print tramp.h, the header that reports a program's own allocator to
+/// `tramp record`.
+///
+/// A pool that carves objects out of big malloc'd chunks calls
+/// `TRAMP_ALLOC(ptr, size)` as it hands a block out, `TRAMP_FREE(ptr)` as it
+/// takes one back (and `TRAMP_REALLOC(old, size, new)` when it resizes one).
+/// Recorded, each block is an object of its own, with its call stack, in
+/// every analysis (heap 1 of the trace, beside the chunk it lies in; `tramp
+/// rds` follows pointers into it). Run alone, each report costs a load and
+/// a branch. Programs that use heaptrack's heaptrack_api.h need no change:
+/// `tramp record` also takes the calls its macros make.
+///
+/// Example: `tramp header > tramp.h`, or compile with `tramp cc`, which
+/// puts the header on the include path.
+#[derive(Args)]
+pub struct HeaderArgs {}
+
+/// Writes the header to stdout.
+pub fn header(_: HeaderArgs) -> Result<()> {
+    use std::io::Write;
+    std::io::stdout()
+        .write_all(tramp_record::cc::TRAMP_H.as_bytes())
+        .context("writing tramp.h")
 }
