@@ -750,10 +750,51 @@ pub(crate) mod testing {
                     ],
                 );
             }
+            // Types 6 and 7: with the heap.
+            s.add_type(
+                "alloc_in",
+                RecordKind::Alloc,
+                vec![
+                    f("size", Role::Size),
+                    f("address", Role::Address),
+                    f("thread", Role::Thread),
+                    f("heap", Role::Heap),
+                ],
+            );
+            s.add_type(
+                "free_in",
+                RecordKind::Free,
+                vec![
+                    f("address", Role::Address),
+                    f("thread", Role::Thread),
+                    f("heap", Role::Heap),
+                ],
+            );
             Trace {
                 schema: s.shared(),
                 buf: RecordBuf::new(),
             }
+        }
+
+        /// An allocation in `heap`.
+        pub fn alloc_in<R>(
+            &mut self,
+            heap: u64,
+            size: u64,
+            address: u64,
+            f: impl FnOnce(&Record<'_>) -> R,
+        ) -> R {
+            self.lend(6, &[size, address, 0, heap], f)
+        }
+
+        /// A free in `heap`.
+        pub fn free_in<R>(
+            &mut self,
+            heap: u64,
+            address: u64,
+            f: impl FnOnce(&Record<'_>) -> R,
+        ) -> R {
+            self.lend(7, &[address, 0, heap], f)
         }
 
         fn lend<R>(&mut self, ty: usize, values: &[u64], f: impl FnOnce(&Record<'_>) -> R) -> R {
@@ -842,6 +883,38 @@ mod tests {
             .unwrap()
         });
         out
+    }
+
+    #[test]
+    fn a_block_of_another_heap_inside_a_live_chunk_is_an_object_of_its_own() {
+        let (mut v, mut t) = (HeapView::with_intervals(), Trace::new());
+        steps(&mut v, &mut t, |t, f| t.alloc(4096, 0x1000, 0, |r| f(r)));
+        // A reported block at the chunk's own address, and one inside it.
+        let a = steps(&mut v, &mut t, |t, f| t.alloc_in(1, 64, 0x1000, |r| f(r)));
+        let b = steps(&mut v, &mut t, |t, f| t.alloc_in(1, 32, 0x1040, |r| f(r)));
+        for s in [&a, &b] {
+            assert_eq!(s.len(), 1, "nothing displaced: {s:?}");
+            assert!(matches!(s[0].event, HeapEvent::Alloc { displaced: 0, .. }));
+        }
+        // Every heap counts in the totals (as heaptrack counts them).
+        assert_eq!(
+            b[0].live,
+            Live {
+                objects: 3,
+                bytes: 4096 + 64 + 32
+            }
+        );
+        // The innermost object holds an address: the block, then the chunk.
+        assert_eq!(v.find(0x1044).map(|o| o.extra.id), Some(3));
+        assert_eq!(v.find(0x1000).map(|o| o.extra.id), Some(2));
+        assert_eq!(v.find(0x1800).map(|o| o.extra.id), Some(1));
+        // A free names its heap: the block at the chunk's address goes, the
+        // chunk stays, and the chunk's free then ends the chunk.
+        let c = steps(&mut v, &mut t, |t, f| t.free_in(1, 0x1000, |r| f(r)));
+        assert_eq!(c[0].id, 2);
+        assert_eq!(v.find(0x1000).map(|o| o.extra.id), Some(1));
+        let d = steps(&mut v, &mut t, |t, f| t.free(0x1000, 0, |r| f(r)));
+        assert_eq!((d[0].id, d[0].live.objects, d[0].live.bytes), (1, 1, 32));
     }
 
     #[test]
