@@ -35,6 +35,10 @@ pub struct Context {
     pub time: u64,
 }
 
+/// Heaps other than 0 with maps of their own; the objects of any further
+/// heap share the last one.
+pub const MAX_HEAPS: usize = 64;
+
 /// Who a live object is, beside its address and size.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Born {
@@ -414,6 +418,9 @@ impl<K: Keep> HeapView<K> {
     fn nested_objects(&mut self, heap: u64) -> &mut LiveObjects<K> {
         let i = match self.nested.iter().position(|(h, _)| *h == heap) {
             Some(i) => i,
+            // Past MAX_HEAPS heaps, the others share the last map (a trace
+            // of many heaps stays linear: `find` asks every map).
+            None if self.nested.len() >= MAX_HEAPS => MAX_HEAPS - 1,
             None => {
                 let m = if self.intervals {
                     LiveObjects::with_intervals()
@@ -427,14 +434,29 @@ impl<K: Keep> HeapView<K> {
         &mut self.nested[i].1
     }
 
-    /// Recounts the other heaps' totals after a change to `heap`.
+    /// Objects and bytes of `heap`'s map before a change (heap 0 needs
+    /// none: its totals are its map's).
     #[inline(always)]
-    fn changed(&mut self, heap: u64) {
+    fn before(&mut self, heap: u64) -> Live {
+        if heap == 0 {
+            return Live::default();
+        }
+        let m = self.nested_objects(heap);
+        Live {
+            objects: m.len() as u64,
+            bytes: m.live_bytes(),
+        }
+    }
+
+    /// Moves the other heaps' totals by what a change to `heap` did.
+    #[inline(always)]
+    fn changed(&mut self, heap: u64, before: Live) {
         if heap != 0 {
-            self.nested_live = self.nested.iter().fold(Live::default(), |t, (_, m)| Live {
-                objects: t.objects + m.len() as u64,
-                bytes: t.bytes.saturating_add(m.live_bytes()),
-            });
+            let m = self.nested_objects(heap);
+            let (objects, bytes) = (m.len() as u64, m.live_bytes());
+            let t = &mut self.nested_live;
+            t.objects = (t.objects + objects).saturating_sub(before.objects);
+            t.bytes = t.bytes.saturating_add(bytes).saturating_sub(before.bytes);
         }
     }
 
@@ -533,8 +555,9 @@ impl<K: Keep> HeapView<K> {
                 self.next_id += 1;
                 let kept = K::keep(&born);
                 self.last_alloc = Some((cx.heap, address));
+                let before = self.before(cx.heap);
                 let displaced = self.objects(cx.heap).insert(address, size, kept);
-                self.changed(cx.heap);
+                self.changed(cx.heap, before);
                 for d in &displaced {
                     self.release(d);
                 }
@@ -556,8 +579,9 @@ impl<K: Keep> HeapView<K> {
             RecordKind::Free => {
                 let address = u(ix.address);
                 let implied = self.implied.is_implied_free(cx.thread, address);
+                let before = self.before(cx.heap);
                 let object = self.objects(cx.heap).remove(address);
-                self.changed(cx.heap);
+                self.changed(cx.heap, before);
                 if let Some(o) = &object {
                     self.release(o);
                 }
@@ -611,6 +635,7 @@ impl<K: Keep> HeapView<K> {
                     })
                 };
                 let mut resized = None;
+                let before = self.before(cx.heap);
                 if outcome == ReallocOutcome::InPlace {
                     // No accompanying records: the object changes size here.
                     let live = self.objects(cx.heap);
@@ -628,7 +653,7 @@ impl<K: Keep> HeapView<K> {
                         ));
                     }
                 }
-                self.changed(cx.heap);
+                self.changed(cx.heap, before);
                 self.step(HeapEvent::Realloc {
                     outcome,
                     size,
@@ -915,6 +940,24 @@ mod tests {
         assert_eq!(v.find(0x1000).map(|o| o.extra.id), Some(1));
         let d = steps(&mut v, &mut t, |t, f| t.free(0x1000, 0, |r| f(r)));
         assert_eq!((d[0].id, d[0].live.objects, d[0].live.bytes), (1, 1, 32));
+    }
+
+    #[test]
+    fn past_max_heaps_the_other_heaps_share_a_map() {
+        let (mut v, mut t) = (HeapView::with_intervals(), Trace::new());
+        let n = MAX_HEAPS as u64 + 10;
+        for h in 1..=n {
+            steps(&mut v, &mut t, |t, f| t.alloc_in(h, 8, 0x100 * h, |r| f(r)));
+        }
+        let last = steps(&mut v, &mut t, |t, f| t.free_in(n, 0x100 * n, |r| f(r)));
+        assert_eq!(
+            last[0].live,
+            Live {
+                objects: n - 1,
+                bytes: 8 * (n - 1)
+            }
+        );
+        assert_eq!(v.nested.len(), MAX_HEAPS);
     }
 
     #[test]
