@@ -500,3 +500,38 @@ fn heaptracks_api_reports_blocks_to_tramp() {
         .unwrap();
     assert!(leaked.ends_with(" 102.46K"), "{leaked}");
 }
+
+/// Inlined frames are frames of their own: stored with the trace's
+/// symbols and expanded in every stack.
+#[test]
+fn inlined_functions_are_frames_of_their_stacks() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = p(&dir, "inlined");
+    let src = fixture("heap/inlined.c");
+    let built = Command::new("cc")
+        .args(["-O2", "-g", &src, "-o", &exe])
+        .status()
+        .unwrap();
+    assert!(built.success());
+    let trace = p(&dir, "t.tpack");
+    ok(&tramp(&["record", "-o", &trace, "--", &exe]));
+    // The symbols travel with the trace: remove the program first.
+    std::fs::remove_file(&exe).unwrap();
+    let folded = ok(&tramp(&["stats", "--folded", "allocations", &trace]));
+    let line = folded
+        .lines()
+        .find(|l| l.contains("make"))
+        .unwrap_or_else(|| panic!("no stack with make:\n{folded}"));
+    let frames: Vec<&str> = line.rsplit_once(' ').unwrap().0.split(';').collect();
+    let n = frames.len();
+    assert!(n >= 3, "{line}");
+    assert!(
+        frames[n - 1].starts_with("make (") && frames[n - 1].ends_with("inlined.c:10)"),
+        "{line}"
+    );
+    assert!(
+        frames[n - 2].starts_with("build (") && frames[n - 2].ends_with("inlined.c:15)"),
+        "{line}"
+    );
+    assert!(frames[n - 3].starts_with("main ("), "{line}");
+}

@@ -86,15 +86,26 @@ impl Annotation {
                 // Tab-separated, empty for what is unknown; a tab or a line
                 // break inside a name would split it, so it becomes a space.
                 let clean = |t: Option<&str>| t.unwrap_or("").replace(['\t', '\n'], " ");
-                format!(
+                let line = |l: Option<u32>| l.map_or(String::new(), |l| l.to_string());
+                let mut s = format!(
                     "tramp:symbol {:#x}\t{}\t{}\t{}\t{}\t{}",
                     p.address,
                     clean(p.module.as_deref()),
                     p.offset.map_or(String::new(), |o| format!("{o:#x}")),
                     clean(p.function.as_deref()),
                     clean(p.file.as_deref()),
-                    p.line.map_or(String::new(), |l| l.to_string())
-                )
+                    line(p.line)
+                );
+                // The functions it was inlined into: three fields each.
+                for i in &p.inlined {
+                    s.push_str(&format!(
+                        "\t{}\t{}\t{}",
+                        clean(i.function.as_deref()),
+                        clean(i.file.as_deref()),
+                        line(i.line)
+                    ));
+                }
+                s
             }
             Annotation::Rss { time, bytes } => format!("tramp:rss time={time} bytes={bytes}"),
             Annotation::LsanSuppressions(text) => format!("tramp:lsan-suppressions {text}"),
@@ -132,11 +143,29 @@ impl Annotation {
         }
         if let Some(t) = rest.strip_prefix("symbol ") {
             let f: Vec<&str> = t.split('\t').collect();
-            let [address, module, offset, function, file, line] = f[..] else {
+            if f.len() < 6 || !(f.len() - 6).is_multiple_of(3) {
+                return None;
+            }
+            let [address, module, offset, function, file, line] = f[..6] else {
                 return None;
             };
             let hex = |t: &str| u64::from_str_radix(t.strip_prefix("0x")?, 16).ok();
             let text = |t: &str| (!t.is_empty()).then(|| t.to_string());
+            let number = |t: &str| -> Option<Option<u32>> {
+                if t.is_empty() {
+                    Some(None)
+                } else {
+                    Some(Some(t.parse().ok()?))
+                }
+            };
+            let mut inlined = Vec::new();
+            for c in f[6..].chunks(3) {
+                inlined.push(crate::symbolizer::Inlined {
+                    function: text(c[0]),
+                    file: text(c[1]),
+                    line: number(c[2])?,
+                });
+            }
             return Some(Annotation::Symbol(crate::symbolizer::Place {
                 address: hex(address)?,
                 module: text(module),
@@ -147,11 +176,8 @@ impl Annotation {
                 },
                 function: text(function),
                 file: text(file),
-                line: if line.is_empty() {
-                    None
-                } else {
-                    Some(line.parse().ok()?)
-                },
+                line: number(line)?,
+                inlined,
             }));
         }
         let (word, args) = rest.split_once(' ')?;
@@ -309,6 +335,27 @@ mod tests {
                 function: Some("main".into()),
                 file: Some("/src/main.c".into()),
                 line: Some(12),
+                inlined: Vec::new(),
+            }),
+            Annotation::Symbol(crate::symbolizer::Place {
+                address: 0x5555_0000_1240,
+                module: Some("/usr/bin/prog".into()),
+                offset: Some(0x1240),
+                function: Some("push".into()),
+                file: Some("/src/list.h".into()),
+                line: Some(3),
+                inlined: vec![
+                    crate::symbolizer::Inlined {
+                        function: Some("build".into()),
+                        file: Some("/src/list.c".into()),
+                        line: Some(20),
+                    },
+                    crate::symbolizer::Inlined {
+                        function: Some("main".into()),
+                        file: None,
+                        line: None,
+                    },
+                ],
             }),
             Annotation::Symbol(crate::symbolizer::Place {
                 address: 0x10,

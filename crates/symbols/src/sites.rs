@@ -431,12 +431,17 @@ fn merge_alike(rows: &mut Vec<(Vec<String>, SiteTotals)>) {
     });
 }
 
+/// The frames of a site, innermost first, each code address expanded into
+/// the functions inlined at it (innermost first too).
 fn stack_of(names: &mut Names, site: Site) -> Vec<Place> {
     match site.kind {
-        SITE_RETURN_ADDRESS => vec![names.place(site.value)],
+        SITE_RETURN_ADDRESS => names.place(site.value).frames(),
         SITE_STACK => {
             let frames = names.stack(site.value).to_vec();
-            frames.iter().map(|f| names.place(*f)).collect()
+            frames
+                .iter()
+                .flat_map(|f| names.place(*f).frames())
+                .collect()
         }
         _ => vec![],
     }

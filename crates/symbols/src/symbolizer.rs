@@ -1,5 +1,6 @@
 //! Code addresses of a recorded process to places: module, offset,
-//! function (inlined frames' innermost name), file and line, read from the
+//! function, file and line of the code itself (the innermost of inlined
+//! frames), and the chain of functions it was inlined into, read from the
 //! DWARF of the modules on this machine (the addr2line crate), or from a
 //! stripped library's exported symbols.
 
@@ -18,6 +19,40 @@ pub struct Place {
     pub function: Option<String>,
     pub file: Option<String>,
     pub line: Option<u32>,
+    /// The functions the code was inlined into, innermost first, each with
+    /// the place of its inlined call; the last is the function the
+    /// address's machine code belongs to.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub inlined: Vec<Inlined>,
+}
+
+/// A function that another was inlined into, at the line of that call.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Inlined {
+    pub function: Option<String>,
+    pub file: Option<String>,
+    pub line: Option<u32>,
+}
+
+impl Place {
+    /// The frames this place stands for, innermost first: itself, then one
+    /// per function it was inlined into (same address and module).
+    pub fn frames(&self) -> Vec<Place> {
+        let mut v = vec![Place {
+            inlined: Vec::new(),
+            ..self.clone()
+        }];
+        v.extend(self.inlined.iter().map(|i| Place {
+            address: self.address,
+            module: self.module.clone(),
+            offset: self.offset,
+            function: i.function.clone(),
+            file: i.file.clone(),
+            line: i.line,
+            inlined: Vec::new(),
+        }));
+        v
+    }
 }
 
 impl std::fmt::Display for Place {
@@ -108,15 +143,26 @@ impl Symbolizer {
         if let Ok(mut frames) = loader.find_frames(probe) {
             // The innermost frame (first) is the code itself, inlined or not;
             // the outermost is the real function. Report the innermost name.
-            if let Ok(Some(frame)) = frames.next() {
-                place.function = frame
-                    .function
+            let name = |f: &addr2line::Frame<'_, _>| {
+                f.function
                     .as_ref()
                     .and_then(|f| f.demangle().ok())
-                    .map(|s| s.into_owned());
+                    .map(|s| s.into_owned())
+            };
+            if let Ok(Some(frame)) = frames.next() {
+                place.function = name(&frame);
                 if let Some(loc) = frame.location {
                     place.file = loc.file.map(str::to_string);
                     place.line = loc.line;
+                }
+                // The callers it was inlined into, each at its call's line.
+                while let Ok(Some(outer)) = frames.next() {
+                    let loc = outer.location.as_ref();
+                    place.inlined.push(Inlined {
+                        function: name(&outer),
+                        file: loc.and_then(|l| l.file).map(str::to_string),
+                        line: loc.and_then(|l| l.line),
+                    });
                 }
             }
         }
@@ -180,6 +226,7 @@ mod tests {
             function: Some("strdup".into()),
             file: line.map(|_| "strdup.c".into()),
             line,
+            inlined: Vec::new(),
         };
         assert_eq!(
             place(0x9e9aa, None).to_string(),
