@@ -15,7 +15,7 @@ pub type Format = &'static FormatDesc;
 
 /// Every format tramp reads and writes, in the order `tramp formats` lists
 /// them.
-pub static ALL: [Format; 9] = [
+pub static ALL: [Format; 10] = [
     &tramp_hatf::format::HATF,
     &tramp_hatf::format::HATF_TEXT,
     &tramp_metatf::format::METATF,
@@ -25,6 +25,7 @@ pub static ALL: [Format; 9] = [
     &tramp_heph::format::HEPH,
     &tramp_tpack::format::TPACK,
     &tramp_desc::format::DESC,
+    &tramp_heaptrack::format::HEAPTRACK,
 ];
 
 /// The names of every format, comma-separated (for messages and help).

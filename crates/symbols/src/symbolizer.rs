@@ -64,6 +64,8 @@ impl std::fmt::Display for Place {
         match (&self.function, module, self.offset) {
             (Some(func), _, _) => write!(f, "{func}")?,
             (None, Some(m), Some(off)) => return write!(f, "{m}+{off:#x}"),
+            // A module known by name only (a heaptrack file's frames).
+            (None, Some(m), None) => return write!(f, "{:#x} ({m})", self.address),
             _ => return write!(f, "{:#x}", self.address),
         }
         // Without a line, the offset in the module tells two call sites in

@@ -1,0 +1,131 @@
+//! Other tools' heap profiles in tramp (issue 35): files made here by the
+//! real producers (heaptrack, installed by setup.sh), read by tramp, and
+//! tramp's figures checked against the producer's own report.
+
+use std::process::Command;
+
+mod common;
+use common::{fixture, ok, path_in as p, tramp};
+
+/// `fixtures/heap/NAME.c` built with `cc -O0 -g` in `dir`.
+fn build(dir: &tempfile::TempDir, name: &str) -> String {
+    let exe = p(dir, name);
+    let src = fixture(&format!("heap/{name}.c"));
+    let built = Command::new("cc")
+        .args(["-O0", "-g", &src, "-o", &exe])
+        .status()
+        .unwrap();
+    assert!(built.success(), "cc {src}");
+    exe
+}
+
+/// Runs `exe` under heaptrack in `dir`; the path of heaptrack's file.
+fn heaptrack(dir: &tempfile::TempDir, exe: &str) -> String {
+    let out = p(dir, "ht");
+    let run = Command::new("heaptrack")
+        .args(["-o", &out, exe])
+        .output()
+        .expect("heaptrack runs (setup.sh installs it)");
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|f| f.file_name().unwrap().to_string_lossy().starts_with("ht."))
+        .expect("heaptrack's file")
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// heaptrack_print's figure after `label`: a count, or bytes as it prints
+/// them (`4.10K`, `76.80K`, `512B`), as (value, the rounding it allows).
+fn printed(report: &str, label: &str) -> (f64, f64) {
+    let line = report
+        .lines()
+        .find(|l| l.starts_with(label))
+        .unwrap_or_else(|| panic!("no `{label}` in heaptrack_print's report:\n{report}"));
+    let word = line[label.len()..].split_whitespace().next().unwrap();
+    let (num, scale) = match word.trim_end_matches('B').chars().last() {
+        Some('K') => (&word[..word.len() - 1], 1e3),
+        Some('M') => (&word[..word.len() - 1], 1e6),
+        Some('G') => (&word[..word.len() - 1], 1e9),
+        _ => (word.trim_end_matches('B'), 1.0),
+    };
+    let v: f64 = num.parse().unwrap();
+    (v * scale, if scale > 1.0 { scale / 100.0 } else { 0.5 })
+}
+
+fn same(report: &str, label: &str, ours: u64) {
+    let (v, within) = printed(report, label);
+    assert!(
+        (v - ours as f64).abs() <= within,
+        "{label} heaptrack_print {v}, tramp {ours}"
+    );
+}
+
+#[test]
+fn heaptracks_own_file_reads_with_heaptrack_prints_figures() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = build(&dir, "temporaries");
+    let file = heaptrack(&dir, &exe);
+    // Detected by its first line, whatever its name.
+    let stats: serde_json::Value =
+        serde_json::from_str(&ok(&tramp(&["stats", "--json", &file]))).unwrap();
+    let printed = Command::new("heaptrack_print").arg(&file).output().unwrap();
+    let report = String::from_utf8_lossy(&printed.stdout);
+    let n = |k: &str| stats[k].as_u64().unwrap();
+    same(&report, "calls to allocation functions:", n("malloc_calls"));
+    same(
+        &report,
+        "temporary memory allocations:",
+        n("temporary_allocations"),
+    );
+    same(
+        &report,
+        "peak heap memory consumption:",
+        n("max_live_bytes"),
+    );
+    same(&report, "total memory leaked:", n("live_bytes_at_end"));
+    // The hand count of the program: 1,151 mallocs and 50 reallocs (each a
+    // `+` to heaptrack), and heaptrack's own C++ runtime pool.
+    assert_eq!(n("malloc_calls"), 1202);
+
+    // The call stacks and names heaptrack stored: the 1,000 strdup'd
+    // temporaries of line 19, named without the program.
+    std::fs::remove_file(&exe).unwrap();
+    let sites: serde_json::Value =
+        serde_json::from_str(&ok(&tramp(&["stats", "--sites", "--json", &file]))).unwrap();
+    let top = &sites["sites"]["by_count"][0];
+    assert_eq!(top["allocs"], 1000, "{top}");
+    assert_eq!(top["temporary"], 1000, "{top}");
+    let frame = &top["stack"][0];
+    assert_eq!(frame["function"], "main", "{top}");
+    assert_eq!(frame["line"], 19, "{top}");
+    // heaptrack's file converts to tpack and reads back the same.
+    let tp = p(&dir, "h.tpack");
+    ok(&tramp(&["convert", &file, &tp]));
+    let again: serde_json::Value =
+        serde_json::from_str(&ok(&tramp(&["stats", "--json", &tp]))).unwrap();
+    assert_eq!(
+        again["temporary_allocations"],
+        stats["temporary_allocations"]
+    );
+    assert_eq!(again["max_live_bytes"], stats["max_live_bytes"]);
+}
+
+#[test]
+fn damage_in_a_heaptrack_file_is_named_with_its_line_and_exits_non_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = p(&dir, "bad.heaptrack");
+    std::fs::write(&f, "v 10400 3\nX ./prog\na 10 0\n+ 0\n+ 7\n+ 0\n").unwrap();
+    let out = tramp(&["stats", "--json", &f]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("line 5") && err.contains("allocation info"),
+        "{err}"
+    );
+}
