@@ -175,8 +175,9 @@ mod tests {
         for f in ALL {
             assert_eq!(parse(f.name).unwrap(), f);
             if let Some(t) = f.text_form {
-                // tpack holds HATF's records and prints them as HATF text.
-                let family = if f.family == "tpack" {
+                // tpack and heaptrack hold HATF's records and print them as
+                // HATF text.
+                let family = if f.family == "tpack" || f.family == "heaptrack" {
                     "hatf"
                 } else {
                     f.family
