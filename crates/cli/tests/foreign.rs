@@ -129,3 +129,57 @@ fn damage_in_a_heaptrack_file_is_named_with_its_line_and_exits_non_zero() {
         "{err}"
     );
 }
+
+#[test]
+fn a_tramp_recording_opens_in_heaptrack_print_with_trampss_figures() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = build(&dir, "temporaries");
+    let trace = p(&dir, "t.tpack");
+    ok(&tramp(&["record", "-o", &trace, "--", &exe]));
+    let stats: serde_json::Value =
+        serde_json::from_str(&ok(&tramp(&["stats", "--json", &trace]))).unwrap();
+    let n = |k: &str| stats[k].as_u64().unwrap();
+    // heaptrack's file has no addresses or threads: refused, then --lossy.
+    let out = p(&dir, "t.heaptrack.zst");
+    let refused = tramp(&["convert", &trace, &out]);
+    assert!(!refused.status.success());
+    assert!(!std::path::Path::new(&out).exists());
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        said.contains("`address`") && said.contains("createThread"),
+        "{said}"
+    );
+    ok(&tramp(&["convert", "--lossy", &trace, &out]));
+
+    let printed = Command::new("heaptrack_print").arg(&out).output().unwrap();
+    assert!(printed.status.success());
+    let report = String::from_utf8_lossy(&printed.stdout);
+    same(
+        &report,
+        "calls to allocation functions:",
+        n("malloc_calls") + n("realloc_calls"),
+    );
+    // The peak: inside the first realloc tramp sees the 4,096-byte block
+    // made while the 8-byte one is live (4,104); heaptrack's file records a
+    // realloc as a free, then an allocation, so its peak is 4,096.
+    assert_eq!(n("max_live_bytes"), 4104);
+    same(&report, "peak heap memory consumption:", 4096);
+    same(&report, "total memory leaked:", n("live_bytes_at_end"));
+    // heaptrack's own rule compares a free with the last allocation's size
+    // and stack, not its block: one more than tramp's (1,101, as on
+    // heaptrack's own recording of the program).
+    assert_eq!(n("temporary_allocations"), 1100);
+    same(&report, "temporary memory allocations:", 1101);
+    // Named as the recording named them: the 1,000 temporaries of line 19.
+    assert!(
+        report.contains("1000 calls to allocation functions")
+            && report.contains("temporaries.c:19"),
+        "{report}"
+    );
+    // And read back by tramp with heaptrack's figures.
+    let back: serde_json::Value =
+        serde_json::from_str(&ok(&tramp(&["stats", "--json", &out]))).unwrap();
+    assert_eq!(back["max_live_bytes"], 4096);
+    assert_eq!(back["live_bytes_at_end"], stats["live_bytes_at_end"]);
+    assert_eq!(back["temporary_allocations"], 1101);
+}

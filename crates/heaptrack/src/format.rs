@@ -2,10 +2,15 @@
 //! records (through HATF's `ItemSource`), so every heap analysis and every
 //! heap format takes it.
 
-use tramp_core::{Error, FormatDesc, Holds, Sniff};
+use std::sync::{Arc, OnceLock};
+
+use tramp_core::{
+    FieldDef, FieldType, FormatDesc, Holds, ReallocOutcome, RecordKind, Role, Schema, Sniff,
+};
 use tramp_hatf::records::ItemSource;
 
 use crate::interpreted::InterpretedReader;
+use crate::writer::HeaptrackSink;
 
 /// The interpreted heaptrack file (`heaptrack.APP.PID.zst`): text whose
 /// first line is `v HEAPTRACK_VERSION FILE_VERSION`.
@@ -16,18 +21,47 @@ pub static HEAPTRACK: FormatDesc = FormatDesc {
     extensions: &[".heaptrack"],
     sniff,
     text_form: Some("hatf-text"),
-    holds: Holds::Nothing,
+    holds: Holds::ByRole(written),
     open: |input, _| {
         Ok(Box::new(ItemSource::from_reader(InterpretedReader::new(
             input,
         ))))
     },
-    create: |_, _| {
-        Err(Error::Usage(
-            "writing heaptrack files is not built yet; convert to tpack or HATF".into(),
-        ))
-    },
+    create: |out, _| Ok(Box::new(HeaptrackSink::new(out)?)),
 };
+
+/// What a heaptrack file holds of a heap trace: allocations with their
+/// size, time (to the millisecond) and call stack, frees and reallocs
+/// (of blocks it names by size and stack), and notes. No addresses, no
+/// threads, no heaps: a conversion that has them needs `--lossy`.
+fn written() -> Arc<Schema> {
+    static SCHEMA: OnceLock<Arc<Schema>> = OnceLock::new();
+    SCHEMA
+        .get_or_init(|| {
+            let f = |n: &str, t: FieldType, r: Role| FieldDef::new(n, t, Some(r));
+            let size = || f("size", FieldType::U64, Role::Size);
+            let time = || f("time", FieldType::U64, Role::Time);
+            let stack = || f("attributes", FieldType::Bytes, Role::Attributes);
+            let mut s = Schema::new("heaptrack");
+            s.add_type("alloc", RecordKind::Alloc, vec![size(), time(), stack()]);
+            s.add_type("free", RecordKind::Free, vec![time()]);
+            for (name, o) in [
+                ("reallocInPlace", ReallocOutcome::InPlace),
+                ("reallocMoved", ReallocOutcome::Moved),
+                ("reallocAllocOnly", ReallocOutcome::AllocOnly),
+                ("reallocFreeOnly", ReallocOutcome::FreeOnly),
+            ] {
+                s.add_type(name, RecordKind::Realloc(o), vec![size(), time(), stack()]);
+            }
+            s.add_type(
+                "comment",
+                RecordKind::Comment,
+                vec![f("text", FieldType::Bytes, Role::Text)],
+            );
+            Arc::new(s)
+        })
+        .clone()
+}
 
 /// `v ` then two hexadecimal numbers on the first line.
 fn sniff(head: &[u8]) -> Sniff {

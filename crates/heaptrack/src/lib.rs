@@ -13,6 +13,7 @@
 pub mod error;
 pub mod format;
 pub mod interpreted;
+pub mod writer;
 
 pub use error::HeaptrackError;
 pub use interpreted::InterpretedReader;

@@ -63,6 +63,12 @@ impl ModuleMap {
         self.len() == 0
     }
 
+    /// Frames per allocation site the process notes gave (0: sites are
+    /// return addresses).
+    pub fn stack_depth(&self) -> u64 {
+        self.stack_depth
+    }
+
     /// Names for what was seen so far.
     pub fn names(&self) -> Names {
         Names {

@@ -1,0 +1,296 @@
+//! Heap traces written as heaptrack's interpreted file (version 3), so
+//! that `heaptrack_print` and `heaptrack_gui` open tramp's recordings.
+//!
+//! The file names allocation *infos* (a size and a call stack) and lists
+//! them, their stacks and the symbols before the first event that uses
+//! them, while a recording stores its symbols at its end. So the events go
+//! to a temporary file as they come (`+`/`-` lines, `c` every millisecond
+//! the clock moves, `R` for RSS samples), and at the end the strings,
+//! instruction pointers, call tree and infos are written, then the events
+//! copied after them: memory is proportional to the stacks and the live
+//! objects, never to the events.
+//!
+//! A realloc is what heaptrack records: a `-` of the old block, then a `+`
+//! of the new one (also when it stays in place), so heaptrack_print's
+//! calls, temporaries, peak and leaks equal tramp's statistics of the same
+//! trace. Addresses and threads are not written (heaptrack's file has
+//! none): converting to it is lossy and needs `--lossy`.
+
+use std::io::{BufWriter, Seek, SeekFrom, Write};
+
+use rustc_hash::FxHashMap;
+use tramp_core::io::Output;
+use tramp_core::{Error, Record, RecordKind, Role, Sink};
+use tramp_heap::site::{SITE_RETURN_ADDRESS, SITE_STACK};
+use tramp_heap::{HeapEvent, HeapView, Site};
+use tramp_symbols::modules::Names;
+use tramp_symbols::{Annotation, ModuleMap};
+
+/// heaptrack 1.4.0, the version whose file layout is written.
+const HEAPTRACK_VERSION: &str = "10400";
+const FILE_VERSION: u32 = 3;
+
+/// Writes heaptrack's interpreted file.
+pub struct HeaptrackSink {
+    out: Output,
+    events: BufWriter<std::fs::File>,
+    view: HeapView<Site>,
+    notes: ModuleMap,
+    /// (size, site) → 0-based info index.
+    infos: FxHashMap<(u64, Site), u32>,
+    info_list: Vec<(u64, Site)>,
+    /// The last millisecond written as a `c` line.
+    ms: u64,
+    command: Option<String>,
+    page_size: u64,
+    pages: u64,
+    /// The heap events of the record being written (kept to reuse).
+    pending: Vec<HeapEvent<Site>>,
+}
+
+impl HeaptrackSink {
+    pub fn new(out: Output) -> Result<HeaptrackSink, Error> {
+        Ok(HeaptrackSink {
+            out,
+            events: BufWriter::new(tempfile::tempfile()?),
+            view: HeapView::new(),
+            notes: ModuleMap::new(),
+            infos: FxHashMap::default(),
+            info_list: Vec::new(),
+            ms: 0,
+            command: None,
+            page_size: 4096,
+            pages: 0,
+            pending: Vec::new(),
+        })
+    }
+
+    fn info(&mut self, size: u64, site: Site) -> u32 {
+        let next = self.info_list.len() as u32;
+        *self.infos.entry((size, site)).or_insert_with(|| {
+            self.info_list.push((size, site));
+            next
+        })
+    }
+
+    fn comment(&mut self, rec: &Record<'_>) -> Result<(), Error> {
+        self.notes.note(rec);
+        let Some(text) = rec.role(Role::Text).and_then(|v| v.as_bytes()) else {
+            return Ok(());
+        };
+        if let Some(line) = text.strip_prefix(b"heaptrack: ") {
+            // What a heaptrack file said of itself (read by this crate).
+            let line = String::from_utf8_lossy(line);
+            if let Some(cmd) = line.strip_prefix("X ") {
+                self.command = Some(cmd.to_string());
+            } else if let Some(sys) = line.strip_prefix("I ") {
+                let mut f = sys.split(' ').map(|v| u64::from_str_radix(v, 16).ok());
+                if let (Some(Some(p)), Some(Some(n))) = (f.next(), f.next()) {
+                    (self.page_size, self.pages) = (p.max(1), n);
+                }
+            }
+        } else {
+            match Annotation::parse(text) {
+                Some(Annotation::Rss { time, bytes }) => {
+                    self.clock(time)?;
+                    writeln!(self.events, "R {:x}", bytes / self.page_size)?;
+                }
+                // A recording's first module is its program.
+                Some(Annotation::Module { path, .. }) if self.command.is_none() => {
+                    self.command = Some(path);
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// A `c` line when the clock has moved on by a millisecond.
+    fn clock(&mut self, ns: u64) -> Result<(), Error> {
+        let ms = ns / 1_000_000;
+        if ms > self.ms {
+            self.ms = ms;
+            writeln!(self.events, "c {ms:x}")?;
+        }
+        Ok(())
+    }
+
+    fn plus(&mut self, size: u64, site: Site) -> Result<(), Error> {
+        let i = self.info(size, site);
+        writeln!(self.events, "+ {i:x}")?;
+        Ok(())
+    }
+
+    fn minus(&mut self, size: u64, site: Site) -> Result<(), Error> {
+        let i = self.info(size, site);
+        writeln!(self.events, "- {i:x}")?;
+        Ok(())
+    }
+
+    /// The heaptrack lines of one heap event.
+    fn heap_event(&mut self, e: &HeapEvent<Site>) -> Result<(), Error> {
+        match *e {
+            // A realloc's own records: its `-` went out with the realloc.
+            HeapEvent::Alloc { object, .. } => self.plus(object.size, object.extra),
+            HeapEvent::Free {
+                object: Some(o),
+                implied: false,
+                ..
+            } => self.minus(o.size, o.extra),
+            // A block the trace never freed, under a new one: gone.
+            HeapEvent::Displaced { object, .. } => self.minus(object.size, object.extra),
+            HeapEvent::Realloc {
+                from, resized, old, ..
+            } => {
+                if old != 0
+                    && let Some(o) = from
+                {
+                    let before = resized.map_or(o.size, |(_, before)| before);
+                    self.minus(before, o.extra)?;
+                }
+                if let Some((o, _)) = resized {
+                    self.plus(o.size, o.extra)?;
+                }
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The strings, instruction pointers, call tree and infos, in the
+    /// order heaptrack reads them, then the events.
+    fn write_file(self) -> Result<Output, Error> {
+        let HeaptrackSink {
+            mut out,
+            events,
+            notes,
+            info_list,
+            ms,
+            command,
+            page_size,
+            pages,
+            ..
+        } = self;
+        let mut names = notes.names();
+        let mut strings = Strings::default();
+        // Instruction pointers: address → 1-based index, and their lines.
+        let mut ips: FxHashMap<u64, u64> = FxHashMap::default();
+        let mut ip_lines = String::new();
+        // heaptrack's call tree: (parent, ip index) → 1-based index.
+        let mut nodes: FxHashMap<(u64, u64), u64> = FxHashMap::default();
+        let mut node_lines = String::new();
+        let mut info_lines = String::new();
+        let mut ip_of =
+            |pc: u64, names: &mut Names, strings: &mut Strings, out: &mut String| -> u64 {
+                if let Some(&i) = ips.get(&pc) {
+                    return i;
+                }
+                let place = names.place(pc);
+                let module = strings.index(place.module.as_deref());
+                let mut line = format!("i {pc:x} {module:x}");
+                if place.function.is_some() {
+                    let f = strings.index(place.function.as_deref());
+                    line.push_str(&format!(" {f:x}"));
+                    if place.file.is_some() {
+                        let file = strings.index(place.file.as_deref());
+                        line.push_str(&format!(" {file:x} {:x}", place.line.unwrap_or(0)));
+                        for inl in &place.inlined {
+                            let f = strings.index(inl.function.as_deref());
+                            let file = strings.index(inl.file.as_deref());
+                            line.push_str(&format!(" {f:x} {file:x} {:x}", inl.line.unwrap_or(0)));
+                        }
+                    }
+                }
+                out.push_str(&line);
+                out.push('\n');
+                let i = ips.len() as u64 + 1;
+                ips.insert(pc, i);
+                i
+            };
+        let stacks = notes.stack_depth() > 0;
+        for &(size, site) in &info_list {
+            let site = site.resolved(stacks);
+            let frames: Vec<u64> = match site.kind {
+                SITE_STACK => names.stack(site.value),
+                SITE_RETURN_ADDRESS => vec![site.value],
+                _ => Vec::new(),
+            };
+            // Outermost first, each frame a node under the one before.
+            let mut parent = 0;
+            for &pc in frames.iter().rev() {
+                let ip = ip_of(pc, &mut names, &mut strings, &mut ip_lines);
+                let next = nodes.len() as u64 + 1;
+                parent = *nodes.entry((parent, ip)).or_insert_with(|| {
+                    node_lines.push_str(&format!("t {ip:x} {parent:x}\n"));
+                    next
+                });
+            }
+            info_lines.push_str(&format!("a {size:x} {parent:x}\n"));
+        }
+        writeln!(out, "v {HEAPTRACK_VERSION} {FILE_VERSION}")?;
+        writeln!(
+            out,
+            "X {}",
+            command.as_deref().unwrap_or("(recorded by tramp)")
+        )?;
+        writeln!(out, "I {page_size:x} {pages:x}")?;
+        out.write_all(strings.lines.as_bytes())?;
+        out.write_all(ip_lines.as_bytes())?;
+        out.write_all(node_lines.as_bytes())?;
+        out.write_all(info_lines.as_bytes())?;
+        let mut events = events.into_inner().map_err(|e| Error::Io(e.into_error()))?;
+        events.seek(SeekFrom::Start(0))?;
+        std::io::copy(&mut events, &mut out)?;
+        // The end of the run, as heaptrack writes it.
+        writeln!(out, "c {:x}", ms + 1)?;
+        Ok(out)
+    }
+}
+
+/// heaptrack's string table: each string once, 1-based, 0 for none.
+#[derive(Default)]
+struct Strings {
+    index: FxHashMap<String, u64>,
+    lines: String,
+}
+
+impl Strings {
+    fn index(&mut self, s: Option<&str>) -> u64 {
+        let Some(s) = s else { return 0 };
+        // A line break would end the line early; a sized string may hold
+        // any other byte.
+        let s = s.replace('\n', " ");
+        if let Some(&i) = self.index.get(&s) {
+            return i;
+        }
+        let i = self.index.len() as u64 + 1;
+        self.lines.push_str(&format!("s {:x} {s}\n", s.len()));
+        self.index.insert(s, i);
+        i
+    }
+}
+
+impl Sink for HeaptrackSink {
+    fn write_record(&mut self, rec: &Record<'_>) -> Result<(), Error> {
+        if rec.record_type().kind == RecordKind::Comment {
+            return self.comment(rec);
+        }
+        if let Some(t) = rec.role_u64(Role::Time) {
+            self.clock(t)?;
+        }
+        let mut pending = std::mem::take(&mut self.pending);
+        pending.clear();
+        self.view.feed(rec, &mut |step| {
+            pending.push(step.event);
+            Ok(())
+        })?;
+        let r = pending.iter().try_for_each(|e| self.heap_event(e));
+        self.pending = pending;
+        r
+    }
+
+    fn finish(self: Box<Self>) -> Result<(), Error> {
+        let out = self.write_file()?;
+        Ok(out.finish()?)
+    }
+}
