@@ -6,8 +6,11 @@
 //! The file has no addresses: a `-` line names an allocation *info* (a
 //! size and a call stack), not a block. The block it ends is the most
 //! recent live one of that info (LIFO), and every block gets a synthetic
-//! address, unique for the whole trace (decisions in
-//! docs/formats/heaptrack.md). Times are heaptrack's 10 ms clock.
+//! address from a size-class allocator of the reader's own (a freed
+//! block's address is given to the next block of its 16-byte class, most
+//! recent first), so the addresses stay as compact as a real heap's
+//! (decisions in docs/formats/heaptrack.md). Times are heaptrack's 10 ms
+//! clock.
 
 use std::io::BufRead;
 
@@ -26,12 +29,19 @@ pub const MAX_FILE_VERSION: u64 = 3;
 pub const FIRST_ADDRESS: u64 = 0x1000_0000;
 /// The most stack-tree nodes one `tramp:frames` note holds.
 const FRAMES_PER_NOTE: usize = 512;
+/// Size classes (of 16 bytes) whose free lists are kept by index.
+const SMALL_CLASSES: usize = 4096;
 /// The comment that marks a trace whose addresses are made up.
 pub const SYNTHETIC_NOTE: &str = "tramp:addresses synthetic";
 
 /// What the reader hands out next, besides a line's own item.
+/// (Event fields are kept as numbers in the reader and built into the
+/// item at once: a whole `Event` stored and copied out again stalled on
+/// store forwarding, a third of the reader's time.)
+#[derive(Clone, Copy, PartialEq, Eq)]
 enum Out {
-    Event(Event<'static>),
+    Alloc,
+    Free,
     Comment,
 }
 
@@ -56,6 +66,12 @@ pub struct InterpretedReader<R> {
     infos: Vec<(u64, u64)>,
     /// The live blocks of each info, most recent last.
     live: Vec<Vec<u64>>,
+    /// Freed synthetic addresses by size class (rounded size), to reuse:
+    /// classes up to `SMALL_CLASSES` × 16 bytes by index, larger ones hashed.
+    free: Vec<Vec<u64>>,
+    free_large: rustc_hash::FxHashMap<u64, Vec<u64>>,
+    /// The trace `attrs` holds the site of (u64::MAX: none yet).
+    attrs_trace: u64,
     next_address: u64,
     time: u64,
     page_size: u64,
@@ -64,6 +80,9 @@ pub struct InterpretedReader<R> {
     attrs: Vec<u8>,
     comment: Vec<u8>,
     out: Option<Out>,
+    /// The size and address of the event in `out`.
+    size: u64,
+    address: u64,
     done: bool,
 }
 
@@ -84,6 +103,9 @@ impl<R: BufRead> InterpretedReader<R> {
             traces: 0,
             infos: Vec::new(),
             live: Vec::new(),
+            free: Vec::new(),
+            free_large: rustc_hash::FxHashMap::default(),
+            attrs_trace: u64::MAX,
             next_address: FIRST_ADDRESS,
             time: 0,
             page_size: 4096,
@@ -91,6 +113,8 @@ impl<R: BufRead> InterpretedReader<R> {
             attrs: Vec::new(),
             comment: Vec::new(),
             out: None,
+            size: 0,
+            address: 0,
             done: false,
         }
     }
@@ -169,6 +193,11 @@ impl<R: BufRead> InterpretedReader<R> {
             let Some(&kind) = self.line.first() else {
                 continue; // an empty line
             };
+            // Most lines are `+` and `-`, with no stack-tree nodes pending.
+            if (kind == b'+' || kind == b'-') && self.frames.1.is_empty() {
+                self.event(kind).map_err(|e| self.err(e))?;
+                return Ok(true);
+            }
             if kind != b't' && !self.frames.1.is_empty() {
                 self.held = true;
                 self.flush_frames();
@@ -179,6 +208,56 @@ impl<R: BufRead> InterpretedReader<R> {
                 return Ok(true);
             }
         }
+    }
+
+    /// A `+` or `-` line: an allocation or a free.
+    #[inline]
+    fn event(&mut self, kind: u8) -> Result<(), HeaptrackError> {
+        let i = Fields::new(&self.line).hex()?;
+        if kind == b'+' {
+            let &(size, trace) = self
+                .infos
+                .get(i as usize)
+                .ok_or(HeaptrackError::Index("allocation info", i))?;
+            let class = size_class(size);
+            let address = match self.free_list(class).pop() {
+                Some(a) => a,
+                None => {
+                    let a = self.next_address;
+                    self.next_address = a.checked_add(class).ok_or(HeaptrackError::AddressSpace)?;
+                    a
+                }
+            };
+            self.live[i as usize].push(address);
+            if trace != self.attrs_trace {
+                self.attrs_trace = trace;
+                encode_site(SITE_STACK, trace, &mut self.attrs);
+            }
+            (self.size, self.address) = (size, address);
+            self.out = Some(Out::Alloc);
+        } else {
+            let live = self
+                .live
+                .get_mut(i as usize)
+                .ok_or(HeaptrackError::Index("allocation info", i))?;
+            // The most recent live block of the info; none (a file of an
+            // attached process): a block never seen, freed.
+            let address = match live.pop() {
+                Some(a) => {
+                    let class = size_class(self.infos[i as usize].0);
+                    self.free_list(class).push(a);
+                    a
+                }
+                None => {
+                    let a = self.next_address;
+                    self.next_address = a.checked_add(16).ok_or(HeaptrackError::AddressSpace)?;
+                    a
+                }
+            };
+            (self.size, self.address) = (0, address);
+            self.out = Some(Out::Free);
+        }
+        Ok(())
     }
 
     /// Handles the current line, whose first byte is `kind`.
@@ -259,46 +338,7 @@ impl<R: BufRead> InterpretedReader<R> {
                 self.infos.push((size, trace));
                 self.live.push(Vec::new());
             }
-            b'+' => {
-                let i = f.hex()?;
-                let &(size, trace) = self
-                    .infos
-                    .get(i as usize)
-                    .ok_or(HeaptrackError::Index("allocation info", i))?;
-                let address = self.next_address;
-                self.next_address = address
-                    .checked_add(size.max(1).next_multiple_of(16))
-                    .ok_or(HeaptrackError::AddressSpace)?;
-                self.live[i as usize].push(address);
-                self.attrs.clear();
-                encode_site(SITE_STACK, trace, &mut self.attrs);
-                let mut e = Event::new(EventKind::Alloc);
-                e.size = size;
-                e.address = address;
-                e.time = self.time;
-                self.out = Some(Out::Event(e));
-            }
-            b'-' => {
-                let i = f.hex()?;
-                let live = self
-                    .live
-                    .get_mut(i as usize)
-                    .ok_or(HeaptrackError::Index("allocation info", i))?;
-                // The most recent live block of the info; none (a file of an
-                // attached process): a block never seen, freed.
-                let address = match live.pop() {
-                    Some(a) => a,
-                    None => {
-                        let a = self.next_address;
-                        self.next_address += 16;
-                        a
-                    }
-                };
-                let mut e = Event::new(EventKind::Free);
-                e.address = address;
-                e.time = self.time;
-                self.out = Some(Out::Event(e));
-            }
+            b'+' | b'-' => self.event(kind)?,
             b'c' => {
                 let ms = f.hex()?;
                 self.time = ms.saturating_mul(1_000_000);
@@ -330,6 +370,20 @@ impl<R: BufRead> InterpretedReader<R> {
         Ok(())
     }
 
+    /// The freed addresses of a size class.
+    #[inline]
+    fn free_list(&mut self, class: u64) -> &mut Vec<u64> {
+        let i = (class / 16) as usize;
+        if i < SMALL_CLASSES {
+            if self.free.len() <= i {
+                self.free.resize_with(i + 1, Vec::new);
+            }
+            &mut self.free[i]
+        } else {
+            self.free_large.entry(class).or_default()
+        }
+    }
+
     /// The string of a 1-based index (0: none).
     fn string(&self, i: u64) -> Result<Option<String>, HeaptrackError> {
         if i == 0 {
@@ -347,13 +401,23 @@ impl<R: BufRead> InterpretedReader<R> {
             return Ok(None);
         }
         self.items += 1;
-        Ok(match &self.out {
-            Some(Out::Event(e)) => {
-                let mut e = *e;
-                if e.kind == EventKind::Alloc {
-                    e.attributes = &self.attrs;
-                }
-                Some(Item::Event(e))
+        Ok(match self.out {
+            Some(out @ (Out::Alloc | Out::Free)) => {
+                let alloc = out == Out::Alloc;
+                Some(Item::Event(Event {
+                    kind: if alloc {
+                        EventKind::Alloc
+                    } else {
+                        EventKind::Free
+                    },
+                    size: self.size,
+                    address: self.address,
+                    new_address: 0,
+                    thread: 0,
+                    heap: 0,
+                    time: self.time,
+                    attributes: if alloc { &self.attrs } else { &[] },
+                }))
             }
             Some(Out::Comment) => Some(Item::Comment(&self.comment)),
             None => None,
@@ -377,6 +441,12 @@ impl<R: BufRead> ReadItems for InterpretedReader<R> {
     fn position(&self) -> Position {
         InterpretedReader::position(self)
     }
+}
+
+/// The bytes a synthetic block takes: its size rounded up to 16 (at least
+/// 16).
+fn size_class(size: u64) -> u64 {
+    size.max(1).saturating_add(15) & !15
 }
 
 fn line_number(v: u64) -> Result<u32, HeaptrackError> {

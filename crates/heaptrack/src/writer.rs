@@ -22,7 +22,7 @@ use rustc_hash::FxHashMap;
 use tramp_core::io::Output;
 use tramp_core::{Error, Record, RecordKind, Role, Sink};
 use tramp_heap::site::{SITE_RETURN_ADDRESS, SITE_STACK};
-use tramp_heap::{HeapEvent, HeapView, Site};
+use tramp_heap::{Born, HeapEvent, HeapView, Keep, Site};
 use tramp_symbols::modules::Names;
 use tramp_symbols::{Annotation, ModuleMap};
 
@@ -30,11 +30,41 @@ use tramp_symbols::{Annotation, ModuleMap};
 const HEAPTRACK_VERSION: &str = "10400";
 const FILE_VERSION: u32 = 3;
 
+/// What the writer keeps per live object: its site (for its `+`) and a
+/// slot, under which the info of its `+` is kept for its `-` (a vector
+/// lookup instead of hashing the size and site again).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct Kept {
+    site: Site,
+    slot: u32,
+}
+
+impl Keep for Kept {
+    const SITE: bool = true;
+    const SLOT: bool = true;
+    fn keep(born: &Born) -> Kept {
+        Kept {
+            site: born.site,
+            slot: born.slot,
+        }
+    }
+    fn site(&self) -> Site {
+        self.site
+    }
+    fn slot(&self) -> u32 {
+        self.slot
+    }
+}
+
 /// Writes heaptrack's interpreted file.
 pub struct HeaptrackSink {
     out: Output,
     events: BufWriter<std::fs::File>,
-    view: HeapView<Site>,
+    view: HeapView<Kept>,
+    /// The info of each live object, by its slot.
+    slot_info: Vec<u32>,
+    /// The last (size, site) looked up and its info.
+    last: Option<((u64, Site), u32)>,
     notes: ModuleMap,
     /// (size, site) → 0-based info index.
     infos: FxHashMap<(u64, Site), u32>,
@@ -45,7 +75,7 @@ pub struct HeaptrackSink {
     page_size: u64,
     pages: u64,
     /// The heap events of the record being written (kept to reuse).
-    pending: Vec<HeapEvent<Site>>,
+    pending: Vec<HeapEvent<Kept>>,
 }
 
 impl HeaptrackSink {
@@ -54,6 +84,8 @@ impl HeaptrackSink {
             out,
             events: BufWriter::new(tempfile::tempfile()?),
             view: HeapView::new(),
+            slot_info: Vec::new(),
+            last: None,
             notes: ModuleMap::new(),
             infos: FxHashMap::default(),
             info_list: Vec::new(),
@@ -66,11 +98,37 @@ impl HeaptrackSink {
     }
 
     fn info(&mut self, size: u64, site: Site) -> u32 {
+        if let Some((k, i)) = self.last
+            && k == (size, site)
+        {
+            return i;
+        }
         let next = self.info_list.len() as u32;
-        *self.infos.entry((size, site)).or_insert_with(|| {
+        let i = *self.infos.entry((size, site)).or_insert_with(|| {
             self.info_list.push((size, site));
             next
-        })
+        });
+        self.last = Some(((size, site), i));
+        i
+    }
+
+    /// A line `OP INDEX` (hex), without formatting machinery.
+    fn line(&mut self, op: u8, v: u64) -> Result<(), Error> {
+        let mut b = [0u8; 20];
+        b[0] = op;
+        b[1] = b' ';
+        let digits = if v == 0 {
+            1
+        } else {
+            (64 - v.leading_zeros() as usize).div_ceil(4)
+        };
+        for k in 0..digits {
+            let d = ((v >> (4 * (digits - 1 - k))) & 15) as u8;
+            b[2 + k] = if d < 10 { b'0' + d } else { b'a' + d - 10 };
+        }
+        b[2 + digits] = b'\n';
+        self.events.write_all(&b[..3 + digits])?;
+        Ok(())
     }
 
     fn comment(&mut self, rec: &Record<'_>) -> Result<(), Error> {
@@ -115,20 +173,25 @@ impl HeaptrackSink {
         Ok(())
     }
 
-    fn plus(&mut self, size: u64, site: Site) -> Result<(), Error> {
-        let i = self.info(size, site);
-        writeln!(self.events, "+ {i:x}")?;
-        Ok(())
+    /// A `+` of a new live object: its info is kept under its slot.
+    fn plus(&mut self, size: u64, kept: Kept) -> Result<(), Error> {
+        let i = self.info(size, kept.site);
+        let slot = kept.slot as usize;
+        if self.slot_info.len() <= slot {
+            self.slot_info.resize(slot + 1, 0);
+        }
+        self.slot_info[slot] = i;
+        self.line(b'+', i as u64)
     }
 
-    fn minus(&mut self, size: u64, site: Site) -> Result<(), Error> {
-        let i = self.info(size, site);
-        writeln!(self.events, "- {i:x}")?;
-        Ok(())
+    /// A `-` of a live object, by the info its `+` had.
+    fn minus(&mut self, kept: Kept) -> Result<(), Error> {
+        let i = self.slot_info[kept.slot as usize];
+        self.line(b'-', i as u64)
     }
 
     /// The heaptrack lines of one heap event.
-    fn heap_event(&mut self, e: &HeapEvent<Site>) -> Result<(), Error> {
+    fn heap_event(&mut self, e: &HeapEvent<Kept>) -> Result<(), Error> {
         match *e {
             // A realloc's own records: its `-` went out with the realloc.
             HeapEvent::Alloc { object, .. } => self.plus(object.size, object.extra),
@@ -136,17 +199,16 @@ impl HeaptrackSink {
                 object: Some(o),
                 implied: false,
                 ..
-            } => self.minus(o.size, o.extra),
+            } => self.minus(o.extra),
             // A block the trace never freed, under a new one: gone.
-            HeapEvent::Displaced { object, .. } => self.minus(object.size, object.extra),
+            HeapEvent::Displaced { object, .. } => self.minus(object.extra),
             HeapEvent::Realloc {
                 from, resized, old, ..
             } => {
                 if old != 0
                     && let Some(o) = from
                 {
-                    let before = resized.map_or(o.size, |(_, before)| before);
-                    self.minus(before, o.extra)?;
+                    self.minus(o.extra)?;
                 }
                 if let Some((o, _)) = resized {
                     self.plus(o.size, o.extra)?;

@@ -80,8 +80,11 @@ pub fn run(a: ConvertArgs) -> Result<()> {
         }
     }
     // A zstd output compresses on the second core; decoding then stays here.
-    let zstd_out =
-        compression.unwrap_or_else(|| Compression::from_path(&a.output)) == Compression::Zstd;
+    // heaptrack's writer compresses only at its end (its events wait in a
+    // temporary file for the definitions), so it reads ahead.
+    let zstd_out = compression.unwrap_or_else(|| Compression::from_path(&a.output))
+        == Compression::Zstd
+        && to.name != "heaptrack";
     let mut o = super::detect(&a.input)?.open_with(&a.input, true, !zstd_out)?;
     // The output's header: the input's, with the DTD given instead if any.
     let mut header = o.source.header().clone();
