@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# heaptrack's files in and out (issue 35), in one run: `tramp stats` of
+# heaptrack's own file beside `heaptrack_print` of it, and `tramp convert
+# --lossy REC.tpack REC.heaptrack.zst` beside `tramp convert REC.tpack
+# REC.hatf` (the exporter's speed against tramp's own writer), best of 3.
+#
+#   ESPRESSO=/path/espresso ESPRESSO_INPUT=/path/largest.espresso bench/heaptrack-files.sh
+#
+# Programs: bench/rds/bst.c (built here, always), and mimalloc-bench's
+# espresso when ESPRESSO gives its path (built by hand; nothing here builds
+# it) — without it, its row says "not run".
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --release -q -p tramp-cli
+T=$PWD/target/release/tramp
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+cc -O2 -g bench/rds/bst.c -o "$W/bst"
+
+best() { # command... -> best wall seconds of 3
+  local b=999
+  for _ in 1 2 3; do
+    local s e
+    s=$(date +%s.%N)
+    "$@" >/dev/null 2>&1 || true
+    e=$(date +%s.%N)
+    b=$(python3 -c "print(min($b, $e - $s))")
+  done
+  echo "$b"
+}
+
+row() { # name program args...
+  local name=$1
+  shift
+  rm -f "$W"/ht.*
+  heaptrack -o "$W/ht" "$@" >/dev/null 2>&1
+  local file
+  file=$(ls "$W"/ht.* | head -1)
+  "$T" record -o "$W/r.tpack" -- "$@" >/dev/null 2>&1
+  local stats print hatf heap
+  stats=$(best "$T" stats "$file")
+  print=$(best heaptrack_print "$file")
+  hatf=$(best "$T" convert "$W/r.tpack" "$W/r.hatf")
+  heap=$(best "$T" convert --lossy "$W/r.tpack" "$W/r.heaptrack.zst")
+  python3 - "$name" "$stats" "$print" "$hatf" "$heap" <<'PY'
+import sys
+name = sys.argv[1]
+st, pr, hatf, heap = map(float, sys.argv[2:])
+print(f"| {name} | {st:.2f} | {pr:.2f} | {st/pr:.2f}× | {hatf:.2f} | {heap:.2f} | {hatf/heap:.2f}× |")
+PY
+}
+
+echo "| program | tramp stats of heaptrack's file (s) | heaptrack_print (s) | ratio (target ≤ 1) | convert to HATF (s) | convert --lossy to heaptrack (s) | exporter speed ÷ HATF's (target ≥ 0.7) |"
+echo "|---|---|---|---|---|---|---|"
+row "bst 200000 200000" "$W/bst" 200000 200000
+if [ -n "${ESPRESSO:-}" ]; then
+  row "espresso largest.espresso (× 20)" "$ESPRESSO" "${ESPRESSO_INPUT:?ESPRESSO_INPUT names largest.espresso}"
+else
+  echo "| espresso | not run (set ESPRESSO and ESPRESSO_INPUT) | | | | | |"
+fi
