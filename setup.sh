@@ -4,8 +4,9 @@
 # (the programs `tramp record` is tested on, the second allocator of the
 # replay test, the library the dlopen test loads and the statically linked
 # program `record` must refuse are all built from source by the tests),
-# heaptrack, the peer the heap profile is compared with, and Chromium,
-# the browser the HTML report is tested in.
+# heaptrack, the peer the heap profile is compared with, Chromium, the
+# browser the HTML report is tested in, and Go, whose `go tool pprof`
+# reads the pprof profiles tramp writes.
 # Called by README's test command and by .ci/run.
 set -euo pipefail
 need=()
@@ -18,6 +19,9 @@ command -v heaptrack_print >/dev/null 2>&1 || need+=(heaptrack)
 # Chromium: `tramp report`'s page is opened headless and must log no
 # script error (crates/cli/tests/report.rs).
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
+# go tool pprof: `tramp export --pprof`'s profiles are read by pprof itself
+# (crates/cli/tests/foreign.rs).
+command -v go >/dev/null 2>&1 || need+=(golang-go)
 if [ ${#need[@]} -gt 0 ]; then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"

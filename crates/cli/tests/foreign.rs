@@ -183,3 +183,78 @@ fn a_tramp_recording_opens_in_heaptrack_print_with_trampss_figures() {
     assert_eq!(back["live_bytes_at_end"], stats["live_bytes_at_end"]);
     assert_eq!(back["temporary_allocations"], 1101);
 }
+
+/// `go tool pprof -raw`'s samples: each line's four values.
+fn pprof_samples(raw: &str) -> Vec<(Vec<u64>, String)> {
+    raw.lines()
+        .skip_while(|l| !l.starts_with("Samples:"))
+        .skip(2)
+        .take_while(|l| l.contains(':') && !l.starts_with("Locations"))
+        .map(|l| {
+            let (values, locations) = l.split_once(':').unwrap();
+            let v = values
+                .split_whitespace()
+                .map(|x| x.parse().unwrap())
+                .collect();
+            (v, locations.trim().to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn a_recording_opens_in_go_tool_pprof() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = build(&dir, "temporaries");
+    let trace = p(&dir, "t.tpack");
+    ok(&tramp(&["record", "-o", &trace, "--", &exe]));
+    let out = p(&dir, "t.pb.gz");
+    ok(&tramp(&["export", &trace, "--pprof", &out]));
+    let stats: serde_json::Value =
+        serde_json::from_str(&ok(&tramp(&["stats", "--json", &trace]))).unwrap();
+    let n = |k: &str| stats[k].as_u64().unwrap();
+
+    // pprof itself reads it (setup.sh installs golang-go).
+    let raw = Command::new("go")
+        .args(["tool", "pprof", "-raw", &out])
+        .output()
+        .expect("go runs (setup.sh installs golang-go)");
+    assert!(
+        raw.status.success(),
+        "{}",
+        String::from_utf8_lossy(&raw.stderr)
+    );
+    let raw = String::from_utf8_lossy(&raw.stdout);
+    assert!(
+        raw.contains(
+            "alloc_objects/count alloc_space/bytes[dflt] inuse_objects/count inuse_space/bytes"
+        ),
+        "{raw}"
+    );
+    let samples = pprof_samples(&raw);
+    let sum = |i: usize| samples.iter().map(|(v, _)| v[i]).sum::<u64>();
+    // Every allocation (a moved realloc's included), its bytes, the leaks.
+    assert_eq!(sum(0), n("total_allocs"), "{raw}");
+    assert_eq!(sum(1), n("bytes_allocated"), "{raw}");
+    assert_eq!(sum(2), n("live_objects_at_end"), "{raw}");
+    assert_eq!(sum(3), n("live_bytes_at_end"), "{raw}");
+    // The 1,000 strdup'd temporaries are one sample, named at their line.
+    assert!(samples.iter().any(|(v, _)| v[0] == 1000), "{raw}");
+    assert!(
+        raw.contains("main") && raw.contains("temporaries.c:19"),
+        "{raw}"
+    );
+    let top = Command::new("go")
+        .args(["tool", "pprof", "-top", "-sample_index=alloc_objects", &out])
+        .output()
+        .unwrap();
+    let top = String::from_utf8_lossy(&top.stdout);
+    let first = top
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("flat"))
+        .nth(1)
+        .unwrap_or("");
+    assert!(
+        first.trim_end().ends_with("main") && first.contains("1200"),
+        "{top}"
+    );
+}

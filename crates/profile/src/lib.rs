@@ -7,8 +7,11 @@
 //! * [`report`]: the whole profile as one self-contained HTML page
 //!   (`tramp report`).
 //! * [`tree`]: top-down and bottom-up call trees with every cost.
+//! * [`pprof`]: the profile as pprof's `profile.proto` (`tramp export
+//!   --pprof`), for `go tool pprof`, Perfetto and Pyroscope.
 
 pub mod diff;
 pub mod flame;
+pub mod pprof;
 pub mod report;
 pub mod tree;
