@@ -258,3 +258,92 @@ fn a_recording_opens_in_go_tool_pprof() {
         "{top}"
     );
 }
+
+/// Live bytes at the end and at most, worked out from an mtrace log's own
+/// lines (a moved realloc's new block counts before its old one goes, as
+/// tramp's traces order them), and the `+` lines with a block.
+fn mtrace_by_hand(log: &str) -> (u64, u64, u64) {
+    let mut live: std::collections::HashMap<u64, u64> = Default::default();
+    let (mut now, mut max, mut allocs) = (0u64, 0u64, 0u64);
+    let mut old = None;
+    let num = |t: &str| u64::from_str_radix(t.trim_start_matches("0x"), 16).unwrap_or(0);
+    for line in log.lines() {
+        let op = match line.strip_prefix("@ ") {
+            Some(r) => &r[r.find("] ").unwrap() + 2..],
+            None => line,
+        };
+        let f: Vec<&str> = op.split(' ').collect();
+        match f[0] {
+            "+" if f[1] != "(nil)" => {
+                allocs += 1;
+                let size = num(f[2]);
+                live.insert(num(f[1]), size);
+                now += size;
+            }
+            "-" => now -= live.remove(&num(f[1])).unwrap_or(0),
+            "<" => old = Some(num(f[1])),
+            ">" => {
+                let (new, size) = (num(f[1]), num(f[2]));
+                let o = old.take().unwrap();
+                if new == o {
+                    now = now - live[&o] + size;
+                } else {
+                    allocs += 1;
+                    now += size;
+                    max = max.max(now);
+                    now -= live.remove(&o).unwrap_or(0);
+                }
+                live.insert(new, size);
+            }
+            _ => {}
+        }
+        max = max.max(now);
+    }
+    (now, max, allocs)
+}
+
+#[test]
+fn glibcs_mtrace_log_reads_with_its_own_figures() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = build(&dir, "temporaries");
+    let on = p(&dir, "mtrace_on.so");
+    let built = Command::new("cc")
+        .args(["-shared", "-fPIC", &fixture("heap/mtrace_on.c"), "-o", &on])
+        .status()
+        .unwrap();
+    assert!(built.success());
+    let log = p(&dir, "t.mtrace");
+    // glibc's own tracer (glibc ≥ 2.34 keeps it in libc_malloc_debug.so).
+    let run = Command::new(&exe)
+        .env("MALLOC_TRACE", &log)
+        .env("LD_PRELOAD", format!("libc_malloc_debug.so.0 {on}"))
+        .output()
+        .unwrap();
+    assert!(run.status.success());
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(text.starts_with("= Start\n"), "{text}");
+    let (live, max, allocs) = mtrace_by_hand(&text);
+    let stats: serde_json::Value =
+        serde_json::from_str(&ok(&tramp(&["stats", "--json", &log]))).unwrap();
+    assert_eq!(stats["total_allocs"], allocs, "{stats}");
+    assert_eq!(stats["live_bytes_at_end"], live, "{stats}");
+    assert_eq!(stats["max_live_bytes"], max, "{stats}");
+    // The program's own count: 1,000 strdup'd temporaries and 50 reallocs.
+    assert_eq!(stats["realloc_calls"], 50);
+    assert!(stats["malloc_calls"].as_u64().unwrap() >= 1150);
+    // Callers are symbolized from the program's own file (the log names
+    // it and the offset): the 1,000 strdup'd temporaries of line 19.
+    let sites: serde_json::Value =
+        serde_json::from_str(&ok(&tramp(&["stats", "--sites", "--json", &log]))).unwrap();
+    let top = &sites["sites"]["by_count"][0];
+    assert_eq!(top["allocs"], 1000, "{sites}");
+    assert_eq!(top["temporary"], 1000, "{sites}");
+    assert_eq!(
+        (
+            top["stack"][0]["function"].as_str(),
+            top["stack"][0]["line"].as_u64()
+        ),
+        (Some("main"), Some(19)),
+        "{sites}"
+    );
+}

@@ -1,0 +1,16 @@
+//! tramp-alloctrace: allocation traces other tools write, read as heap
+//! traces.
+//!
+//! * [`mtrace`]: glibc's `mtrace()` log (`MALLOC_TRACE=FILE` with
+//!   `libc_malloc_debug.so`): allocations, frees and reallocs with real
+//!   addresses and the caller of each, symbolized through module notes.
+//! * [`format`](mod@format): the registry entries.
+//!
+//! Layouts and decisions: docs/formats/mtrace.md.
+
+pub mod error;
+pub mod format;
+pub mod mtrace;
+
+pub use error::AllocTraceError;
+pub use mtrace::MtraceReader;
