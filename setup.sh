@@ -5,8 +5,9 @@
 # replay test, the library the dlopen test loads and the statically linked
 # program `record` must refuse are all built from source by the tests),
 # heaptrack, the peer the heap profile is compared with, Chromium, the
-# browser the HTML report is tested in, and Go, whose `go tool pprof`
-# reads the pprof profiles tramp writes.
+# browser the HTML report is tested in, Go, whose `go tool pprof` reads
+# the pprof profiles tramp writes, and valgrind, whose DHAT's JSON tramp's
+# is compared with.
 # Called by README's test command and by .ci/run.
 set -euo pipefail
 need=()
@@ -22,6 +23,9 @@ command -v chromium >/dev/null 2>&1 || need+=(chromium)
 # go tool pprof: `tramp export --pprof`'s profiles are read by pprof itself
 # (crates/cli/tests/foreign.rs).
 command -v go >/dev/null 2>&1 || need+=(golang-go)
+# valgrind: DHAT, whose JSON `tramp export --dhat`'s is compared with on
+# the same program (crates/cli/tests/foreign.rs).
+command -v valgrind >/dev/null 2>&1 || need+=(valgrind)
 if [ ${#need[@]} -gt 0 ]; then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"

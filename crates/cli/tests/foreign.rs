@@ -347,3 +347,95 @@ fn glibcs_mtrace_log_reads_with_its_own_figures() {
         "{sites}"
     );
 }
+
+/// Each DHAT program point of `json` whose leaf frame (past DHAT's own
+/// `malloc`) ends with `(FILE:LINE)`: its figures by that place.
+fn dhat_points(json: &serde_json::Value) -> std::collections::BTreeMap<String, Vec<u64>> {
+    let ftbl = json["ftbl"].as_array().unwrap();
+    let mut out = std::collections::BTreeMap::new();
+    for pp in json["pps"].as_array().unwrap() {
+        let frames: Vec<&str> = pp["fs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| ftbl[i.as_u64().unwrap() as usize].as_str().unwrap())
+            .filter(|f| !f.contains("vgpreload_dhat"))
+            .collect();
+        let Some(leaf) = frames.first() else { continue };
+        let place = leaf
+            .rsplit('/')
+            .next()
+            .unwrap()
+            .trim_end_matches(')')
+            .to_string();
+        let place = place.rsplit('(').next().unwrap().to_string();
+        let v = ["tb", "tbk", "mb", "mbk", "gb", "gbk", "eb", "ebk"]
+            .iter()
+            .map(|k| pp[*k].as_u64().unwrap())
+            .collect();
+        out.insert(place, v);
+    }
+    out
+}
+
+#[test]
+fn dhat_json_matches_valgrinds_dhat_on_the_same_program() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = build(&dir, "temporaries");
+    let trace = p(&dir, "t.tpack");
+    ok(&tramp(&["record", "-o", &trace, "--", &exe]));
+    let ours_path = p(&dir, "tramp.json");
+    ok(&tramp(&["export", &trace, "--dhat", &ours_path]));
+    let ours: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&ours_path).unwrap()).unwrap();
+    // valgrind's DHAT on the same program (setup.sh installs valgrind).
+    let theirs_path = p(&dir, "dhat.json");
+    let run = Command::new("valgrind")
+        .args([
+            "--tool=dhat",
+            &format!("--dhat-out-file={theirs_path}"),
+            &exe,
+        ])
+        .output()
+        .expect("valgrind runs (setup.sh installs it)");
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let theirs: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&theirs_path).unwrap()).unwrap();
+    // Every field tramp writes is one DHAT writes, of the same kind.
+    for (k, v) in ours.as_object().unwrap() {
+        let t = &theirs[k];
+        assert!(!t.is_null(), "DHAT has no `{k}`");
+        assert_eq!(
+            std::mem::discriminant(v),
+            std::mem::discriminant(t),
+            "`{k}`"
+        );
+    }
+    for k in ours["pps"][0].as_object().unwrap().keys() {
+        assert!(
+            !theirs["pps"][0][k].is_null(),
+            "DHAT's points have no `{k}`"
+        );
+    }
+    assert_eq!(ours["dhatFileVersion"], 2);
+    assert_eq!(ours["ftbl"][0], "[root]");
+    // The program points of plain allocations read the same in both:
+    // bytes and blocks in total, most at once, at the global peak (the
+    // 1,000 temporaries of line 19 are gone by then), at the end. (Lines
+    // 27–28 are reallocs, which DHAT charges to the block's first
+    // allocation; lifetimes are instructions in DHAT, ns in tramp.)
+    let (ours, theirs) = (dhat_points(&ours), dhat_points(&theirs));
+    for line in ["temporaries.c:19", "temporaries.c:24"] {
+        assert_eq!(
+            ours.get(line),
+            theirs.get(line),
+            "{line}: {ours:?} / {theirs:?}"
+        );
+        assert!(ours.contains_key(line), "{ours:?}");
+    }
+    assert_eq!(ours["temporaries.c:19"][..4], [18997, 1000, 22, 1]);
+}

@@ -7,9 +7,12 @@
 //! * [`report`]: the whole profile as one self-contained HTML page
 //!   (`tramp report`).
 //! * [`tree`]: top-down and bottom-up call trees with every cost.
+//! * [`dhat`]: the profile as DHAT's JSON (`tramp export --dhat`), for
+//!   DHAT's viewer and the Firefox Profiler.
 //! * [`pprof`]: the profile as pprof's `profile.proto` (`tramp export
 //!   --pprof`), for `go tool pprof`, Perfetto and Pyroscope.
 
+pub mod dhat;
 pub mod diff;
 pub mod flame;
 pub mod pprof;

@@ -433,7 +433,7 @@ fn merge_alike(rows: &mut Vec<(Vec<String>, SiteTotals)>) {
 
 /// The frames of a site, innermost first, each code address expanded into
 /// the functions inlined at it (innermost first too).
-fn stack_of(names: &mut Names, site: Site) -> Vec<Place> {
+pub fn stack_of(names: &mut Names, site: Site) -> Vec<Place> {
     match site.kind {
         SITE_RETURN_ADDRESS => names.place(site.value).frames(),
         SITE_STACK => {

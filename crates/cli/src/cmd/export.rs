@@ -5,7 +5,8 @@ use clap::Args;
 use tramp_core::Progress;
 use tramp_core::io::Output;
 
-use tramp_heap::HeapStats;
+use tramp_heap::{HeapFlow, HeapStats, Lived};
+use tramp_profile::dhat::{Dhat, DhatCounts};
 use tramp_symbols::ModuleMap;
 use tramp_symbols::sites::SiteCounts;
 
@@ -22,6 +23,13 @@ use super::InputArgs;
 /// inlined chain, one mapping per module; alloc_space is the default view.
 /// docs/formats/pprof.md.
 ///
+/// `--dhat OUT.json` writes it as DHAT's JSON (dhatFileVersion 2), which
+/// DHAT's viewer (dh_view.html, shipped with valgrind) and the Firefox
+/// Profiler open: per allocation site the bytes and blocks allocated, the
+/// blocks' lifetimes added up, the most it held at once, what it held at
+/// the global peak and at the end; times in the trace's unit (ns for
+/// recordings). docs/formats/dhat.md.
+///
 /// `--chrome OUT.json` writes the Chrome
 /// Trace Event format that Perfetto (ui.perfetto.dev) and chrome://tracing
 /// open. For Heph traces each stream becomes a process and each substream
@@ -32,7 +40,7 @@ use super::InputArgs;
 /// become the strings "NaN", "Infinity", "-Infinity". Damaged packets are
 /// skipped with a warning; every whole packet is exported.
 #[derive(Args)]
-#[group(id = "to", required = true, multiple = false, args = ["chrome", "pprof"])]
+#[group(id = "to", required = true, multiple = false, args = ["chrome", "pprof", "dhat"])]
 pub struct ExportArgs {
     #[command(flatten)]
     input: InputArgs,
@@ -44,14 +52,57 @@ pub struct ExportArgs {
     /// inside, as pprof reads it).
     #[arg(long, value_name = "OUT.pb.gz")]
     pprof: Option<String>,
+    /// Write the heap profile as DHAT's JSON here.
+    #[arg(long, value_name = "OUT.json")]
+    dhat: Option<String>,
 }
 
 pub fn run(a: ExportArgs) -> Result<()> {
-    match (&a.chrome, &a.pprof) {
-        (Some(chrome), _) => self::chrome(&a.input, chrome),
-        (_, Some(pprof)) => self::pprof(&a.input, pprof),
-        (None, None) => bail!("name what to write: --chrome or --pprof"),
+    match (&a.chrome, &a.pprof, &a.dhat) {
+        (Some(chrome), _, _) => self::chrome(&a.input, chrome),
+        (_, Some(pprof), _) => self::pprof(&a.input, pprof),
+        (_, _, Some(dhat)) => self::dhat(&a.input, dhat),
+        _ => bail!("name what to write: --chrome, --pprof or --dhat"),
     }
+}
+
+/// A heap trace's profile as DHAT's JSON.
+fn dhat(input: &InputArgs, path: &str) -> Result<()> {
+    let mut out = Output::create(path, None).with_context(|| format!("creating {path}"))?;
+    let mut o = super::open(input, false)?;
+    let holds = o.source.schema().domains().heap;
+    super::require(
+        &o,
+        holds,
+        "export --dhat",
+        "heap events (allocations, frees, reallocs)",
+    )?;
+    let mut flow: HeapFlow<DhatCounts, Lived> = HeapFlow::new(DhatCounts::new());
+    let mut modules = ModuleMap::new();
+    let run = o.run(&mut [&mut flow, &mut modules], Vec::new());
+    let counts = tramp_core::Analysis::finish(flow);
+    let modules = tramp_core::Analysis::finish(modules);
+    // A recording's first module is its program.
+    let cmd = modules
+        .modules
+        .first()
+        .map_or(o.name.clone(), |(_, p)| p.clone());
+    let dhat = Dhat::new(
+        &counts,
+        &mut modules.names(),
+        modules.stack_depth > 0,
+        &cmd,
+        0,
+    );
+    dhat.write(&mut out)
+        .and_then(|_| out.finish())
+        .with_context(|| format!("writing {path}"))?;
+    super::end_run(
+        run,
+        &o,
+        Some(path),
+        "; the profile covers the records before the error",
+    )
 }
 
 /// A heap trace's profile as pprof's profile.proto.
