@@ -233,6 +233,9 @@ pub struct Mapping {
     pub keys: Option<Keys>,
     /// A TRAMP format description's text, for described traces.
     pub desc: Option<String>,
+    /// Simulate a trace whose addresses are synthetic (a heaptrack
+    /// file's) all the same; refused otherwise.
+    pub synthetic_ok: bool,
 }
 
 /// Keys resolved against a schema: record type, field indices, write test.
@@ -414,6 +417,9 @@ pub fn simulate(
             };
             // Decoded on the second core while the caches run.
             let mut opened = tramp_formats::pipeline::open(input, Some(format), &open, true)?;
+            if !mapping.synthetic_ok {
+                opened.refuse_synthetic("cachesim");
+            }
             // What the records hold decides what can be cached.
             let domains = opened.source.schema().domains();
             if !domains.requests() && mapping.keys.is_none() {

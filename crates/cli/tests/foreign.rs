@@ -104,6 +104,20 @@ fn heaptracks_own_file_reads_with_heaptrack_prints_figures() {
     let frame = &top["stack"][0];
     assert_eq!(frame["function"], "main", "{top}");
     assert_eq!(frame["line"], 19, "{top}");
+    // Its addresses are made up: replay and cachesim refuse them unless
+    // told, also once converted to tpack (the note travels).
+    for cmd in [&["replay"][..], &["cachesim", "--size", "100"][..]] {
+        let mut args = cmd.to_vec();
+        args.push(&file);
+        let refused = tramp(&args);
+        assert!(!refused.status.success(), "{cmd:?}");
+        assert!(
+            String::from_utf8_lossy(&refused.stderr).contains("synthetic"),
+            "{cmd:?}"
+        );
+        args.insert(1, "--synthetic-ok");
+        ok(&tramp(&args));
+    }
     // heaptrack's file converts to tpack and reads back the same.
     let tp = p(&dir, "h.tpack");
     ok(&tramp(&["convert", &file, &tp]));
@@ -114,6 +128,7 @@ fn heaptracks_own_file_reads_with_heaptrack_prints_figures() {
         stats["temporary_allocations"]
     );
     assert_eq!(again["max_live_bytes"], stats["max_live_bytes"]);
+    assert!(!tramp(&["replay", &tp]).status.success());
 }
 
 #[test]

@@ -60,3 +60,101 @@ impl Opened {
         drive(&mut *self.source, analyses, sinks, &mut self.progress)
     }
 }
+
+/// The note a trace carries when its addresses are made up (a heaptrack
+/// file's: docs/formats/heaptrack.md).
+pub const SYNTHETIC_NOTE: &[u8] = tramp_heaptrack::interpreted::SYNTHETIC_NOTE.as_bytes();
+
+/// A source that stops with an error at the note of a trace whose
+/// addresses are made up: for commands whose answers are about real
+/// addresses (replaying them into an allocator, caching their lines).
+/// The note comes before any heap record, so nothing is done with them.
+pub struct RealAddresses {
+    inner: Box<dyn Source>,
+    /// What refuses, for the message (`replay`).
+    command: &'static str,
+}
+
+impl RealAddresses {
+    pub fn new(inner: Box<dyn Source>, command: &'static str) -> RealAddresses {
+        RealAddresses { inner, command }
+    }
+}
+
+fn refusal(command: &str) -> Error {
+    Error::Usage(format!(
+        "the trace's addresses are synthetic (tramp made them up for a file that has none, \
+         such as heaptrack's): `tramp {command}` would work on addresses no program used; \
+         --synthetic-ok runs it anyway"
+    ))
+}
+
+fn is_synthetic(rec: &tramp_core::Record<'_>) -> bool {
+    rec.record_type().kind == tramp_core::RecordKind::Comment
+        && rec
+            .role(tramp_core::Role::Text)
+            .and_then(|v| v.as_bytes())
+            .is_some_and(|t| t == SYNTHETIC_NOTE)
+}
+
+impl Source for RealAddresses {
+    fn schema(&self) -> &std::sync::Arc<tramp_core::Schema> {
+        self.inner.schema()
+    }
+
+    fn next_record(&mut self) -> Result<Option<tramp_core::Record<'_>>, Error> {
+        let command = self.command;
+        let rec = self.inner.next_record()?;
+        if rec.as_ref().is_some_and(is_synthetic) {
+            return Err(refusal(command));
+        }
+        Ok(rec)
+    }
+
+    fn next_item(&mut self) -> Result<Option<tramp_core::Item<'_>>, Error> {
+        let command = self.command;
+        let item = self.inner.next_item()?;
+        if let Some(tramp_core::Item::Record(r)) = &item
+            && is_synthetic(r)
+        {
+            return Err(refusal(command));
+        }
+        Ok(item)
+    }
+
+    fn position(&self) -> tramp_core::Position {
+        self.inner.position()
+    }
+
+    fn header(&self) -> &tramp_core::Header {
+        self.inner.header()
+    }
+}
+
+impl Opened {
+    /// Stops at the note of a trace with synthetic addresses
+    /// ([`RealAddresses`]).
+    pub fn refuse_synthetic(&mut self, command: &'static str) {
+        let inner = std::mem::replace(&mut self.source, Box::new(Empty));
+        self.source = Box::new(RealAddresses::new(inner, command));
+    }
+}
+
+/// No records (a placeholder while a source is wrapped).
+struct Empty;
+
+impl Source for Empty {
+    fn schema(&self) -> &std::sync::Arc<tramp_core::Schema> {
+        static EMPTY: std::sync::OnceLock<std::sync::Arc<tramp_core::Schema>> =
+            std::sync::OnceLock::new();
+        EMPTY.get_or_init(|| tramp_core::Schema::new("empty").shared())
+    }
+
+    fn next_record(&mut self) -> Result<Option<tramp_core::Record<'_>>, Error> {
+        Ok(None)
+    }
+
+    fn position(&self) -> tramp_core::Position {
+        tramp_core::Position::default()
+    }
+}

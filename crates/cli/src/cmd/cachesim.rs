@@ -95,6 +95,10 @@ pub struct CachesimArgs {
     /// the plot).
     #[arg(long, value_name = "FILE")]
     pub svg: Option<String>,
+    /// Simulate a heap trace whose addresses are synthetic (a heaptrack
+    /// file's, made up by tramp) all the same; refused otherwise.
+    #[arg(long)]
+    pub synthetic_ok: bool,
 }
 
 /// A cache size: objects counted decimally, bytes binary (see
@@ -144,6 +148,7 @@ pub fn run(a: CachesimArgs) -> Result<()> {
             .map(|k| Keys::parse(k, a.write.as_deref()))
             .transpose()?,
         desc: a.desc.as_deref().map(super::read_desc).transpose()?,
+        synthetic_ok: a.synthetic_ok,
     };
     let input = Input::open(&a.input).with_context(|| format!("opening {}", a.input))?;
     let layout = match &mapping.desc {

@@ -43,6 +43,10 @@ pub struct ReplayArgs {
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
+    /// Replay a trace whose addresses are synthetic (a heaptrack file's,
+    /// made up by tramp) all the same; refused otherwise.
+    #[arg(long)]
+    synthetic_ok: bool,
 }
 
 /// `512M`, `4G`, `1000000`: bytes, K = 1,024 (`tramp_cachesim::units`).
@@ -54,6 +58,9 @@ pub fn run(a: ReplayArgs) -> Result<()> {
     let driver = tramp_record::launch::install_replayer(REPLAY_DRIVER)
         .context("installing the replay driver")?;
     let mut o = super::open(&a.input, false)?;
+    if !a.synthetic_ok {
+        o.refuse_synthetic("replay");
+    }
     let holds = o.source.schema().domains().heap;
     super::require(
         &o,
