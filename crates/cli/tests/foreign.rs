@@ -454,3 +454,50 @@ fn dhat_json_matches_valgrinds_dhat_on_the_same_program() {
     }
     assert_eq!(ours["temporaries.c:19"][..4], [18997, 1000, 22, 1]);
 }
+
+#[test]
+fn massif_output_reads_in_ms_print_with_trampss_peak() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = build(&dir, "temporaries");
+    let trace = p(&dir, "t.tpack");
+    ok(&tramp(&["record", "-o", &trace, "--", &exe]));
+    let out = p(&dir, "massif.out");
+    ok(&tramp(&["export", &trace, "--massif", &out]));
+    let stats: serde_json::Value =
+        serde_json::from_str(&ok(&tramp(&["stats", "--json", &trace]))).unwrap();
+    // valgrind's ms_print reads it (setup.sh installs valgrind).
+    let printed = Command::new("ms_print")
+        .arg(&out)
+        .output()
+        .expect("ms_print runs (setup.sh installs valgrind)");
+    assert!(
+        printed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&printed.stderr)
+    );
+    let text = String::from_utf8_lossy(&printed.stdout);
+    // The peak snapshot's total is tramp's peak, 4,104 bytes (the realloc's
+    // new 4,096-byte block while its 8-byte old one is live).
+    let peak_n: String = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Detailed snapshots: ["))
+        .and_then(|l| l.split(" (peak)").next())
+        .and_then(|l| l.rsplit(' ').next())
+        .unwrap_or_else(|| panic!("{text}"))
+        .to_string();
+    let row = text
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some(peak_n.as_str()))
+        .unwrap();
+    let total = row.split_whitespace().nth(2).unwrap().replace(',', "");
+    assert_eq!(
+        total.parse::<u64>().unwrap(),
+        stats["max_live_bytes"].as_u64().unwrap()
+    );
+    assert_eq!(total, "4104");
+    // The peak's tree: the realloc at line 28 holds 4,096 of them.
+    assert!(
+        text.contains("(4,096B) 0x") && text.contains("temporaries.c:28)"),
+        "{text}"
+    );
+}

@@ -9,12 +9,15 @@
 //! * [`tree`]: top-down and bottom-up call trees with every cost.
 //! * [`dhat`]: the profile as DHAT's JSON (`tramp export --dhat`), for
 //!   DHAT's viewer and the Firefox Profiler.
+//! * [`massif`]: the heap over time as valgrind massif's output (`tramp
+//!   export --massif`), for `ms_print` and massif-visualizer.
 //! * [`pprof`]: the profile as pprof's `profile.proto` (`tramp export
 //!   --pprof`), for `go tool pprof`, Perfetto and Pyroscope.
 
 pub mod dhat;
 pub mod diff;
 pub mod flame;
+pub mod massif;
 pub mod pprof;
 pub mod report;
 pub mod tree;

@@ -7,6 +7,7 @@ use tramp_core::io::Output;
 
 use tramp_heap::{HeapFlow, HeapStats, Lived};
 use tramp_profile::dhat::{Dhat, DhatCounts};
+use tramp_profile::massif::{self, Held, MassifSnapshots};
 use tramp_symbols::ModuleMap;
 use tramp_symbols::sites::SiteCounts;
 
@@ -30,6 +31,13 @@ use super::InputArgs;
 /// the global peak and at the end; times in the trace's unit (ns for
 /// recordings). docs/formats/dhat.md.
 ///
+/// `--massif OUT` writes the heap over time as valgrind massif's output,
+/// which `ms_print` and massif-visualizer read: up to 100 evenly spaced
+/// snapshots of the live bytes, the peak's detailed as massif's tree of
+/// allocating stacks, and the last one detailed with what is left; time is
+/// massif's `B` unit (bytes allocated and freed so far).
+/// docs/formats/massif.md.
+///
 /// `--chrome OUT.json` writes the Chrome
 /// Trace Event format that Perfetto (ui.perfetto.dev) and chrome://tracing
 /// open. For Heph traces each stream becomes a process and each substream
@@ -40,7 +48,7 @@ use super::InputArgs;
 /// become the strings "NaN", "Infinity", "-Infinity". Damaged packets are
 /// skipped with a warning; every whole packet is exported.
 #[derive(Args)]
-#[group(id = "to", required = true, multiple = false, args = ["chrome", "pprof", "dhat"])]
+#[group(id = "to", required = true, multiple = false, args = ["chrome", "pprof", "dhat", "massif"])]
 pub struct ExportArgs {
     #[command(flatten)]
     input: InputArgs,
@@ -55,15 +63,73 @@ pub struct ExportArgs {
     /// Write the heap profile as DHAT's JSON here.
     #[arg(long, value_name = "OUT.json")]
     dhat: Option<String>,
+    /// Write the heap over time as massif's output here.
+    #[arg(long, value_name = "OUT")]
+    massif: Option<String>,
 }
 
 pub fn run(a: ExportArgs) -> Result<()> {
-    match (&a.chrome, &a.pprof, &a.dhat) {
-        (Some(chrome), _, _) => self::chrome(&a.input, chrome),
-        (_, Some(pprof), _) => self::pprof(&a.input, pprof),
-        (_, _, Some(dhat)) => self::dhat(&a.input, dhat),
-        _ => bail!("name what to write: --chrome, --pprof or --dhat"),
+    if let Some(p) = &a.chrome {
+        return self::chrome(&a.input, p);
     }
+    if let Some(p) = &a.pprof {
+        return self::pprof(&a.input, p);
+    }
+    if let Some(p) = &a.dhat {
+        return self::dhat(&a.input, p);
+    }
+    match &a.massif {
+        Some(p) => self::massif(&a.input, p),
+        None => bail!("name what to write: --chrome, --pprof, --dhat or --massif"),
+    }
+}
+
+/// A heap trace's heap over time as massif's output.
+fn massif(input: &InputArgs, path: &str) -> Result<()> {
+    let mut out = Output::create(path, None).with_context(|| format!("creating {path}"))?;
+    let mut o = super::open(input, false)?;
+    let holds = o.source.schema().domains().heap;
+    super::require(
+        &o,
+        holds,
+        "export --massif",
+        "heap events (allocations, frees, reallocs)",
+    )?;
+    let mut stats: HeapStats<(SiteCounts, MassifSnapshots), tramp_heap::Site> =
+        HeapStats::with((SiteCounts::new(), MassifSnapshots::new()));
+    let mut modules = ModuleMap::new();
+    let run = o.run(&mut [&mut stats, &mut modules], Vec::new());
+    let (_, (sites, snaps)) = stats.finish_with();
+    let modules = tramp_core::Analysis::finish(modules);
+    let report = sites.report(&modules, usize::MAX);
+    fn held(rows: &[tramp_symbols::sites::SiteRow], peak: bool) -> Vec<Held<'_>> {
+        rows.iter()
+            .map(|r| {
+                let b = if peak {
+                    r.totals.peak_bytes
+                } else {
+                    r.totals.live_bytes
+                };
+                (&r.stack[..], b)
+            })
+            .collect()
+    }
+    let at_peak = held(&report.by_bytes_at_peak, true);
+    let at_end = held(&report.by_live_bytes_at_exit, false);
+    let cmd = modules
+        .modules
+        .first()
+        .map_or(o.name.clone(), |(_, p)| p.clone());
+    let text = massif::write(&cmd, &snaps.snapshots(), (snaps.peak, &at_peak), &at_end);
+    std::io::Write::write_all(&mut out, text.as_bytes())
+        .and_then(|_| out.finish())
+        .with_context(|| format!("writing {path}"))?;
+    super::end_run(
+        run,
+        &o,
+        Some(path),
+        "; the snapshots cover the records before the error",
+    )
 }
 
 /// A heap trace's profile as DHAT's JSON.
