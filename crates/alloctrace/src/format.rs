@@ -2,9 +2,14 @@
 //! (through HATF's `ItemSource`), so every heap analysis and heap format
 //! takes them.
 
-use tramp_core::{Error, FormatDesc, Holds, Sniff};
+use std::sync::{Arc, OnceLock};
+
+use tramp_core::{
+    Error, FieldDef, FieldType, FormatDesc, Holds, ReallocOutcome, RecordKind, Role, Schema, Sniff,
+};
 use tramp_hatf::records::ItemSource;
 
+use crate::android::{AndroidReader, AndroidSink};
 use crate::mtrace::MtraceReader;
 
 /// glibc's mtrace log: text that starts `= Start`.
@@ -23,3 +28,93 @@ pub static MTRACE: FormatDesc = FormatDesc {
         ))
     },
 };
+
+/// Android's malloc_debug record_allocs text: `TID: TYPE 0xPTR …` lines.
+pub static ANDROID: FormatDesc = FormatDesc {
+    name: "android",
+    family: "android",
+    about: "Android malloc_debug record_allocs text (TID: malloc 0xPTR SIZE [START END] …), read and written",
+    extensions: &[".android"],
+    sniff: sniff_android,
+    text_form: Some("hatf-text"),
+    holds: Holds::ByRole(android_written),
+    open: |input, _| Ok(Box::new(ItemSource::from_reader(AndroidReader::new(input)))),
+    create: |out, _| Ok(Box::new(AndroidSink::new(out))),
+};
+
+/// A first line `TID: OP 0x…` with one of record_allocs' operations.
+fn sniff_android(head: &[u8]) -> Sniff {
+    let line = head.split(|&b| b == b'\n').next().unwrap_or(head);
+    let Ok(line) = std::str::from_utf8(line) else {
+        return Sniff::No;
+    };
+    let Some((tid, rest)) = line.split_once(": ") else {
+        return Sniff::No;
+    };
+    let op = rest.split(' ').next().unwrap_or("");
+    let ops = [
+        "malloc",
+        "calloc",
+        "memalign",
+        "realloc",
+        "free",
+        "thread_done",
+    ];
+    if !tid.is_empty() && tid.bytes().all(|b| b.is_ascii_digit()) && ops.contains(&op) {
+        Sniff::Yes
+    } else {
+        Sniff::No
+    }
+}
+
+/// What record_allocs holds: threads, times, addresses, sizes; no call
+/// sites, heaps or thread starts.
+fn android_written() -> Arc<Schema> {
+    static SCHEMA: OnceLock<Arc<Schema>> = OnceLock::new();
+    SCHEMA
+        .get_or_init(|| {
+            let f = |n: &str, r: Role| FieldDef::new(n, FieldType::U64, Some(r));
+            let (thread, time) = (|| f("thread", Role::Thread), || f("time", Role::Time));
+            let mut s = Schema::new("android");
+            s.add_type(
+                "alloc",
+                RecordKind::Alloc,
+                vec![
+                    thread(),
+                    time(),
+                    f("address", Role::Address),
+                    f("size", Role::Size),
+                ],
+            );
+            s.add_type(
+                "free",
+                RecordKind::Free,
+                vec![thread(), time(), f("address", Role::Address)],
+            );
+            for (name, o) in [
+                ("reallocInPlace", ReallocOutcome::InPlace),
+                ("reallocMoved", ReallocOutcome::Moved),
+                ("reallocAllocOnly", ReallocOutcome::AllocOnly),
+                ("reallocFreeOnly", ReallocOutcome::FreeOnly),
+            ] {
+                s.add_type(
+                    name,
+                    RecordKind::Realloc(o),
+                    vec![
+                        thread(),
+                        time(),
+                        f("old", Role::OldAddress),
+                        f("address", Role::Address),
+                        f("size", Role::Size),
+                    ],
+                );
+            }
+            s.add_type(
+                "threadDone",
+                RecordKind::ThreadDestroy,
+                vec![thread(), time()],
+            );
+            Arc::new(s)
+        })
+        .clone()
+}

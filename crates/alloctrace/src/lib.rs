@@ -4,10 +4,13 @@
 //! * [`mtrace`]: glibc's `mtrace()` log (`MALLOC_TRACE=FILE` with
 //!   `libc_malloc_debug.so`): allocations, frees and reallocs with real
 //!   addresses and the caller of each, symbolized through module notes.
+//! * [`android`]: Android malloc_debug's `record_allocs` text, read and
+//!   written (threads and times; no call sites).
 //! * [`format`](mod@format): the registry entries.
 //!
 //! Layouts and decisions: docs/formats/mtrace.md.
 
+pub mod android;
 pub mod error;
 pub mod format;
 pub mod mtrace;

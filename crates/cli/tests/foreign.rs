@@ -501,3 +501,35 @@ fn massif_output_reads_in_ms_print_with_trampss_peak() {
         "{text}"
     );
 }
+
+#[test]
+fn a_recording_written_as_android_record_allocs_reads_back_with_its_figures() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = build(&dir, "temporaries");
+    let trace = p(&dir, "t.tpack");
+    ok(&tramp(&["record", "-o", &trace, "--", &exe]));
+    let out = p(&dir, "t.android");
+    // No call sites or thread starts in the format: refused, then --lossy.
+    assert!(!tramp(&["convert", &trace, &out]).status.success());
+    ok(&tramp(&["convert", "--lossy", &trace, &out]));
+    let text = std::fs::read_to_string(&out).unwrap();
+    // bionic's grammar (no producer runs here: AOSP's memory_replay reads
+    // this layout; docs/formats/android.md).
+    let first = text.lines().next().unwrap();
+    assert!(first.contains(": malloc 0x"), "{first}");
+    let stats = |f: &str| -> serde_json::Value {
+        serde_json::from_str(&ok(&tramp(&["stats", "--json", f]))).unwrap()
+    };
+    let (a, b) = (stats(&trace), stats(&out));
+    for k in [
+        "total_allocs",
+        "total_frees",
+        "realloc_calls",
+        "bytes_allocated",
+        "max_live_bytes",
+        "live_bytes_at_end",
+        "temporary_allocations",
+    ] {
+        assert_eq!(a[k], b[k], "{k}");
+    }
+}

@@ -15,7 +15,7 @@ pub type Format = &'static FormatDesc;
 
 /// Every format tramp reads and writes, in the order `tramp formats` lists
 /// them.
-pub static ALL: [Format; 11] = [
+pub static ALL: [Format; 12] = [
     &tramp_hatf::format::HATF,
     &tramp_hatf::format::HATF_TEXT,
     &tramp_metatf::format::METATF,
@@ -27,6 +27,7 @@ pub static ALL: [Format; 11] = [
     &tramp_desc::format::DESC,
     &tramp_heaptrack::format::HEAPTRACK,
     &tramp_alloctrace::format::MTRACE,
+    &tramp_alloctrace::format::ANDROID,
 ];
 
 /// The names of every format, comma-separated (for messages and help).
@@ -178,7 +179,7 @@ mod tests {
             if let Some(t) = f.text_form {
                 // tpack and heaptrack hold HATF's records and print them as
                 // HATF text.
-                let family = if ["tpack", "heaptrack", "mtrace"].contains(&f.family) {
+                let family = if ["tpack", "heaptrack", "mtrace", "android"].contains(&f.family) {
                     "hatf"
                 } else {
                     f.family
