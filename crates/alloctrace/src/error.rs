@@ -14,4 +14,6 @@ pub enum AllocTraceError {
     UnpairedRealloc,
     #[error("a caller tag without its closing `]`")]
     CallerTag,
+    #[error("allocation {0} is not live (never made, or freed already)")]
+    NotLive(u64),
 }

@@ -11,6 +11,7 @@ use tramp_hatf::records::ItemSource;
 
 use crate::android::{AndroidReader, AndroidSink};
 use crate::mtrace::MtraceReader;
+use crate::weealloc::WeeAllocReader;
 
 /// glibc's mtrace log: text that starts `= Start`.
 pub static MTRACE: FormatDesc = FormatDesc {
@@ -118,3 +119,25 @@ fn android_written() -> Arc<Schema> {
         })
         .clone()
 }
+
+/// wee_alloc's traces: `Alloc(SIZE),` and `Free(K),` lines.
+pub static WEE_ALLOC: FormatDesc = FormatDesc {
+    name: "wee_alloc",
+    family: "wee_alloc",
+    about: "wee_alloc's allocation traces (Alloc(n), / Free(k), lines), read with synthetic addresses",
+    extensions: &[".trace"],
+    sniff: |head| Sniff::magic(head, &[b"Alloc(", b"Free("]),
+    text_form: Some("hatf-text"),
+    holds: Holds::Nothing,
+    open: |input, _| {
+        Ok(Box::new(ItemSource::from_reader(WeeAllocReader::new(
+            input,
+        ))))
+    },
+    create: |_, _| {
+        Err(Error::Usage(
+            "tramp reads wee_alloc traces; it does not write them (convert to tpack or HATF)"
+                .into(),
+        ))
+    },
+};

@@ -6,6 +6,8 @@
 //!   addresses and the caller of each, symbolized through module notes.
 //! * [`android`]: Android malloc_debug's `record_allocs` text, read and
 //!   written (threads and times; no call sites).
+//! * [`weealloc`]: wee_alloc's `Alloc(n),`/`Free(k),` traces (synthetic
+//!   addresses).
 //! * [`format`](mod@format): the registry entries.
 //!
 //! Layouts and decisions: docs/formats/mtrace.md.
@@ -14,6 +16,7 @@ pub mod android;
 pub mod error;
 pub mod format;
 pub mod mtrace;
+pub mod weealloc;
 
 pub use error::AllocTraceError;
 pub use mtrace::MtraceReader;

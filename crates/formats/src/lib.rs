@@ -15,7 +15,7 @@ pub type Format = &'static FormatDesc;
 
 /// Every format tramp reads and writes, in the order `tramp formats` lists
 /// them.
-pub static ALL: [Format; 12] = [
+pub static ALL: [Format; 13] = [
     &tramp_hatf::format::HATF,
     &tramp_hatf::format::HATF_TEXT,
     &tramp_metatf::format::METATF,
@@ -28,6 +28,7 @@ pub static ALL: [Format; 12] = [
     &tramp_heaptrack::format::HEAPTRACK,
     &tramp_alloctrace::format::MTRACE,
     &tramp_alloctrace::format::ANDROID,
+    &tramp_alloctrace::format::WEE_ALLOC,
 ];
 
 /// The names of every format, comma-separated (for messages and help).
@@ -179,7 +180,9 @@ mod tests {
             if let Some(t) = f.text_form {
                 // tpack and heaptrack hold HATF's records and print them as
                 // HATF text.
-                let family = if ["tpack", "heaptrack", "mtrace", "android"].contains(&f.family) {
+                let family = if ["tpack", "heaptrack", "mtrace", "android", "wee_alloc"]
+                    .contains(&f.family)
+                {
                     "hatf"
                 } else {
                     f.family

@@ -8,6 +8,7 @@
 //! * [`replay`]: allocator replay, trace side (heap events → operations).
 //! * [`processes`]: a recording's processes, a row of statistics each.
 //! * [`timeline`]: the heap over time in constant memory.
+//! * [`synthetic`]: addresses for traces that have none.
 //! * [`stats`]: heap statistics (the HATF paper's Table 3 and more), as text
 //!   or JSON.
 
@@ -18,6 +19,7 @@ pub mod processes;
 pub mod replay;
 pub mod site;
 pub mod stats;
+pub mod synthetic;
 pub mod timeline;
 pub mod view;
 

@@ -18,6 +18,7 @@ use tramp_core::{Error, Position};
 use tramp_hatf::records::ReadItems;
 use tramp_hatf::{Event, EventKind, Item};
 use tramp_heap::site::{SITE_STACK, encode_site};
+use tramp_heap::synthetic::SyntheticAddresses;
 use tramp_symbols::Annotation;
 use tramp_symbols::symbolizer::{Inlined, Place};
 
@@ -25,14 +26,9 @@ use crate::error::HeaptrackError;
 
 /// The newest file version read (heaptrack 1.3 and later write 3).
 pub const MAX_FILE_VERSION: u64 = 3;
-/// Where synthetic addresses start.
-pub const FIRST_ADDRESS: u64 = 0x1000_0000;
 /// The most stack-tree nodes one `tramp:frames` note holds.
 const FRAMES_PER_NOTE: usize = 512;
-/// Size classes (of 16 bytes) whose free lists are kept by index.
-const SMALL_CLASSES: usize = 4096;
-/// The comment that marks a trace whose addresses are made up.
-pub const SYNTHETIC_NOTE: &str = "tramp:addresses synthetic";
+pub use tramp_heap::synthetic::SYNTHETIC_NOTE;
 
 /// What the reader hands out next, besides a line's own item.
 /// (Event fields are kept as numbers in the reader and built into the
@@ -66,13 +62,10 @@ pub struct InterpretedReader<R> {
     infos: Vec<(u64, u64)>,
     /// The live blocks of each info, most recent last.
     live: Vec<Vec<u64>>,
-    /// Freed synthetic addresses by size class (rounded size), to reuse:
-    /// classes up to `SMALL_CLASSES` × 16 bytes by index, larger ones hashed.
-    free: Vec<Vec<u64>>,
-    free_large: rustc_hash::FxHashMap<u64, Vec<u64>>,
+    /// The blocks' made-up addresses.
+    addresses: SyntheticAddresses,
     /// The trace `attrs` holds the site of (u64::MAX: none yet).
     attrs_trace: u64,
-    next_address: u64,
     time: u64,
     page_size: u64,
     /// Stack-tree nodes read and not yet written: first id, (parent, pc).
@@ -103,10 +96,8 @@ impl<R: BufRead> InterpretedReader<R> {
             traces: 0,
             infos: Vec::new(),
             live: Vec::new(),
-            free: Vec::new(),
-            free_large: rustc_hash::FxHashMap::default(),
+            addresses: SyntheticAddresses::new(),
             attrs_trace: u64::MAX,
-            next_address: FIRST_ADDRESS,
             time: 0,
             page_size: 4096,
             frames: (1, Vec::new()),
@@ -219,15 +210,10 @@ impl<R: BufRead> InterpretedReader<R> {
                 .infos
                 .get(i as usize)
                 .ok_or(HeaptrackError::Index("allocation info", i))?;
-            let class = size_class(size);
-            let address = match self.free_list(class).pop() {
-                Some(a) => a,
-                None => {
-                    let a = self.next_address;
-                    self.next_address = a.checked_add(class).ok_or(HeaptrackError::AddressSpace)?;
-                    a
-                }
-            };
+            let address = self
+                .addresses
+                .alloc(size)
+                .ok_or(HeaptrackError::AddressSpace)?;
             self.live[i as usize].push(address);
             if trace != self.attrs_trace {
                 self.attrs_trace = trace;
@@ -244,15 +230,10 @@ impl<R: BufRead> InterpretedReader<R> {
             // attached process): a block never seen, freed.
             let address = match live.pop() {
                 Some(a) => {
-                    let class = size_class(self.infos[i as usize].0);
-                    self.free_list(class).push(a);
+                    self.addresses.free(a, self.infos[i as usize].0);
                     a
                 }
-                None => {
-                    let a = self.next_address;
-                    self.next_address = a.checked_add(16).ok_or(HeaptrackError::AddressSpace)?;
-                    a
-                }
+                None => self.addresses.fresh().ok_or(HeaptrackError::AddressSpace)?,
             };
             (self.size, self.address) = (0, address);
             self.out = Some(Out::Free);
@@ -370,20 +351,6 @@ impl<R: BufRead> InterpretedReader<R> {
         Ok(())
     }
 
-    /// The freed addresses of a size class.
-    #[inline]
-    fn free_list(&mut self, class: u64) -> &mut Vec<u64> {
-        let i = (class / 16) as usize;
-        if i < SMALL_CLASSES {
-            if self.free.len() <= i {
-                self.free.resize_with(i + 1, Vec::new);
-            }
-            &mut self.free[i]
-        } else {
-            self.free_large.entry(class).or_default()
-        }
-    }
-
     /// The string of a 1-based index (0: none).
     fn string(&self, i: u64) -> Result<Option<String>, HeaptrackError> {
         if i == 0 {
@@ -441,12 +408,6 @@ impl<R: BufRead> ReadItems for InterpretedReader<R> {
     fn position(&self) -> Position {
         InterpretedReader::position(self)
     }
-}
-
-/// The bytes a synthetic block takes: its size rounded up to 16 (at least
-/// 16).
-fn size_class(size: u64) -> u64 {
-    size.max(1).saturating_add(15) & !15
 }
 
 fn line_number(v: u64) -> Result<u32, HeaptrackError> {
