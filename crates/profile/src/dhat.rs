@@ -12,9 +12,9 @@
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 use tramp_core::{Analysis, Error};
+use tramp_heap::site::{SITE_RETURN_ADDRESS, SITE_STACK};
 use tramp_heap::{Heap, HeapEvent, HeapStep, Keep, Site};
 use tramp_symbols::modules::Names;
-use tramp_symbols::sites::stack_of;
 
 /// One program point's figures, as DHAT names them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -194,6 +194,7 @@ impl Dhat {
         let te = counts.end_time;
         let mut ftbl = vec!["[root]".to_string()];
         let mut frames: FxHashMap<String, usize> = FxHashMap::default();
+        let mut by_pc: FxHashMap<u64, Vec<usize>> = FxHashMap::default();
         let mut pps = Vec::new();
         for (site, p) in &counts.points {
             // Unchanged since the last peak: it held then what it holds now.
@@ -204,17 +205,32 @@ impl Dhat {
             };
             // Blocks alive at the end lived until then.
             let tl = p.tl + (u128::from(te) * u128::from(p.cur_bk)).saturating_sub(p.births);
-            let fs = stack_of(names, site.resolved(stacks))
-                .iter()
-                .map(|place| {
-                    let text = format!("{:#x}: {place}", place.address);
-                    let next = ftbl.len();
-                    *frames.entry(text.clone()).or_insert_with(|| {
-                        ftbl.push(text);
-                        next
-                    })
-                })
-                .collect();
+            let site = site.resolved(stacks);
+            let pcs = match site.kind {
+                SITE_STACK => names.stack(site.value),
+                SITE_RETURN_ADDRESS => vec![site.value],
+                _ => Vec::new(),
+            };
+            // Each code address is named once: its inlined chain's frames.
+            let mut fs = Vec::new();
+            for pc in pcs {
+                let ids = by_pc.entry(pc).or_insert_with(|| {
+                    names
+                        .place(pc)
+                        .frames()
+                        .iter()
+                        .map(|place| {
+                            let text = format!("{:#x}: {place}", place.address);
+                            let next = ftbl.len();
+                            *frames.entry(text.clone()).or_insert_with(|| {
+                                ftbl.push(text);
+                                next
+                            })
+                        })
+                        .collect::<Vec<usize>>()
+                });
+                fs.extend_from_slice(ids);
+            }
             pps.push(ProgramPoint {
                 tb: p.tb,
                 tbk: p.tbk,

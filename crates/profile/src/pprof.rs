@@ -15,8 +15,11 @@ use std::io::Write;
 
 use prost::Message;
 use rustc_hash::FxHashMap;
+use tramp_heap::Site;
+use tramp_heap::site::{SITE_RETURN_ADDRESS, SITE_STACK};
 use tramp_symbols::Place;
-use tramp_symbols::sites::SiteRow;
+use tramp_symbols::modules::Names;
+use tramp_symbols::sites::SiteTotals;
 
 #[derive(Clone, PartialEq, Message)]
 pub struct Profile {
@@ -125,11 +128,15 @@ pub const SAMPLE_TYPES: [(&str, &str); 4] = [
     ("inuse_space", "bytes"),
 ];
 
-/// Builds the profile from every site's row (its stack innermost first,
-/// inlined frames expanded with the address of their code, as the site
-/// tables give them), the trace's modules (load address, path) and its
-/// duration.
-pub fn profile(rows: &[SiteRow], modules: &[(u64, String)], duration_ns: u64) -> Profile {
+/// Builds the profile from every site's totals (`SiteCounts::resolved`),
+/// the trace's names (each code address is symbolized once, for its
+/// location) and modules (load address, path), and its duration.
+pub fn profile(
+    rows: &[(Site, SiteTotals)],
+    names: &mut Names,
+    modules: &[(u64, String)],
+    duration_ns: u64,
+) -> Profile {
     let mut b = Builder::default();
     b.string(""); // string_table[0] is "".
     let mut p = Profile {
@@ -155,21 +162,18 @@ pub fn profile(rows: &[SiteRow], modules: &[(u64, String)], duration_ns: u64) ->
     p.comment = vec![b.string("recorded and exported by tramp")];
     let mut modules: Vec<(u64, String)> = modules.to_vec();
     modules.sort();
-    for row in rows {
-        let mut ids = Vec::new();
-        let mut i = 0;
-        while i < row.stack.len() {
-            // One location per code address: its inlined chain is the run
-            // of frames with that address.
-            let address = row.stack[i].address;
-            let mut j = i + 1;
-            while j < row.stack.len() && row.stack[j].address == address {
-                j += 1;
-            }
-            ids.push(b.location(&row.stack[i..j], &modules));
-            i = j;
-        }
-        let t = &row.totals;
+    for (site, t) in rows {
+        let frames = match site.kind {
+            SITE_STACK => names.stack(site.value),
+            SITE_RETURN_ADDRESS => vec![site.value],
+            _ => Vec::new(),
+        };
+        // One location per code address, its lines the address's inlined
+        // chain.
+        let ids = frames
+            .iter()
+            .map(|&pc| b.location(pc, names, &modules))
+            .collect();
         let v = |x: u64| i64::try_from(x).unwrap_or(i64::MAX);
         p.sample.push(Sample {
             location_id: ids,
@@ -254,13 +258,12 @@ impl Builder {
         m.id
     }
 
-    /// The location of one code address: `frames` are its inlined chain,
-    /// innermost first (all with the address).
-    fn location(&mut self, frames: &[Place], modules: &[(u64, String)]) -> u64 {
-        let address = frames[0].address;
+    /// The location of one code address (symbolized the first time).
+    fn location(&mut self, address: u64, names: &mut Names, modules: &[(u64, String)]) -> u64 {
         if let Some(&id) = self.location_ids.get(&address) {
             return id;
         }
+        let frames = names.place(address).frames();
         let mapping_id = match &frames[0].module {
             Some(m) => {
                 let id = self.mapping(m, address, modules);

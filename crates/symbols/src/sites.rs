@@ -291,7 +291,7 @@ impl Cost {
 impl SiteCounts {
     /// Every site's totals (peak bytes brought up to date), sites that
     /// resolve alike merged, in site order.
-    fn resolved(&self, modules: &Modules) -> Vec<(Site, SiteTotals)> {
+    pub fn resolved(&self, modules: &Modules) -> Vec<(Site, SiteTotals)> {
         let stacks = modules.stack_depth > 0;
         let mut resolved: FxHashMap<Site, SiteTotals> = FxHashMap::default();
         for (i, (site, t)) in self.rows.iter().enumerate() {

@@ -9,7 +9,7 @@ use tramp_heap::{HeapFlow, HeapStats, Lived};
 use tramp_profile::dhat::{Dhat, DhatCounts};
 use tramp_profile::massif::{self, Held, MassifSnapshots};
 use tramp_symbols::ModuleMap;
-use tramp_symbols::sites::SiteCounts;
+use tramp_symbols::sites::{SiteCounts, stack_of};
 
 use super::InputArgs;
 
@@ -101,26 +101,24 @@ fn massif(input: &InputArgs, path: &str) -> Result<()> {
     let run = o.run(&mut [&mut stats, &mut modules], Vec::new());
     let (_, (sites, snaps)) = stats.finish_with();
     let modules = tramp_core::Analysis::finish(modules);
-    let report = sites.report(&modules, usize::MAX);
-    fn held(rows: &[tramp_symbols::sites::SiteRow], peak: bool) -> Vec<Held<'_>> {
+    // Only the stacks that held something at the peak or at the end are
+    // named (a trace of a million stacks names a few).
+    let rows = sites.resolved(&modules);
+    let (mut names, stacks) = (modules.names(), modules.stack_depth > 0);
+    let mut named = |bytes: fn(&tramp_symbols::sites::SiteTotals) -> u64| {
         rows.iter()
-            .map(|r| {
-                let b = if peak {
-                    r.totals.peak_bytes
-                } else {
-                    r.totals.live_bytes
-                };
-                (&r.stack[..], b)
-            })
-            .collect()
-    }
-    let at_peak = held(&report.by_bytes_at_peak, true);
-    let at_end = held(&report.by_live_bytes_at_exit, false);
+            .filter(|(_, t)| bytes(t) > 0)
+            .map(|(site, t)| (stack_of(&mut names, site.resolved(stacks)), bytes(t)))
+            .collect::<Vec<_>>()
+    };
+    let (at_peak, at_end) = (named(|t| t.peak_bytes), named(|t| t.live_bytes));
+    let peak: Vec<Held<'_>> = at_peak.iter().map(|(s, b)| (&s[..], *b)).collect();
+    let end: Vec<Held<'_>> = at_end.iter().map(|(s, b)| (&s[..], *b)).collect();
     let cmd = modules
         .modules
         .first()
         .map_or(o.name.clone(), |(_, p)| p.clone());
-    let text = massif::write(&cmd, &snaps.snapshots(), (snaps.peak, &at_peak), &at_end);
+    let text = massif::write(&cmd, &snaps.snapshots(), (snaps.peak, &peak), &end);
     std::io::Write::write_all(&mut out, text.as_bytes())
         .and_then(|_| out.finish())
         .with_context(|| format!("writing {path}"))?;
@@ -190,8 +188,8 @@ fn pprof(input: &InputArgs, path: &str) -> Result<()> {
     let run = o.run(&mut [&mut stats, &mut modules], Vec::new());
     let (_, sites) = stats.finish_with();
     let modules = tramp_core::Analysis::finish(modules);
-    let rows = sites.report(&modules, usize::MAX).by_count;
-    let profile = tramp_profile::pprof::profile(&rows, &modules.modules, 0);
+    let rows = sites.resolved(&modules);
+    let profile = tramp_profile::pprof::profile(&rows, &mut modules.names(), &modules.modules, 0);
     tramp_profile::pprof::write(&profile, &mut out)
         .and_then(|_| out.finish())
         .with_context(|| format!("writing {path}"))?;
