@@ -11,6 +11,7 @@ use tramp_hatf::records::ItemSource;
 
 use crate::android::{AndroidReader, AndroidSink};
 use crate::mtrace::MtraceReader;
+use crate::tracerun::TraceRunSink;
 use crate::weealloc::WeeAllocReader;
 
 /// glibc's mtrace log: text that starts `= Start`.
@@ -141,3 +142,64 @@ pub static WEE_ALLOC: FormatDesc = FormatDesc {
         ))
     },
 };
+
+/// glibc's trace_run workload (`.wl`), written only.
+pub static TRACE_RUN: FormatDesc = FormatDesc {
+    name: "trace_run",
+    family: "trace_run",
+    about: "glibc's trace_run workload (.wl: per-thread VLQ streams with SYNC pairs), written only",
+    extensions: &[".wl"],
+    sniff: |_| Sniff::No,
+    text_form: None,
+    holds: Holds::ByRole(trace_run_written),
+    open: |_, _| {
+        Err(Error::Usage(
+            "tramp writes trace_run workloads; it does not read them".into(),
+        ))
+    },
+    create: |out, _| Ok(Box::new(TraceRunSink::new(out))),
+};
+
+/// What a workload holds: each thread's allocations, frees and reallocs
+/// with their sizes, addresses as slots; no times, sites or heaps.
+fn trace_run_written() -> Arc<Schema> {
+    static SCHEMA: OnceLock<Arc<Schema>> = OnceLock::new();
+    SCHEMA
+        .get_or_init(|| {
+            let f = |n: &str, r: Role| FieldDef::new(n, FieldType::U64, Some(r));
+            let mut s = Schema::new("trace_run");
+            s.add_type(
+                "malloc",
+                RecordKind::Alloc,
+                vec![
+                    f("thread", Role::Thread),
+                    f("address", Role::Address),
+                    f("size", Role::Size),
+                ],
+            );
+            s.add_type(
+                "free",
+                RecordKind::Free,
+                vec![f("thread", Role::Thread), f("address", Role::Address)],
+            );
+            for (name, o) in [
+                ("reallocInPlace", ReallocOutcome::InPlace),
+                ("reallocMoved", ReallocOutcome::Moved),
+                ("reallocAllocOnly", ReallocOutcome::AllocOnly),
+                ("reallocFreeOnly", ReallocOutcome::FreeOnly),
+            ] {
+                s.add_type(
+                    name,
+                    RecordKind::Realloc(o),
+                    vec![
+                        f("thread", Role::Thread),
+                        f("old", Role::OldAddress),
+                        f("address", Role::Address),
+                        f("size", Role::Size),
+                    ],
+                );
+            }
+            Arc::new(s)
+        })
+        .clone()
+}

@@ -8,6 +8,8 @@
 //!   written (threads and times; no call sites).
 //! * [`weealloc`]: wee_alloc's `Alloc(n),`/`Free(k),` traces (synthetic
 //!   addresses).
+//! * [`tracerun`]: glibc's trace_run workload (`.wl`), written: threads
+//!   replayed as threads, ordered by SYNC pairs.
 //! * [`format`](mod@format): the registry entries.
 //!
 //! Layouts and decisions: docs/formats/mtrace.md.
@@ -16,6 +18,7 @@ pub mod android;
 pub mod error;
 pub mod format;
 pub mod mtrace;
+pub mod tracerun;
 pub mod weealloc;
 
 pub use error::AllocTraceError;

@@ -564,3 +564,135 @@ fn a_wee_alloc_trace_reads_with_its_figures_worked_out_by_hand() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("line 2"));
 }
+
+/// A `.wl` workload replayed in the test: (mallocs, frees, reallocs,
+/// threads, bytes live at the end), honouring every SYNC pair and checking
+/// that each slot is used as trace_run expects (no malloc over a live slot,
+/// no free of a dead one).
+fn replay_wl(wl: &[u8]) -> (u64, u64, u64, usize, u64) {
+    fn vlq(b: &[u8], at: &mut usize) -> u64 {
+        let mut v = 0u64;
+        loop {
+            let x = b[*at];
+            *at += 1;
+            v = (v << 7) | u64::from(x & 127);
+            if x & 128 == 0 {
+                return v;
+            }
+        }
+    }
+    let mut at = 0;
+    let mut header = Vec::new();
+    while wl[at] != 1 {
+        let code = wl[at];
+        at += 1;
+        header.push((code, vlq(wl, &mut at)));
+    }
+    assert_eq!(header[0].0, 8, "ALLOC_PTRS first");
+    assert_eq!(header[1].0, 9, "ALLOC_SYNCS second");
+    assert_eq!(header[2].0, 10, "NTHREADS third");
+    let starts: Vec<usize> = header[3..]
+        .iter()
+        .map(|h| {
+            assert_eq!(h.0, 11);
+            h.1 as usize
+        })
+        .collect();
+    assert_eq!(starts.len() as u64, header[2].1);
+    let (slots, syncs) = (header[0].1 as usize, header[1].1 as usize);
+    let mut pos = starts.clone();
+    let mut done = vec![false; starts.len()];
+    let mut signalled = vec![false; syncs + 1];
+    let mut live: Vec<Option<u64>> = vec![None; slots];
+    let (mut m, mut f, mut r) = (0, 0, 0);
+    while done.iter().any(|d| !d) {
+        let mut progressed = false;
+        for t in 0..starts.len() {
+            while !done[t] {
+                let mut at = pos[t];
+                let code = wl[at];
+                at += 1;
+                match code {
+                    1 => done[t] = true,
+                    2 | 3 => {
+                        let (slot, size) = (vlq(wl, &mut at) as usize, vlq(wl, &mut at));
+                        assert!(live[slot].is_none(), "malloc over live slot {slot}");
+                        live[slot] = Some(size);
+                        m += 1;
+                    }
+                    4 => {
+                        let (new, old, size) = (
+                            vlq(wl, &mut at) as usize,
+                            vlq(wl, &mut at) as usize,
+                            vlq(wl, &mut at),
+                        );
+                        if old != 0 {
+                            assert!(live[old].take().is_some(), "realloc of dead slot {old}");
+                        }
+                        if new != 0 {
+                            live[new] = Some(size);
+                        }
+                        r += 1;
+                    }
+                    5 => {
+                        let slot = vlq(wl, &mut at) as usize;
+                        assert!(live[slot].take().is_some(), "free of dead slot {slot}");
+                        f += 1;
+                    }
+                    6 => signalled[vlq(wl, &mut at) as usize] = true,
+                    7 => {
+                        let s = vlq(wl, &mut at) as usize;
+                        if !signalled[s] {
+                            break; // waits for its writer
+                        }
+                    }
+                    c => panic!("unknown code {c}"),
+                }
+                pos[t] = at;
+                progressed = true;
+            }
+        }
+        assert!(progressed, "the SYNC pairs deadlock");
+    }
+    let end = live.iter().flatten().sum();
+    (m, f, r, starts.len(), end)
+}
+
+#[test]
+fn a_threaded_recording_replays_as_a_trace_run_workload() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = p(&dir, "handoff");
+    let built = Command::new("cc")
+        .args([
+            "-O0",
+            "-g",
+            &fixture("heap/handoff.c"),
+            "-o",
+            &exe,
+            "-lpthread",
+        ])
+        .status()
+        .unwrap();
+    assert!(built.success());
+    let trace = p(&dir, "t.tpack");
+    ok(&tramp(&["record", "-o", &trace, "--", &exe]));
+    let wl = p(&dir, "t.wl");
+    assert!(
+        !tramp(&["convert", &trace, &wl]).status.success(),
+        "lossy: refused"
+    );
+    ok(&tramp(&["convert", "--lossy", &trace, &wl]));
+    let stats: serde_json::Value =
+        serde_json::from_str(&ok(&tramp(&["stats", "--json", &trace]))).unwrap();
+    let n = |k: &str| stats[k].as_u64().unwrap();
+    let (m, f, r, threads, end) = replay_wl(&std::fs::read(&wl).unwrap());
+    assert_eq!(
+        (m, f, r),
+        (n("malloc_calls"), n("free_calls"), n("realloc_calls"))
+    );
+    assert_eq!(end, n("live_bytes_at_end"));
+    assert_eq!(threads, 2);
+    // The program's own count: 100 + 50 + 1 mallocs, 150 frees, 2 reallocs
+    // (and the C library's own beside them).
+    assert!(m >= 151 && f >= 150 && r == 2, "{m} {f} {r}");
+}

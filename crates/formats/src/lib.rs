@@ -15,7 +15,7 @@ pub type Format = &'static FormatDesc;
 
 /// Every format tramp reads and writes, in the order `tramp formats` lists
 /// them.
-pub static ALL: [Format; 13] = [
+pub static ALL: [Format; 14] = [
     &tramp_hatf::format::HATF,
     &tramp_hatf::format::HATF_TEXT,
     &tramp_metatf::format::METATF,
@@ -29,6 +29,7 @@ pub static ALL: [Format; 13] = [
     &tramp_alloctrace::format::MTRACE,
     &tramp_alloctrace::format::ANDROID,
     &tramp_alloctrace::format::WEE_ALLOC,
+    &tramp_alloctrace::format::TRACE_RUN,
 ];
 
 /// The names of every format, comma-separated (for messages and help).
