@@ -696,3 +696,49 @@ fn a_threaded_recording_replays_as_a_trace_run_workload() {
     // (and the C library's own beside them).
     assert!(m >= 151 && f >= 150 && r == 2, "{m} {f} {r}");
 }
+
+#[test]
+fn heaptracks_raw_file_reads_with_real_addresses_and_tramps_symbols() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = build(&dir, "temporaries");
+    let out = p(&dir, "raw");
+    let run = Command::new("heaptrack")
+        .args(["-r", "-o", &out, &exe])
+        .output()
+        .expect("heaptrack runs (setup.sh installs it)");
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let file = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|f| f.file_name().unwrap().to_string_lossy().starts_with("raw."))
+        .expect("heaptrack's raw file")
+        .to_string_lossy()
+        .into_owned();
+    let stats: serde_json::Value =
+        serde_json::from_str(&ok(&tramp(&["stats", "--json", &file]))).unwrap();
+    // heaptrack's calls (its own runtime's pool among them), the stdout
+    // buffer left; real addresses: tramp's temporary rule by block (1,100,
+    // as on tramp's own recording).
+    assert_eq!(stats["malloc_calls"], 1202);
+    assert_eq!(stats["live_bytes_at_end"], 4096);
+    assert_eq!(stats["temporary_allocations"], 1100);
+    assert_eq!(stats["frees_of_unknown_addresses"], 0);
+    // Symbolized by tramp from the module map the file carries.
+    let sites: serde_json::Value =
+        serde_json::from_str(&ok(&tramp(&["stats", "--sites", "--json", &file]))).unwrap();
+    let top = &sites["sites"]["by_count"][0];
+    assert_eq!(top["allocs"], 1000);
+    assert_eq!(
+        (
+            top["stack"][0]["function"].as_str(),
+            top["stack"][0]["line"].as_u64()
+        ),
+        (Some("main"), Some(19))
+    );
+    // Real addresses: replay takes it.
+    ok(&tramp(&["replay", &file]));
+}

@@ -53,6 +53,13 @@ pub struct InterpretedReader<R> {
     next_offset: u64,
     items: u64,
     started: bool,
+    /// A raw file (`heaptrack -r`): real addresses and instruction
+    /// pointers, a module map; told by its `x` and `m` lines.
+    raw: bool,
+    /// The raw file's executable (its `x` line; module `x` in `m` lines).
+    exe: String,
+    /// The synthetic-addresses note is written (before the first info).
+    noted: bool,
     version: u64,
     strings: Vec<String>,
     /// Instruction addresses by 1-based `i` index.
@@ -90,6 +97,9 @@ impl<R: BufRead> InterpretedReader<R> {
             next_offset: 0,
             items: 0,
             started: false,
+            raw: false,
+            exe: String::new(),
+            noted: false,
             version: 0,
             strings: Vec::new(),
             ips: Vec::new(),
@@ -204,6 +214,9 @@ impl<R: BufRead> InterpretedReader<R> {
     /// A `+` or `-` line: an allocation or a free.
     #[inline]
     fn event(&mut self, kind: u8) -> Result<(), HeaptrackError> {
+        if self.raw {
+            return self.raw_event(kind);
+        }
         let i = Fields::new(&self.line).hex()?;
         if kind == b'+' {
             let &(size, trace) = self
@@ -241,6 +254,28 @@ impl<R: BufRead> InterpretedReader<R> {
         Ok(())
     }
 
+    /// A raw file's `+ SIZE TRACE PTR` or `- PTR` (a realloc is a `-`
+    /// of the old block and a `+` of the new one).
+    fn raw_event(&mut self, kind: u8) -> Result<(), HeaptrackError> {
+        let mut f = Fields::new(&self.line);
+        if kind == b'+' {
+            let (size, trace, ptr) = (f.hex()?, f.hex()?, f.hex()?);
+            if trace > self.traces {
+                return Err(HeaptrackError::Index("trace", trace));
+            }
+            if trace != self.attrs_trace {
+                self.attrs_trace = trace;
+                encode_site(SITE_STACK, trace, &mut self.attrs);
+            }
+            (self.size, self.address) = (size, ptr);
+            self.out = Some(Out::Alloc);
+        } else {
+            (self.size, self.address) = (0, f.hex()?);
+            self.out = Some(Out::Free);
+        }
+        Ok(())
+    }
+
     /// Handles the current line, whose first byte is `kind`.
     fn handle(&mut self, kind: u8) -> Result<(), HeaptrackError> {
         let line = std::mem::take(&mut self.line);
@@ -258,7 +293,33 @@ impl<R: BufRead> InterpretedReader<R> {
                 if self.version == 0 || self.version > MAX_FILE_VERSION {
                     return Err(HeaptrackError::Version(self.version));
                 }
-                self.text_note(SYNTHETIC_NOTE);
+            }
+            b'x' => {
+                self.raw = true;
+                let exe = if self.version >= 3 {
+                    f.sized()?
+                } else {
+                    f.rest()
+                };
+                self.exe = String::from_utf8_lossy(exe).into_owned();
+            }
+            b'm' => {
+                self.raw = true;
+                let path = if self.version >= 3 {
+                    f.sized()?
+                } else {
+                    f.next().unwrap_or(b"")
+                };
+                // `m 1 -`: the module cache was reset (nothing to say).
+                if path != b"-" {
+                    let path = if path == b"x" {
+                        self.exe.clone()
+                    } else {
+                        String::from_utf8_lossy(path).into_owned()
+                    };
+                    let base = f.hex()?;
+                    self.note(&Annotation::Module { base, path });
+                }
             }
             b's' => {
                 let s = if self.version >= 3 {
@@ -298,14 +359,20 @@ impl<R: BufRead> InterpretedReader<R> {
             b't' => {
                 let ip = f.hex()?;
                 let parent = f.hex()?;
-                if ip == 0 || ip > self.ips.len() as u64 {
-                    return Err(HeaptrackError::Index("instruction", ip));
-                }
+                // A raw file names the instruction pointer itself.
+                let pc = if self.raw {
+                    ip
+                } else {
+                    if ip == 0 || ip > self.ips.len() as u64 {
+                        return Err(HeaptrackError::Index("instruction", ip));
+                    }
+                    self.ips[ip as usize - 1]
+                };
                 if parent > self.traces {
                     return Err(HeaptrackError::Index("trace", parent));
                 }
                 self.traces += 1;
-                self.frames.1.push((parent, self.ips[ip as usize - 1]));
+                self.frames.1.push((parent, pc));
                 if self.frames.1.len() >= FRAMES_PER_NOTE {
                     self.flush_frames();
                 }
@@ -318,6 +385,11 @@ impl<R: BufRead> InterpretedReader<R> {
                 }
                 self.infos.push((size, trace));
                 self.live.push(Vec::new());
+                // The addresses of an interpreted file are made up; said
+                // before its first allocation.
+                if !std::mem::replace(&mut self.noted, true) {
+                    self.text_note(SYNTHETIC_NOTE);
+                }
             }
             b'+' | b'-' => self.event(kind)?,
             b'c' => {

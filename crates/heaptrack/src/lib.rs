@@ -5,7 +5,10 @@
 //!   with synthetic addresses (a `-` line ends the most recent live block of
 //!   its size and call stack), the call tree as tramp's stack tree, the
 //!   symbols heaptrack stored (inlined frames included) as tramp's stored
-//!   places, RSS and the program's leak suppressions as notes.
+//!   places, RSS and the program's leak suppressions as notes; and the raw
+//!   file (`heaptrack -r`): real addresses, its module map as notes for
+//!   tramp's symbolizer.
+//! * [`writer`]: tramp's traces written as the interpreted file.
 //! * [`format`](mod@format): its entry in the format registry.
 //!
 //! The layout and the decisions are in docs/formats/heaptrack.md.
