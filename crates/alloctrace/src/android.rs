@@ -12,6 +12,7 @@ use std::io::{BufRead, Write};
 
 use rustc_hash::FxHashSet;
 use tramp_core::io::Output;
+use tramp_core::lines::Lines;
 use tramp_core::{Error, Position, ReallocOutcome, Record, RecordKind, Role, Sink};
 use tramp_hatf::records::ReadItems;
 use tramp_hatf::{Event, EventKind, Item};
@@ -20,11 +21,7 @@ use crate::error::AllocTraceError;
 
 /// Reads a record_allocs file as HATF items.
 pub struct AndroidReader<R> {
-    input: R,
-    line: Vec<u8>,
-    line_no: u64,
-    offset: u64,
-    next_offset: u64,
+    lines: Lines<R>,
     items: u64,
     ready: VecDeque<Event<'static>>,
     threads: FxHashSet<u64>,
@@ -35,11 +32,7 @@ pub struct AndroidReader<R> {
 impl<R: BufRead> AndroidReader<R> {
     pub fn new(input: R) -> Self {
         AndroidReader {
-            input,
-            line: Vec::new(),
-            line_no: 0,
-            offset: 0,
-            next_offset: 0,
+            lines: Lines::new(input),
             items: 0,
             ready: VecDeque::new(),
             threads: FxHashSet::default(),
@@ -48,15 +41,7 @@ impl<R: BufRead> AndroidReader<R> {
     }
 
     fn err(&self, e: AllocTraceError) -> Error {
-        Error::decode(
-            "android",
-            Position {
-                offset: self.offset,
-                record: self.items,
-                line: self.line_no,
-            },
-            e,
-        )
+        self.lines.error("android", self.items, e)
     }
 
     fn push(&mut self, kind: EventKind, thread: u64, size: u64, address: u64, new: u64) {
@@ -72,7 +57,7 @@ impl<R: BufRead> AndroidReader<R> {
     }
 
     fn handle(&mut self) -> Result<(), AllocTraceError> {
-        let text = String::from_utf8_lossy(&self.line).into_owned();
+        let text = String::from_utf8_lossy(self.lines.line()).into_owned();
         if text.trim().is_empty() {
             return Ok(());
         }
@@ -143,16 +128,8 @@ impl<R: BufRead> AndroidReader<R> {
     /// The next item, or `None` at the end.
     pub fn next_item(&mut self) -> Result<Option<Item<'_>>, Error> {
         while self.ready.is_empty() {
-            self.line.clear();
-            let n = self.input.read_until(b'\n', &mut self.line)?;
-            if n == 0 {
+            if !self.lines.advance()? {
                 return Ok(None);
-            }
-            self.offset = self.next_offset;
-            self.next_offset += n as u64;
-            self.line_no += 1;
-            if self.line.last() == Some(&b'\n') {
-                self.line.pop();
             }
             self.handle().map_err(|e| self.err(e))?;
         }
@@ -161,11 +138,7 @@ impl<R: BufRead> AndroidReader<R> {
     }
 
     pub fn position(&self) -> Position {
-        Position {
-            offset: self.next_offset,
-            record: self.items,
-            line: self.line_no,
-        }
+        self.lines.next(self.items)
     }
 }
 

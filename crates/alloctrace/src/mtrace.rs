@@ -18,6 +18,7 @@ use std::collections::VecDeque;
 use std::io::BufRead;
 
 use rustc_hash::FxHashMap;
+use tramp_core::lines::Lines;
 use tramp_core::{Error, Position};
 use tramp_hatf::records::ReadItems;
 use tramp_hatf::{Event, EventKind, Item};
@@ -37,11 +38,7 @@ enum Ready {
 
 /// Reads an mtrace log as HATF items.
 pub struct MtraceReader<R> {
-    input: R,
-    line: Vec<u8>,
-    line_no: u64,
-    offset: u64,
-    next_offset: u64,
+    lines: Lines<R>,
     items: u64,
     started: bool,
     /// Module path → synthetic base.
@@ -58,11 +55,7 @@ pub struct MtraceReader<R> {
 impl<R: BufRead> MtraceReader<R> {
     pub fn new(input: R) -> Self {
         MtraceReader {
-            input,
-            line: Vec::new(),
-            line_no: 0,
-            offset: 0,
-            next_offset: 0,
+            lines: Lines::new(input),
             items: 0,
             started: false,
             modules: FxHashMap::default(),
@@ -75,30 +68,7 @@ impl<R: BufRead> MtraceReader<R> {
     }
 
     fn err(&self, e: AllocTraceError) -> Error {
-        Error::decode(
-            "mtrace",
-            Position {
-                offset: self.offset,
-                record: self.items,
-                line: self.line_no,
-            },
-            e,
-        )
-    }
-
-    fn read_line(&mut self) -> Result<bool, Error> {
-        self.line.clear();
-        let n = self.input.read_until(b'\n', &mut self.line)?;
-        if n == 0 {
-            return Ok(false);
-        }
-        self.offset = self.next_offset;
-        self.next_offset += n as u64;
-        self.line_no += 1;
-        if self.line.last() == Some(&b'\n') {
-            self.line.pop();
-        }
-        Ok(true)
+        self.lines.error("mtrace", self.items, e)
     }
 
     fn event(&mut self, kind: EventKind, size: u64, address: u64, new: u64, site: u64) {
@@ -140,7 +110,7 @@ impl<R: BufRead> MtraceReader<R> {
     }
 
     fn handle(&mut self) -> Result<(), AllocTraceError> {
-        let text = String::from_utf8_lossy(&self.line).into_owned();
+        let text = String::from_utf8_lossy(self.lines.line()).into_owned();
         let mut rest = text.as_str();
         if rest.is_empty() {
             return Ok(());
@@ -222,7 +192,7 @@ impl<R: BufRead> MtraceReader<R> {
             self.ready.push_back(Ready::Comment(note.to_comment()));
         }
         while self.ready.is_empty() {
-            if !self.read_line()? {
+            if !self.lines.advance()? {
                 if self.pending.is_some() {
                     return Err(self.err(AllocTraceError::UnpairedRealloc));
                 }
@@ -257,11 +227,7 @@ impl<R: BufRead> MtraceReader<R> {
     }
 
     pub fn position(&self) -> Position {
-        Position {
-            offset: self.next_offset,
-            record: self.items,
-            line: self.line_no,
-        }
+        self.lines.next(self.items)
     }
 }
 

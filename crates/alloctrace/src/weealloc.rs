@@ -8,6 +8,7 @@
 use std::io::BufRead;
 
 use rustc_hash::FxHashMap;
+use tramp_core::lines::Lines;
 use tramp_core::{Error, Position};
 use tramp_hatf::records::ReadItems;
 use tramp_hatf::{Event, EventKind, Item};
@@ -17,11 +18,7 @@ use crate::error::AllocTraceError;
 
 /// Reads a wee_alloc trace as HATF items.
 pub struct WeeAllocReader<R> {
-    input: R,
-    line: Vec<u8>,
-    line_no: u64,
-    offset: u64,
-    next_offset: u64,
+    lines: Lines<R>,
     items: u64,
     started: bool,
     /// Allocations so far (the next one's ordinal).
@@ -35,11 +32,7 @@ pub struct WeeAllocReader<R> {
 impl<R: BufRead> WeeAllocReader<R> {
     pub fn new(input: R) -> Self {
         WeeAllocReader {
-            input,
-            line: Vec::new(),
-            line_no: 0,
-            offset: 0,
-            next_offset: 0,
+            lines: Lines::new(input),
             items: 0,
             started: false,
             allocs: 0,
@@ -50,20 +43,12 @@ impl<R: BufRead> WeeAllocReader<R> {
     }
 
     fn err(&self, e: AllocTraceError) -> Error {
-        Error::decode(
-            "wee_alloc",
-            Position {
-                offset: self.offset,
-                record: self.items,
-                line: self.line_no,
-            },
-            e,
-        )
+        self.lines.error("wee_alloc", self.items, e)
     }
 
     /// The operation of the current line, if it has one.
     fn handle(&mut self) -> Result<bool, AllocTraceError> {
-        let text = String::from_utf8_lossy(&self.line);
+        let text = String::from_utf8_lossy(self.lines.line());
         let t = text.trim();
         if t.is_empty() {
             return Ok(false);
@@ -107,14 +92,9 @@ impl<R: BufRead> WeeAllocReader<R> {
             return Ok(Some(Item::Comment(SYNTHETIC_NOTE.as_bytes())));
         }
         loop {
-            self.line.clear();
-            let n = self.input.read_until(b'\n', &mut self.line)?;
-            if n == 0 {
+            if !self.lines.advance()? {
                 return Ok(None);
             }
-            self.offset = self.next_offset;
-            self.next_offset += n as u64;
-            self.line_no += 1;
             if self.handle().map_err(|e| self.err(e))? {
                 self.items += 1;
                 return Ok(Some(Item::Event(self.event)));
@@ -123,11 +103,7 @@ impl<R: BufRead> WeeAllocReader<R> {
     }
 
     pub fn position(&self) -> Position {
-        Position {
-            offset: self.next_offset,
-            record: self.items,
-            line: self.line_no,
-        }
+        self.lines.next(self.items)
     }
 }
 

@@ -26,6 +26,7 @@ pub mod error;
 pub mod format;
 pub mod ints;
 pub mod io;
+pub mod lines;
 pub mod progress;
 pub mod record;
 pub mod rng;

@@ -14,6 +14,7 @@
 
 use std::io::BufRead;
 
+use tramp_core::lines::Lines;
 use tramp_core::{Error, Position};
 use tramp_hatf::records::ReadItems;
 use tramp_hatf::{Event, EventKind, Item};
@@ -43,14 +44,9 @@ enum Out {
 
 /// Reads an interpreted heaptrack file as HATF items.
 pub struct InterpretedReader<R> {
-    input: R,
-    line: Vec<u8>,
+    lines: Lines<R>,
     /// The current line was read but not handled yet (a note went first).
     held: bool,
-    /// 1-based number of the current line; its offset.
-    line_no: u64,
-    offset: u64,
-    next_offset: u64,
     items: u64,
     started: bool,
     /// A raw file (`heaptrack -r`): real addresses and instruction
@@ -89,12 +85,8 @@ pub struct InterpretedReader<R> {
 impl<R: BufRead> InterpretedReader<R> {
     pub fn new(input: R) -> Self {
         InterpretedReader {
-            input,
-            line: Vec::new(),
+            lines: Lines::new(input),
             held: false,
-            line_no: 0,
-            offset: 0,
-            next_offset: 0,
             items: 0,
             started: false,
             raw: false,
@@ -121,15 +113,7 @@ impl<R: BufRead> InterpretedReader<R> {
     }
 
     fn err(&self, e: HeaptrackError) -> Error {
-        Error::decode(
-            "heaptrack",
-            Position {
-                offset: self.offset,
-                record: self.items,
-                line: self.line_no,
-            },
-            e,
-        )
+        self.lines.error("heaptrack", self.items, e)
     }
 
     fn note(&mut self, a: &Annotation) {
@@ -152,22 +136,6 @@ impl<R: BufRead> InterpretedReader<R> {
         self.note(&Annotation::Frames { first, nodes });
     }
 
-    /// Reads the next line into `line` (without its end); false at the end.
-    fn read_line(&mut self) -> Result<bool, Error> {
-        self.line.clear();
-        let n = self.input.read_until(b'\n', &mut self.line)?;
-        if n == 0 {
-            return Ok(false);
-        }
-        self.offset = self.next_offset;
-        self.next_offset += n as u64;
-        self.line_no += 1;
-        if self.line.last() == Some(&b'\n') {
-            self.line.pop();
-        }
-        Ok(true)
-    }
-
     /// Produces the next output, or `None` at the end.
     fn advance(&mut self) -> Result<bool, Error> {
         self.out = None;
@@ -182,7 +150,7 @@ impl<R: BufRead> InterpretedReader<R> {
             return Ok(true);
         }
         loop {
-            if !self.held && (self.done || !self.read_line()?) {
+            if !self.held && (self.done || !self.lines.advance()?) {
                 self.done = true;
                 if !self.frames.1.is_empty() {
                     self.flush_frames();
@@ -191,7 +159,7 @@ impl<R: BufRead> InterpretedReader<R> {
                 return Ok(false);
             }
             self.held = false;
-            let Some(&kind) = self.line.first() else {
+            let Some(&kind) = self.lines.line().first() else {
                 continue; // an empty line
             };
             // Most lines are `+` and `-`, with no stack-tree nodes pending.
@@ -217,7 +185,7 @@ impl<R: BufRead> InterpretedReader<R> {
         if self.raw {
             return self.raw_event(kind);
         }
-        let i = Fields::new(&self.line).hex()?;
+        let i = Fields::new(self.lines.line()).hex()?;
         if kind == b'+' {
             let &(size, trace) = self
                 .infos
@@ -257,7 +225,7 @@ impl<R: BufRead> InterpretedReader<R> {
     /// A raw file's `+ SIZE TRACE PTR` or `- PTR` (a realloc is a `-`
     /// of the old block and a `+` of the new one).
     fn raw_event(&mut self, kind: u8) -> Result<(), HeaptrackError> {
-        let mut f = Fields::new(&self.line);
+        let mut f = Fields::new(self.lines.line());
         if kind == b'+' {
             let (size, trace, ptr) = (f.hex()?, f.hex()?, f.hex()?);
             if trace > self.traces {
@@ -278,9 +246,9 @@ impl<R: BufRead> InterpretedReader<R> {
 
     /// Handles the current line, whose first byte is `kind`.
     fn handle(&mut self, kind: u8) -> Result<(), HeaptrackError> {
-        let line = std::mem::take(&mut self.line);
+        let line = self.lines.take();
         let r = self.handle_line(kind, &line);
-        self.line = line;
+        self.lines.put_back(line);
         r
     }
 
@@ -464,11 +432,7 @@ impl<R: BufRead> InterpretedReader<R> {
     }
 
     pub fn position(&self) -> Position {
-        Position {
-            offset: self.next_offset,
-            record: self.items,
-            line: self.line_no,
-        }
+        self.lines.next(self.items)
     }
 }
 
