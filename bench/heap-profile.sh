@@ -19,17 +19,8 @@ W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 cc -O2 -g bench/rds/bst.c -o "$W/bst"
 
-best() { # command... -> best wall seconds of 3
-  local b=999
-  for _ in 1 2 3; do
-    local s e
-    s=$(date +%s.%N)
-    "$@" >/dev/null 2>&1 || true
-    e=$(date +%s.%N)
-    b=$(python3 -c "print(min($b, $e - $s))")
-  done
-  echo "$b"
-}
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
 
 row() { # name program args...
   local name=$1

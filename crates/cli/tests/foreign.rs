@@ -5,7 +5,7 @@
 use std::process::Command;
 
 mod common;
-use common::{fixture, ok, path_in as p, tramp};
+use common::{fixture, heaptrack_file, ok, path_in as p, tramp};
 
 /// `fixtures/heap/NAME.c` built with `cc -O0 -g` in `dir`.
 fn build(dir: &tempfile::TempDir, name: &str) -> String {
@@ -19,25 +19,28 @@ fn build(dir: &tempfile::TempDir, name: &str) -> String {
     exe
 }
 
+/// `fixtures/heap/NAME.c` built and recorded by tramp in `dir`: the
+/// trace's path.
+fn recorded(dir: &tempfile::TempDir, name: &str) -> String {
+    let exe = build(dir, name);
+    let trace = p(dir, "t.tpack");
+    ok(&tramp(&["record", "-o", &trace, "--", &exe]));
+    trace
+}
+
+/// `tramp stats --json` of a trace.
+fn stats_json(trace: &str) -> serde_json::Value {
+    serde_json::from_str(&ok(&tramp(&["stats", "--json", trace]))).unwrap()
+}
+
+/// `tramp stats --sites --json` of a trace.
+fn sites_json(trace: &str) -> serde_json::Value {
+    serde_json::from_str(&ok(&tramp(&["stats", "--sites", "--json", trace]))).unwrap()
+}
+
 /// Runs `exe` under heaptrack in `dir`; the path of heaptrack's file.
 fn heaptrack(dir: &tempfile::TempDir, exe: &str) -> String {
-    let out = p(dir, "ht");
-    let run = Command::new("heaptrack")
-        .args(["-o", &out, exe])
-        .output()
-        .expect("heaptrack runs (setup.sh installs it)");
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    std::fs::read_dir(dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|f| f.file_name().unwrap().to_string_lossy().starts_with("ht."))
-        .expect("heaptrack's file")
-        .to_string_lossy()
-        .into_owned()
+    heaptrack_file(dir, exe, "ht", &[])
 }
 
 /// heaptrack_print's figure after `label`: a count, or bytes as it prints
@@ -72,10 +75,8 @@ fn heaptracks_own_file_reads_with_heaptrack_prints_figures() {
     let exe = build(&dir, "temporaries");
     let file = heaptrack(&dir, &exe);
     // Detected by its first line, whatever its name.
-    let stats: serde_json::Value =
-        serde_json::from_str(&ok(&tramp(&["stats", "--json", &file]))).unwrap();
-    let printed = Command::new("heaptrack_print").arg(&file).output().unwrap();
-    let report = String::from_utf8_lossy(&printed.stdout);
+    let stats = stats_json(&file);
+    let report = common::heaptrack_print(&file);
     let n = |k: &str| stats[k].as_u64().unwrap();
     same(&report, "calls to allocation functions:", n("malloc_calls"));
     same(
@@ -96,8 +97,7 @@ fn heaptracks_own_file_reads_with_heaptrack_prints_figures() {
     // The call stacks and names heaptrack stored: the 1,000 strdup'd
     // temporaries of line 19, named without the program.
     std::fs::remove_file(&exe).unwrap();
-    let sites: serde_json::Value =
-        serde_json::from_str(&ok(&tramp(&["stats", "--sites", "--json", &file]))).unwrap();
+    let sites = sites_json(&file);
     let top = &sites["sites"]["by_count"][0];
     assert_eq!(top["allocs"], 1000, "{top}");
     assert_eq!(top["temporary"], 1000, "{top}");
@@ -121,8 +121,7 @@ fn heaptracks_own_file_reads_with_heaptrack_prints_figures() {
     // heaptrack's file converts to tpack and reads back the same.
     let tp = p(&dir, "h.tpack");
     ok(&tramp(&["convert", &file, &tp]));
-    let again: serde_json::Value =
-        serde_json::from_str(&ok(&tramp(&["stats", "--json", &tp]))).unwrap();
+    let again = stats_json(&tp);
     assert_eq!(
         again["temporary_allocations"],
         stats["temporary_allocations"]
@@ -148,11 +147,8 @@ fn damage_in_a_heaptrack_file_is_named_with_its_line_and_exits_non_zero() {
 #[test]
 fn a_tramp_recording_opens_in_heaptrack_print_with_trampss_figures() {
     let dir = tempfile::tempdir().unwrap();
-    let exe = build(&dir, "temporaries");
-    let trace = p(&dir, "t.tpack");
-    ok(&tramp(&["record", "-o", &trace, "--", &exe]));
-    let stats: serde_json::Value =
-        serde_json::from_str(&ok(&tramp(&["stats", "--json", &trace]))).unwrap();
+    let trace = recorded(&dir, "temporaries");
+    let stats = stats_json(&trace);
     let n = |k: &str| stats[k].as_u64().unwrap();
     // heaptrack's file has no addresses or threads: refused, then --lossy.
     let out = p(&dir, "t.heaptrack.zst");
@@ -166,9 +162,7 @@ fn a_tramp_recording_opens_in_heaptrack_print_with_trampss_figures() {
     );
     ok(&tramp(&["convert", "--lossy", &trace, &out]));
 
-    let printed = Command::new("heaptrack_print").arg(&out).output().unwrap();
-    assert!(printed.status.success());
-    let report = String::from_utf8_lossy(&printed.stdout);
+    let report = common::heaptrack_print(&out);
     same(
         &report,
         "calls to allocation functions:",
@@ -192,8 +186,7 @@ fn a_tramp_recording_opens_in_heaptrack_print_with_trampss_figures() {
         "{report}"
     );
     // And read back by tramp with heaptrack's figures.
-    let back: serde_json::Value =
-        serde_json::from_str(&ok(&tramp(&["stats", "--json", &out]))).unwrap();
+    let back = stats_json(&out);
     assert_eq!(back["max_live_bytes"], 4096);
     assert_eq!(back["live_bytes_at_end"], stats["live_bytes_at_end"]);
     assert_eq!(back["temporary_allocations"], 1101);
@@ -219,13 +212,10 @@ fn pprof_samples(raw: &str) -> Vec<(Vec<u64>, String)> {
 #[test]
 fn a_recording_opens_in_go_tool_pprof() {
     let dir = tempfile::tempdir().unwrap();
-    let exe = build(&dir, "temporaries");
-    let trace = p(&dir, "t.tpack");
-    ok(&tramp(&["record", "-o", &trace, "--", &exe]));
+    let trace = recorded(&dir, "temporaries");
     let out = p(&dir, "t.pb.gz");
     ok(&tramp(&["export", &trace, "--pprof", &out]));
-    let stats: serde_json::Value =
-        serde_json::from_str(&ok(&tramp(&["stats", "--json", &trace]))).unwrap();
+    let stats = stats_json(&trace);
     let n = |k: &str| stats[k].as_u64().unwrap();
 
     // pprof itself reads it (setup.sh installs golang-go).
@@ -338,8 +328,7 @@ fn glibcs_mtrace_log_reads_with_its_own_figures() {
     let text = std::fs::read_to_string(&log).unwrap();
     assert!(text.starts_with("= Start\n"), "{text}");
     let (live, max, allocs) = mtrace_by_hand(&text);
-    let stats: serde_json::Value =
-        serde_json::from_str(&ok(&tramp(&["stats", "--json", &log]))).unwrap();
+    let stats = stats_json(&log);
     assert_eq!(stats["total_allocs"], allocs, "{stats}");
     assert_eq!(stats["live_bytes_at_end"], live, "{stats}");
     assert_eq!(stats["max_live_bytes"], max, "{stats}");
@@ -348,8 +337,7 @@ fn glibcs_mtrace_log_reads_with_its_own_figures() {
     assert!(stats["malloc_calls"].as_u64().unwrap() >= 1150);
     // Callers are symbolized from the program's own file (the log names
     // it and the offset): the 1,000 strdup'd temporaries of line 19.
-    let sites: serde_json::Value =
-        serde_json::from_str(&ok(&tramp(&["stats", "--sites", "--json", &log]))).unwrap();
+    let sites = sites_json(&log);
     let top = &sites["sites"]["by_count"][0];
     assert_eq!(top["allocs"], 1000, "{sites}");
     assert_eq!(top["temporary"], 1000, "{sites}");
@@ -458,13 +446,10 @@ fn dhat_json_matches_valgrinds_dhat_on_the_same_program() {
 #[test]
 fn massif_output_reads_in_ms_print_with_trampss_peak() {
     let dir = tempfile::tempdir().unwrap();
-    let exe = build(&dir, "temporaries");
-    let trace = p(&dir, "t.tpack");
-    ok(&tramp(&["record", "-o", &trace, "--", &exe]));
+    let trace = recorded(&dir, "temporaries");
     let out = p(&dir, "massif.out");
     ok(&tramp(&["export", &trace, "--massif", &out]));
-    let stats: serde_json::Value =
-        serde_json::from_str(&ok(&tramp(&["stats", "--json", &trace]))).unwrap();
+    let stats = stats_json(&trace);
     // valgrind's ms_print reads it (setup.sh installs valgrind).
     let printed = Command::new("ms_print")
         .arg(&out)
@@ -505,9 +490,7 @@ fn massif_output_reads_in_ms_print_with_trampss_peak() {
 #[test]
 fn a_recording_written_as_android_record_allocs_reads_back_with_its_figures() {
     let dir = tempfile::tempdir().unwrap();
-    let exe = build(&dir, "temporaries");
-    let trace = p(&dir, "t.tpack");
-    ok(&tramp(&["record", "-o", &trace, "--", &exe]));
+    let trace = recorded(&dir, "temporaries");
     let out = p(&dir, "t.android");
     // No call sites or thread starts in the format: refused, then --lossy.
     assert!(!tramp(&["convert", &trace, &out]).status.success());
@@ -682,8 +665,7 @@ fn a_threaded_recording_replays_as_a_trace_run_workload() {
         "lossy: refused"
     );
     ok(&tramp(&["convert", "--lossy", &trace, &wl]));
-    let stats: serde_json::Value =
-        serde_json::from_str(&ok(&tramp(&["stats", "--json", &trace]))).unwrap();
+    let stats = stats_json(&trace);
     let n = |k: &str| stats[k].as_u64().unwrap();
     let (m, f, r, threads, end) = replay_wl(&std::fs::read(&wl).unwrap());
     assert_eq!(
@@ -701,25 +683,8 @@ fn a_threaded_recording_replays_as_a_trace_run_workload() {
 fn heaptracks_raw_file_reads_with_real_addresses_and_tramps_symbols() {
     let dir = tempfile::tempdir().unwrap();
     let exe = build(&dir, "temporaries");
-    let out = p(&dir, "raw");
-    let run = Command::new("heaptrack")
-        .args(["-r", "-o", &out, &exe])
-        .output()
-        .expect("heaptrack runs (setup.sh installs it)");
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    let file = std::fs::read_dir(dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|f| f.file_name().unwrap().to_string_lossy().starts_with("raw."))
-        .expect("heaptrack's raw file")
-        .to_string_lossy()
-        .into_owned();
-    let stats: serde_json::Value =
-        serde_json::from_str(&ok(&tramp(&["stats", "--json", &file]))).unwrap();
+    let file = heaptrack_file(&dir, &exe, "raw", &["-r"]);
+    let stats = stats_json(&file);
     // heaptrack's calls (its own runtime's pool among them), the stdout
     // buffer left; real addresses: tramp's temporary rule by block (1,100,
     // as on tramp's own recording).
@@ -728,8 +693,7 @@ fn heaptracks_raw_file_reads_with_real_addresses_and_tramps_symbols() {
     assert_eq!(stats["temporary_allocations"], 1100);
     assert_eq!(stats["frees_of_unknown_addresses"], 0);
     // Symbolized by tramp from the module map the file carries.
-    let sites: serde_json::Value =
-        serde_json::from_str(&ok(&tramp(&["stats", "--sites", "--json", &file]))).unwrap();
+    let sites = sites_json(&file);
     let top = &sites["sites"]["by_count"][0];
     assert_eq!(top["allocs"], 1000);
     assert_eq!(

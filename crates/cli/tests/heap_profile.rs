@@ -5,7 +5,7 @@
 use std::process::Command;
 
 mod common;
-use common::{fixture, ok, path_in as p, tramp};
+use common::{fixture, heaptrack_file, heaptrack_print, ok, path_in as p, tramp};
 
 /// `fixtures/heap/NAME.c` built with `cc -O0 -g` in `dir` (at -O1 gcc
 /// removes malloc/free pairs); the program's path.
@@ -50,23 +50,8 @@ fn temporary_allocations_beside_heaptrack() {
     assert_eq!(stats["temporary_allocations"], 1100);
 
     // heaptrack (installed by setup.sh) on the same program.
-    let out = p(&dir, "ht");
-    let ht = Command::new("heaptrack")
-        .args(["-o", &out, &exe])
-        .output()
-        .expect("heaptrack runs (setup.sh installs it)");
-    assert!(
-        ht.status.success(),
-        "{}",
-        String::from_utf8_lossy(&ht.stderr)
-    );
-    let file = std::fs::read_dir(dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|f| f.file_name().unwrap().to_string_lossy().starts_with("ht."))
-        .expect("heaptrack's file");
-    let printed = Command::new("heaptrack_print").arg(&file).output().unwrap();
-    let report = String::from_utf8_lossy(&printed.stdout);
+    let file = heaptrack_file(&dir, &exe, "ht", &[]);
+    let report = heaptrack_print(&file);
     // heaptrack compares a free with the last allocation by size and call
     // stack, not by block: the free of keep[0] right after keep[99] was
     // made counts there (docs/heap-profile.md).
@@ -466,23 +451,8 @@ fn heaptracks_api_reports_blocks_to_tramp() {
     assert_eq!(stats["live_bytes_at_end"], 599 * 64 + 128);
     assert_eq!(stats["live_objects_at_end"], 600);
 
-    let out = p(&dir, "ht");
-    let ht = Command::new("heaptrack")
-        .args(["-o", &out, &exe])
-        .output()
-        .expect("heaptrack runs (setup.sh installs it)");
-    assert!(
-        ht.status.success(),
-        "{}",
-        String::from_utf8_lossy(&ht.stderr)
-    );
-    let file = std::fs::read_dir(dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|f| f.file_name().unwrap().to_string_lossy().starts_with("ht."))
-        .expect("heaptrack's file");
-    let printed = Command::new("heaptrack_print").arg(&file).output().unwrap();
-    let report = String::from_utf8_lossy(&printed.stdout);
+    let file = heaptrack_file(&dir, &exe, "ht", &[]);
+    let report = heaptrack_print(&file);
     // The same calls (heaptrack adds the pool of its own C++ runtime).
     let calls = stats["malloc_calls"].as_u64().unwrap() + stats["realloc_calls"].as_u64().unwrap();
     assert_eq!(calls, 1002);

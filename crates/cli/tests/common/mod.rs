@@ -90,3 +90,44 @@ pub fn golden(name: &str, actual: &str) {
         "golden {name} differs; UPDATE_GOLDEN=1 regenerates it"
     );
 }
+
+/// Runs `exe` under heaptrack (installed by setup.sh) in `dir`, its file
+/// named from `name` (`heaptrack -o DIR/NAME`, plus `opts`); the path of
+/// the file heaptrack wrote.
+pub fn heaptrack_file(dir: &tempfile::TempDir, exe: &str, name: &str, opts: &[&str]) -> String {
+    let out = path_in(dir, name);
+    let run = Command::new("heaptrack")
+        .args(opts)
+        .args(["-o", &out, exe])
+        .output()
+        .expect("heaptrack runs (setup.sh installs it)");
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let prefix = format!("{name}.");
+    std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|f| {
+            f.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with(&prefix)
+        })
+        .expect("heaptrack's file")
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// heaptrack_print's report of a heaptrack file.
+pub fn heaptrack_print(file: &str) -> String {
+    let printed = Command::new("heaptrack_print").arg(file).output().unwrap();
+    assert!(
+        printed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&printed.stderr)
+    );
+    String::from_utf8_lossy(&printed.stdout).into_owned()
+}
