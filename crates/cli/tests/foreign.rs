@@ -9,14 +9,7 @@ use common::{fixture, heaptrack_file, ok, path_in as p, tramp};
 
 /// `fixtures/heap/NAME.c` built with `cc -O0 -g` in `dir`.
 fn build(dir: &tempfile::TempDir, name: &str) -> String {
-    let exe = p(dir, name);
-    let src = fixture(&format!("heap/{name}.c"));
-    let built = Command::new("cc")
-        .args(["-O0", "-g", &src, "-o", &exe])
-        .status()
-        .unwrap();
-    assert!(built.success(), "cc {src}");
-    exe
+    common::build_heap_fixture(dir, name)
 }
 
 /// `fixtures/heap/NAME.c` built and recorded by tramp in `dir`: the

@@ -7,17 +7,9 @@ use std::process::Command;
 mod common;
 use common::{fixture, heaptrack_file, heaptrack_print, ok, path_in as p, tramp};
 
-/// `fixtures/heap/NAME.c` built with `cc -O0 -g` in `dir` (at -O1 gcc
-/// removes malloc/free pairs); the program's path.
+/// `fixtures/heap/NAME.c` built with `cc -O0 -g` in `dir`.
 fn build(dir: &tempfile::TempDir, name: &str) -> String {
-    let exe = p(dir, name);
-    let src = fixture(&format!("heap/{name}.c"));
-    let built = Command::new("cc")
-        .args(["-O0", "-g", &src, "-o", &exe])
-        .status()
-        .unwrap();
-    assert!(built.success(), "cc {src}");
-    exe
+    common::build_heap_fixture(dir, name)
 }
 
 /// The JSON tramp prints for `args`.

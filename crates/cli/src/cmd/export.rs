@@ -84,17 +84,29 @@ pub fn run(a: ExportArgs) -> Result<()> {
     }
 }
 
-/// A heap trace's heap over time as massif's output.
-fn massif(input: &InputArgs, path: &str) -> Result<()> {
-    let mut out = Output::create(path, None).with_context(|| format!("creating {path}"))?;
-    let mut o = super::open(input, false)?;
+/// The output (created first: one that cannot be written is refused before
+/// the work) and the input, which must hold heap events.
+fn open_heap(
+    input: &InputArgs,
+    path: &str,
+    compression: Option<tramp_core::io::Compression>,
+    command: &str,
+) -> Result<(Output, super::Opened)> {
+    let out = Output::create(path, compression).with_context(|| format!("creating {path}"))?;
+    let o = super::open(input, false)?;
     let holds = o.source.schema().domains().heap;
     super::require(
         &o,
         holds,
-        "export --massif",
+        command,
         "heap events (allocations, frees, reallocs)",
     )?;
+    Ok((out, o))
+}
+
+/// A heap trace's heap over time as massif's output.
+fn massif(input: &InputArgs, path: &str) -> Result<()> {
+    let (mut out, mut o) = open_heap(input, path, None, "export --massif")?;
     let mut stats: HeapStats<(SiteCounts, MassifSnapshots), tramp_heap::Site> =
         HeapStats::with((SiteCounts::new(), MassifSnapshots::new()));
     let mut modules = ModuleMap::new();
@@ -132,15 +144,7 @@ fn massif(input: &InputArgs, path: &str) -> Result<()> {
 
 /// A heap trace's profile as DHAT's JSON.
 fn dhat(input: &InputArgs, path: &str) -> Result<()> {
-    let mut out = Output::create(path, None).with_context(|| format!("creating {path}"))?;
-    let mut o = super::open(input, false)?;
-    let holds = o.source.schema().domains().heap;
-    super::require(
-        &o,
-        holds,
-        "export --dhat",
-        "heap events (allocations, frees, reallocs)",
-    )?;
+    let (mut out, mut o) = open_heap(input, path, None, "export --dhat")?;
     let mut flow: HeapFlow<DhatCounts, Lived> = HeapFlow::new(DhatCounts::new());
     let mut modules = ModuleMap::new();
     let run = o.run(&mut [&mut flow, &mut modules], Vec::new());
@@ -173,15 +177,11 @@ fn dhat(input: &InputArgs, path: &str) -> Result<()> {
 fn pprof(input: &InputArgs, path: &str) -> Result<()> {
     // Created before the work: an output that cannot be written is
     // refused first.
-    let mut out = Output::create(path, Some(tramp_core::io::Compression::None))
-        .with_context(|| format!("creating {path}"))?;
-    let mut o = super::open(input, false)?;
-    let holds = o.source.schema().domains().heap;
-    super::require(
-        &o,
-        holds,
+    let (mut out, mut o) = open_heap(
+        input,
+        path,
+        Some(tramp_core::io::Compression::None),
         "export --pprof",
-        "heap events (allocations, frees, reallocs)",
     )?;
     let mut stats: HeapStats<SiteCounts, tramp_heap::Site> = HeapStats::with(SiteCounts::new());
     let mut modules = ModuleMap::new();

@@ -131,3 +131,16 @@ pub fn heaptrack_print(file: &str) -> String {
     );
     String::from_utf8_lossy(&printed.stdout).into_owned()
 }
+
+/// `fixtures/heap/NAME.c` built with `cc -O0 -g` in `dir` (at -O1 gcc
+/// removes malloc/free pairs); the program's path.
+pub fn build_heap_fixture(dir: &tempfile::TempDir, name: &str) -> String {
+    let exe = path_in(dir, name);
+    let src = fixture(&format!("heap/{name}.c"));
+    let built = Command::new("cc")
+        .args(["-O0", "-g", &src, "-o", &exe])
+        .status()
+        .unwrap();
+    assert!(built.success(), "cc {src}");
+    exe
+}
