@@ -18,4 +18,6 @@ pub enum HeaptrackError {
     UnknownLine(char),
     #[error("the synthetic addresses ran out of 64 bits")]
     AddressSpace,
+    #[error("a raw file's line (`x`, `m`) and an interpreted file's (`a`) in one file")]
+    Mixed,
 }

@@ -263,7 +263,7 @@ impl<R: BufRead> InterpretedReader<R> {
                 }
             }
             b'x' => {
-                self.raw = true;
+                self.raw_line()?;
                 let exe = if self.version >= 3 {
                     f.sized()?
                 } else {
@@ -272,7 +272,7 @@ impl<R: BufRead> InterpretedReader<R> {
                 self.exe = String::from_utf8_lossy(exe).into_owned();
             }
             b'm' => {
-                self.raw = true;
+                self.raw_line()?;
                 let path = if self.version >= 3 {
                     f.sized()?
                 } else {
@@ -346,6 +346,9 @@ impl<R: BufRead> InterpretedReader<R> {
                 }
             }
             b'a' => {
+                if self.raw {
+                    return Err(HeaptrackError::Mixed);
+                }
                 let size = f.hex()?;
                 let trace = f.hex()?;
                 if trace > self.traces {
@@ -388,6 +391,16 @@ impl<R: BufRead> InterpretedReader<R> {
             b'#' => {}
             _ => return Err(HeaptrackError::UnknownLine(kind as char)),
         }
+        Ok(())
+    }
+
+    /// An `x` or `m` line: the file is raw, which an interpreted file's
+    /// allocation infos, read already, contradict.
+    fn raw_line(&mut self) -> Result<(), HeaptrackError> {
+        if self.noted {
+            return Err(HeaptrackError::Mixed);
+        }
+        self.raw = true;
         Ok(())
     }
 
@@ -587,5 +600,10 @@ mod tests {
         assert!(e.contains("line 2"), "{e}");
         let e = items("v 10400 9\n").unwrap_err().to_string();
         assert!(e.contains("version 9"), "{e}");
+        // An interpreted file's info, then a raw file's module line.
+        let e = items("v 10400 3\na 10 0\nm 1 x 400000\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("line 3") && e.contains("raw"), "{e}");
     }
 }
