@@ -32,7 +32,7 @@ use super::InputArgs;
 /// recordings). docs/formats/dhat.md.
 ///
 /// `--massif OUT` writes the heap over time as valgrind massif's output,
-/// which `ms_print` and massif-visualizer read: up to 100 evenly spaced
+/// which `ms_print` and massif-visualizer read: fewer than 100 evenly spaced
 /// snapshots of the live bytes, the peak's detailed as massif's tree of
 /// allocating stacks, and the last one detailed with what is left; time is
 /// massif's `B` unit (bytes allocated and freed so far).
