@@ -4,9 +4,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use tramp_core::{
-    Error, FieldDef, FieldType, FormatDesc, Holds, ReallocOutcome, RecordKind, Role, Schema, Sniff,
-};
+use tramp_core::{Error, FieldDef, FieldType, FormatDesc, Holds, RecordKind, Role, Schema, Sniff};
 use tramp_hatf::records::ItemSource;
 
 use crate::android::{AndroidReader, AndroidSink};
@@ -93,24 +91,15 @@ fn android_written() -> Arc<Schema> {
                 RecordKind::Free,
                 vec![thread(), time(), f("address", Role::Address)],
             );
-            for (name, o) in [
-                ("reallocInPlace", ReallocOutcome::InPlace),
-                ("reallocMoved", ReallocOutcome::Moved),
-                ("reallocAllocOnly", ReallocOutcome::AllocOnly),
-                ("reallocFreeOnly", ReallocOutcome::FreeOnly),
-            ] {
-                s.add_type(
-                    name,
-                    RecordKind::Realloc(o),
-                    vec![
-                        thread(),
-                        time(),
-                        f("old", Role::OldAddress),
-                        f("address", Role::Address),
-                        f("size", Role::Size),
-                    ],
-                );
-            }
+            s.add_realloc_types(|| {
+                vec![
+                    thread(),
+                    time(),
+                    f("old", Role::OldAddress),
+                    f("address", Role::Address),
+                    f("size", Role::Size),
+                ]
+            });
             s.add_type(
                 "threadDone",
                 RecordKind::ThreadDestroy,
@@ -182,23 +171,14 @@ fn trace_run_written() -> Arc<Schema> {
                 RecordKind::Free,
                 vec![f("thread", Role::Thread), f("address", Role::Address)],
             );
-            for (name, o) in [
-                ("reallocInPlace", ReallocOutcome::InPlace),
-                ("reallocMoved", ReallocOutcome::Moved),
-                ("reallocAllocOnly", ReallocOutcome::AllocOnly),
-                ("reallocFreeOnly", ReallocOutcome::FreeOnly),
-            ] {
-                s.add_type(
-                    name,
-                    RecordKind::Realloc(o),
-                    vec![
-                        f("thread", Role::Thread),
-                        f("old", Role::OldAddress),
-                        f("address", Role::Address),
-                        f("size", Role::Size),
-                    ],
-                );
-            }
+            s.add_realloc_types(|| {
+                vec![
+                    f("thread", Role::Thread),
+                    f("old", Role::OldAddress),
+                    f("address", Role::Address),
+                    f("size", Role::Size),
+                ]
+            });
             Arc::new(s)
         })
         .clone()

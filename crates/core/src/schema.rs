@@ -386,6 +386,17 @@ impl Schema {
         index
     }
 
+    /// Adds one record type per realloc outcome (`reallocInPlace`,
+    /// `reallocMoved`, `reallocAllocOnly`, `reallocFreeOnly`, as
+    /// [`RecordKind::NAMED`] names them), each with `fields()`.
+    pub fn add_realloc_types(&mut self, fields: impl Fn() -> Vec<FieldDef>) {
+        for (name, kind) in RecordKind::NAMED {
+            if matches!(kind, RecordKind::Realloc(_)) && name != "realloc" {
+                self.add_type(name, kind, fields());
+            }
+        }
+    }
+
     /// The record type called `name`.
     pub fn type_named(&self, name: &str) -> Option<&RecordType> {
         self.types.iter().find(|t| t.name == name)

@@ -4,9 +4,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use tramp_core::{
-    FieldDef, FieldType, FormatDesc, Holds, ReallocOutcome, RecordKind, Role, Schema, Sniff,
-};
+use tramp_core::{FieldDef, FieldType, FormatDesc, Holds, RecordKind, Role, Schema, Sniff};
 use tramp_hatf::records::ItemSource;
 
 use crate::interpreted::InterpretedReader;
@@ -45,14 +43,7 @@ fn written() -> Arc<Schema> {
             let mut s = Schema::new("heaptrack");
             s.add_type("alloc", RecordKind::Alloc, vec![size(), time(), stack()]);
             s.add_type("free", RecordKind::Free, vec![time()]);
-            for (name, o) in [
-                ("reallocInPlace", ReallocOutcome::InPlace),
-                ("reallocMoved", ReallocOutcome::Moved),
-                ("reallocAllocOnly", ReallocOutcome::AllocOnly),
-                ("reallocFreeOnly", ReallocOutcome::FreeOnly),
-            ] {
-                s.add_type(name, RecordKind::Realloc(o), vec![size(), time(), stack()]);
-            }
+            s.add_realloc_types(|| vec![size(), time(), stack()]);
             s.add_type(
                 "comment",
                 RecordKind::Comment,

@@ -130,12 +130,11 @@ pub const SAMPLE_TYPES: [(&str, &str); 4] = [
 
 /// Builds the profile from every site's totals (`SiteCounts::resolved`),
 /// the trace's names (each code address is symbolized once, for its
-/// location) and modules (load address, path), and its duration.
+/// location) and modules (load address, path).
 pub fn profile(
     rows: &[(Site, SiteTotals)],
     names: &mut Names,
     modules: &[(u64, String)],
-    duration_ns: u64,
 ) -> Profile {
     let mut b = Builder::default();
     b.string(""); // string_table[0] is "".
@@ -153,7 +152,6 @@ pub fn profile(
         }),
         // Every allocation is in the trace: nothing is sampled.
         period: 1,
-        duration_nanos: i64::try_from(duration_ns).unwrap_or(i64::MAX),
         ..Profile::default()
     };
     // The whole run's allocations are what a trace shows best; the live

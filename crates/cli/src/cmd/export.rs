@@ -104,9 +104,34 @@ fn open_heap(
     Ok((out, o))
 }
 
+/// Writes the export, finishes the output, and ends the run (its warnings,
+/// and damage as an error, `covers` saying what the export covers).
+fn finish(
+    mut out: Output,
+    path: &str,
+    write: impl FnOnce(&mut Output) -> std::io::Result<()>,
+    run: tramp_core::Run,
+    o: &super::Opened,
+    covers: &str,
+) -> Result<()> {
+    write(&mut out)
+        .and_then(|_| out.finish())
+        .with_context(|| format!("writing {path}"))?;
+    super::end_run(run, o, Some(path), covers)
+}
+
+/// The recorded program (a recording's first module), else the input's
+/// name.
+fn program(modules: &tramp_symbols::Modules, o: &super::Opened) -> String {
+    modules
+        .modules
+        .first()
+        .map_or(o.name.clone(), |(_, p)| p.clone())
+}
+
 /// A heap trace's heap over time as massif's output.
 fn massif(input: &InputArgs, path: &str) -> Result<()> {
-    let (mut out, mut o) = open_heap(input, path, None, "export --massif")?;
+    let (out, mut o) = open_heap(input, path, None, "export --massif")?;
     let mut stats: HeapStats<(SiteCounts, MassifSnapshots), tramp_heap::Site> =
         HeapStats::with((SiteCounts::new(), MassifSnapshots::new()));
     let mut modules = ModuleMap::new();
@@ -126,35 +151,27 @@ fn massif(input: &InputArgs, path: &str) -> Result<()> {
     let (at_peak, at_end) = (named(|t| t.peak_bytes), named(|t| t.live_bytes));
     let peak: Vec<Held<'_>> = at_peak.iter().map(|(s, b)| (&s[..], *b)).collect();
     let end: Vec<Held<'_>> = at_end.iter().map(|(s, b)| (&s[..], *b)).collect();
-    let cmd = modules
-        .modules
-        .first()
-        .map_or(o.name.clone(), |(_, p)| p.clone());
+    let cmd = program(&modules, &o);
     let text = massif::write(&cmd, &snaps.snapshots(), (snaps.peak, &peak), &end);
-    std::io::Write::write_all(&mut out, text.as_bytes())
-        .and_then(|_| out.finish())
-        .with_context(|| format!("writing {path}"))?;
-    super::end_run(
+    finish(
+        out,
+        path,
+        |out| std::io::Write::write_all(out, text.as_bytes()),
         run,
         &o,
-        Some(path),
         "; the snapshots cover the records before the error",
     )
 }
 
 /// A heap trace's profile as DHAT's JSON.
 fn dhat(input: &InputArgs, path: &str) -> Result<()> {
-    let (mut out, mut o) = open_heap(input, path, None, "export --dhat")?;
+    let (out, mut o) = open_heap(input, path, None, "export --dhat")?;
     let mut flow: HeapFlow<DhatCounts, Lived> = HeapFlow::new(DhatCounts::new());
     let mut modules = ModuleMap::new();
     let run = o.run(&mut [&mut flow, &mut modules], Vec::new());
     let counts = tramp_core::Analysis::finish(flow);
     let modules = tramp_core::Analysis::finish(modules);
-    // A recording's first module is its program.
-    let cmd = modules
-        .modules
-        .first()
-        .map_or(o.name.clone(), |(_, p)| p.clone());
+    let cmd = program(&modules, &o);
     let dhat = Dhat::new(
         &counts,
         &mut modules.names(),
@@ -162,13 +179,12 @@ fn dhat(input: &InputArgs, path: &str) -> Result<()> {
         &cmd,
         0,
     );
-    dhat.write(&mut out)
-        .and_then(|_| out.finish())
-        .with_context(|| format!("writing {path}"))?;
-    super::end_run(
+    finish(
+        out,
+        path,
+        |out| dhat.write(out),
         run,
         &o,
-        Some(path),
         "; the profile covers the records before the error",
     )
 }
@@ -177,7 +193,7 @@ fn dhat(input: &InputArgs, path: &str) -> Result<()> {
 fn pprof(input: &InputArgs, path: &str) -> Result<()> {
     // Created before the work: an output that cannot be written is
     // refused first.
-    let (mut out, mut o) = open_heap(
+    let (out, mut o) = open_heap(
         input,
         path,
         Some(tramp_core::io::Compression::None),
@@ -189,14 +205,13 @@ fn pprof(input: &InputArgs, path: &str) -> Result<()> {
     let (_, sites) = stats.finish_with();
     let modules = tramp_core::Analysis::finish(modules);
     let rows = sites.resolved(&modules);
-    let profile = tramp_profile::pprof::profile(&rows, &mut modules.names(), &modules.modules, 0);
-    tramp_profile::pprof::write(&profile, &mut out)
-        .and_then(|_| out.finish())
-        .with_context(|| format!("writing {path}"))?;
-    super::end_run(
+    let profile = tramp_profile::pprof::profile(&rows, &mut modules.names(), &modules.modules);
+    finish(
+        out,
+        path,
+        |out| tramp_profile::pprof::write(&profile, out),
         run,
         &o,
-        Some(path),
         "; the profile covers the records before the error",
     )
 }
