@@ -8,10 +8,11 @@
 //! call sites. docs/formats/android.md.
 
 use std::collections::VecDeque;
-use std::io::{BufRead, Write};
+use std::io::BufRead;
 
 use rustc_hash::FxHashSet;
 use tramp_core::io::Output;
+use tramp_core::linebuf::LineBuf;
 use tramp_core::lines::Lines;
 use tramp_core::{Error, Position, ReallocOutcome, Record, RecordKind, Role, Sink};
 use tramp_hatf::records::ReadItems;
@@ -171,13 +172,18 @@ fn hex(t: &str) -> Result<u64, AllocTraceError> {
 /// each line with its time twice (start and end).
 pub struct AndroidSink {
     out: Output,
+    lines: LineBuf,
     /// A realloc's own alloc and free records are still to come.
     skip: u8,
 }
 
 impl AndroidSink {
     pub fn new(out: Output) -> AndroidSink {
-        AndroidSink { out, skip: 0 }
+        AndroidSink {
+            out,
+            lines: LineBuf::new(),
+            skip: 0,
+        }
     }
 }
 
@@ -185,20 +191,23 @@ impl Sink for AndroidSink {
     fn write_record(&mut self, rec: &Record<'_>) -> Result<(), Error> {
         let kind = rec.record_type().kind;
         let u = |r: Role| rec.role_u64(r).unwrap_or(0);
-        let (tid, time) = (u(Role::Thread), u(Role::Time));
+        let l = &mut self.lines;
         match kind {
-            RecordKind::Alloc | RecordKind::Free if self.skip > 0 => self.skip -= 1,
-            RecordKind::Alloc => writeln!(
-                self.out,
-                "{tid}: malloc {:#x} {} {time} {time}",
-                u(Role::Address),
-                u(Role::Size)
-            )?,
-            RecordKind::Free => writeln!(
-                self.out,
-                "{tid}: free {:#x} {time} {time}",
-                u(Role::Address)
-            )?,
+            RecordKind::Alloc | RecordKind::Free if self.skip > 0 => {
+                self.skip -= 1;
+                return Ok(());
+            }
+            RecordKind::Alloc => {
+                l.dec(u(Role::Thread))
+                    .bytes(b": malloc 0x")
+                    .hex(u(Role::Address));
+                l.bytes(b" ").dec(u(Role::Size));
+            }
+            RecordKind::Free => {
+                l.dec(u(Role::Thread))
+                    .bytes(b": free 0x")
+                    .hex(u(Role::Address));
+            }
             RecordKind::Realloc(outcome) => {
                 self.skip = match outcome {
                     ReallocOutcome::Moved => 2,
@@ -215,19 +224,24 @@ impl Sink for AndroidSink {
                 } else {
                     u(Role::OldAddress)
                 };
-                writeln!(
-                    self.out,
-                    "{tid}: realloc {new:#x} {old:#x} {} {time} {time}",
-                    u(Role::Size)
-                )?
+                l.dec(u(Role::Thread)).bytes(b": realloc 0x").hex(new);
+                l.bytes(b" 0x").hex(old).bytes(b" ").dec(u(Role::Size));
             }
-            RecordKind::ThreadDestroy => writeln!(self.out, "{tid}: thread_done 0x0 {time}")?,
-            _ => {}
+            RecordKind::ThreadDestroy => {
+                l.dec(u(Role::Thread)).bytes(b": thread_done 0x0 ");
+                l.dec(u(Role::Time));
+                return Ok(l.end(&mut self.out)?);
+            }
+            _ => return Ok(()),
         }
-        Ok(())
+        // Start and end: the trace has one time per record.
+        let time = u(Role::Time);
+        l.bytes(b" ").dec(time).bytes(b" ").dec(time);
+        Ok(l.end(&mut self.out)?)
     }
 
-    fn finish(self: Box<Self>) -> Result<(), Error> {
+    fn finish(mut self: Box<Self>) -> Result<(), Error> {
+        self.lines.flush(&mut self.out)?;
         Ok(self.out.finish()?)
     }
 }

@@ -661,9 +661,24 @@ impl Output {
         })
     }
 
-    /// Ends the compressed stream, flushes everything, and renames the
-    /// temporary file over the output path.
-    pub fn finish(self) -> io::Result<()> {
+    /// The compression this output writes.
+    pub fn compression(&self) -> Compression {
+        match self.inner {
+            OutputInner::Plain(_) => Compression::None,
+            OutputInner::Zstd(_) => Compression::Zstd,
+            OutputInner::Gzip(_) => Compression::Gzip,
+            OutputInner::Xz(_) => Compression::Xz,
+        }
+    }
+
+    /// Ends the compressed stream, appends `tail` as it is, and finishes
+    /// as [`finish`](Self::finish) does. `tail` is a whole stream of this
+    /// output's [`compression`](Self::compression) (or plain bytes for a
+    /// plain output): zstd, gzip and xz each read a file of several
+    /// streams one after another as the concatenation of their contents.
+    /// A writer that learns its file's head only at the end compresses
+    /// its body as it goes and appends it here.
+    pub fn finish_with_tail(self, tail: &mut dyn io::Read) -> io::Result<()> {
         let name = self.name;
         let explain = |e| explain(&name, e);
         let mut w = match self.inner {
@@ -672,12 +687,19 @@ impl Output {
             OutputInner::Gzip(e) => e.finish().map_err(explain)?,
             OutputInner::Xz(e) => e.finish().map_err(explain)?,
         };
+        io::copy(tail, &mut w).map_err(explain)?;
         w.flush().map_err(explain)?;
         drop(w);
         if let Some(pending) = self.commit {
             pending.commit()?;
         }
         Ok(())
+    }
+
+    /// Ends the compressed stream, flushes everything, and renames the
+    /// temporary file over the output path.
+    pub fn finish(self) -> io::Result<()> {
+        self.finish_with_tail(&mut io::empty())
     }
 }
 
@@ -816,6 +838,37 @@ mod tests {
             Compression::Xz,
         ] {
             round_trip(c);
+        }
+    }
+
+    #[test]
+    fn a_tail_compressed_apart_reads_as_the_rest_of_the_output() {
+        for c in [
+            Compression::None,
+            Compression::Zstd,
+            Compression::Gzip,
+            Compression::Xz,
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("t.txt");
+            let path = path.to_str().unwrap();
+            // The tail, compressed as it is made, into a file of its own.
+            let mut tail = tempfile::tempfile().unwrap();
+            let mut t = Output::to_writer(Box::new(tail.try_clone().unwrap()), c).unwrap();
+            t.write_all(b"and the body after it\n").unwrap();
+            t.finish().unwrap();
+            io::Seek::seek(&mut tail, io::SeekFrom::Start(0)).unwrap();
+            let mut out = Output::create(path, Some(c)).unwrap();
+            assert_eq!(out.compression(), c);
+            out.write_all(b"the head, known last\n").unwrap();
+            out.finish_with_tail(&mut tail).unwrap();
+            let mut back = String::new();
+            let mut input = Input::open(path).unwrap();
+            input.reader.read_to_string(&mut back).unwrap();
+            assert_eq!(
+                back, "the head, known last\nand the body after it\n",
+                "{c:?}"
+            );
         }
     }
 

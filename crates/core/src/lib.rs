@@ -16,6 +16,8 @@
 //! * [`rng`]: the one random generator (SplitMix64) and its finalizer.
 //! * [`xml`]: escaping text for the SVG and HTML tramp draws.
 //! * [`error`]: errors that say what went wrong and where (byte offset, record).
+//! * [`linebuf`]: text lines of numbers built without `write!`, for the
+//!   line formats tramp exports.
 //! * [`text`]: the generic one-record-per-line text form.
 //! * [`io`]: inputs from paths or stdin with transparent decompression, and
 //!   outputs compressed by extension or by choice.
@@ -26,6 +28,7 @@ pub mod error;
 pub mod format;
 pub mod ints;
 pub mod io;
+pub mod linebuf;
 pub mod lines;
 pub mod progress;
 pub mod record;

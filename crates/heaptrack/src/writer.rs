@@ -5,9 +5,11 @@
 //! them, their stacks and the symbols before the first event that uses
 //! them, while a recording stores its symbols at its end. So the events go
 //! to a temporary file as they come (`+`/`-` lines, `c` every millisecond
-//! the clock moves, `R` for RSS samples), and at the end the strings,
-//! instruction pointers, call tree and infos are written, then the events
-//! copied after them: memory is proportional to the stacks and the live
+//! the clock moves, `R` for RSS samples), compressed as the output is, and
+//! at the end the strings, instruction pointers, call tree and infos are
+//! written, then the compressed events appended as they are (a zstd file
+//! may hold several frames; heaptrack_print reads them as one text):
+//! memory is proportional to the stacks and the live
 //! objects, never to the events.
 //!
 //! A realloc is what heaptrack records: a `-` of the old block, then a `+`
@@ -16,10 +18,12 @@
 //! trace. Addresses and threads are not written (heaptrack's file has
 //! none): converting to it is lossy and needs `--lossy`.
 
-use std::io::{BufWriter, Seek, SeekFrom, Write};
+use std::hash::BuildHasher;
+use std::io::{Seek, SeekFrom, Write};
 
 use rustc_hash::FxHashMap;
 use tramp_core::io::Output;
+use tramp_core::linebuf::LineBuf;
 use tramp_core::{Error, Record, RecordKind, Role, Sink};
 use tramp_heap::site::{SITE_RETURN_ADDRESS, SITE_STACK};
 use tramp_heap::{Born, HeapEvent, HeapView, Keep, Site};
@@ -59,76 +63,61 @@ impl Keep for Kept {
 /// Writes heaptrack's interpreted file.
 pub struct HeaptrackSink {
     out: Output,
-    events: BufWriter<std::fs::File>,
     view: HeapView<Kept>,
+    lines: EventLines,
+    notes: ModuleMap,
+    command: Option<String>,
+    page_size: u64,
+    pages: u64,
+}
+
+/// Entries in the cache in front of the info table: a power of two, small
+/// enough to stay in the processor's second-level cache (24 bytes each).
+const RECENT: usize = 1 << 14;
+
+/// The event lines as they are written (to a temporary file), and the
+/// allocation infos they name.
+struct EventLines {
+    /// The temporary file of event lines (compressed as the output is, so
+    /// that it is appended to the file's head as it is), and the lines not
+    /// yet in it.
+    events: Output,
+    file: std::fs::File,
+    buf: LineBuf,
     /// The info of each live object, by its slot.
     slot_info: Vec<u32>,
-    /// The last (size, site) looked up and its info.
-    last: Option<((u64, Site), u32)>,
-    notes: ModuleMap,
+    /// Recently used (size, site) pairs and their infos, by a hash of the
+    /// pair: most `+` lines are found here without touching `infos`.
+    recent: Vec<((u64, Site), u32)>,
     /// (size, site) → 0-based info index.
     infos: FxHashMap<(u64, Site), u32>,
     info_list: Vec<(u64, Site)>,
     /// The last millisecond written as a `c` line.
     ms: u64,
-    command: Option<String>,
-    page_size: u64,
-    pages: u64,
-    /// The heap events of the record being written (kept to reuse).
-    pending: Vec<HeapEvent<Kept>>,
 }
 
 impl HeaptrackSink {
     pub fn new(out: Output) -> Result<HeaptrackSink, Error> {
+        let file = tempfile::tempfile()?;
+        let events = Output::to_writer(Box::new(file.try_clone()?), out.compression())?;
         Ok(HeaptrackSink {
             out,
-            events: BufWriter::new(tempfile::tempfile()?),
             view: HeapView::new(),
-            slot_info: Vec::new(),
-            last: None,
+            lines: EventLines {
+                events,
+                file,
+                buf: LineBuf::new(),
+                slot_info: Vec::new(),
+                recent: vec![((u64::MAX, Site::default()), u32::MAX); RECENT],
+                infos: FxHashMap::default(),
+                info_list: Vec::new(),
+                ms: 0,
+            },
             notes: ModuleMap::new(),
-            infos: FxHashMap::default(),
-            info_list: Vec::new(),
-            ms: 0,
             command: None,
             page_size: 4096,
             pages: 0,
-            pending: Vec::new(),
         })
-    }
-
-    fn info(&mut self, size: u64, site: Site) -> u32 {
-        if let Some((k, i)) = self.last
-            && k == (size, site)
-        {
-            return i;
-        }
-        let next = self.info_list.len() as u32;
-        let i = *self.infos.entry((size, site)).or_insert_with(|| {
-            self.info_list.push((size, site));
-            next
-        });
-        self.last = Some(((size, site), i));
-        i
-    }
-
-    /// A line `OP INDEX` (hex), without formatting machinery.
-    fn line(&mut self, op: u8, v: u64) -> Result<(), Error> {
-        let mut b = [0u8; 20];
-        b[0] = op;
-        b[1] = b' ';
-        let digits = if v == 0 {
-            1
-        } else {
-            (64 - v.leading_zeros() as usize).div_ceil(4)
-        };
-        for k in 0..digits {
-            let d = ((v >> (4 * (digits - 1 - k))) & 15) as u8;
-            b[2 + k] = if d < 10 { b'0' + d } else { b'a' + d - 10 };
-        }
-        b[2 + digits] = b'\n';
-        self.events.write_all(&b[..3 + digits])?;
-        Ok(())
     }
 
     fn comment(&mut self, rec: &Record<'_>) -> Result<(), Error> {
@@ -150,8 +139,9 @@ impl HeaptrackSink {
         } else {
             match Annotation::parse(text) {
                 Some(Annotation::Rss { time, bytes }) => {
-                    self.clock(time)?;
-                    writeln!(self.events, "R {:x}", bytes / self.page_size)?;
+                    self.lines.clock(time)?;
+                    let pages = bytes / self.page_size;
+                    self.lines.line(b'R', pages)?;
                 }
                 // A recording's first module is its program.
                 Some(Annotation::Module { path, .. }) if self.command.is_none() => {
@@ -162,13 +152,39 @@ impl HeaptrackSink {
         }
         Ok(())
     }
+}
+
+impl EventLines {
+    fn info(&mut self, size: u64, site: Site) -> u32 {
+        let key = (size, site);
+        let h = rustc_hash::FxBuildHasher.hash_one(key) as usize;
+        // The hash's high bits are its best mixed.
+        let at = h >> (usize::BITS - RECENT.trailing_zeros());
+        let (k, i) = self.recent[at];
+        if k == key {
+            return i;
+        }
+        let next = self.info_list.len() as u32;
+        let i = *self.infos.entry(key).or_insert_with(|| {
+            self.info_list.push(key);
+            next
+        });
+        self.recent[at] = (key, i);
+        i
+    }
+
+    /// A line `OP INDEX` (hex).
+    fn line(&mut self, op: u8, v: u64) -> Result<(), Error> {
+        self.buf.bytes(&[op, b' ']).hex(v).end(&mut self.events)?;
+        Ok(())
+    }
 
     /// A `c` line when the clock has moved on by a millisecond.
     fn clock(&mut self, ns: u64) -> Result<(), Error> {
         let ms = ns / 1_000_000;
         if ms > self.ms {
             self.ms = ms;
-            writeln!(self.events, "c {ms:x}")?;
+            self.line(b'c', ms)?;
         }
         Ok(())
     }
@@ -218,16 +234,24 @@ impl HeaptrackSink {
             _ => Ok(()),
         }
     }
+}
 
+impl HeaptrackSink {
     /// The strings, instruction pointers, call tree and infos, in the
     /// order heaptrack reads them, then the events.
-    fn write_file(self) -> Result<Output, Error> {
+    fn write_file(self) -> Result<(), Error> {
         let HeaptrackSink {
             mut out,
-            events,
+            lines:
+                EventLines {
+                    mut events,
+                    mut file,
+                    mut buf,
+                    info_list,
+                    ms,
+                    ..
+                },
             notes,
-            info_list,
-            ms,
             command,
             page_size,
             pages,
@@ -300,12 +324,13 @@ impl HeaptrackSink {
         out.write_all(ip_lines.as_bytes())?;
         out.write_all(node_lines.as_bytes())?;
         out.write_all(info_lines.as_bytes())?;
-        let mut events = events.into_inner().map_err(|e| Error::Io(e.into_error()))?;
-        events.seek(SeekFrom::Start(0))?;
-        std::io::copy(&mut events, &mut out)?;
         // The end of the run, as heaptrack writes it.
-        writeln!(out, "c {:x}", ms + 1)?;
-        Ok(out)
+        buf.bytes(b"c ").hex(ms + 1);
+        buf.end(&mut events)?;
+        buf.flush(&mut events)?;
+        events.finish()?;
+        file.seek(SeekFrom::Start(0))?;
+        Ok(out.finish_with_tail(&mut file)?)
     }
 }
 
@@ -337,22 +362,15 @@ impl Sink for HeaptrackSink {
         if rec.record_type().kind == RecordKind::Comment {
             return self.comment(rec);
         }
+        let lines = &mut self.lines;
         if let Some(t) = rec.role_u64(Role::Time) {
-            self.clock(t)?;
+            lines.clock(t)?;
         }
-        let mut pending = std::mem::take(&mut self.pending);
-        pending.clear();
-        self.view.feed(rec, &mut |step| {
-            pending.push(step.event);
-            Ok(())
-        })?;
-        let r = pending.iter().try_for_each(|e| self.heap_event(e));
-        self.pending = pending;
-        r
+        self.view
+            .feed(rec, &mut |step| lines.heap_event(&step.event))
     }
 
     fn finish(self: Box<Self>) -> Result<(), Error> {
-        let out = self.write_file()?;
-        Ok(out.finish()?)
+        self.write_file()
     }
 }

@@ -24,9 +24,9 @@ pub struct ConvertArgs {
     /// Output file, or `-` for stdout.
     output: String,
     /// Output format: hatf, hatf-text, metatf, metatf-text, ptf, ptf-text,
-    /// heph or tpack (default: from the output's extension, as `tramp
-    /// formats` lists them; an output with no known extension needs --to;
-    /// stdout is hatf unless told).
+    /// heph, tpack, heaptrack, android or trace_run (default: from the
+    /// output's extension, as `tramp formats` lists them; an output with no
+    /// known extension needs --to; stdout is hatf unless told).
     #[arg(long)]
     to: Option<String>,
     /// HATF encoding policy (which metadata records shrink the data
