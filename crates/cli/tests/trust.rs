@@ -535,7 +535,8 @@ fn small_things_a_new_user_meets() {
         }
     }
     let text = String::from_utf8(tramp(&["convert", "--help"]).stdout).unwrap();
-    assert!(text.contains("hatf, hatf-text, metatf, metatf-text, ptf, ptf-text, heph or tpack"));
+    assert!(text.contains("hatf, hatf-text, metatf, metatf-text, ptf, ptf-text,"));
+    assert!(text.contains("heph, tpack, heaptrack, android or trace_run"));
     // A PTF ASCII trace whose notes come before `Trace begin`, named .txt.
     let notes = at("run.txt");
     let fig3 = std::fs::read_to_string(fixture("figure3.ptf.txt")).unwrap();

@@ -137,7 +137,7 @@ fn listing<T>(table: &[(&str, T)]) -> String {
 impl RecordKind {
     /// Every kind a DTD may declare (`tag.kind = alloc;`), by name: the one
     /// list of kind names. A plain `realloc` is one that moved.
-    pub const NAMED: [(&'static str, RecordKind); 24] = [
+    pub const NAMED: [(&'static str, RecordKind); 26] = [
         ("alloc", RecordKind::Alloc),
         ("free", RecordKind::Free),
         ("realloc", RecordKind::Realloc(ReallocOutcome::Moved)),
@@ -169,6 +169,8 @@ impl RecordKind {
         ("rootGet", RecordKind::RootGet),
         ("load", RecordKind::Load),
         ("store", RecordKind::Store),
+        ("fetch", RecordKind::Fetch),
+        ("modify", RecordKind::Modify),
         ("span", RecordKind::Span),
         ("other", RecordKind::Other),
     ];
@@ -225,6 +227,11 @@ pub enum RecordKind {
     Load,
     /// A memory store: address, value, size in bytes.
     Store,
+    /// An instruction fetch: address, size in bytes.
+    Fetch,
+    /// A memory modify (a load then a store of the same bytes by one
+    /// instruction): address, size in bytes.
+    Modify,
     /// A timed span of a runtime (Heph's events: stream as the thread,
     /// start as the time, a description as the text).
     Span,
@@ -413,7 +420,9 @@ impl Schema {
                 | RecordKind::ObjectDelete
                 | RecordKind::EdgeWrite
                 | RecordKind::EdgeRead => d.objects = true,
-                RecordKind::Load | RecordKind::Store => d.accesses = true,
+                RecordKind::Load | RecordKind::Store | RecordKind::Fetch | RecordKind::Modify => {
+                    d.accesses = true
+                }
                 RecordKind::Span => d.spans = true,
                 _ => {}
             }

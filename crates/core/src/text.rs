@@ -37,12 +37,8 @@ fn push_quoted(out: &mut String, s: &str) {
 
 fn push_value(out: &mut String, v: Value<'_>) {
     match v {
-        Value::U64(x) => {
-            let _ = write!(out, "{x}");
-        }
-        Value::I64(x) => {
-            let _ = write!(out, "{x}");
-        }
+        Value::U64(x) => out.push_str(itoa::Buffer::new().format(x)),
+        Value::I64(x) => out.push_str(itoa::Buffer::new().format(x)),
         Value::F64(x) => {
             let _ = write!(out, "{x:?}");
         }
@@ -350,6 +346,8 @@ pub fn clip(msg: String) -> String {
 /// (for formats without a text form of their own).
 pub struct TextSink<W: crate::io::Finish> {
     out: W,
+    /// Lines not yet written (gathered up to 64 KB: one write a line
+    /// would cost more than the formatting).
     line: String,
 }
 
@@ -364,14 +362,17 @@ impl<W: crate::io::Finish> TextSink<W> {
 
 impl<W: crate::io::Finish> crate::Sink for TextSink<W> {
     fn write_record(&mut self, rec: &Record<'_>) -> Result<(), crate::Error> {
-        self.line.clear();
         format_record(&mut self.line, rec);
         self.line.push('\n');
-        self.out.write_all(self.line.as_bytes())?;
+        if self.line.len() >= 1 << 16 {
+            self.out.write_all(self.line.as_bytes())?;
+            self.line.clear();
+        }
         Ok(())
     }
 
-    fn finish(self: Box<Self>) -> Result<(), crate::Error> {
+    fn finish(mut self: Box<Self>) -> Result<(), crate::Error> {
+        self.out.write_all(self.line.as_bytes())?;
         self.out.finish()?;
         Ok(())
     }

@@ -15,7 +15,7 @@ pub type Format = &'static FormatDesc;
 
 /// Every format tramp reads and writes, in the order `tramp formats` lists
 /// them.
-pub static ALL: [Format; 14] = [
+pub static ALL: [Format; 16] = [
     &tramp_hatf::format::HATF,
     &tramp_hatf::format::HATF_TEXT,
     &tramp_metatf::format::METATF,
@@ -30,6 +30,8 @@ pub static ALL: [Format; 14] = [
     &tramp_alloctrace::format::ANDROID,
     &tramp_alloctrace::format::WEE_ALLOC,
     &tramp_alloctrace::format::TRACE_RUN,
+    &tramp_memtrace::format::LACKEY,
+    &tramp_memtrace::format::DIN,
 ];
 
 /// The names of every format, comma-separated (for messages and help).
