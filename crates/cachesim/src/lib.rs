@@ -11,6 +11,7 @@
 //! * [`mrc`]: the exact LRU miss-ratio curve from stack distances, and SHARDS
 //!   sampling for traces too large for it;
 //! * [`cpu`]: set-associative CPU caches and inclusive hierarchies;
+//! * [`cachegrind`]: valgrind cachegrind's I1/D1/LL model, for its counts;
 //! * [`trace`]: libCacheSim's csv and `oracleGeneral` request traces;
 //! * [`plot`]: miss-ratio curves as SVG.
 
@@ -18,6 +19,7 @@ mod list;
 mod ordered;
 
 pub mod cache;
+pub mod cachegrind;
 pub mod cpu;
 pub mod mrc;
 pub mod plot;

@@ -12,7 +12,8 @@ use std::fmt;
 use serde::Serialize;
 
 use crate::cache::Unit;
-use crate::cpu::{Hierarchy, HierarchyReport};
+use crate::cachegrind::{Cachegrind, CachegrindReport, Ref};
+use crate::cpu::{Hierarchy, HierarchyReport, SpecError};
 use crate::mrc::{MrcReport, StackDistances};
 use crate::plot::curves_svg;
 use crate::policy::PolicyKind;
@@ -32,8 +33,52 @@ pub struct Options {
     pub shards: Option<f64>,
     /// Whether the requests carry next-access times.
     pub future_known: bool,
-    /// A CPU-cache hierarchy fed by addresses ([`Simulation::access_address`]).
-    pub cpu: Option<Hierarchy>,
+    /// A CPU-cache model fed by addresses ([`Simulation::access_memory`]).
+    pub cpu: Option<CpuModel>,
+}
+
+/// The CPU caches a run feeds with memory accesses.
+#[derive(Clone, Debug)]
+pub enum CpuModel {
+    /// An inclusive hierarchy with latencies: every access goes through it
+    /// by its address alone.
+    Hierarchy(Hierarchy),
+    /// valgrind cachegrind's I1, D1 and LL: fetches, reads and writes apart,
+    /// with their sizes.
+    Cachegrind(Box<Cachegrind>),
+}
+
+/// `cachegrind:I1=…:D1=…:LL=…` ([`Cachegrind`]), else a hierarchy
+/// ([`Hierarchy`]'s text).
+impl std::str::FromStr for CpuModel {
+    type Err = SpecError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        if s.trim_start().starts_with("cachegrind") {
+            Ok(CpuModel::Cachegrind(Box::new(s.parse()?)))
+        } else {
+            Ok(CpuModel::Hierarchy(s.parse()?))
+        }
+    }
+}
+
+/// What the CPU caches saw.
+#[derive(Clone, Debug, Serialize)]
+#[serde(untagged)]
+pub enum CpuReport {
+    Hierarchy(HierarchyReport),
+    Cachegrind(CachegrindReport),
+}
+
+impl fmt::Display for CpuReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CpuReport::Hierarchy(h) => {
+                writeln!(f, "CPU caches (inclusive):")?;
+                write!(f, "{h}")
+            }
+            CpuReport::Cachegrind(c) => write!(f, "{c}"),
+        }
+    }
 }
 
 /// A run in progress.
@@ -44,7 +89,7 @@ pub struct Simulation {
     mrc: Option<StackDistances>,
     sizes: Vec<u64>,
     requests: u64,
-    cpu: Option<Hierarchy>,
+    cpu: Option<CpuModel>,
 }
 
 impl Simulation {
@@ -82,11 +127,16 @@ impl Simulation {
         }
     }
 
-    /// Feeds one memory access to the CPU-cache hierarchy, if any.
+    /// Feeds one memory access of `size` bytes (absent: one) to the CPU
+    /// caches, if any.
     #[inline]
-    pub fn access_address(&mut self, addr: u64) {
-        if let Some(h) = &mut self.cpu {
-            h.access(addr);
+    pub fn access_memory(&mut self, r: Ref, addr: u64, size: Option<u64>) {
+        match &mut self.cpu {
+            Some(CpuModel::Hierarchy(h)) => {
+                h.access(addr);
+            }
+            Some(CpuModel::Cachegrind(c)) => c.access(r, addr, size.unwrap_or(1)),
+            None => {}
         }
     }
 
@@ -134,7 +184,10 @@ impl Simulation {
             table: (!caches.is_empty()).then_some(SweepReport { unit, caches }),
             mrc,
             lru_curve,
-            cpu: self.cpu.map(|h| h.report()),
+            cpu: self.cpu.map(|m| match m {
+                CpuModel::Hierarchy(h) => CpuReport::Hierarchy(h.report()),
+                CpuModel::Cachegrind(c) => CpuReport::Cachegrind(c.report()),
+            }),
         }
     }
 }
@@ -149,9 +202,10 @@ pub struct SimReport {
     /// The LRU miss-ratio curve.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mrc: Option<MrcReport>,
-    /// The CPU-cache hierarchy's hits per level and average latency.
+    /// The CPU caches' hits per level and average latency, or
+    /// cachegrind's counters.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub cpu: Option<HierarchyReport>,
+    pub cpu: Option<CpuReport>,
     /// The curve at 200 log-spaced sizes, for plots.
     #[serde(skip)]
     pub lru_curve: Vec<(u64, f64)>,
@@ -193,7 +247,6 @@ impl fmt::Display for SimReport {
         }
         if let Some(c) = &self.cpu {
             writeln!(f)?;
-            writeln!(f, "CPU caches (inclusive):")?;
             writeln!(f, "{c}")?;
         }
         Ok(())

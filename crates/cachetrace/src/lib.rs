@@ -25,6 +25,7 @@
 use std::fmt;
 
 use serde::Serialize;
+use tramp_cachesim::cachegrind::Ref;
 use tramp_cachesim::sim::{Options, SimReport, Simulation};
 use tramp_cachesim::trace::{CsvReader, OracleReader, TraceError, looks_like_csv};
 use tramp_cachesim::{Op, Request};
@@ -134,8 +135,8 @@ pub fn request_of(rec: &Record<'_>, line: u64) -> Option<Request> {
     let kind = rec.record_type().kind;
     let by_address = match kind {
         RecordKind::Alloc | RecordKind::Free | RecordKind::Realloc(_) => Some(Op::Write),
-        RecordKind::Load => Some(Op::Read),
-        RecordKind::Store => Some(Op::Write),
+        RecordKind::Load | RecordKind::Fetch => Some(Op::Read),
+        RecordKind::Store | RecordKind::Modify => Some(Op::Write),
         _ => None,
     };
     if let Some(op) = by_address {
@@ -160,17 +161,19 @@ pub fn request_of(rec: &Record<'_>, line: u64) -> Option<Request> {
     })
 }
 
-/// Whether a record's kind carries a memory address (heap events, loads
-/// and stores): what a CPU-cache hierarchy is fed.
-fn addressed(kind: RecordKind) -> bool {
-    matches!(
-        kind,
-        RecordKind::Alloc
-            | RecordKind::Free
-            | RecordKind::Realloc(_)
-            | RecordKind::Load
-            | RecordKind::Store
-    )
+/// What a record does to CPU caches, if it carries a memory address:
+/// fetches fetch, loads and modifies read (cachegrind counts a modify once,
+/// as a read), stores and heap events write (the allocator writes its
+/// bookkeeping).
+fn memory_ref(kind: RecordKind) -> Option<Ref> {
+    match kind {
+        RecordKind::Fetch => Some(Ref::Fetch),
+        RecordKind::Load | RecordKind::Modify => Some(Ref::Read),
+        RecordKind::Alloc | RecordKind::Free | RecordKind::Realloc(_) | RecordKind::Store => {
+            Some(Ref::Write)
+        }
+        _ => None,
+    }
 }
 
 /// Fields that name a request's object, for traces whose records carry no
@@ -351,11 +354,16 @@ impl Analysis for Feed<'_> {
             Some(r) => {
                 self.fed.requests += 1;
                 self.sim.access(r);
-                if addressed(rec.record_type().kind)
-                    && self.sim.has_cpu()
+                if self.sim.has_cpu()
+                    && let Some(r) = memory_ref(rec.record_type().kind)
                     && let Some(addr) = rec.role_u64(Role::Address)
                 {
-                    self.sim.access_address(addr);
+                    // A heap event's size is its block's, not an access's.
+                    let size = match r {
+                        Ref::Write if rec.record_type().kind != RecordKind::Store => None,
+                        _ => rec.role_u64(Role::Size),
+                    };
+                    self.sim.access_memory(r, addr, size);
                 }
             }
             None => self.fed.skipped += 1,

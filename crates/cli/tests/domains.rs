@@ -70,7 +70,7 @@ fn a_trace_with_nothing_a_command_works_on_says_so_instead_of_zeros() {
     let stats = ok(&tramp(&["stats", "--desc", &desc, &io]));
     assert_eq!(
         stats,
-        "records                                     2\n  IO                                        2\n\nno heap statistics: the trace holds nothing tramp analyses (no heap events, object graph, loads or stores)\n"
+        "records                                     2\n  IO                                        2\n\nno heap statistics: the trace holds nothing tramp analyses (no heap events, object graph or memory accesses)\n"
     );
     let out = tramp(&["stats", "--sites", "--desc", &desc, &io]);
     assert_eq!(out.status.code(), Some(1));

@@ -340,8 +340,8 @@ impl Domains {
         self.heap || self.accesses
     }
 
-    /// The names of the domains held, for messages (`heap events, loads
-    /// and stores`), or `nothing tramp analyses`.
+    /// The names of the domains held, for messages (`heap events, memory
+    /// accesses`), or `nothing tramp analyses`.
     pub fn describe(self) -> String {
         let mut v = Vec::new();
         if self.heap {
@@ -351,13 +351,13 @@ impl Domains {
             v.push("an object graph");
         }
         if self.accesses {
-            v.push("loads and stores");
+            v.push("memory accesses");
         }
         if self.spans {
             v.push("timed spans");
         }
         if v.is_empty() {
-            "nothing tramp analyses (no heap events, object graph, loads or stores)".into()
+            "nothing tramp analyses (no heap events, object graph or memory accesses)".into()
         } else {
             v.join(", ")
         }
