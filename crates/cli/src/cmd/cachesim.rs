@@ -79,12 +79,18 @@ pub struct CachesimArgs {
     /// Cache-line size in bytes for heap-trace addresses.
     #[arg(long, default_value_t = 64)]
     pub line: u64,
-    /// Also run heap-trace addresses through an inclusive CPU-cache
-    /// hierarchy: `table1` (seed 002's Table 1: L1D 16 KB 4-way 1 cycle, L2
-    /// 256 KB 8-way 6, L3 1.5 MB 12-way 13, memory 100; lines 64/128/128
-    /// bytes) or levels `SIZE:WAYS:LINE:LATENCY[:plru]` closest first, then
-    /// `mem:LATENCY`, e.g. `32K:8:64:4,1M:16:64:14,mem:200`. Prints hits per
-    /// level and the average latency.
+    /// Also run the trace's memory accesses (heap events, loads, stores,
+    /// fetches, modifies) through CPU caches. An inclusive hierarchy:
+    /// `table1` (seed 002's Table 1: L1D 16 KB 4-way 1 cycle, L2 256 KB
+    /// 8-way 6, L3 1.5 MB 12-way 13, memory 100; lines 64/128/128 bytes) or
+    /// levels `SIZE:WAYS:LINE:LATENCY[:plru]` closest first, then
+    /// `mem:LATENCY`, e.g. `32K:8:64:4,1M:16:64:14,mem:200`; prints hits per
+    /// level and the average latency. Or valgrind cachegrind's model,
+    /// `cachegrind:I1=SIZE,ASSOC,LINE:D1=…:LL=…` (each cache as cachegrind's
+    /// `--I1`/`--D1`/`--LL` take it): fetches into I1, reads and writes into
+    /// D1, both missing into a non-inclusive LL, accesses across two lines
+    /// looking up both; prints cachegrind's counters (fed a lackey log of a
+    /// program, the same as cachegrind's for it; docs/cachesim.md).
     #[arg(long, value_name = "SPEC")]
     pub cpu: Option<String>,
     /// Print JSON instead of text.
