@@ -13,6 +13,8 @@
 //! * [`cpu`]: set-associative CPU caches and inclusive hierarchies;
 //! * [`cachegrind`]: valgrind cachegrind's I1/D1/LL model, for its counts;
 //! * [`trace`]: libCacheSim's csv and `oracleGeneral` request traces;
+//! * [`layouts`]: its vscsi, twr and lcs layouts (lcs also written), and
+//!   block requests split into pages;
 //! * [`plot`]: miss-ratio curves as SVG.
 
 mod list;
@@ -21,6 +23,7 @@ mod ordered;
 pub mod cache;
 pub mod cachegrind;
 pub mod cpu;
+pub mod layouts;
 pub mod mrc;
 pub mod plot;
 pub mod policy;

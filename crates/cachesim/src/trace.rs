@@ -29,6 +29,18 @@ pub enum TraceError {
     #[error("line {line} is longer than {MAX_LINE} bytes (not a request)")]
     LongLine { line: u64 },
     #[error(
+        "{layout} trace cut inside record {record} (byte offset {offset}): {len} of {whole} bytes"
+    )]
+    Cut {
+        layout: String,
+        record: u64,
+        offset: u64,
+        len: usize,
+        whole: usize,
+    },
+    #[error("{0}")]
+    Header(String),
+    #[error(
         "oracleGeneral trace cut inside record {record} (byte offset {offset}): {len} of 24 bytes"
     )]
     Truncated {

@@ -26,10 +26,11 @@ use std::fmt;
 
 use serde::Serialize;
 use tramp_cachesim::cachegrind::Ref;
+use tramp_cachesim::layouts;
 use tramp_cachesim::sim::{Options, SimReport, Simulation};
 use tramp_cachesim::trace::{CsvReader, OracleReader, TraceError, looks_like_csv};
 use tramp_cachesim::{Op, Request};
-use tramp_core::io::Input;
+use tramp_core::io::{FileOutput, Input};
 use tramp_core::{Analysis, OpenOptions, Progress, Record, RecordKind, Role, Source};
 use tramp_formats::Format;
 
@@ -49,6 +50,10 @@ pub enum Error {
     #[error("--key: {0}")]
     Keys(String),
     #[error(
+        "--page splits libCacheSim's block requests; {0} traces are cut into lines with --line"
+    )]
+    Page(&'static str),
+    #[error(
         "cannot tell the layout of `{0}`: name it with --format (csv, oracle, or a tramp format)"
     )]
     Unknown(String),
@@ -61,6 +66,12 @@ pub enum Layout {
     Csv,
     /// libCacheSim oracleGeneral.
     Oracle,
+    /// libCacheSim vscsi (its version told by the first records).
+    Vscsi,
+    /// libCacheSim twr.
+    Twr,
+    /// libCacheSim lcs (its version in its header).
+    Lcs,
     /// A tramp format.
     Tramp(Format),
 }
@@ -74,6 +85,9 @@ impl Layout {
         match hint {
             Some("csv") => return Ok(Layout::Csv),
             Some("oracle" | "oracleGeneral" | "oraclegeneral") => return Ok(Layout::Oracle),
+            Some("vscsi") => return Ok(Layout::Vscsi),
+            Some("twr") => return Ok(Layout::Twr),
+            Some("lcs") => return Ok(Layout::Lcs),
             Some(name) => return Ok(Layout::Tramp(tramp_formats::parse(name)?)),
             None => {}
         }
@@ -84,6 +98,9 @@ impl Layout {
                 .err()
                 .map_or_else(|| Error::Unknown(input.name.clone()), Error::Tramp));
         }
+        if input.head.starts_with(&layouts::LCS_MAGIC.to_le_bytes()) {
+            return Ok(Layout::Lcs);
+        }
         if let Some(f) = tramp_formats::ALL
             .into_iter()
             .find(|f| (f.sniff)(&input.head) == tramp_core::Sniff::Yes)
@@ -93,6 +110,15 @@ impl Layout {
         let stem = tramp_core::io::Compression::strip_extension(&input.name);
         if stem.ends_with(".oracleGeneral") || stem.ends_with(".oracleGeneral.bin") {
             return Ok(Layout::Oracle);
+        }
+        if stem.ends_with(".vscsi") {
+            return Ok(Layout::Vscsi);
+        }
+        if stem.ends_with(".twr") || stem.ends_with(".twr.bin") {
+            return Ok(Layout::Twr);
+        }
+        if stem.ends_with(".lcs") {
+            return Ok(Layout::Lcs);
         }
         if stem.ends_with(".csv") || looks_like_csv(&input.head) {
             return Ok(Layout::Csv);
@@ -105,9 +131,9 @@ impl Layout {
     /// Whether requests read this way carry next-access times.
     pub fn future_known(self, input: &Input) -> bool {
         match self {
-            Layout::Oracle => true,
+            Layout::Oracle | Layout::Lcs => true,
             Layout::Csv => csv_has_next_access(&input.head),
-            Layout::Tramp(_) => false,
+            Layout::Vscsi | Layout::Twr | Layout::Tramp(_) => false,
         }
     }
 }
@@ -239,6 +265,10 @@ pub struct Mapping {
     /// Simulate a trace whose addresses are synthetic (a heaptrack
     /// file's) all the same; refused otherwise.
     pub synthetic_ok: bool,
+    /// Split each request of a libCacheSim layout into the fixed pages of
+    /// this many bytes it touches (its object id a byte offset; vscsi's a
+    /// 512-byte sector number).
+    pub page: Option<u64>,
 }
 
 /// Keys resolved against a schema: record type, field indices, write test.
@@ -337,6 +367,7 @@ impl fmt::Display for Fed {
 /// Feeds a simulation from tramp records.
 struct Feed<'a> {
     sim: &'a mut Simulation,
+    lcs: &'a mut Option<LcsOut>,
     line: u64,
     keys: Option<ResolvedKeys>,
     fed: Fed,
@@ -354,6 +385,9 @@ impl Analysis for Feed<'_> {
             Some(r) => {
                 self.fed.requests += 1;
                 self.sim.access(r);
+                if let Some(o) = self.lcs {
+                    o.write(&r);
+                }
                 if self.sim.has_cpu()
                     && let Some(r) = memory_ref(rec.record_type().kind)
                     && let Some(addr) = rec.role_u64(Role::Address)
@@ -392,7 +426,9 @@ pub fn simulate(
     layout: Layout,
     opts: &Options,
     mapping: &Mapping,
+    lcs: Option<FileOutput>,
 ) -> Result<Outcome, Error> {
+    let mut lcs = lcs.map(LcsOut::new).transpose()?;
     let line = if mapping.line == 0 { 64 } else { mapping.line };
     let mut opts = opts.clone();
     opts.future_known = layout.future_known(&input);
@@ -400,21 +436,56 @@ pub fn simulate(
         match layout {
             Layout::Csv => return Err(Error::NoAddresses("csv")),
             Layout::Oracle => return Err(Error::NoAddresses("oracleGeneral")),
+            Layout::Vscsi => return Err(Error::NoAddresses("vscsi")),
+            Layout::Twr => return Err(Error::NoAddresses("twr")),
+            Layout::Lcs => return Err(Error::NoAddresses("lcs")),
             // Decided by the schema's kinds, once it is read (below).
             Layout::Tramp(_) => {}
         }
+    }
+    let page = match (mapping.page, layout) {
+        (None, _) => None,
+        (Some(_), Layout::Tramp(f)) => return Err(Error::Page(f.name)),
+        (Some(p), Layout::Vscsi) => Some((512, p)),
+        (Some(p), _) => Some((1, p)),
+    };
+    // Split requests are pages of one size, and the next-access times
+    // the trace gives are for whole requests: computed again for OPT.
+    if page.is_some() {
+        opts.future_known = false;
     }
     let mut sim = Simulation::new(&opts);
     let (fed, damage) = match layout {
         Layout::Csv => (None, {
             let mut progress = Progress::of(&input);
-            let d = stream(CsvReader::new(input.reader), &mut sim, &mut progress);
+            let d = stream(
+                CsvReader::new(input.reader),
+                &mut sim,
+                &mut progress,
+                page,
+                &mut lcs,
+            );
             progress.finish();
             d
         }),
         Layout::Oracle => (None, {
             let mut progress = Progress::of(&input);
-            let d = stream(OracleReader::new(input.reader), &mut sim, &mut progress);
+            let d = stream(
+                OracleReader::new(input.reader),
+                &mut sim,
+                &mut progress,
+                page,
+                &mut lcs,
+            );
+            progress.finish();
+            d
+        }),
+        Layout::Vscsi | Layout::Twr | Layout::Lcs => (None, {
+            let mut progress = Progress::of(&input);
+            let d = match binary_reader(layout, input) {
+                Ok(reqs) => stream(reqs, &mut sim, &mut progress, page, &mut lcs),
+                Err(e) => Some(e),
+            };
             progress.finish();
             d
         }),
@@ -442,6 +513,7 @@ pub fn simulate(
             };
             let mut feed = Feed {
                 sim: &mut sim,
+                lcs: &mut lcs,
                 line,
                 keys,
                 fed: Fed::default(),
@@ -462,11 +534,62 @@ pub fn simulate(
         );
         sim.finish()
     };
+    // The requests before any damage are written as they were simulated.
+    if let Some(o) = lcs {
+        o.finish()?;
+    }
     Ok(Outcome {
         report,
         fed,
         damage,
     })
+}
+
+/// The requests simulated, written as libCacheSim's lcs (version 2): the
+/// clock time of each is its number (the trace's times are not carried
+/// through the simulation), and the next-access times are computed again
+/// at the end, by one backward pass over the file.
+struct LcsOut {
+    writer: layouts::LcsWriter<std::fs::File>,
+    out: FileOutput,
+    n: u64,
+    error: Option<std::io::Error>,
+}
+
+impl LcsOut {
+    fn new(mut out: FileOutput) -> Result<LcsOut, Error> {
+        let file = out.file().try_clone().map_err(TraceError::Io)?;
+        Ok(LcsOut {
+            writer: layouts::LcsWriter::new(file).map_err(TraceError::Io)?,
+            out,
+            n: 0,
+            error: None,
+        })
+    }
+
+    fn write(&mut self, r: &Request) {
+        if self.error.is_none()
+            && let Err(e) = self.writer.write(self.n.min(u32::MAX as u64) as u32, r)
+        {
+            self.error = Some(e);
+        }
+        self.n += 1;
+    }
+
+    fn finish(self) -> Result<(), Error> {
+        if let Some(e) = self.error {
+            return Err(TraceError::Io(e).into());
+        }
+        let (mut file, _) = self.writer.finish().map_err(TraceError::Io)?;
+        layouts::fill_next_access(
+            &mut file,
+            layouts::Layout::Lcs(2),
+            layouts::LCS_HEADER as u64,
+        )
+        .map_err(TraceError::Io)?;
+        self.out.finish().map_err(TraceError::Io)?;
+        Ok(())
+    }
 }
 
 fn into_error(s: tramp_core::Stop) -> tramp_core::Error {
@@ -478,15 +601,75 @@ fn into_error(s: tramp_core::Stop) -> tramp_core::Error {
     }
 }
 
+/// The requests of a libCacheSim binary layout: the version told by the
+/// first records (vscsi) or read from the header (lcs).
+fn binary_reader(
+    layout: Layout,
+    mut input: Input,
+) -> Result<layouts::LayoutReader<Box<dyn std::io::BufRead + Send>>, Error> {
+    let (l, start) = match layout {
+        Layout::Vscsi => {
+            let v = layouts::vscsi_version(&input.head).ok_or_else(|| {
+                TraceError::Header(format!(
+                    "{}: not vscsi: the first two records name neither version 1 nor 2 (or the file is shorter than 80 bytes)",
+                    input.name
+                ))
+            })?;
+            (layouts::Layout::Vscsi(v), 0)
+        }
+        Layout::Twr => (layouts::Layout::Twr, 0),
+        _ => {
+            let mut head = vec![0u8; layouts::LCS_HEADER];
+            let mut got = 0;
+            while got < head.len() {
+                match input
+                    .reader
+                    .read(&mut head[got..])
+                    .map_err(TraceError::Io)?
+                {
+                    0 => break,
+                    n => got += n,
+                }
+            }
+            head.truncate(got);
+            let v = layouts::lcs_version(&head)
+                .map_err(|e| TraceError::Header(format!("{}: {e}", input.name)))?;
+            (layouts::Layout::Lcs(v), layouts::LCS_HEADER as u64)
+        }
+    };
+    Ok(layouts::LayoutReader::new(input.reader, l, start))
+}
+
+/// Feeds requests to the simulation; with `page` (a sector's bytes, a
+/// page's bytes) each as the pages it touches.
 fn stream(
     reqs: impl Iterator<Item = Result<Request, TraceError>>,
     sim: &mut Simulation,
     progress: &mut Progress,
+    page: Option<(u64, u64)>,
+    lcs: &mut Option<LcsOut>,
 ) -> Option<Error> {
+    let mut split = Vec::new();
     for r in reqs {
         match r {
             Ok(r) => {
-                sim.access(r);
+                match page {
+                    None => {
+                        sim.access(r);
+                        if let Some(o) = lcs.as_mut() {
+                            o.write(&r);
+                        }
+                    }
+                    Some((unit, bytes)) => {
+                        layouts::pages(&r, unit, bytes, &mut split);
+                        for p in &split {
+                            sim.access(*p);
+                            if let Some(o) = lcs.as_mut() {
+                                o.write(p);
+                            }
+                        }
+                    }
+                }
                 progress.record(sim.requests());
             }
             Err(e) => return Some(e.into()),

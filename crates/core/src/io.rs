@@ -536,6 +536,89 @@ impl Input {
     }
 }
 
+/// A temporary file beside `name`'s target (through symbolic links), and
+/// what renames it over the target when finished.
+fn pending_file(name: &str) -> io::Result<(File, Pending)> {
+    // Through a symbolic link, the file it names is replaced and the
+    // link stays.
+    check_output(name)?;
+    let target = resolve_links(std::path::PathBuf::from(name))?;
+    let dir = match target.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
+    };
+    // tempfile's errors name the temporary file; the user named the
+    // output.
+    let tmp = tempfile::Builder::new()
+        .prefix(".tramp-")
+        .suffix(".part")
+        .tempfile_in(&dir)
+        .map_err(|e| {
+            let why = match e.raw_os_error() {
+                Some(code) => io::Error::from_raw_os_error(code).to_string(),
+                None => e.kind().to_string(),
+            };
+            io::Error::new(
+                e.kind(),
+                format!("cannot create a file in {}: {why}", dir.display()),
+            )
+        })?;
+    let (file, path) = tmp.into_parts();
+    Ok((file, Pending::new(path, target, name)))
+}
+
+/// An output file that can be sought in (a writer that fills its header in
+/// at the end), written to a temporary file renamed over the target when
+/// finished and removed if dropped unfinished, as [`Output`] is. Standard
+/// output, pipes and devices are refused: they cannot seek back.
+pub struct FileOutput {
+    file: File,
+    commit: Option<Pending>,
+}
+
+impl FileOutput {
+    pub fn create(name: &str, why: &str) -> io::Result<FileOutput> {
+        let refuse = || {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("{name}: {why} needs a file it can seek back in, not a pipe or a device"),
+            )
+        };
+        if name == "-" {
+            return Err(refuse());
+        }
+        match std::fs::metadata(name) {
+            Ok(m) if m.is_dir() => {
+                return Err(io::Error::new(
+                    io::ErrorKind::IsADirectory,
+                    format!("{name} is a directory"),
+                ));
+            }
+            Ok(m) if !m.is_file() => return Err(refuse()),
+            _ => {}
+        }
+        let (file, pending) = pending_file(name)?;
+        Ok(FileOutput {
+            file,
+            commit: Some(pending),
+        })
+    }
+
+    /// The temporary file, to write and seek in.
+    pub fn file(&mut self) -> &mut File {
+        &mut self.file
+    }
+
+    /// Flushes and renames the file over the target.
+    pub fn finish(mut self) -> io::Result<()> {
+        self.file.sync_data().ok();
+        match self.commit.take() {
+            Some(p) => p.commit(),
+            None => Ok(()),
+        }
+    }
+}
+
 /// An output that compresses as it writes; call [`Output::finish`] to flush
 /// the compressed stream's end.
 pub struct Output {
@@ -581,32 +664,7 @@ impl Output {
             }
             _ => {}
         }
-        // Through a symbolic link, the file it names is replaced and the
-        // link stays.
-        check_output(name)?;
-        let target = resolve_links(target)?;
-        let dir = match target.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-            _ => std::path::PathBuf::from("."),
-        };
-        // tempfile's errors name the temporary file; the user named the
-        // output.
-        let tmp = tempfile::Builder::new()
-            .prefix(".tramp-")
-            .suffix(".part")
-            .tempfile_in(&dir)
-            .map_err(|e| {
-                let why = match e.raw_os_error() {
-                    Some(code) => io::Error::from_raw_os_error(code).to_string(),
-                    None => e.kind().to_string(),
-                };
-                io::Error::new(
-                    e.kind(),
-                    format!("cannot create a file in {}: {why}", dir.display()),
-                )
-            })?;
-        let (file, path) = tmp.into_parts();
-        let pending = Pending::new(path, target, name);
+        let (file, pending) = pending_file(name)?;
         let mut out = Self::to_writer(Box::new(file), c)?;
         out.commit = Some(pending);
         out.name = name.to_string();

@@ -16,7 +16,12 @@ use super::print_report;
 /// `#` header may name the columns; an `op` column marks writes), its
 /// oracleGeneral binary layout (24-byte little-endian records: u32 time,
 /// u64 object id, u32 size, i64 next access; detected by a name ending in
-/// `.oracleGeneral` or `.oracleGeneral.bin`), or any tramp format: heap
+/// `.oracleGeneral` or `.oracleGeneral.bin`), its vscsi (block traces,
+/// versions 1 and 2 told by the first records; `.vscsi`), twr (Twitter's
+/// 20-byte records; `.twr`) and lcs (versions 1 to 8, detected by its
+/// header's magic) layouts (docs/formats/libcachesim.md), memory-access
+/// traces (valgrind lackey, Dinero IV din: the line of each access), or
+/// any tramp format: heap
 /// traces as requests for the cache line of each record's address
 /// (allocations, reallocations, frees and stores write, loads read), PTF
 /// traces as a persistent store's buffer pool of objects (reads read;
@@ -39,8 +44,8 @@ use super::print_report;
 pub struct CachesimArgs {
     /// Trace file, or `-` for stdin.
     pub input: String,
-    /// Input layout: csv, oracle, or a tramp format name (default:
-    /// detected).
+    /// Input layout: csv, oracle, vscsi, twr, lcs, or a tramp format name
+    /// (default: detected).
     #[arg(long = "format", short = 'f')]
     pub format: Option<String>,
     /// Policies, comma-separated.
@@ -93,6 +98,19 @@ pub struct CachesimArgs {
     /// program, the same as cachegrind's for it; docs/cachesim.md).
     #[arg(long, value_name = "SPEC")]
     pub cpu: Option<String>,
+    /// Split each request of a libCacheSim layout (csv, oracle, vscsi,
+    /// twr, lcs) into the fixed pages of this many bytes it touches, each a
+    /// request of that size: the object id is the byte offset (vscsi's a
+    /// 512-byte sector number) and the size the length.
+    #[arg(long, value_name = "BYTES")]
+    pub page: Option<u64>,
+    /// Also write the requests simulated (after --page, --key, or the
+    /// lines of a heap trace) as libCacheSim's lcs (version 2), for
+    /// libCacheSim to read: the 8 KB header's statistics filled at the
+    /// end, next-access times computed, each request's clock time its
+    /// number. Needs a file (a pipe cannot seek back to the header).
+    #[arg(long, value_name = "OUT.lcs")]
+    pub lcs: Option<String>,
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
@@ -155,6 +173,10 @@ pub fn run(a: CachesimArgs) -> Result<()> {
             .transpose()?,
         desc: a.desc.as_deref().map(super::read_desc).transpose()?,
         synthetic_ok: a.synthetic_ok,
+        page: match a.page {
+            Some(0) => bail!("--page 0: a page has at least one byte"),
+            p => p,
+        },
     };
     let input = Input::open(&a.input).with_context(|| format!("opening {}", a.input))?;
     let layout = match &mapping.desc {
@@ -171,8 +193,15 @@ pub fn run(a: CachesimArgs) -> Result<()> {
         ),
         None => None,
     };
-    let out =
-        simulate(input, layout, &opts, &mapping).with_context(|| format!("reading {}", a.input))?;
+    let lcs = match &a.lcs {
+        Some(path) => Some(
+            tramp_core::io::FileOutput::create(path, "lcs output")
+                .with_context(|| format!("creating {path}"))?,
+        ),
+        None => None,
+    };
+    let out = simulate(input, layout, &opts, &mapping, lcs)
+        .with_context(|| format!("reading {}", a.input))?;
     let shown = tramp_core::Outcome {
         report: &out.report,
         complete: out.damage.is_none(),
