@@ -24,13 +24,23 @@ command -v chromium >/dev/null 2>&1 || need+=(chromium)
 # (crates/cli/tests/foreign.rs).
 command -v go >/dev/null 2>&1 || need+=(golang-go)
 # valgrind: DHAT, whose JSON `tramp export --dhat`'s is compared with on
-# the same program (crates/cli/tests/foreign.rs).
+# the same program (crates/cli/tests/foreign.rs); lackey and cachegrind
+# (crates/cli/tests/memtrace.rs).
 command -v valgrind >/dev/null 2>&1 || need+=(valgrind)
+# Python and pip: DuckDB (below) queries the Parquet tables `tramp export
+# --parquet` writes (crates/cli/tests/parquet.rs).
+command -v python3 >/dev/null 2>&1 || need+=(python3)
+python3 -m pip --version >/dev/null 2>&1 || need+=(python3-pip)
 if [ ${#need[@]} -gt 0 ]; then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}"
+fi
+# DuckDB from PyPI (the version pinned: its answers are the tests').
+if ! python3 -c "import duckdb" >/dev/null 2>&1; then
+  python3 -m pip install -q "duckdb==2.0.1" 2>/dev/null ||
+    python3 -m pip install -q --break-system-packages "duckdb==2.0.1"
 fi
 # Toolchain components (no-ops where already installed).
 if command -v rustup >/dev/null 2>&1; then

@@ -38,6 +38,19 @@ use super::InputArgs;
 /// massif's `B` unit (bytes allocated and freed so far).
 /// docs/formats/massif.md.
 ///
+/// `--parquet DIR` writes a heap trace as three Parquet tables that query
+/// engines (DuckDB, DataFusion, Spark, Trino, Polars) read as folders:
+/// `DIR/events/NAME.parquet` (one row per heap event: kind, time, thread,
+/// heap, size, address, old_address, object, stack, and a free's
+/// lifetime), `DIR/stacks/NAME.parquet` (one row per frame: stack, depth,
+/// pc, function, file, line, module) and `DIR/processes/NAME.parquet` (the
+/// trace's process: pid, program, counts, times, whether complete); NAME is
+/// the trace's file name without extensions, so each recorded process
+/// (each trace) adds its own files to the same folders. Row groups of 1 Mi
+/// rows, zstd pages, text dictionary-encoded; the rows and bytes of each
+/// column are printed (`--json` for JSON). docs/formats/parquet.md has a query for
+/// each engine.
+///
 /// `--chrome OUT.json` writes the Chrome
 /// Trace Event format that Perfetto (ui.perfetto.dev) and chrome://tracing
 /// open. For Heph traces each stream becomes a process and each substream
@@ -48,7 +61,7 @@ use super::InputArgs;
 /// become the strings "NaN", "Infinity", "-Infinity". Damaged packets are
 /// skipped with a warning; every whole packet is exported.
 #[derive(Args)]
-#[group(id = "to", required = true, multiple = false, args = ["chrome", "pprof", "dhat", "massif"])]
+#[group(id = "to", required = true, multiple = false, args = ["chrome", "pprof", "dhat", "massif", "parquet"])]
 pub struct ExportArgs {
     #[command(flatten)]
     input: InputArgs,
@@ -66,6 +79,13 @@ pub struct ExportArgs {
     /// Write the heap over time as massif's output here.
     #[arg(long, value_name = "OUT")]
     massif: Option<String>,
+    /// Write the heap trace as Parquet tables into this folder (made if
+    /// missing): events/, stacks/, processes/.
+    #[arg(long, value_name = "DIR")]
+    parquet: Option<String>,
+    /// With --parquet: report the tables' rows and bytes as JSON.
+    #[arg(long, requires = "parquet")]
+    json: bool,
 }
 
 pub fn run(a: ExportArgs) -> Result<()> {
@@ -78,9 +98,12 @@ pub fn run(a: ExportArgs) -> Result<()> {
     if let Some(p) = &a.dhat {
         return self::dhat(&a.input, p);
     }
+    if let Some(d) = &a.parquet {
+        return super::export_parquet::run(&a.input, d, a.json);
+    }
     match &a.massif {
         Some(p) => self::massif(&a.input, p),
-        None => bail!("name what to write: --chrome, --pprof, --dhat or --massif"),
+        None => bail!("name what to write: --chrome, --pprof, --dhat, --massif or --parquet"),
     }
 }
 

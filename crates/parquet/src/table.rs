@@ -1,0 +1,237 @@
+//! One Parquet file of nullable columns — signed and unsigned 64-bit
+//! integers, 32-bit integers and UTF-8 text — filled row by row and written
+//! a row group at a time, so memory is one row group's values.
+
+use std::io::Write;
+use std::sync::Arc;
+
+use parquet::basic::{Compression, Encoding, ZstdLevel};
+use parquet::data_type::{ByteArray, ByteArrayType, Int32Type, Int64Type};
+use parquet::file::properties::{WriterProperties, WriterVersion};
+use parquet::file::writer::SerializedFileWriter;
+use parquet::schema::parser::parse_message_type;
+use parquet::schema::types::ColumnPath;
+use serde::Serialize;
+
+/// A column's type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ColType {
+    /// INT64.
+    I64,
+    /// INT64 read as unsigned (`INTEGER(64,false)`: DuckDB's UBIGINT).
+    U64,
+    /// INT32.
+    I32,
+    /// UTF-8 text, dictionary-encoded.
+    Str,
+}
+
+struct Column {
+    ty: ColType,
+    ints: Vec<i64>,
+    strs: Vec<ByteArray>,
+    defs: Vec<i16>,
+}
+
+/// Why a table could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum TableError {
+    #[error("writing Parquet: {0}")]
+    Parquet(#[from] parquet::errors::ParquetError),
+}
+
+/// Bytes a column takes in the file, compressed and not.
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct ColumnBytes {
+    pub column: String,
+    pub compressed: u64,
+    pub uncompressed: u64,
+}
+
+/// What a table file holds.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct TableReport {
+    pub rows: u64,
+    pub row_groups: u64,
+    pub columns: Vec<ColumnBytes>,
+}
+
+/// A Parquet file being written.
+pub struct Table<W: Write + Send> {
+    writer: SerializedFileWriter<W>,
+    cols: Vec<Column>,
+    rows: usize,
+    group_rows: usize,
+    total: u64,
+    groups: u64,
+    bytes: Vec<ColumnBytes>,
+}
+
+impl<W: Write + Send> Table<W> {
+    /// A table `name` of `cols`, a row group every `group_rows` rows.
+    pub fn new(
+        out: W,
+        name: &str,
+        cols: &[(&'static str, ColType)],
+        group_rows: usize,
+    ) -> Result<Self, TableError> {
+        let fields: Vec<String> = cols
+            .iter()
+            .map(|(n, t)| match t {
+                ColType::I64 => format!("optional int64 {n};"),
+                ColType::U64 => format!("optional int64 {n} (INTEGER(64,false));"),
+                ColType::I32 => format!("optional int32 {n};"),
+                ColType::Str => format!("optional binary {n} (STRING);"),
+            })
+            .collect();
+        let schema = parse_message_type(&format!("message {name} {{ {} }}", fields.join(" ")))?;
+        let mut props = WriterProperties::builder()
+            .set_writer_version(WriterVersion::PARQUET_2_0)
+            .set_compression(Compression::ZSTD(ZstdLevel::try_new(3)?))
+            .set_dictionary_enabled(false);
+        for (n, t) in cols {
+            let path = ColumnPath::from(*n);
+            match t {
+                ColType::Str => props = props.set_column_dictionary_enabled(path, true),
+                // Differences packed in bits: times, numbers and addresses
+                // that grow by small steps take a few bits a row.
+                ColType::I64 | ColType::U64 => {
+                    props = props.set_column_encoding(path, Encoding::DELTA_BINARY_PACKED)
+                }
+                ColType::I32 => {}
+            }
+        }
+        let writer = SerializedFileWriter::new(out, Arc::new(schema), Arc::new(props.build()))?;
+        Ok(Table {
+            writer,
+            cols: cols
+                .iter()
+                .map(|&(_, ty)| Column {
+                    ty,
+                    ints: Vec::new(),
+                    strs: Vec::new(),
+                    defs: Vec::new(),
+                })
+                .collect(),
+            rows: 0,
+            group_rows: group_rows.max(1),
+            total: 0,
+            groups: 0,
+            bytes: cols
+                .iter()
+                .map(|(n, _)| ColumnBytes {
+                    column: n.to_string(),
+                    ..ColumnBytes::default()
+                })
+                .collect(),
+        })
+    }
+
+    /// Column `col`'s value in the current row (`None`: null).
+    #[inline]
+    pub fn int(&mut self, col: usize, v: Option<i64>) {
+        let c = &mut self.cols[col];
+        match v {
+            Some(v) => {
+                c.ints.push(v);
+                c.defs.push(1);
+            }
+            None => c.defs.push(0),
+        }
+    }
+
+    /// An unsigned value (stored as INT64 bits, read back unsigned).
+    #[inline]
+    pub fn uint(&mut self, col: usize, v: Option<u64>) {
+        self.int(col, v.map(|v| v as i64));
+    }
+
+    #[inline]
+    pub fn text(&mut self, col: usize, v: Option<&str>) {
+        self.bytes_value(col, v.map(|s| ByteArray::from(s.as_bytes().to_vec())));
+    }
+
+    /// A text value already made (a clone shares its bytes: for values
+    /// that repeat, such as an event's kind).
+    #[inline]
+    pub fn bytes_value(&mut self, col: usize, v: Option<ByteArray>) {
+        let c = &mut self.cols[col];
+        match v {
+            Some(b) => {
+                c.strs.push(b);
+                c.defs.push(1);
+            }
+            None => c.defs.push(0),
+        }
+    }
+
+    /// Ends the row (every column given a value or null); a full row group
+    /// is written.
+    pub fn end_row(&mut self) -> Result<(), TableError> {
+        self.rows += 1;
+        debug_assert!(self.cols.iter().all(|c| c.defs.len() == self.rows));
+        if self.rows >= self.group_rows {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<(), TableError> {
+        if self.rows == 0 {
+            return Ok(());
+        }
+        let mut rg = self.writer.next_row_group()?;
+        let mut i = 0;
+        while let Some(mut w) = rg.next_column()? {
+            let c = &mut self.cols[i];
+            match c.ty {
+                ColType::I64 | ColType::U64 => {
+                    w.typed::<Int64Type>()
+                        .write_batch(&c.ints, Some(&c.defs), None)?;
+                }
+                ColType::I32 => {
+                    let v: Vec<i32> = c.ints.iter().map(|&x| x as i32).collect();
+                    w.typed::<Int32Type>()
+                        .write_batch(&v, Some(&c.defs), None)?;
+                }
+                ColType::Str => {
+                    w.typed::<ByteArrayType>()
+                        .write_batch(&c.strs, Some(&c.defs), None)?;
+                }
+            }
+            w.close()?;
+            c.ints.clear();
+            c.strs.clear();
+            c.defs.clear();
+            i += 1;
+        }
+        let meta = rg.close()?;
+        for (b, m) in self.bytes.iter_mut().zip(meta.columns()) {
+            b.compressed += m.compressed_size() as u64;
+            b.uncompressed += m.uncompressed_size() as u64;
+        }
+        self.total += self.rows as u64;
+        self.groups += 1;
+        self.rows = 0;
+        Ok(())
+    }
+
+    /// Writes what is left and the footer; the output and what it holds.
+    pub fn finish(mut self) -> Result<(W, TableReport), TableError> {
+        self.flush()?;
+        let report = TableReport {
+            rows: self.total,
+            row_groups: self.groups,
+            columns: std::mem::take(&mut self.bytes),
+        };
+        let out = self.writer.into_inner()?;
+        Ok((out, report))
+    }
+}
+
+impl TableReport {
+    /// Compressed bytes of every column.
+    pub fn bytes(&self) -> u64 {
+        self.columns.iter().map(|c| c.compressed).sum()
+    }
+}
