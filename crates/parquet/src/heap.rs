@@ -170,11 +170,13 @@ impl<W: Write + Send> EventRows<W> {
                 Some(object),
                 None,
             ),
+            // A free's address is its object's (join on `object`): written
+            // only for a free of no live object, which has no other.
             HeapEvent::Free {
                 address, object, ..
             } => (
                 object.map(|o| o.size),
-                Some(*address),
+                object.is_none().then_some(*address),
                 None,
                 object.as_ref(),
                 object.map(|o| cx.time.saturating_sub(o.extra.birth)),
