@@ -5,7 +5,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use tramp_core::Source;
-use tramp_memtrace::{DinReader, LackeyReader};
+use tramp_memtrace::{din, lackey};
 
 fn drain(mut r: impl Source, sized: bool) {
     loop {
@@ -29,6 +29,6 @@ fn drain(mut r: impl Source, sized: bool) {
 }
 
 fuzz_target!(|data: &[u8]| {
-    drain(LackeyReader::new(data), true);
-    drain(DinReader::new(data), false);
+    drain(lackey::reader(data), true);
+    drain(din::reader(data), false);
 });

@@ -24,7 +24,7 @@
 use std::io::{self, Read, Seek, SeekFrom, Write};
 
 use crate::request::{NEVER, Op, Request};
-use crate::trace::TraceError;
+use crate::trace::{TraceError, fill};
 
 /// lcs's start and end magic (the same number).
 pub const LCS_MAGIC: u64 = 0x1234_5678_9abc_def0;
@@ -230,15 +230,10 @@ impl<R: Read> Iterator for LayoutReader<R> {
 
     fn next(&mut self) -> Option<Self::Item> {
         let len = self.buf.len();
-        let mut got = 0;
-        while got < len {
-            match self.input.read(&mut self.buf[got..]) {
-                Ok(0) => break,
-                Ok(n) => got += n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Some(Err(e.into())),
-            }
-        }
+        let got = match fill(&mut self.input, &mut self.buf) {
+            Ok(n) => n,
+            Err(e) => return Some(Err(e.into())),
+        };
         if got == 0 {
             return None;
         }

@@ -278,15 +278,10 @@ impl<R: Read> Iterator for OracleReader<R> {
 
     fn next(&mut self) -> Option<Self::Item> {
         let mut b = [0u8; ORACLE_RECORD];
-        let mut got = 0;
-        while got < ORACLE_RECORD {
-            match self.input.read(&mut b[got..]) {
-                Ok(0) => break,
-                Ok(n) => got += n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Some(Err(e.into())),
-            }
-        }
+        let got = match fill(&mut self.input, &mut b) {
+            Ok(n) => n,
+            Err(e) => return Some(Err(e.into())),
+        };
         if got == 0 {
             return None;
         }
@@ -300,6 +295,21 @@ impl<R: Read> Iterator for OracleReader<R> {
         self.record += 1;
         Some(Ok(decode_oracle(&b)))
     }
+}
+
+/// Reads until `buf` is full or the input ends: the bytes read (fewer
+/// than `buf.len()` only at the end of the input).
+pub fn fill(input: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match input.read(&mut buf[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(got)
 }
 
 /// One oracleGeneral record.

@@ -7,33 +7,21 @@
 //! docs/formats/din.md.
 
 use std::io::BufRead;
-use std::sync::Arc;
-
-use tramp_core::lines::Lines;
-use tramp_core::{Error, Position, Record, RecordBuf, Schema, Source};
 
 use crate::error::MemTraceError;
-use crate::schema::{Access, hex, schema};
+use crate::reader::{AccessLines, Parsed};
+use crate::schema::{Access, hex};
 
 /// Reads a din trace as memory-access records.
-pub struct DinReader<R> {
-    lines: Lines<R>,
-    buf: RecordBuf,
-    records: u64,
-}
+pub type DinReader<R> = AccessLines<R>;
 
-impl<R: BufRead> DinReader<R> {
-    pub fn new(input: R) -> Self {
-        DinReader {
-            lines: Lines::new(input),
-            buf: RecordBuf::new(),
-            records: 0,
-        }
-    }
+/// A din reader over `input`.
+pub fn reader<R: BufRead>(input: R) -> DinReader<R> {
+    AccessLines::new(input, "din", parse)
 }
 
 /// The access of one line; `None` for a blank line.
-pub fn parse_line(line: &[u8]) -> Result<Option<(Access, u64)>, MemTraceError> {
+pub fn parse(line: &[u8]) -> Result<Parsed, MemTraceError> {
     let bad = || MemTraceError::DinLine(String::from_utf8_lossy(line).into_owned());
     let mut words = line
         .split(|b| b.is_ascii_whitespace())
@@ -56,45 +44,16 @@ pub fn parse_line(line: &[u8]) -> Result<Option<(Access, u64)>, MemTraceError> {
         .unwrap_or(a);
     let address = hex(digits)
         .ok_or_else(|| MemTraceError::Address(String::from_utf8_lossy(a).into_owned()))?;
-    Ok(Some((access, address)))
-}
-
-impl<R: BufRead> Source for DinReader<R> {
-    fn schema(&self) -> &Arc<Schema> {
-        schema()
-    }
-
-    fn next_record(&mut self) -> Result<Option<Record<'_>>, Error> {
-        loop {
-            if !self.lines.advance()? {
-                return Ok(None);
-            }
-            match parse_line(self.lines.line()) {
-                Ok(None) => continue,
-                Ok(Some((access, address))) => {
-                    let ty = access.record_type();
-                    self.buf.reset(ty);
-                    self.buf.set_u64(0, address);
-                    self.buf.set_absent(1);
-                    self.records += 1;
-                    return Ok(Some(self.buf.as_record(ty)));
-                }
-                Err(e) => return Err(self.lines.error("din", self.records, e)),
-            }
-        }
-    }
-
-    fn position(&self) -> Position {
-        self.lines.next(self.records)
-    }
+    Ok(Some((access, address, None)))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tramp_core::{Error, Source};
 
     fn read(text: &str) -> Result<Vec<String>, Error> {
-        let mut r = DinReader::new(text.as_bytes());
+        let mut r = reader(text.as_bytes());
         let mut out = Vec::new();
         while let Some(rec) = r.next_record()? {
             let a = rec.get(0).and_then(|v| v.as_u64()).unwrap();

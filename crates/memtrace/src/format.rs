@@ -3,9 +3,6 @@
 
 use tramp_core::{Error, FormatDesc, Holds, Sniff};
 
-use crate::din::DinReader;
-use crate::lackey::LackeyReader;
-
 /// valgrind lackey's `--trace-mem=yes` log.
 pub static LACKEY: FormatDesc = FormatDesc {
     name: "lackey",
@@ -15,7 +12,7 @@ pub static LACKEY: FormatDesc = FormatDesc {
     sniff: sniff_lackey,
     text_form: None,
     holds: Holds::Nothing,
-    open: |input, _| Ok(Box::new(LackeyReader::new(input))),
+    open: |input, _| Ok(Box::new(crate::lackey::reader(input))),
     create: |_, _| Err(read_only("lackey")),
 };
 
@@ -28,7 +25,7 @@ pub static DIN: FormatDesc = FormatDesc {
     sniff: sniff_din,
     text_form: None,
     holds: Holds::Nothing,
-    open: |input, _| Ok(Box::new(DinReader::new(input))),
+    open: |input, _| Ok(Box::new(crate::din::reader(input))),
     create: |_, _| Err(read_only("din")),
 };
 
@@ -44,7 +41,7 @@ fn sniff_lackey(head: &[u8]) -> Sniff {
     if first.starts_with(b"==") && first.ends_with(b"== Lackey, an example Valgrind tool") {
         return Sniff::Yes;
     }
-    match crate::lackey::parse_line(first) {
+    match crate::lackey::parse(first) {
         Ok(Some(_)) if head.contains(&b'\n') => Sniff::Yes,
         _ => Sniff::No,
     }
@@ -56,7 +53,7 @@ fn sniff_din(head: &[u8]) -> Sniff {
     let mut lines = head.split(|&b| b == b'\n');
     let complete = lines.clone().count() > 1;
     let first = lines.next().unwrap_or(head);
-    match crate::din::parse_line(first) {
+    match crate::din::parse(first) {
         Ok(Some(_)) if complete => Sniff::Maybe,
         _ => Sniff::No,
     }

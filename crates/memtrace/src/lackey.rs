@@ -8,34 +8,22 @@
 //! docs/formats/lackey.md.
 
 use std::io::BufRead;
-use std::sync::Arc;
-
-use tramp_core::lines::Lines;
-use tramp_core::{Error, Position, Record, RecordBuf, Schema, Source};
 
 use crate::error::MemTraceError;
-use crate::schema::{Access, hex, schema, size};
+use crate::reader::{AccessLines, Parsed};
+use crate::schema::{Access, hex, size};
 
 /// Reads a lackey log as memory-access records.
-pub struct LackeyReader<R> {
-    lines: Lines<R>,
-    buf: RecordBuf,
-    records: u64,
-}
+pub type LackeyReader<R> = AccessLines<R>;
 
-impl<R: BufRead> LackeyReader<R> {
-    pub fn new(input: R) -> Self {
-        LackeyReader {
-            lines: Lines::new(input),
-            buf: RecordBuf::new(),
-            records: 0,
-        }
-    }
+/// A lackey reader over `input`.
+pub fn reader<R: BufRead>(input: R) -> LackeyReader<R> {
+    AccessLines::new(input, "lackey", parse)
 }
 
 /// The access of one line, `None` for valgrind's own lines.
 #[inline]
-pub fn parse_line(line: &[u8]) -> Result<Option<(Access, u64, u64)>, MemTraceError> {
+pub fn parse(line: &[u8]) -> Result<Parsed, MemTraceError> {
     let bad = || MemTraceError::LackeyLine(String::from_utf8_lossy(line).into_owned());
     let (access, rest) = match line {
         [b'I', b' ', b' ', rest @ ..] => (Access::Fetch, rest),
@@ -52,45 +40,16 @@ pub fn parse_line(line: &[u8]) -> Result<Option<(Access, u64, u64)>, MemTraceErr
         hex(a).ok_or_else(|| MemTraceError::Address(String::from_utf8_lossy(a).into_owned()))?;
     let size =
         size(s).ok_or_else(|| MemTraceError::Size(String::from_utf8_lossy(s).into_owned()))?;
-    Ok(Some((access, address, size)))
-}
-
-impl<R: BufRead> Source for LackeyReader<R> {
-    fn schema(&self) -> &Arc<Schema> {
-        schema()
-    }
-
-    fn next_record(&mut self) -> Result<Option<Record<'_>>, Error> {
-        loop {
-            if !self.lines.advance()? {
-                return Ok(None);
-            }
-            match parse_line(self.lines.line()) {
-                Ok(None) => continue,
-                Ok(Some((access, address, size))) => {
-                    let ty = access.record_type();
-                    self.buf.reset(ty);
-                    self.buf.set_u64(0, address);
-                    self.buf.set_u64(1, size);
-                    self.records += 1;
-                    return Ok(Some(self.buf.as_record(ty)));
-                }
-                Err(e) => return Err(self.lines.error("lackey", self.records, e)),
-            }
-        }
-    }
-
-    fn position(&self) -> Position {
-        self.lines.next(self.records)
-    }
+    Ok(Some((access, address, Some(size))))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tramp_core::{Error, Source};
 
     fn read(text: &str) -> Result<Vec<String>, Error> {
-        let mut r = LackeyReader::new(text.as_bytes());
+        let mut r = reader(text.as_bytes());
         let mut out = Vec::new();
         while let Some(rec) = r.next_record()? {
             let f = |i| rec.get(i).and_then(|v| v.as_u64()).unwrap();
@@ -116,7 +75,7 @@ mod tests {
     #[test]
     fn damage_names_its_line_and_keeps_what_came_before() {
         let log = "I  004014f0,2\nhello from the program\n L 10,4\n";
-        let mut r = LackeyReader::new(log.as_bytes());
+        let mut r = reader(log.as_bytes());
         assert!(r.next_record().unwrap().is_some());
         let e = r.next_record().unwrap_err().to_string();
         assert!(

@@ -4,6 +4,7 @@
 //! command take them.
 //!
 //! * [`schema`]: the record types and what each means.
+//! * [`reader`]: the one reader of access lines, given a format's parser.
 //! * [`lackey`]: valgrind lackey's `--trace-mem=yes` log.
 //! * [`din`]: Dinero IV's `din` input (label and hexadecimal address).
 //! * [`format`](mod@format): the registry entries.
@@ -14,6 +15,7 @@ pub mod din;
 pub mod error;
 pub mod format;
 pub mod lackey;
+pub mod reader;
 pub mod schema;
 
 pub use din::DinReader;
