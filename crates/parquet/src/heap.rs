@@ -85,7 +85,7 @@ fn io(e: TableError) -> Error {
 
 /// The `events` table, filled as the heap view runs (an analysis of heap
 /// steps), and what the other two tables need.
-pub struct EventRows<W: Write + Send> {
+pub struct EventRows<W: Write + Send + 'static> {
     table: Table<W>,
     /// Each allocating site's stack number (1-based), in order of first use.
     stacks: FxHashMap<Site, u64>,
@@ -111,7 +111,7 @@ pub struct ProcessRow {
     pub complete: bool,
 }
 
-impl<W: Write + Send> EventRows<W> {
+impl<W: Write + Send + 'static> EventRows<W> {
     pub fn new(out: W, trace: &str) -> Result<Self, Error> {
         Ok(EventRows {
             table: Table::new(out, "events", EVENTS, GROUP_ROWS).map_err(io)?,
@@ -224,7 +224,7 @@ impl<W: Write + Send> EventRows<W> {
     }
 }
 
-impl<W: Write + Send> Analysis<Heap<Born>> for EventRows<W> {
+impl<W: Write + Send + 'static> Analysis<Heap<Born>> for EventRows<W> {
     type Report = ();
 
     #[inline]
@@ -282,7 +282,7 @@ impl ProcessRow {
 }
 
 /// Writes the `stacks` table: each site's frames, innermost first.
-pub fn write_stacks<W: Write + Send>(
+pub fn write_stacks<W: Write + Send + 'static>(
     out: W,
     sites: &[Site],
     names: &mut Names,
@@ -305,7 +305,10 @@ pub fn write_stacks<W: Write + Send>(
 }
 
 /// Writes the `processes` table's one row.
-pub fn write_process<W: Write + Send>(out: W, p: &ProcessRow) -> Result<(W, TableReport), Error> {
+pub fn write_process<W: Write + Send + 'static>(
+    out: W,
+    p: &ProcessRow,
+) -> Result<(W, TableReport), Error> {
     let mut t = Table::new(out, "processes", PROCESSES, GROUP_ROWS).map_err(io)?;
     let i = |v: u64| Some(v as i64);
     t.text(0, Some(&p.trace));

@@ -1,6 +1,8 @@
 //! One Parquet file of nullable columns — signed and unsigned 64-bit
 //! integers, 32-bit integers and UTF-8 text — filled row by row and written
-//! a row group at a time, so memory is one row group's values.
+//! a row group at a time: a full row group goes to a thread of its own that
+//! encodes, compresses and writes it while the next fills, so memory is two
+//! row groups' values.
 
 use std::io::Write;
 use std::sync::Arc;
@@ -57,17 +59,59 @@ pub struct TableReport {
 }
 
 /// A Parquet file being written.
-pub struct Table<W: Write + Send> {
-    writer: SerializedFileWriter<W>,
+pub struct Table<W: Write + Send + 'static> {
+    /// Full row groups to the writer thread (one waits at most).
+    groups_tx: Option<std::sync::mpsc::SyncSender<Vec<Column>>>,
+    writer: Option<std::thread::JoinHandle<Result<(W, TableReport), TableError>>>,
     cols: Vec<Column>,
     rows: usize,
     group_rows: usize,
-    total: u64,
-    groups: u64,
-    bytes: Vec<ColumnBytes>,
 }
 
-impl<W: Write + Send> Table<W> {
+/// Encodes, compresses and writes each row group it is given; the file's
+/// footer when the sender is dropped.
+fn write_groups<W: Write + Send>(
+    mut writer: SerializedFileWriter<W>,
+    groups: std::sync::mpsc::Receiver<Vec<Column>>,
+    mut report: TableReport,
+) -> Result<(W, TableReport), TableError> {
+    for cols in groups {
+        let rows = cols.first().map_or(0, |c| c.defs.len());
+        let mut rg = writer.next_row_group()?;
+        let mut i = 0;
+        while let Some(mut w) = rg.next_column()? {
+            let c = &cols[i];
+            match c.ty {
+                ColType::I64 | ColType::U64 => {
+                    w.typed::<Int64Type>()
+                        .write_batch(&c.ints, Some(&c.defs), None)?;
+                }
+                ColType::I32 => {
+                    let v: Vec<i32> = c.ints.iter().map(|&x| x as i32).collect();
+                    w.typed::<Int32Type>()
+                        .write_batch(&v, Some(&c.defs), None)?;
+                }
+                ColType::Str => {
+                    w.typed::<ByteArrayType>()
+                        .write_batch(&c.strs, Some(&c.defs), None)?;
+                }
+            }
+            w.close()?;
+            i += 1;
+        }
+        let meta = rg.close()?;
+        for (b, m) in report.columns.iter_mut().zip(meta.columns()) {
+            b.compressed += m.compressed_size() as u64;
+            b.uncompressed += m.uncompressed_size() as u64;
+        }
+        report.rows += rows as u64;
+        report.row_groups += 1;
+    }
+    let out = writer.into_inner()?;
+    Ok((out, report))
+}
+
+impl<W: Write + Send + 'static> Table<W> {
     /// A table `name` of `cols`, a row group every `group_rows` rows.
     pub fn new(
         out: W,
@@ -87,7 +131,7 @@ impl<W: Write + Send> Table<W> {
         let schema = parse_message_type(&format!("message {name} {{ {} }}", fields.join(" ")))?;
         let mut props = WriterProperties::builder()
             .set_writer_version(WriterVersion::PARQUET_2_0)
-            .set_compression(Compression::ZSTD(ZstdLevel::try_new(3)?))
+            .set_compression(Compression::ZSTD(ZstdLevel::try_new(5)?))
             .set_dictionary_enabled(false);
         for (n, t) in cols {
             let path = ColumnPath::from(*n);
@@ -102,29 +146,41 @@ impl<W: Write + Send> Table<W> {
             }
         }
         let writer = SerializedFileWriter::new(out, Arc::new(schema), Arc::new(props.build()))?;
-        Ok(Table {
-            writer,
-            cols: cols
-                .iter()
-                .map(|&(_, ty)| Column {
-                    ty,
-                    ints: Vec::new(),
-                    strs: Vec::new(),
-                    defs: Vec::new(),
-                })
-                .collect(),
-            rows: 0,
-            group_rows: group_rows.max(1),
-            total: 0,
-            groups: 0,
-            bytes: cols
+        let report = TableReport {
+            columns: cols
                 .iter()
                 .map(|(n, _)| ColumnBytes {
                     column: n.to_string(),
                     ..ColumnBytes::default()
                 })
                 .collect(),
+            ..TableReport::default()
+        };
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        let handle = std::thread::Builder::new()
+            .name("tramp-parquet".into())
+            .spawn(move || write_groups(writer, rx, report))
+            .map_err(|e| {
+                TableError::Parquet(parquet::errors::ParquetError::External(Box::new(e)))
+            })?;
+        Ok(Table {
+            groups_tx: Some(tx),
+            writer: Some(handle),
+            cols: Self::empty(cols.iter().map(|c| c.1)),
+            rows: 0,
+            group_rows: group_rows.max(1),
         })
+    }
+
+    fn empty(types: impl Iterator<Item = ColType>) -> Vec<Column> {
+        types
+            .map(|ty| Column {
+                ty,
+                ints: Vec::new(),
+                strs: Vec::new(),
+                defs: Vec::new(),
+            })
+            .collect()
     }
 
     /// Column `col`'s value in the current row (`None`: null).
@@ -180,52 +236,37 @@ impl<W: Write + Send> Table<W> {
         if self.rows == 0 {
             return Ok(());
         }
-        let mut rg = self.writer.next_row_group()?;
-        let mut i = 0;
-        while let Some(mut w) = rg.next_column()? {
-            let c = &mut self.cols[i];
-            match c.ty {
-                ColType::I64 | ColType::U64 => {
-                    w.typed::<Int64Type>()
-                        .write_batch(&c.ints, Some(&c.defs), None)?;
-                }
-                ColType::I32 => {
-                    let v: Vec<i32> = c.ints.iter().map(|&x| x as i32).collect();
-                    w.typed::<Int32Type>()
-                        .write_batch(&v, Some(&c.defs), None)?;
-                }
-                ColType::Str => {
-                    w.typed::<ByteArrayType>()
-                        .write_batch(&c.strs, Some(&c.defs), None)?;
-                }
-            }
-            w.close()?;
-            c.ints.clear();
-            c.strs.clear();
-            c.defs.clear();
-            i += 1;
-        }
-        let meta = rg.close()?;
-        for (b, m) in self.bytes.iter_mut().zip(meta.columns()) {
-            b.compressed += m.compressed_size() as u64;
-            b.uncompressed += m.uncompressed_size() as u64;
-        }
-        self.total += self.rows as u64;
-        self.groups += 1;
+        let fresh = Self::empty(self.cols.iter().map(|c| c.ty));
+        let full = std::mem::replace(&mut self.cols, fresh);
         self.rows = 0;
+        let sent = self
+            .groups_tx
+            .as_ref()
+            .is_some_and(|tx| tx.send(full).is_ok());
+        if !sent {
+            // The writer stopped: its error says why.
+            return self.join().map(|_| ());
+        }
         Ok(())
+    }
+
+    fn join(&mut self) -> Result<(W, TableReport), TableError> {
+        self.groups_tx = None;
+        match self.writer.take().map(|h| h.join()) {
+            Some(Ok(r)) => r,
+            Some(Err(_)) => Err(TableError::Parquet(parquet::errors::ParquetError::General(
+                "the Parquet writer thread panicked".into(),
+            ))),
+            None => Err(TableError::Parquet(parquet::errors::ParquetError::General(
+                "the Parquet writer already stopped".into(),
+            ))),
+        }
     }
 
     /// Writes what is left and the footer; the output and what it holds.
     pub fn finish(mut self) -> Result<(W, TableReport), TableError> {
         self.flush()?;
-        let report = TableReport {
-            rows: self.total,
-            row_groups: self.groups,
-            columns: std::mem::take(&mut self.bytes),
-        };
-        let out = self.writer.into_inner()?;
-        Ok((out, report))
+        self.join()
     }
 }
 
