@@ -16,7 +16,9 @@ use tramp_cachesim::{Cache, PolicyKind, Request, Unit};
 fn read(path: &str) -> Vec<Request> {
     let f = BufReader::with_capacity(1 << 20, std::fs::File::open(path).expect("trace"));
     if path.contains("oracleGeneral") {
-        OracleReader::new(f).map(|r| r.expect("clean")).collect()
+        OracleReader::new(std::io::BufReader::new(f))
+            .map(|r| r.expect("clean"))
+            .collect()
     } else {
         CsvReader::new(f).map(|r| r.expect("clean")).collect()
     }
@@ -155,7 +157,7 @@ fn main() {
             let f = BufReader::with_capacity(1 << 20, std::fs::File::open(path).unwrap());
             let mut c = Cache::new(PolicyKind::Lru, sizes[0], Unit::Objects);
             if path.contains("oracleGeneral") {
-                for r in OracleReader::new(f) {
+                for r in OracleReader::new(std::io::BufReader::new(f)) {
                     c.access(&r.unwrap());
                 }
             } else {

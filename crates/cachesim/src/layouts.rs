@@ -21,10 +21,10 @@
 //! decr, write, update are writes; nop, get, gets, read are reads.
 //! docs/formats/libcachesim.md.
 
-use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::io::{self, BufRead, Read, Seek, SeekFrom, Write};
 
 use crate::request::{NEVER, Op, Request};
-use crate::trace::{TraceError, fill};
+use crate::trace::{TraceError, next_fixed};
 
 /// lcs's start and end magic (the same number).
 pub const LCS_MAGIC: u64 = 0x1234_5678_9abc_def0;
@@ -211,7 +211,7 @@ pub struct LayoutReader<R> {
     buf: Vec<u8>,
 }
 
-impl<R: Read> LayoutReader<R> {
+impl<R: BufRead> LayoutReader<R> {
     /// `input` positioned at the first record; `start` is that record's
     /// byte offset in the file (8192 for lcs), for errors.
     pub fn new(input: R, layout: Layout, start: u64) -> Self {
@@ -225,29 +225,29 @@ impl<R: Read> LayoutReader<R> {
     }
 }
 
-impl<R: Read> Iterator for LayoutReader<R> {
+impl<R: BufRead> Iterator for LayoutReader<R> {
     type Item = Result<Request, TraceError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        let len = self.buf.len();
-        let got = match fill(&mut self.input, &mut self.buf) {
-            Ok(n) => n,
-            Err(e) => return Some(Err(e.into())),
-        };
-        if got == 0 {
-            return None;
+        let layout = self.layout;
+        match next_fixed(&mut self.input, &mut self.buf, |b| decode(layout, b)) {
+            Err(e) => Some(Err(e.into())),
+            Ok(Ok(None)) => None,
+            Ok(Ok(Some(r))) => {
+                self.record += 1;
+                Some(Ok(r))
+            }
+            Ok(Err(got)) => {
+                let len = self.buf.len();
+                Some(Err(TraceError::Cut {
+                    layout: self.layout.name(),
+                    record: self.record,
+                    offset: self.start + self.record * len as u64,
+                    len: got,
+                    whole: len,
+                }))
+            }
         }
-        if got < len {
-            return Some(Err(TraceError::Cut {
-                layout: self.layout.name(),
-                record: self.record,
-                offset: self.start + self.record * len as u64,
-                len: got,
-                whole: len,
-            }));
-        }
-        self.record += 1;
-        Some(Ok(decode(self.layout, &self.buf)))
     }
 }
 

@@ -267,33 +267,56 @@ pub struct OracleReader<R> {
     record: u64,
 }
 
-impl<R: Read> OracleReader<R> {
+impl<R: BufRead> OracleReader<R> {
     pub fn new(input: R) -> Self {
         OracleReader { input, record: 0 }
     }
 }
 
-impl<R: Read> Iterator for OracleReader<R> {
+impl<R: BufRead> Iterator for OracleReader<R> {
     type Item = Result<Request, TraceError>;
 
     fn next(&mut self) -> Option<Self::Item> {
         let mut b = [0u8; ORACLE_RECORD];
-        let got = match fill(&mut self.input, &mut b) {
-            Ok(n) => n,
-            Err(e) => return Some(Err(e.into())),
-        };
-        if got == 0 {
-            return None;
-        }
-        if got < ORACLE_RECORD {
-            return Some(Err(TraceError::Truncated {
+        match next_fixed(&mut self.input, &mut b, |r| {
+            decode_oracle(r.try_into().expect("24 bytes"))
+        }) {
+            Err(e) => Some(Err(e.into())),
+            Ok(Ok(None)) => None,
+            Ok(Ok(Some(r))) => {
+                self.record += 1;
+                Some(Ok(r))
+            }
+            Ok(Err(len)) => Some(Err(TraceError::Truncated {
                 record: self.record,
                 offset: self.record * ORACLE_RECORD as u64,
-                len: got,
-            }));
+                len,
+            })),
         }
-        self.record += 1;
-        Some(Ok(decode_oracle(&b)))
+    }
+}
+
+/// The next record of `buf.len()` bytes, decoded by `decode`: read in
+/// place from the input's buffer when it is whole there, else gathered in
+/// `buf`. `Ok(None)` at the end; `Err(n)` when the input ends `n` bytes
+/// into a record.
+#[inline]
+pub fn next_fixed<R: BufRead, T>(
+    input: &mut R,
+    buf: &mut [u8],
+    decode: impl FnOnce(&[u8]) -> T,
+) -> io::Result<Result<Option<T>, usize>> {
+    let len = buf.len();
+    let here = input.fill_buf()?;
+    if here.len() >= len {
+        let t = decode(&here[..len]);
+        input.consume(len);
+        return Ok(Ok(Some(t)));
+    }
+    match fill(input, buf)? {
+        0 => Ok(Ok(None)),
+        n if n < len => Ok(Err(n)),
+        _ => Ok(Ok(Some(decode(buf)))),
     }
 }
 
