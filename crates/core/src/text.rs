@@ -89,11 +89,29 @@ fn push_value(out: &mut String, v: Value<'_>) {
 
 /// Formats one record (without a newline).
 pub fn format_record(out: &mut String, rec: &Record<'_>) {
-    out.push_str(&rec.record_type().name);
-    for (name, v) in rec.fields() {
-        if let Some(v) = v {
+    let ty = rec.record_type();
+    out.push_str(&ty.name);
+    for (i, f) in ty.fields.iter().enumerate() {
+        // Integers straight from the record (no `Value` made: the common
+        // case, and a `Value` returned through memory costs more than the
+        // formatting).
+        let int = match f.ty {
+            FieldType::U64 | FieldType::I64 => rec.int(i),
+            _ => None,
+        };
+        if let Some(x) = int {
             out.push(' ');
-            out.push_str(name);
+            out.push_str(&f.name);
+            out.push('=');
+            let mut b = itoa::Buffer::new();
+            out.push_str(if f.ty == FieldType::U64 {
+                b.format(x as u64)
+            } else {
+                b.format(x)
+            });
+        } else if let Some(v) = rec.get(i) {
+            out.push(' ');
+            out.push_str(&f.name);
             out.push('=');
             push_value(out, v);
         }
