@@ -24,7 +24,7 @@
 use std::io::{self, BufRead, Read, Seek, SeekFrom, Write};
 
 use crate::request::{NEVER, Op, Request};
-use crate::trace::{TraceError, next_fixed};
+use crate::trace::{TraceError, fill};
 
 /// lcs's start and end magic (the same number).
 pub const LCS_MAGIC: u64 = 0x1234_5678_9abc_def0;
@@ -147,6 +147,7 @@ pub fn lcs_version(head: &[u8]) -> Result<u8, String> {
 }
 
 /// The request of one record of `layout`.
+#[inline(always)]
 pub fn decode(layout: Layout, b: &[u8]) -> Request {
     let next = |at: usize| {
         let n = u64_at(b, at) as i64;
@@ -229,23 +230,33 @@ impl<R: BufRead> Iterator for LayoutReader<R> {
     type Item = Result<Request, TraceError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        let layout = self.layout;
-        match next_fixed(&mut self.input, &mut self.buf, |b| decode(layout, b)) {
+        let len = self.buf.len();
+        // In place from the input's buffer when the record is whole there
+        // (decoded here, not through a closure: a request returned
+        // through memory stalled the loop on reading it back).
+        let here = match self.input.fill_buf() {
+            Ok(h) => h,
+            Err(e) => return Some(Err(e.into())),
+        };
+        if here.len() >= len {
+            let r = decode(self.layout, &here[..len]);
+            self.input.consume(len);
+            self.record += 1;
+            return Some(Ok(r));
+        }
+        match fill(&mut self.input, &mut self.buf) {
             Err(e) => Some(Err(e.into())),
-            Ok(Ok(None)) => None,
-            Ok(Ok(Some(r))) => {
+            Ok(0) => None,
+            Ok(got) if got < len => Some(Err(TraceError::Cut {
+                layout: self.layout.name(),
+                record: self.record,
+                offset: self.start + self.record * len as u64,
+                len: got,
+                whole: len,
+            })),
+            Ok(_) => {
                 self.record += 1;
-                Some(Ok(r))
-            }
-            Ok(Err(got)) => {
-                let len = self.buf.len();
-                Some(Err(TraceError::Cut {
-                    layout: self.layout.name(),
-                    record: self.record,
-                    offset: self.start + self.record * len as u64,
-                    len: got,
-                    whole: len,
-                }))
+                Some(Ok(decode(self.layout, &self.buf)))
             }
         }
     }
