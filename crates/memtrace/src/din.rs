@@ -50,17 +50,10 @@ pub fn parse(line: &[u8]) -> Result<Parsed, MemTraceError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tramp_core::{Error, Source};
+    use tramp_core::Error;
 
     fn read(text: &str) -> Result<Vec<String>, Error> {
-        let mut r = reader(text.as_bytes());
-        let mut out = Vec::new();
-        while let Some(rec) = r.next_record()? {
-            let a = rec.get(0).and_then(|v| v.as_u64()).unwrap();
-            assert!(rec.get(1).and_then(|v| v.as_u64()).is_none());
-            out.push(format!("{} {a:#x}", rec.record_type().name));
-        }
-        Ok(out)
+        crate::reader::describe(text, parse)
     }
 
     #[test]

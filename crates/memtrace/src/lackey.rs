@@ -49,13 +49,7 @@ mod tests {
     use tramp_core::{Error, Source};
 
     fn read(text: &str) -> Result<Vec<String>, Error> {
-        let mut r = reader(text.as_bytes());
-        let mut out = Vec::new();
-        while let Some(rec) = r.next_record()? {
-            let f = |i| rec.get(i).and_then(|v| v.as_u64()).unwrap();
-            out.push(format!("{} {:#x} {}", rec.record_type().name, f(0), f(1)));
-        }
-        Ok(out)
+        crate::reader::describe(text, parse)
     }
 
     #[test]

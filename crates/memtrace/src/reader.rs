@@ -73,3 +73,23 @@ impl<R: BufRead> Source for AccessLines<R> {
         self.lines.next(self.records)
     }
 }
+
+/// Each record of `text` read by `parse` as `name 0xADDRESS[ SIZE]`: what
+/// the formats' tests compare.
+#[cfg(test)]
+pub(crate) fn describe(
+    text: &str,
+    parse: fn(&[u8]) -> Result<Parsed, MemTraceError>,
+) -> Result<Vec<String>, Error> {
+    let mut r = AccessLines::new(text.as_bytes(), "test", parse);
+    let mut out = Vec::new();
+    while let Some(rec) = r.next_record()? {
+        let a = rec.get(0).and_then(|v| v.as_u64()).unwrap_or(0);
+        let mut line = format!("{} {a:#x}", rec.record_type().name);
+        if let Some(s) = rec.get(1).and_then(|v| v.as_u64()) {
+            line.push_str(&format!(" {s}"));
+        }
+        out.push(line);
+    }
+    Ok(out)
+}
