@@ -226,6 +226,33 @@ impl<R: BufRead> LayoutReader<R> {
     }
 }
 
+impl<R: BufRead> LayoutReader<R> {
+    /// Up to `max` requests appended to `out`, decoded in a row (a caller
+    /// that reads them from `out` later reads memory written long before,
+    /// not a request just returned: see docs/benchmarks.md, issue 36).
+    /// `Ok(false)` at the end of the input; an error after the requests
+    /// before it were appended.
+    pub fn fill_batch(&mut self, out: &mut Vec<Request>, max: usize) -> Result<bool, TraceError> {
+        let len = self.buf.len();
+        for _ in 0..max {
+            // Whole records straight from the input's buffer into `out`.
+            let here = self.input.fill_buf()?;
+            if here.len() >= len {
+                out.push(decode(self.layout, &here[..len]));
+                self.input.consume(len);
+                self.record += 1;
+                continue;
+            }
+            match self.next() {
+                Some(Ok(r)) => out.push(r),
+                Some(Err(e)) => return Err(e),
+                None => return Ok(false),
+            }
+        }
+        Ok(true)
+    }
+}
+
 impl<R: BufRead> Iterator for LayoutReader<R> {
     type Item = Result<Request, TraceError>;
 

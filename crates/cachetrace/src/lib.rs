@@ -483,7 +483,23 @@ pub fn simulate(
         Layout::Vscsi | Layout::Twr | Layout::Lcs => (None, {
             let mut progress = Progress::of(&input);
             let d = match binary_reader(layout, input) {
-                Ok(reqs) => stream(reqs, &mut sim, &mut progress, page, &mut lcs),
+                Ok(mut reader) => {
+                    // In batches: see `LayoutReader::fill_batch`.
+                    let mut batch = Vec::with_capacity(4096);
+                    loop {
+                        batch.clear();
+                        let more = reader.fill_batch(&mut batch, 4096);
+                        let reqs = batch.iter().map(|r| Ok(*r));
+                        if let Some(e) = stream(reqs, &mut sim, &mut progress, page, &mut lcs) {
+                            break Some(e);
+                        }
+                        match more {
+                            Ok(true) => {}
+                            Ok(false) => break None,
+                            Err(e) => break Some(e.into()),
+                        }
+                    }
+                }
                 Err(e) => Some(e),
             };
             progress.finish();
