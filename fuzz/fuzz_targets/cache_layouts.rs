@@ -26,6 +26,18 @@ fn drain(data: &[u8], layout: Layout, start: u64) {
         }
     }
     assert_eq!(n, (data.len() / len) as u64);
+    // The batch reader gives the same requests and the same end.
+    let mut r = LayoutReader::new(data, layout, start);
+    let mut batch = Vec::new();
+    let end = loop {
+        match r.fill_batch(&mut batch, 7) {
+            Ok(true) => {}
+            Ok(false) => break None,
+            Err(e) => break Some(e),
+        }
+    };
+    assert_eq!(batch.len() as u64, n);
+    assert_eq!(end.is_some(), data.len() % len != 0);
 }
 
 fuzz_target!(|data: &[u8]| {
