@@ -227,20 +227,32 @@ impl<R: BufRead> LayoutReader<R> {
 }
 
 impl<R: BufRead> LayoutReader<R> {
+    /// The next record decoded in place, when it lies whole in the input's
+    /// buffer (inlined into its callers: a request handed back through
+    /// memory stalled the loop on reading it back).
+    #[inline(always)]
+    fn in_place(&mut self) -> io::Result<Option<Request>> {
+        let len = self.buf.len();
+        let here = self.input.fill_buf()?;
+        if here.len() < len {
+            return Ok(None);
+        }
+        let r = decode(self.layout, &here[..len]);
+        self.input.consume(len);
+        self.record += 1;
+        Ok(Some(r))
+    }
+
     /// Up to `max` requests appended to `out`, decoded in a row (a caller
     /// that reads them from `out` later reads memory written long before,
     /// not a request just returned: see docs/benchmarks.md, issue 36).
     /// `Ok(false)` at the end of the input; an error after the requests
     /// before it were appended.
     pub fn fill_batch(&mut self, out: &mut Vec<Request>, max: usize) -> Result<bool, TraceError> {
-        let len = self.buf.len();
         for _ in 0..max {
             // Whole records straight from the input's buffer into `out`.
-            let here = self.input.fill_buf()?;
-            if here.len() >= len {
-                out.push(decode(self.layout, &here[..len]));
-                self.input.consume(len);
-                self.record += 1;
+            if let Some(r) = self.in_place()? {
+                out.push(r);
                 continue;
             }
             match self.next() {
@@ -257,20 +269,12 @@ impl<R: BufRead> Iterator for LayoutReader<R> {
     type Item = Result<Request, TraceError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        let len = self.buf.len();
-        // In place from the input's buffer when the record is whole there
-        // (decoded here, not through a closure: a request returned
-        // through memory stalled the loop on reading it back).
-        let here = match self.input.fill_buf() {
-            Ok(h) => h,
+        match self.in_place() {
             Err(e) => return Some(Err(e.into())),
-        };
-        if here.len() >= len {
-            let r = decode(self.layout, &here[..len]);
-            self.input.consume(len);
-            self.record += 1;
-            return Some(Ok(r));
+            Ok(Some(r)) => return Some(Ok(r)),
+            Ok(None) => {}
         }
+        let len = self.buf.len();
         match fill(&mut self.input, &mut self.buf) {
             Err(e) => Some(Err(e.into())),
             Ok(0) => None,
