@@ -11,6 +11,11 @@ fn main() {
     let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets it"));
     let src = manifest.join("../capture/src");
     println!("cargo:rerun-if-changed={}", src.display());
+    // The replay plan's layout, which the driver includes from tramp-heap.
+    println!(
+        "cargo:rerun-if-changed={}",
+        manifest.join("../heap/src/replay/plan_format.rs").display()
+    );
     let out_dir = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets it"));
     let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
     build(
@@ -22,7 +27,7 @@ fn main() {
     );
     build(
         &rustc,
-        &src.join("bin/tramp-replay.rs"),
+        &src.join("bin/tramp-replay/main.rs"),
         "bin",
         "tramp_replay",
         &out_dir.join("tramp-replay"),

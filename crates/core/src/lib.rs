@@ -30,6 +30,7 @@ pub mod ints;
 pub mod io;
 pub mod linebuf;
 pub mod lines;
+pub mod plot;
 pub mod progress;
 pub mod record;
 pub mod rng;

@@ -795,10 +795,44 @@ pub(crate) mod testing {
                     f("heap", Role::Heap),
                 ],
             );
+            // Types 8 and 9: a heap's creation and destruction.
+            for (name, kind) in [
+                ("create_heap", RecordKind::HeapCreate),
+                ("destroy_heap", RecordKind::HeapDestroy),
+            ] {
+                s.add_type(
+                    name,
+                    kind,
+                    vec![f("thread", Role::Thread), f("heap", Role::Heap)],
+                );
+            }
             Trace {
                 schema: s.shared(),
                 buf: RecordBuf::new(),
             }
+        }
+
+        /// A heap created (`destroy` false) or destroyed by `thread`.
+        pub fn heap<R>(
+            &mut self,
+            destroy: bool,
+            heap: u64,
+            thread: u64,
+            f: impl FnOnce(&Record<'_>) -> R,
+        ) -> R {
+            self.lend(8 + destroy as usize, &[thread, heap], f)
+        }
+
+        /// An allocation in `heap` by `thread`.
+        pub fn alloc_by<R>(
+            &mut self,
+            heap: u64,
+            size: u64,
+            address: u64,
+            thread: u64,
+            f: impl FnOnce(&Record<'_>) -> R,
+        ) -> R {
+            self.lend(6, &[size, address, thread, heap], f)
         }
 
         /// An allocation in `heap`.

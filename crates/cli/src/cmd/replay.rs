@@ -1,35 +1,67 @@
-//! `tramp replay`: drive a real allocator through a trace.
+//! `tramp replay`: drive real allocators through a trace, side by side.
 
 use anyhow::{Context, Result};
 use clap::Args;
+use std::io::IsTerminal;
+use tramp_core::io::{Compression, Output};
+use tramp_record::replay::{Allocator, ReplayOptions};
 
 use super::{InputArgs, end_run, print_report};
 
 /// The replay driver, compiled by build.rs and carried inside `tramp`.
 static REPLAY_DRIVER: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/tramp-replay"));
 
-/// Drive a real allocator through a trace's malloc/free/realloc sequence and
-/// report time per operation, peak RSS, and the allocator's footprint
-/// against the trace's live bytes.
+/// Drive real allocators through a trace's malloc/free/realloc sequence,
+/// each traced thread on a thread of its own, and compare them: time in
+/// the allocator's calls (total, p50 and p99 per call), wall time, peak
+/// RSS and footprint over the trace's peak live bytes.
 ///
-/// The operations run in trace order (so each thread's order is kept) in a
-/// separate driver process, with objects mapped to reusable slots and every
-/// page of each block written once, as the traced program used its memory.
-/// `--allocator` preloads another allocator into the driver (for example
-/// /usr/lib/x86_64-linux-gnu/libjemalloc.so.2 from Debian's libjemalloc2).
+/// The trace is first made into a replay plan (objects mapped to reusable
+/// slots; docs/formats/replay-plan.md), once. A separate driver process,
+/// with each allocator preloaded, then executes it: one replay thread per
+/// traced thread, started when the trace shows the thread first and ended
+/// after its last operation. An operation on an object waits until every
+/// earlier one on it has completed, whichever thread made it (a free after
+/// its allocation; a reused slot after the free that released it): spinning,
+/// then sleeping on a futex; the waits are counted. `--serial` runs every
+/// operation on one thread in trace order instead. Every page of each block
+/// is written once, as the traced program used its memory. Each call is
+/// timed with the TSC.
 ///
-/// The report gives the time inside the allocator's calls (what the
-/// per-operation times add up to) beside the driver's wall time, which also
-/// reads the operation stream and touches pages; and the footprint: the
-/// driver's peak RSS less its own before the first operation (both VmHWM)
-/// and less its slot table.
+/// Trace heaps other than heap 0 (HATF's createHeap/destroyHeap and per
+/// record heap) become jemalloc arenas (mallocx) or mimalloc heaps (one
+/// mi_heap per trace heap and thread) when the preloaded allocator is one
+/// of those, and otherwise the default heap, as the report says.
+///
+/// Allocators run alternated, `--repeat` times each; the table gives
+/// medians and (for time) the least and greatest. The report names each
+/// allocator's library, where its malloc resolved to (checked) and its
+/// version, and the allocator variables of the environment (MALLOC_*,
+/// GLIBC_TUNABLES, MIMALLOC_*, MALLOC_CONF). The fidelity checks compare
+/// the replay's counts (operations, per thread, peak live bytes) with the
+/// trace's statistics; a difference (a free the trace put before its
+/// allocation on another thread) makes the exit status 1.
 #[derive(Args)]
 pub struct ReplayArgs {
     #[command(flatten)]
     input: InputArgs,
-    /// A shared library to preload into the driver (an allocator).
-    #[arg(long, value_name = "LIB.so")]
-    allocator: Option<String>,
+    /// Allocators to compare, comma-separated: `glibc` (the C library's
+    /// malloc) or a shared library's path, e.g.
+    /// /usr/lib/x86_64-linux-gnu/libjemalloc.so.2 (Debian's libjemalloc2);
+    /// named after the library. May be given more than once. Default:
+    /// glibc.
+    #[arg(long, value_name = "glibc,LIB.so,...")]
+    allocator: Vec<String>,
+    /// A file of `name path` lines naming further allocators
+    /// (mimalloc-bench's --external).
+    #[arg(long, value_name = "FILE")]
+    external: Option<String>,
+    /// Runs per allocator, alternated with the others'.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    repeat: usize,
+    /// Run every operation on one thread, in trace order.
+    #[arg(long)]
+    serial: bool,
     /// Do not write to the allocated memory (measures the allocator alone;
     /// RSS then shows only what the allocator itself touches).
     #[arg(long)]
@@ -40,6 +72,19 @@ pub struct ReplayArgs {
     /// an error before exceeding it. Default: half the physical memory.
     #[arg(long, value_name = "BYTES", value_parser = parse_size)]
     memory_limit: Option<u64>,
+    /// Seconds a replay thread may wait for another thread's operation
+    /// before the replay is abandoned as stuck (an error).
+    #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
+    wait_limit: f64,
+    /// Write RSS and live bytes over the replay as SVG (one line per
+    /// allocator).
+    #[arg(long, value_name = "OUT.svg")]
+    svg: Option<String>,
+    /// Write mimalloc-bench's result lines (`test allocator elapsed maxrss
+    /// user system major-faults minor-faults`, one per run) to this file
+    /// (`-`: stderr), the test named `replay-<trace>`.
+    #[arg(long, value_name = "FILE")]
+    bench_lines: Option<String>,
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
@@ -54,9 +99,42 @@ fn parse_size(s: &str) -> Result<u64, String> {
     tramp_cachesim::units::parse(s, tramp_cachesim::Unit::Bytes)
 }
 
+fn allocators(a: &ReplayArgs) -> Result<Vec<Allocator>> {
+    let mut out = Vec::new();
+    for list in &a.allocator {
+        out.extend(Allocator::parse_list(list)?);
+    }
+    if let Some(f) = &a.external {
+        let text = std::fs::read_to_string(f).with_context(|| format!("reading {f}"))?;
+        out.extend(Allocator::parse_external(&text, f)?);
+    }
+    if out.is_empty() {
+        out.push(Allocator::glibc());
+    }
+    let mut names: Vec<&str> = out.iter().map(|a| a.name.as_str()).collect();
+    names.sort_unstable();
+    if let Some(w) = names.windows(2).find(|w| w[0] == w[1]) {
+        anyhow::bail!(
+            "two allocators are named {}: name them apart in an --external file",
+            w[0]
+        );
+    }
+    Ok(out)
+}
+
 pub fn run(a: ReplayArgs) -> Result<()> {
     let driver = tramp_record::launch::install_replayer(REPLAY_DRIVER)
         .context("installing the replay driver")?;
+    let opts = ReplayOptions {
+        allocators: allocators(&a)?,
+        repeat: a.repeat.max(1),
+        no_touch: a.no_touch,
+        serial: a.serial,
+        memory_limit: a
+            .memory_limit
+            .unwrap_or_else(tramp_record::replay::default_memory_limit),
+        wait_limit: a.wait_limit,
+    };
     let mut o = super::open(&a.input, false)?;
     if !a.synthetic_ok {
         o.refuse_synthetic("replay");
@@ -68,29 +146,71 @@ pub fn run(a: ReplayArgs) -> Result<()> {
         "replay",
         "heap events (allocations, frees, reallocs)",
     )?;
-    let allocator = match &a.allocator {
-        Some(lib) => {
-            let path = std::fs::canonicalize(lib).with_context(|| format!("allocator {lib}"))?;
-            tramp_record::replay::check_allocator(&path)?;
-            Some((lib.clone(), path))
+    // Outputs are created before the work: one that cannot be written is
+    // refused first.
+    let create = |p: &Option<String>| -> Result<Option<Output>> {
+        p.as_deref()
+            .filter(|p| *p != "-")
+            .map(|p| {
+                Output::create(p, Some(Compression::None)).with_context(|| format!("creating {p}"))
+            })
+            .transpose()
+    };
+    let (svg, lines) = (create(&a.svg)?, create(&a.bench_lines)?);
+    let terminal = std::io::stderr().is_terminal();
+    let mut each = |name: &str, rep: usize, d: &tramp_record::replay::DriverReport| {
+        if terminal {
+            eprintln!(
+                "tramp: {name}, run {}: {:.3} s in calls, {:.3} s wall",
+                rep + 1,
+                d.alloc_seconds,
+                d.seconds
+            );
         }
-        None => None,
     };
-    let opts = tramp_record::replay::ReplayOptions {
-        allocator,
-        no_touch: a.no_touch,
-        memory_limit: a
-            .memory_limit
-            .unwrap_or_else(tramp_record::replay::default_memory_limit),
-    };
-    let (report, run) =
-        tramp_record::replay::replay(&driver, &mut *o.source, &opts, &mut o.progress)
+    let (study, run) =
+        tramp_record::replay::study(&driver, &mut *o.source, &opts, &mut o.progress, &mut each)
             .context("replaying")?;
-    print_report(&run.outcome(&report), a.json)?;
+    print_report(&run.outcome(&study), a.json)?;
+    let stem = std::path::Path::new(&a.input.input)
+        .file_name()
+        .map_or("trace".into(), |n| n.to_string_lossy().into_owned());
+    if let (Some(path), Some(mut out)) = (&a.svg, svg) {
+        let title = format!("Memory while replaying {stem}");
+        std::io::Write::write_all(&mut out, study.svg(&title).as_bytes())
+            .and_then(|_| out.finish())
+            .with_context(|| format!("writing {path}"))?;
+    }
+    if let Some(path) = &a.bench_lines {
+        let text = study.bench_lines(&format!(
+            "replay-{}",
+            stem.split('.').next().unwrap_or("trace")
+        ));
+        match lines {
+            Some(mut out) => std::io::Write::write_all(&mut out, text.as_bytes())
+                .and_then(|_| out.finish())
+                .with_context(|| format!("writing {path}"))?,
+            None => eprint!("{text}"),
+        }
+    }
     end_run(
         run,
         &o,
         None,
         "; the replay covers the records before the error",
-    )
+    )?;
+    if !study.fidelity.ok {
+        anyhow::bail!(
+            "the replay differs from the trace (see the fidelity lines above){}",
+            study
+                .plan
+                .first_free_before_alloc
+                .as_ref()
+                .map_or(String::new(), |f| format!(
+                    ": thread {} freed {:#x} before thread {} allocated it",
+                    f.freed_by, f.address, f.allocated_by
+                ))
+        );
+    }
+    Ok(())
 }
