@@ -274,7 +274,20 @@ fn help_is_complete() {
         ),
         (
             "replay",
-            &["--allocator", "--no-touch", "--json", "footprint", "RSS"][..],
+            &[
+                "--allocator",
+                "--external",
+                "--repeat",
+                "--serial",
+                "--svg",
+                "--bench-lines",
+                "--wait-limit",
+                "--no-touch",
+                "--json",
+                "futex",
+                "footprint",
+                "RSS",
+            ][..],
         ),
         (
             "verify",

@@ -488,20 +488,23 @@ fn replay_of_a_recorded_trace_performs_its_operations() {
     let seg = seg.to_str().unwrap();
     for allocator in [None, Some(seg)] {
         let v = replay_json(&trace, allocator);
-        let d = &v["driver"];
+        let d = &v["runs"][0]["runs"][0];
         assert_eq!(d["mallocs"], want_mallocs, "{v}");
         assert_eq!(d["frees"], want_frees, "{v}");
         assert_eq!(d["reallocs"], want_reallocs, "{v}");
         assert_eq!(d["failed"], 0);
-        assert_eq!(v["operations"]["mallocs"], d["mallocs"]);
-        assert_eq!(v["operations"]["unknown_frees"], 0);
+        assert_eq!(v["plan"]["mallocs"], d["mallocs"]);
+        assert_eq!(v["plan"]["unknown_frees"], 0);
+        assert_eq!(v["fidelity"]["ok"], true, "{v}");
         assert!(d["peak_rss_kib"].as_i64().unwrap() > 0);
         assert!(
-            v["footprint_over_max_live_bytes"].as_f64().unwrap() > 0.5,
+            v["allocators"][0]["footprint_over_live"].as_f64().unwrap() > 0.5,
             "{v}"
         );
         if let Some(a) = allocator {
-            assert_eq!(v["allocator"], a);
+            assert_eq!(v["runs"][0]["path"], a);
+            assert_eq!(v["allocators"][0]["malloc_from"], a);
+            assert_eq!(v["allocators"][0]["name"], "segalloc");
         }
     }
 }

@@ -79,6 +79,13 @@ pub struct PlanReport {
     /// the trace's order across threads cannot be kept.
     pub frees_before_alloc: u64,
     pub first_free_before_alloc: Option<FreeBeforeAlloc>,
+    /// Unknown frees whose address another thread allocated within
+    /// [`CLOCK_SKEW_NS`] of the free's time: the recording's threads'
+    /// clocks put them in the wrong order; replayed right after the
+    /// allocation (not counted in `unknown_frees`).
+    pub frees_reordered: u64,
+    /// The largest gap between such a free and its allocation, in ns.
+    pub largest_reordered_gap_ns: u64,
     /// Allocations at an address still live (the old object stays live).
     pub reused_live_addresses: u64,
     /// Most slots in use at once.
@@ -94,6 +101,14 @@ const NONE: u32 = u32::MAX;
 /// Unknown frees remembered to recognise a later allocation of the same
 /// address (a bound, so that memory stays constant).
 const REMEMBERED_UNKNOWN_FREES: usize = 1 << 16;
+/// How far apart in time two threads' events may be and still be in the
+/// wrong order in a recording: `tramp record` merges threads by time in a
+/// bounded window, and a thread whose buffer arrives late has its events
+/// written after later ones of other threads (on a four-thread
+/// producer/consumer program on two cores, up to 11 ms late; see
+/// docs/formats/replay-plan.md). A free this close before another
+/// thread's allocation of its address is taken to follow it.
+pub const CLOCK_SKEW_NS: u64 = 100_000_000;
 
 /// Writes the replay plan for a sequence of heap events: an analysis of
 /// the heap view's events, whose live objects it reads by their slot.
@@ -129,8 +144,9 @@ pub struct PlanWriter<W: Write + Seek> {
     /// Refuse to go past this many live bytes (the driver would allocate
     /// them for real).
     limit: u64,
-    /// Unknown frees by address: the trace thread that made them.
-    unknown: FxHashMap<u64, u64>,
+    /// Unknown frees by address: the trace thread that made them and the
+    /// time.
+    unknown: FxHashMap<u64, (u64, u64)>,
     pub report: PlanReport,
 }
 
@@ -209,22 +225,25 @@ impl<W: Write + Seek> PlanWriter<W> {
         h
     }
 
-    /// Books `slot`'s new size, refusing to pass the limit.
-    fn book(&mut self, slot: u32, size: u64) -> io::Result<()> {
+    /// Books `slot`'s new size, refusing to pass the limit. `both`: the
+    /// old and new blocks are live together for a moment (a moved
+    /// realloc).
+    fn book(&mut self, slot: u32, size: u64, both: bool) -> io::Result<()> {
         let i = slot as usize;
         let after = self.live - self.sizes[i] + size;
-        if after > self.limit {
+        let peak = if both { self.live + size } else { after };
+        if peak > self.limit {
             return Err(io::Error::new(
                 io::ErrorKind::OutOfMemory,
                 format!(
-                    "replaying this would hold {after} bytes live, over the memory limit of {} bytes (--memory-limit raises it)",
+                    "replaying this would hold {peak} bytes live, over the memory limit of {} bytes (--memory-limit raises it)",
                     self.limit
                 ),
             ));
         }
         self.live = after;
         self.sizes[i] = size;
-        self.report.peak_live_bytes = self.report.peak_live_bytes.max(after);
+        self.report.peak_live_bytes = self.report.peak_live_bytes.max(peak);
         Ok(())
     }
 
@@ -273,7 +292,7 @@ impl<W: Write + Seek> PlanWriter<W> {
 
     fn malloc(&mut self, thread: u32, size: u64, heap: u32) -> io::Result<u32> {
         let slot = self.new_slot(thread);
-        self.book(slot, size)?;
+        self.book(slot, size, false)?;
         self.enter_heap(slot, heap);
         self.report.mallocs += 1;
         self.report.threads[thread as usize].mallocs += 1;
@@ -282,7 +301,7 @@ impl<W: Write + Seek> PlanWriter<W> {
     }
 
     fn free(&mut self, thread: u32, slot: u32) -> io::Result<()> {
-        self.book(slot, 0)?;
+        self.book(slot, 0, false)?;
         let heap = self.leave_heap(slot);
         self.spare[thread as usize].push(slot);
         self.report.frees += 1;
@@ -290,12 +309,17 @@ impl<W: Write + Seek> PlanWriter<W> {
         self.emit(Op::Free { slot, heap })
     }
 
-    fn realloc(&mut self, thread: u32, slot: u32, size: u64) -> io::Result<()> {
-        self.book(slot, size)?;
+    fn realloc(&mut self, thread: u32, slot: u32, size: u64, moved: bool) -> io::Result<()> {
+        self.book(slot, size, moved)?;
         let heap = self.slot_heap[slot as usize].0;
         self.report.reallocs += 1;
         self.report.threads[thread as usize].reallocs += 1;
-        self.emit(Op::Realloc { slot, size, heap })
+        self.emit(Op::Realloc {
+            slot,
+            size,
+            heap,
+            moved,
+        })
     }
 
     /// The driver slot of a live object, forgotten (it leaves the map).
@@ -314,10 +338,10 @@ impl<W: Write + Seek> PlanWriter<W> {
         self.view_of[rs as usize] = i as u32;
     }
 
-    fn unknown_free(&mut self, address: u64, trace_thread: u64) {
+    fn unknown_free(&mut self, address: u64, trace_thread: u64, time: u64) {
         self.report.unknown_frees += 1;
         if self.unknown.len() < REMEMBERED_UNKNOWN_FREES {
-            self.unknown.insert(address, trace_thread);
+            self.unknown.insert(address, (trace_thread, time));
         }
     }
 
@@ -329,18 +353,24 @@ impl<W: Write + Seek> PlanWriter<W> {
                 implied,
                 cx,
             } => {
+                let mut reordered = None;
                 if !self.unknown.is_empty()
-                    && let Some(freed_by) = self.unknown.remove(&object.address)
+                    && let Some((freed_by, when)) = self.unknown.remove(&object.address)
                     && freed_by != cx.thread
                 {
-                    self.report.frees_before_alloc += 1;
-                    self.report
-                        .first_free_before_alloc
-                        .get_or_insert(FreeBeforeAlloc {
-                            address: object.address,
-                            freed_by,
-                            allocated_by: cx.thread,
-                        });
+                    let gap = cx.time.saturating_sub(when);
+                    if !implied && cx.time != 0 && gap <= CLOCK_SKEW_NS {
+                        reordered = Some((freed_by, gap));
+                    } else {
+                        self.report.frees_before_alloc += 1;
+                        self.report
+                            .first_free_before_alloc
+                            .get_or_insert(FreeBeforeAlloc {
+                                address: object.address,
+                                freed_by,
+                                allocated_by: cx.thread,
+                            });
+                    }
                 }
                 if implied {
                     // The block a realloc made: it is the realloc's slot.
@@ -358,6 +388,16 @@ impl<W: Write + Seek> PlanWriter<W> {
                 let heap = self.heap(cx.heap);
                 let slot = self.malloc(t, object.size, heap)?;
                 self.bind(&object, slot);
+                if let Some((freed_by, gap)) = reordered {
+                    // The free the recording put first, after all.
+                    let r = &mut self.report;
+                    r.frees_reordered += 1;
+                    r.unknown_frees -= 1;
+                    r.largest_reordered_gap_ns = r.largest_reordered_gap_ns.max(gap);
+                    self.take(&object);
+                    let f = self.thread(freed_by)?;
+                    self.free(f, slot)?;
+                }
                 Ok(())
             }
             // The displaced object stays live in the driver: its free was
@@ -383,7 +423,7 @@ impl<W: Write + Seek> PlanWriter<W> {
                         self.free(t, slot)
                     }
                     None => {
-                        self.unknown_free(address, cx.thread);
+                        self.unknown_free(address, cx.thread, cx.time);
                         Ok(())
                     }
                 }
@@ -419,7 +459,7 @@ impl<W: Write + Seek> PlanWriter<W> {
                             self.take(&o);
                             self.pending.insert(cx.thread, (new, slot));
                         }
-                        self.realloc(t, slot, size)
+                        self.realloc(t, slot, size, outcome == ReallocOutcome::Moved)
                     }
                     // realloc(NULL, n), or a resize of an object never
                     // seen: an allocation by realloc, in the record's heap.
@@ -428,7 +468,7 @@ impl<W: Write + Seek> PlanWriter<W> {
                         let slot = self.new_slot(t);
                         self.enter_heap(slot, heap);
                         self.pending.insert(cx.thread, (new, slot));
-                        self.realloc(t, slot, size)
+                        self.realloc(t, slot, size, false)
                     }
                 }
             }
@@ -570,9 +610,12 @@ impl std::fmt::Display for PlanReport {
     }
 }
 
-/// Reads a whole plan back: its header, operations and trailer rows. For
-/// tests and fuzzing; the driver streams.
-pub fn read_plan(b: &[u8]) -> Result<(Header, Vec<Op>, Vec<(u64, u64)>), String> {
+/// A whole plan: its header, operations and trailer rows (trace thread,
+/// items).
+pub type WholePlan = (Header, Vec<Op>, Vec<(u64, u64)>);
+
+/// Reads a whole plan back. For tests and fuzzing; the driver streams.
+pub fn read_plan(b: &[u8]) -> Result<WholePlan, String> {
     let h = Header::decode(b)?;
     let end = h
         .trailer_offset()

@@ -38,6 +38,9 @@ pub const THREAD_START: u8 = 6;
 /// Set on a malloc, free or realloc in a heap other than heap 0: the heap
 /// number follows the operation's other numbers.
 pub const HEAP_FLAG: u8 = 8;
+/// Set on a realloc that moved its block in the trace: for a moment both
+/// blocks were live (what the trace's peak live bytes count).
+pub const MOVED_FLAG: u8 = 16;
 
 /// One operation of a plan. Slots, threads and heaps are dense numbers
 /// from 0; heap 0 is the allocator's default heap.
@@ -61,10 +64,13 @@ pub enum Op {
         slot: u32,
         heap: u32,
     },
+    /// `moved`: the trace's realloc moved the block (both blocks were
+    /// live for a moment).
     Realloc {
         slot: u32,
         size: u64,
         heap: u32,
+        moved: bool,
     },
     HeapCreate {
         heap: u32,
@@ -179,6 +185,7 @@ fn put(out: &mut [u8; MAX_OP_LEN], n: &mut usize, mut v: u64) {
 #[inline]
 pub fn encode(op: &Op, out: &mut [u8; MAX_OP_LEN]) -> usize {
     let mut n = 1;
+    let mut flags = 0;
     let (code, heap) = match *op {
         Op::Switch { thread } => {
             put(out, &mut n, thread as u64);
@@ -197,9 +204,17 @@ pub fn encode(op: &Op, out: &mut [u8; MAX_OP_LEN]) -> usize {
             put(out, &mut n, slot as u64);
             (FREE, heap)
         }
-        Op::Realloc { slot, size, heap } => {
+        Op::Realloc {
+            slot,
+            size,
+            heap,
+            moved,
+        } => {
             put(out, &mut n, slot as u64);
             put(out, &mut n, size);
+            if moved {
+                flags = MOVED_FLAG;
+            }
             (REALLOC, heap)
         }
         Op::HeapCreate { heap } => {
@@ -211,7 +226,7 @@ pub fn encode(op: &Op, out: &mut [u8; MAX_OP_LEN]) -> usize {
             (HEAP_DESTROY, 0)
         }
     };
-    out[0] = code;
+    out[0] = code | flags;
     if heap != 0 {
         out[0] |= HEAP_FLAG;
         put(out, &mut n, heap as u64);
@@ -263,7 +278,8 @@ pub fn decode(b: &[u8]) -> Result<(Op, usize), DecodeError> {
     };
     let mut at = 1;
     let with_heap = code & HEAP_FLAG != 0;
-    if code & !(HEAP_FLAG | 7) != 0 {
+    let moved = code & MOVED_FLAG != 0;
+    if code & !(HEAP_FLAG | MOVED_FLAG | 7) != 0 || (moved && code & 7 != REALLOC) {
         return Err(DecodeError::Bad(format!("operation byte {code:#04x}")));
     }
     let op = match code & 7 {
@@ -286,6 +302,7 @@ pub fn decode(b: &[u8]) -> Result<(Op, usize), DecodeError> {
             slot: get32(b, &mut at, "slot")?,
             size: get(b, &mut at)?,
             heap: 0,
+            moved,
         },
         HEAP_CREATE => Op::HeapCreate {
             heap: get32(b, &mut at, "heap")?,
@@ -306,10 +323,13 @@ pub fn decode(b: &[u8]) -> Result<(Op, usize), DecodeError> {
             heap: h,
         },
         Op::Free { slot, .. } => Op::Free { slot, heap: h },
-        Op::Realloc { slot, size, .. } => Op::Realloc {
+        Op::Realloc {
+            slot, size, moved, ..
+        } => Op::Realloc {
             slot,
             size,
             heap: h,
+            moved,
         },
         _ => {
             return Err(DecodeError::Bad(format!(

@@ -34,11 +34,12 @@ fn m(slot: u32, size: u64) -> Op {
 fn f(slot: u32) -> Op {
     Op::Free { slot, heap: 0 }
 }
-fn r(slot: u32, size: u64) -> Op {
+fn r(slot: u32, size: u64, moved: bool) -> Op {
     Op::Realloc {
         slot,
         size,
         heap: 0,
+        moved,
     }
 }
 fn sw(thread: u32) -> Op {
@@ -65,13 +66,22 @@ fn reallocs_replace_their_implied_records_and_slots_are_reused() {
     });
     assert_eq!(
         ops,
-        vec![sw(0), m(0, 10), r(0, 20), r(1, 5), f(1), f(0), m(0, 7)]
+        vec![
+            sw(0),
+            m(0, 10),
+            r(0, 20, true),
+            r(1, 5, false),
+            f(1),
+            f(0),
+            m(0, 7)
+        ]
     );
     assert_eq!(
         (c.mallocs, c.frees, c.reallocs, c.unknown_frees, c.max_slots),
         (2, 2, 2, 1, 2)
     );
-    assert_eq!(c.peak_live_bytes, 25);
+    // The moved realloc held both blocks for a moment: 10 + 20.
+    assert_eq!(c.peak_live_bytes, 30);
     assert_eq!(rows, vec![(0, 6)]);
     assert_eq!((h.items, h.slots, h.threads, h.heaps), (6, 2, 1, 1));
 }
@@ -219,7 +229,12 @@ fn any_op() -> impl Strategy<Value = Op> {
         n32.prop_map(|thread| Op::ThreadStart { thread }),
         (n32, any::<u64>(), n32).prop_map(|(slot, size, heap)| Op::Malloc { slot, size, heap }),
         (n32, n32).prop_map(|(slot, heap)| Op::Free { slot, heap }),
-        (n32, any::<u64>(), n32).prop_map(|(slot, size, heap)| Op::Realloc { slot, size, heap }),
+        (n32, any::<u64>(), n32, any::<bool>()).prop_map(|(slot, size, heap, moved)| Op::Realloc {
+            slot,
+            size,
+            heap,
+            moved
+        }),
         n32.prop_map(|heap| Op::HeapCreate { heap }),
         n32.prop_map(|heap| Op::HeapDestroy { heap }),
     ]

@@ -302,11 +302,7 @@ pub fn study(
     each: &mut dyn FnMut(&str, usize, &DriverReport),
 ) -> Result<(Study, Run), Error> {
     let (plan, run) = make_plan(source, opts, progress)?;
-    let mut runs: Vec<AllocatorRuns> = opts
-        .allocators
-        .iter()
-        .map(|a| AllocatorRuns::new(a))
-        .collect();
+    let mut runs: Vec<AllocatorRuns> = opts.allocators.iter().map(AllocatorRuns::new).collect();
     for rep in 0..opts.repeat.max(1) {
         for (a, r) in opts.allocators.iter().zip(runs.iter_mut()) {
             let d = run_driver(driver, &plan.file, a, opts)?;

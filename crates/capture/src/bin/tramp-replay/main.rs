@@ -187,7 +187,7 @@ impl Decoder {
     }
 
     /// Hands over one item of plan thread `t`.
-    fn item(&mut self, t: u32, mut it: Item, at: u64) {
+    fn item(&mut self, t: u32, mut it: Item, moved: bool, at: u64) {
         let lane_i = if self.serial { 0 } else { t as usize };
         if matches!(it.kind, worker::MALLOC | worker::FREE | worker::REALLOC) {
             let s = it.slot as usize;
@@ -208,6 +208,9 @@ impl Decoder {
             it.seq = self.seq[s];
             self.seq[s] = self.seq[s].wrapping_add(1);
             let before = self.size[s];
+            if moved {
+                self.peak_live = self.peak_live.max(self.live + it.size);
+            }
             self.live -= before;
             if it.kind != worker::FREE {
                 self.live += it.size;
@@ -322,7 +325,9 @@ fn decode(file: &File, h: &Header, dec: &mut Decoder) {
             }
             Op::Malloc { slot, size, heap } => it(worker::MALLOC, slot, size, heap),
             Op::Free { slot, heap } => it(worker::FREE, slot, 0, heap),
-            Op::Realloc { slot, size, heap } => it(worker::REALLOC, slot, size, heap),
+            Op::Realloc {
+                slot, size, heap, ..
+            } => it(worker::REALLOC, slot, size, heap),
             Op::HeapCreate { heap } => it(worker::HEAP_CREATE, 0, 0, heap),
             Op::HeapDestroy { heap } => it(worker::HEAP_DESTROY, 0, 0, heap),
         };
@@ -331,7 +336,8 @@ fn decode(file: &File, h: &Header, dec: &mut Decoder) {
                 "operation at byte {offset} comes before any thread is named"
             ));
         }
-        dec.item(thread, item, offset);
+        let moved = matches!(op, Op::Realloc { moved: true, .. });
+        dec.item(thread, item, moved, offset);
     }
     // Threads the trailer promised more operations than the body has.
     for (t, l) in dec.lanes.iter().enumerate() {

@@ -106,13 +106,13 @@ impl Run {
         let (mut failed, mut heap_failures, mut starved) = (0, 0, 0u64);
         let mut waits = crate::slots::Waits::default();
         for (_, r) in &self.reports {
-            for k in 0..8 {
-                counts[k] += r.counts[k];
+            for (c, n) in counts.iter_mut().zip(r.counts) {
+                *c += n;
             }
             for k in 0..4 {
                 cycles[k] += r.cycles[k];
-                for b in 0..BUCKETS {
-                    hist[k][b] += r.hist[k][b];
+                for (h, n) in hist[k].iter_mut().zip(r.hist[k].iter()) {
+                    *h += n;
                 }
             }
             failed += r.failed;
