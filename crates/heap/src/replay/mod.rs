@@ -617,16 +617,8 @@ pub type WholePlan = (Header, Vec<Op>, Vec<(u64, u64)>);
 /// Reads a whole plan back. For tests and fuzzing; the driver streams.
 pub fn read_plan(b: &[u8]) -> Result<WholePlan, String> {
     let h = Header::decode(b)?;
-    let end = h
-        .trailer_offset()
-        .checked_add(h.threads.saturating_mul(plan_format::TRAILER_ROW as u64))
-        .filter(|&e| e <= b.len() as u64)
-        .ok_or_else(|| {
-            format!(
-                "the plan is shorter than its header says ({} bytes)",
-                b.len()
-            )
-        })?;
+    h.check(b.len() as u64)?;
+    let end = b.len();
     let body = &b[plan_format::HEADER_LEN..h.trailer_offset() as usize];
     let mut ops = Vec::new();
     let mut at = 0;
@@ -636,7 +628,7 @@ pub fn read_plan(b: &[u8]) -> Result<WholePlan, String> {
         ops.push(op);
         at += n;
     }
-    let rows = b[h.trailer_offset() as usize..end as usize]
+    let rows = b[h.trailer_offset() as usize..end]
         .chunks_exact(plan_format::TRAILER_ROW)
         .map(|c| plan_format::decode_trailer_row(c.try_into().expect("16 bytes")))
         .collect();

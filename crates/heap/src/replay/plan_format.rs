@@ -165,7 +165,36 @@ impl Header {
 
     /// The byte offset of the trailer.
     pub fn trailer_offset(&self) -> u64 {
-        HEADER_LEN as u64 + self.body_len
+        (HEADER_LEN as u64).saturating_add(self.body_len)
+    }
+
+    /// Checks the header against the plan's length in bytes: the body and
+    /// trailer fill it exactly, and nothing it counts can be more than
+    /// the body holds (every operation takes two bytes or more; every
+    /// slot and heap is used by an operation), so that what a reader
+    /// allocates for it is bounded by the file's size.
+    pub fn check(&self, len: u64) -> Result<(), String> {
+        let want = self
+            .trailer_offset()
+            .checked_add(self.threads.saturating_mul(TRAILER_ROW as u64));
+        if want != Some(len) {
+            return Err(format!(
+                "the plan is {len} bytes; its header says {} bytes of body and {} threads",
+                self.body_len, self.threads
+            ));
+        }
+        let ops = self.body_len / 2;
+        if self.items > ops
+            || self.slots > self.items
+            || self.heaps > self.items + 1
+            || self.threads > ops
+        {
+            return Err(format!(
+                "the plan's header counts more than its {} body bytes hold: {} operations, {} slots, {} heaps, {} threads",
+                self.body_len, self.items, self.slots, self.heaps, self.threads
+            ));
+        }
+        Ok(())
     }
 }
 

@@ -363,6 +363,11 @@ fn main() {
         ))
     });
     let h = Header::decode(&head[..n]).unwrap_or_else(|e| fail(e));
+    let len = file
+        .metadata()
+        .unwrap_or_else(|e| fail(format!("reading the plan: {e}")))
+        .len();
+    h.check(len).unwrap_or_else(|e| fail(e));
     let mut trailer = vec![0u8; h.threads as usize * plan_format::TRAILER_ROW];
     if file.read_at(&mut trailer, h.trailer_offset()).ok() != Some(trailer.len()) {
         fail(format!(
