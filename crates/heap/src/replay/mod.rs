@@ -225,6 +225,22 @@ impl<W: Write + Seek> PlanWriter<W> {
         h
     }
 
+    /// Refuses a new block of `size` bytes that would pass the limit
+    /// (before a slot is taken for it: the plan counts only slots used).
+    fn fits(&self, size: u64) -> io::Result<()> {
+        let after = self.live + size;
+        if after > self.limit {
+            return Err(io::Error::new(
+                io::ErrorKind::OutOfMemory,
+                format!(
+                    "replaying this would hold {after} bytes live, over the memory limit of {} bytes (--memory-limit raises it)",
+                    self.limit
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     /// Books `slot`'s new size, refusing to pass the limit. `both`: the
     /// old and new blocks are live together for a moment (a moved
     /// realloc).
@@ -291,6 +307,7 @@ impl<W: Write + Seek> PlanWriter<W> {
     }
 
     fn malloc(&mut self, thread: u32, size: u64, heap: u32) -> io::Result<u32> {
+        self.fits(size)?;
         let slot = self.new_slot(thread);
         self.book(slot, size, false)?;
         self.enter_heap(slot, heap);
@@ -465,6 +482,7 @@ impl<W: Write + Seek> PlanWriter<W> {
                     // seen: an allocation by realloc, in the record's heap.
                     _ => {
                         let heap = self.heap(cx.heap);
+                        self.fits(size)?;
                         let slot = self.new_slot(t);
                         self.enter_heap(slot, heap);
                         self.pending.insert(cx.thread, (new, slot));

@@ -220,6 +220,11 @@ fn the_memory_limit_stops_the_plan() {
     tr.alloc(60, 0x100, 0, &mut feed).unwrap();
     let e = tr.alloc(60, 0x200, 0, &mut feed).unwrap_err();
     assert!(e.to_string().contains("memory limit"), "{e}");
+    // The plan of what came before stands and reads back whole.
+    let bytes = w.finish().unwrap().0.into_inner();
+    let (h, ops, _) = read_plan(&bytes).unwrap();
+    assert_eq!((h.items, h.slots), (1, 1));
+    assert_eq!(ops, vec![sw(0), m(0, 60)]);
 }
 
 fn any_op() -> impl Strategy<Value = Op> {
