@@ -35,6 +35,8 @@ pub struct Options {
     pub future_known: bool,
     /// A CPU-cache model fed by addresses ([`Simulation::access_memory`]).
     pub cpu: Option<CpuModel>,
+    /// Threads for the caches (None: one per core).
+    pub threads: Option<usize>,
 }
 
 /// The CPU caches a run feeds with memory accesses.
@@ -98,10 +100,13 @@ impl Simulation {
             .policies
             .iter()
             .partition(|p| p.needs_future() && !opts.future_known);
-        let offline =
-            (!late.is_empty()).then(|| (Sweep::new(&late, &opts.sizes, opts.unit), Vec::new()));
+        let sweep = |p: &[PolicyKind]| match opts.threads {
+            Some(n) => Sweep::with_threads(p, &opts.sizes, opts.unit, n),
+            None => Sweep::new(p, &opts.sizes, opts.unit),
+        };
+        let offline = (!late.is_empty()).then(|| (sweep(&late), Vec::new()));
         Simulation {
-            online: Sweep::new(&now, &opts.sizes, opts.unit),
+            online: sweep(&now),
             offline,
             order: opts.policies.clone(),
             mrc: (opts.mrc || opts.sizes.is_empty()).then(|| match opts.shards {
@@ -152,14 +157,14 @@ impl Simulation {
 
     /// Runs what waited for the whole trace and reports.
     pub fn finish(self) -> SimReport {
-        let mut caches = self.online.report().caches;
-        let unit = self.online.report().unit;
+        let online = self.online.finish();
+        let (unit, mut caches) = (online.unit, online.caches);
         if let Some((mut sweep, mut buf)) = self.offline {
             fill_next_access(&mut buf);
             for r in &buf {
                 sweep.access(r);
             }
-            caches.extend(sweep.report().caches);
+            caches.extend(sweep.finish().caches);
         }
         // Back into the order the policies were asked for.
         let names: Vec<&str> = self.order.iter().map(|p| p.build(1).name()).collect();

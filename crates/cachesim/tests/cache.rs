@@ -275,3 +275,36 @@ fn every_policy_reports_the_name_it_was_asked_by() {
         assert_eq!(kind.build(8).name(), name);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+    /// A sweep on worker threads gives every cache the results it gets on
+    /// one thread (requests past several batches, a last partial batch).
+    #[test]
+    fn a_sweep_on_threads_equals_one_thread(
+        reqs in proptest::collection::vec((0u64..3000, 1u32..5000, any::<bool>()), 0..20_000),
+        threads in 2usize..5,
+    ) {
+        use tramp_cachesim::sweep::Sweep;
+        let mut reqs: Vec<Request> = reqs
+            .into_iter()
+            .map(|(id, size, w)| if w { Request::write(id, size) } else { Request::read(id, size) })
+            .collect();
+        fill_next_access(&mut reqs);
+        for unit in [Unit::Objects, Unit::Bytes] {
+            let sizes = match unit {
+                Unit::Objects => vec![10, 100, 1000],
+                Unit::Bytes => vec![10_000, 500_000],
+            };
+            let mut one = Sweep::with_threads(&PolicyKind::ALL, &sizes, unit, 1);
+            let mut many = Sweep::with_threads(&PolicyKind::ALL, &sizes, unit, threads);
+            for r in &reqs {
+                one.access(r);
+                many.access(r);
+            }
+            let (a, b) = (one.finish(), many.finish());
+            prop_assert_eq!(a.caches.len(), PolicyKind::ALL.len() * sizes.len());
+            prop_assert_eq!(format!("{:?}", a.caches), format!("{:?}", b.caches));
+        }
+    }
+}

@@ -111,6 +111,11 @@ pub struct CachesimArgs {
     /// number. Needs a file (a pipe cannot seek back to the header).
     #[arg(long, value_name = "OUT.lcs")]
     pub lcs: Option<String>,
+    /// Threads the caches run on (default: one per core; the trace is
+    /// still read once, and each cache sees every request in order, so the
+    /// results do not depend on it).
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
@@ -163,6 +168,7 @@ pub fn run(a: CachesimArgs) -> Result<()> {
         shards: a.shards,
         future_known: false,
         cpu: a.cpu.as_deref().map(str::parse).transpose()?,
+        threads: a.threads,
     };
     let mapping = Mapping {
         line: a.line,
