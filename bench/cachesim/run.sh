@@ -39,3 +39,25 @@ cargo build --release -q -p tramp-cli
 /usr/bin/time -f "   %e s, %M KB max RSS" target/release/tramp cachesim \
   tests/fixtures/cache/twitter_cluster52.csv.zst \
   -p lru,fifo,clock,sieve,s3fifo,arc,2q,lfu,opt -s 1000,20000,80000 --mrc > /dev/null
+echo "== sweep on every core (issue 38): 9 policies x 8 sizes (0.1-50 % of the working set), 10 M requests"
+echo "   (the fixture ten times over, ids changed per copy, oracleGeneral), one thread against all cores"
+python3 - "$tmp/tw.csv" "$tmp/tw10.oracleGeneral" <<'PY'
+import struct, sys
+rows = []
+for line in open(sys.argv[1]):
+    if not line.startswith("#"):
+        rows.append(tuple(int(x) for x in line.split(",")))
+n = len(rows)
+with open(sys.argv[2], "wb") as out:
+    for c in range(10):
+        key = (c * 0x9E3779B97F4A7C15) % 2**64
+        out.write(b"".join(struct.pack("<IQIq", t, o ^ key, s, x + c * n if 0 <= x < 2**62 else x)
+                           for t, o, s, x in rows))
+PY
+ws=$(( 143542 * 10 ))
+sizes=$(python3 -c "print(','.join(str(int($ws * f)) for f in (0.001, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5)))")
+for th in 1 "$(nproc)"; do
+  /usr/bin/time -f "   threads $th: %e s, %M KB max RSS" target/release/tramp cachesim "$tmp/tw10.oracleGeneral" \
+    -p lru,fifo,clock,sieve,s3fifo,arc,2q,lfu,opt -s "$sizes" --threads "$th" > "$tmp/sweep$th.txt"
+done
+cmp -s "$tmp/sweep1.txt" "$tmp/sweep$(nproc).txt" && echo "   same results"

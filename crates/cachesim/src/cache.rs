@@ -80,9 +80,20 @@ pub struct Cache {
     policy_dirty: bool,
     dirty: FxHashSet<u64>,
     evicted: Vec<u64>,
+    /// Requests still to come before counting starts, and the policy's
+    /// own write-back count when it did.
+    warmup: u64,
+    write_backs_before: u64,
 }
 
 impl Cache {
+    /// The first `n` requests warm the cache and are not counted (its
+    /// contents stay).
+    pub fn with_warmup(mut self, n: u64) -> Cache {
+        self.warmup = n;
+        self
+    }
+
     /// A cache of `kind` holding `capacity` units.
     pub fn new(kind: PolicyKind, capacity: u64, unit: Unit) -> Cache {
         match kind {
@@ -105,12 +116,17 @@ impl Cache {
             stats: Stats::default(),
             dirty: FxHashSet::default(),
             evicted: Vec::new(),
+            warmup: 0,
+            write_backs_before: 0,
         }
     }
 
     /// Serves one request; true on a hit.
     #[inline]
     pub fn access(&mut self, req: &Request) -> bool {
+        if self.warmup != 0 {
+            self.warm();
+        }
         let a = Access {
             id: req.id,
             charge: self.unit.charge(req),
@@ -137,6 +153,25 @@ impl Cache {
         hit
     }
 
+    /// Ends the warm-up at the end of the trace: a trace no longer than
+    /// it leaves nothing counted.
+    pub fn end_warmup(&mut self) {
+        if self.warmup != 0 {
+            self.stats = Stats::default();
+            self.warmup = 0;
+        }
+    }
+
+    /// Counts down the warm-up; at its end the counts start afresh.
+    #[cold]
+    fn warm(&mut self) {
+        if self.stats.requests() == self.warmup {
+            self.stats = Stats::default();
+            self.write_backs_before = self.policy.write_backs().unwrap_or(0);
+            self.warmup = 0;
+        }
+    }
+
     /// Loads an object without counting a request.
     pub fn prefetch(&mut self, req: &Request) {
         let a = Access {
@@ -161,7 +196,7 @@ impl Cache {
                 self.stats.evictions += self.evicted.len() as u64;
                 self.evicted.clear();
                 if let Some(w) = self.policy.write_backs() {
-                    self.stats.write_backs = w;
+                    self.stats.write_backs = w - self.write_backs_before;
                 }
             }
             return;

@@ -90,9 +90,17 @@ pub struct StackDistances {
     cold: u64,
     requests: u64,
     sampled: u64,
+    /// Requests still to come before counting starts (the stack is kept).
+    warmup: u64,
 }
 
 impl StackDistances {
+    /// The first `n` requests warm the stack and are not counted.
+    pub fn with_warmup(mut self, n: u64) -> StackDistances {
+        self.warmup = n;
+        self
+    }
+
     /// Exact depths of every request.
     pub fn new(unit: Unit) -> StackDistances {
         StackDistances::sampled(unit, 1.0)
@@ -114,6 +122,7 @@ impl StackDistances {
             cold: 0,
             requests: 0,
             sampled: 0,
+            warmup: 0,
         }
     }
 
@@ -129,6 +138,11 @@ impl StackDistances {
     /// Accounts for one request.
     #[inline]
     pub fn access(&mut self, req: &Request) {
+        if self.warmup != 0 && self.requests == self.warmup {
+            // Warmed up: the counts start now.
+            (self.requests, self.sampled, self.cold, self.warmup) = (0, 0, 0, 0);
+            self.hist.clear();
+        }
         self.requests += 1;
         if !self.sampled_id(req.id) {
             return;
@@ -186,6 +200,12 @@ impl StackDistances {
 
     /// The curve.
     pub fn finish(&self) -> Mrc {
+        if self.warmup != 0 {
+            // The trace ended within the warm-up: nothing was counted.
+            let mut none = StackDistances::sampled(self.unit, self.rate());
+            none.requests = 0;
+            return none.finish();
+        }
         let mut depths: Vec<(u64, u64)> = self.hist.iter().map(|(&d, &n)| (d, n)).collect();
         depths.sort_unstable();
         let (scale, total) = if self.threshold >= SHARDS_MODULUS {

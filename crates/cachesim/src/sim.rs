@@ -37,6 +37,9 @@ pub struct Options {
     pub cpu: Option<CpuModel>,
     /// Threads for the caches (None: one per core).
     pub threads: Option<usize>,
+    /// Requests that warm the caches (and the curve's stack) before
+    /// counting starts.
+    pub warmup: u64,
 }
 
 /// The CPU caches a run feeds with memory accesses.
@@ -92,6 +95,7 @@ pub struct Simulation {
     sizes: Vec<u64>,
     requests: u64,
     cpu: Option<CpuModel>,
+    warmup: u64,
 }
 
 impl Simulation {
@@ -100,22 +104,27 @@ impl Simulation {
             .policies
             .iter()
             .partition(|p| p.needs_future() && !opts.future_known);
-        let sweep = |p: &[PolicyKind]| match opts.threads {
-            Some(n) => Sweep::with_threads(p, &opts.sizes, opts.unit, n),
-            None => Sweep::new(p, &opts.sizes, opts.unit),
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let sweep = |p: &[PolicyKind]| {
+            let threads = opts.threads.unwrap_or(cores);
+            Sweep::with_threads(p, &opts.sizes, opts.unit, threads, opts.warmup)
         };
         let offline = (!late.is_empty()).then(|| (sweep(&late), Vec::new()));
         Simulation {
             online: sweep(&now),
             offline,
             order: opts.policies.clone(),
-            mrc: (opts.mrc || opts.sizes.is_empty()).then(|| match opts.shards {
-                Some(r) if r < 1.0 => StackDistances::sampled(opts.unit, r),
-                _ => StackDistances::new(opts.unit),
+            mrc: (opts.mrc || opts.sizes.is_empty()).then(|| {
+                match opts.shards {
+                    Some(r) if r < 1.0 => StackDistances::sampled(opts.unit, r),
+                    _ => StackDistances::new(opts.unit),
+                }
+                .with_warmup(opts.warmup)
             }),
             sizes: opts.sizes.clone(),
             requests: 0,
             cpu: opts.cpu.clone(),
+            warmup: opts.warmup,
         }
     }
 
@@ -186,6 +195,7 @@ impl Simulation {
         };
         SimReport {
             requests: self.requests,
+            warmup: self.warmup.min(self.requests),
             table: (!caches.is_empty()).then_some(SweepReport { unit, caches }),
             mrc,
             lru_curve,
@@ -197,10 +207,18 @@ impl Simulation {
     }
 }
 
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
+
 /// The result of a run.
 #[derive(Clone, Debug, Serialize)]
 pub struct SimReport {
+    /// Requests fed, the warm-up's included.
     pub requests: u64,
+    /// Requests that warmed the caches, not counted in any ratio.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub warmup: u64,
     /// Each (policy, size) cache.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub table: Option<SweepReport>,
@@ -241,7 +259,15 @@ impl SimReport {
 
 impl fmt::Display for SimReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "{} requests", self.requests)?;
+        if self.warmup > 0 {
+            writeln!(
+                f,
+                "{} requests; the first {} warmed the caches and are not counted",
+                self.requests, self.warmup
+            )?;
+        } else {
+            writeln!(f, "{} requests", self.requests)?;
+        }
         if let Some(t) = &self.table {
             writeln!(f)?;
             write!(f, "{t}")?;

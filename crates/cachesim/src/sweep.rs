@@ -51,19 +51,25 @@ impl Sweep {
     /// threads as the machine has cores (at most one per cache).
     pub fn new(policies: &[PolicyKind], sizes: &[u64], unit: Unit) -> Sweep {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        Sweep::with_threads(policies, sizes, unit, cores)
+        Sweep::with_threads(policies, sizes, unit, cores, 0)
     }
 
-    /// The same on at most `threads` threads (1: on the caller's).
+    /// The same on at most `threads` threads (1: on the caller's), the
+    /// first `warmup` requests not counted.
     pub fn with_threads(
         policies: &[PolicyKind],
         sizes: &[u64],
         unit: Unit,
         threads: usize,
+        warmup: u64,
     ) -> Sweep {
         let caches: Vec<Cache> = policies
             .iter()
-            .flat_map(|&p| sizes.iter().map(move |&s| Cache::new(p, s, unit)))
+            .flat_map(|&p| {
+                sizes
+                    .iter()
+                    .map(move |&s| Cache::new(p, s, unit).with_warmup(warmup))
+            })
             .collect();
         let threads = threads.min(caches.len());
         if threads <= 1 {
@@ -147,7 +153,13 @@ impl Sweep {
         };
         SweepReport {
             unit: self.unit,
-            caches: caches.iter().map(Cache::report).collect(),
+            caches: caches
+                .into_iter()
+                .map(|mut c| {
+                    c.end_warmup();
+                    c.report()
+                })
+                .collect(),
         }
     }
 }

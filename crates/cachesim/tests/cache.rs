@@ -296,8 +296,8 @@ proptest! {
                 Unit::Objects => vec![10, 100, 1000],
                 Unit::Bytes => vec![10_000, 500_000],
             };
-            let mut one = Sweep::with_threads(&PolicyKind::ALL, &sizes, unit, 1);
-            let mut many = Sweep::with_threads(&PolicyKind::ALL, &sizes, unit, threads);
+            let mut one = Sweep::with_threads(&PolicyKind::ALL, &sizes, unit, 1, 0);
+            let mut many = Sweep::with_threads(&PolicyKind::ALL, &sizes, unit, threads, 0);
             for r in &reqs {
                 one.access(r);
                 many.access(r);
@@ -305,6 +305,51 @@ proptest! {
             let (a, b) = (one.finish(), many.finish());
             prop_assert_eq!(a.caches.len(), PolicyKind::ALL.len() * sizes.len());
             prop_assert_eq!(format!("{:?}", a.caches), format!("{:?}", b.caches));
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+    /// A cache warmed by the first N requests counts what a cold count of
+    /// the whole trace less its count at request N gives; the LRU curve
+    /// warmed the same way gives LRU's misses.
+    #[test]
+    fn warmup_leaves_the_first_requests_out(
+        reqs in proptest::collection::vec((0u64..400, 1u32..5000, any::<bool>()), 1..3000),
+        cut in 0.0f64..1.0,
+    ) {
+        let reqs: Vec<Request> = reqs
+            .into_iter()
+            .map(|(id, size, w)| if w { Request::write(id, size) } else { Request::read(id, size) })
+            .collect();
+        let n = ((reqs.len() as f64 * cut) as u64).max(1);
+        for kind in [PolicyKind::Lru, PolicyKind::Arc, PolicyKind::S3Fifo] {
+            let mut cold = Cache::new(kind, 50, Unit::Objects);
+            let mut warm = Cache::new(kind, 50, Unit::Objects).with_warmup(n);
+            let mut at_n = Default::default();
+            for (i, r) in reqs.iter().enumerate() {
+                cold.access(r);
+                warm.access(r);
+                if i as u64 + 1 == n {
+                    at_n = cold.stats().clone();
+                }
+            }
+            let (all, w): (&tramp_cachesim::Stats, _) = (cold.stats(), warm.stats());
+            let at_n: tramp_cachesim::Stats = at_n;
+            prop_assert_eq!(w.reads, all.reads - at_n.reads);
+            prop_assert_eq!(w.writes, all.writes - at_n.writes);
+            prop_assert_eq!(w.hits(), all.hits() - at_n.hits());
+            prop_assert_eq!(w.bytes_missed, all.bytes_missed - at_n.bytes_missed);
+            prop_assert_eq!(w.evictions, all.evictions - at_n.evictions);
+            prop_assert_eq!(w.write_backs, all.write_backs - at_n.write_backs);
+            if kind == PolicyKind::Lru {
+                let mut sd = tramp_cachesim::mrc::StackDistances::new(Unit::Objects).with_warmup(n);
+                for r in &reqs {
+                    sd.access(r);
+                }
+                prop_assert_eq!(sd.finish().misses(50), w.misses());
+            }
         }
     }
 }

@@ -238,3 +238,55 @@ fn heap_addresses_go_through_the_cpu_hierarchy() {
         stderr(&refused)
     );
 }
+
+/// `--warmup N` leaves the first N requests out of every count, the LRU
+/// curve's included, and `--threads` does not change a result.
+#[test]
+fn warmup_and_threads() {
+    let run = |extra: &[&str]| -> serde_json::Value {
+        let mut args = vec![
+            "cachesim",
+            "--json",
+            "-p",
+            "lru,arc,s3fifo",
+            "-s",
+            "1000,20000",
+            "--mrc",
+        ];
+        args.extend_from_slice(extra);
+        let tw = twitter();
+        args.push(&tw);
+        serde_json::from_str(&ok(&tramp(&args))).unwrap()
+    };
+    let one = run(&["--threads", "1"]);
+    let two = run(&["--threads", "2"]);
+    assert_eq!(one["table"], two["table"]);
+    let warm = run(&["--warmup", "400000"]);
+    for (c, w) in one["table"]["caches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(warm["table"]["caches"].as_array().unwrap())
+    {
+        assert_eq!(w["reads"], 600_000, "{w}");
+        // Warm caches miss less than cold ones over the same requests
+        // would suggest: fewer misses than the whole trace's.
+        assert!(
+            w["read_hits"].as_u64().unwrap() > 0
+                && w["reads"].as_u64().unwrap() - w["read_hits"].as_u64().unwrap()
+                    < c["reads"].as_u64().unwrap() - c["read_hits"].as_u64().unwrap()
+        );
+    }
+    // The exact LRU curve, warmed alike, gives LRU's counts.
+    let lru_1000 = &warm["table"]["caches"][0];
+    let misses = 600_000 - lru_1000["read_hits"].as_u64().unwrap();
+    let curve = &warm["mrc"];
+    assert_eq!(curve["requests"], 600_000, "{curve}");
+    let at = curve["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["size"] == 1000)
+        .unwrap_or_else(|| panic!("{curve}"));
+    assert!((at["miss_ratio"].as_f64().unwrap() - misses as f64 / 600_000.0).abs() < 1e-9);
+}

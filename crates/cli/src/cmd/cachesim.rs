@@ -111,6 +111,11 @@ pub struct CachesimArgs {
     /// number. Needs a file (a pipe cannot seek back to the header).
     #[arg(long, value_name = "OUT.lcs")]
     pub lcs: Option<String>,
+    /// Requests that warm the caches before counting starts: the first N
+    /// requests fill the caches (and the LRU curve's stack) and are left
+    /// out of every ratio.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub warmup: u64,
     /// Threads the caches run on (default: one per core; the trace is
     /// still read once, and each cache sees every request in order, so the
     /// results do not depend on it).
@@ -169,6 +174,7 @@ pub fn run(a: CachesimArgs) -> Result<()> {
         future_known: false,
         cpu: a.cpu.as_deref().map(str::parse).transpose()?,
         threads: a.threads,
+        warmup: a.warmup,
     };
     let mapping = Mapping {
         line: a.line,
