@@ -21,7 +21,12 @@ POLICIES = {
     "2q": lambda n: lcs.TwoQ(n),
     "lfu": lambda n: lcs.LFU(n),
     "opt": lambda n: lcs.Belady(n),
+    "slru": lambda n: lcs.SLRU(n),
+    "size": lambda n: lcs.Size(n),
 }
+# Only these when named on the command line (golden.py TRACE.csv slru size).
+if len(sys.argv) > 2:
+    POLICIES = {k: v for k, v in POLICIES.items() if k in sys.argv[2:]}
 
 
 def csv_reader(path):

@@ -12,9 +12,12 @@ mod clock;
 mod ghost;
 mod lfu;
 mod opt;
+mod pqueue;
 mod queue;
 mod s3fifo;
 mod sieve;
+mod size;
+mod slru;
 mod twoq;
 
 pub use arc::Arc;
@@ -24,6 +27,8 @@ pub use opt::Opt;
 pub use queue::{Fifo, Lru, SingleQueue};
 pub use s3fifo::S3Fifo;
 pub use sieve::Sieve;
+pub use size::Size;
+pub use slru::Slru;
 pub use twoq::TwoQ;
 
 use std::fmt;
@@ -101,11 +106,18 @@ pub enum PolicyKind {
     Lfu,
     /// Belady's MIN: evicts the object requested furthest in the future.
     Opt,
+    /// Segmented LRU with `segments` equal segments (libCacheSim's
+    /// default: 4).
+    Slru {
+        segments: u8,
+    },
+    /// Evicts the largest object.
+    Size,
 }
 
 impl PolicyKind {
     /// Every policy, with its default parameters.
-    pub const ALL: [PolicyKind; 9] = [
+    pub const ALL: [PolicyKind; 11] = [
         PolicyKind::Lru,
         PolicyKind::Fifo,
         PolicyKind::Clock { bits: 1 },
@@ -115,6 +127,8 @@ impl PolicyKind {
         PolicyKind::TwoQ,
         PolicyKind::Lfu,
         PolicyKind::Opt,
+        PolicyKind::Slru { segments: 4 },
+        PolicyKind::Size,
     ];
 
     /// A cache of this policy holding `capacity` units.
@@ -129,6 +143,10 @@ impl PolicyKind {
             PolicyKind::TwoQ => Box::new(TwoQ::new(capacity)),
             PolicyKind::Lfu => Box::new(Lfu::new(capacity)),
             PolicyKind::Opt => Box::new(Opt::new(capacity)),
+            PolicyKind::Slru { segments } => {
+                Box::new(Slru::with_segments(capacity, segments as usize))
+            }
+            PolicyKind::Size => Box::new(Size::new(capacity)),
         }
     }
 
@@ -151,6 +169,9 @@ impl fmt::Display for PolicyKind {
             PolicyKind::TwoQ => f.write_str("2q"),
             PolicyKind::Lfu => f.write_str("lfu"),
             PolicyKind::Opt => f.write_str("opt"),
+            PolicyKind::Slru { segments: 4 } => f.write_str("slru"),
+            PolicyKind::Slru { segments } => write!(f, "slru{segments}"),
+            PolicyKind::Size => f.write_str("size"),
         }
     }
 }
@@ -158,7 +179,7 @@ impl fmt::Display for PolicyKind {
 /// A policy name `--policy` does not know.
 #[derive(Debug, thiserror::Error)]
 #[error(
-    "unknown policy {0:?} (known: lru, fifo, clock, clock2, clock3, sieve, s3fifo, arc, 2q, lfu, opt)"
+    "unknown policy {0:?} (known: lru, fifo, clock, clock2, clock3, sieve, s3fifo, arc, 2q, lfu, opt, slru, slru2…slru16, size)"
 )]
 pub struct UnknownPolicy(pub String);
 
@@ -177,7 +198,12 @@ impl FromStr for PolicyKind {
             "2q" | "twoq" => PolicyKind::TwoQ,
             "lfu" => PolicyKind::Lfu,
             "opt" | "belady" | "min" => PolicyKind::Opt,
-            _ => return Err(UnknownPolicy(s.to_string())),
+            "slru" => PolicyKind::Slru { segments: 4 },
+            "size" => PolicyKind::Size,
+            l => match l.strip_prefix("slru").and_then(|n| n.parse::<u8>().ok()) {
+                Some(n @ 1..=16) => PolicyKind::Slru { segments: n },
+                _ => return Err(UnknownPolicy(s.to_string())),
+            },
         })
     }
 }

@@ -1,0 +1,140 @@
+//! Segmented LRU as libCacheSim 0.3.5 defines it: `n-seg` LRU segments
+//! (default 4), each of an equal share of the capacity (truncated), or of
+//! `seg-size` ratios. A miss enters the head of the first segment, from
+//! the lowest, with room for it — or, when none has, the lowest after
+//! evictions make room in the cache. A hit moves the object to the head of
+//! the next segment up (the top segment: to its own head); a segment over
+//! its share then passes its tail down to the head of the one below, which
+//! may cascade, and the bottom segment's tail is evicted. Eviction takes
+//! the tail of the lowest segment holding anything. An object larger than
+//! the bottom segment's share is not admitted.
+
+use super::{Access, Policy};
+use crate::list::{List, Table};
+
+pub struct Slru {
+    cap: u64,
+    max: Vec<u64>,
+    t: Table,
+    segs: Vec<List>,
+}
+
+impl Slru {
+    pub fn new(capacity: u64) -> Slru {
+        Slru::with_segments(capacity, 4)
+    }
+
+    /// `n` segments of an equal share each (libCacheSim's `n-seg`).
+    pub fn with_segments(capacity: u64, n: usize) -> Slru {
+        let n = n.max(1);
+        Slru::with_shares(capacity, vec![capacity / n as u64; n])
+    }
+
+    /// Segments of the given ratios (libCacheSim's `seg-size=a:b:…`).
+    pub fn with_ratios(capacity: u64, ratios: &[u64]) -> Slru {
+        let sum: u64 = ratios.iter().sum::<u64>().max(1);
+        let max = ratios
+            .iter()
+            .map(|&r| (r as f64 / sum as f64 * capacity as f64) as u64)
+            .collect();
+        Slru::with_shares(capacity, max)
+    }
+
+    fn with_shares(capacity: u64, max: Vec<u64>) -> Slru {
+        Slru {
+            cap: capacity,
+            segs: (0..max.len()).map(|_| List::default()).collect(),
+            max,
+            t: Table::default(),
+        }
+    }
+
+    fn occupied_bytes(&self) -> u64 {
+        self.segs.iter().map(|s| s.bytes).sum()
+    }
+
+    /// Evicts the tail of the lowest segment holding anything.
+    fn evict(&mut self, evicted: &mut Vec<u64>) {
+        let Some(i) = self.segs.iter().position(|s| s.bytes > 0) else {
+            return;
+        };
+        let v = self.segs[i].tail;
+        self.segs[i].unlink(&mut self.t, v);
+        evicted.push(self.t[v].id);
+        self.t.remove(v);
+    }
+
+    /// Passes segment `id`'s tail down (the bottom's is evicted), and on
+    /// while the segment below is over its share.
+    fn cool(&mut self, id: usize, evicted: &mut Vec<u64>) {
+        if id == 0 {
+            self.evict(evicted);
+            return;
+        }
+        let v = self.segs[id].tail;
+        self.segs[id].unlink(&mut self.t, v);
+        self.segs[id - 1].push_head(&mut self.t, v);
+        self.t[v].tag = (id - 1) as u8;
+        while self.segs[id - 1].bytes > self.max[id - 1] {
+            self.cool(id - 1, evicted);
+        }
+    }
+}
+
+impl Policy for Slru {
+    fn name(&self) -> &'static str {
+        "slru"
+    }
+    fn capacity(&self) -> u64 {
+        self.cap
+    }
+    fn get(&mut self, a: Access, evicted: &mut Vec<u64>) -> bool {
+        let top = self.segs.len() - 1;
+        if let Some(s) = self.t.find(a.id) {
+            let id = self.t[s].tag as usize;
+            if id == top {
+                self.segs[top].move_to_head(&mut self.t, s);
+                return true;
+            }
+            self.segs[id].unlink(&mut self.t, s);
+            self.segs[id + 1].push_head(&mut self.t, s);
+            self.t[s].tag = (id + 1) as u8;
+            loop {
+                let cur = self.t[s].tag as usize;
+                if self.segs[cur].bytes <= self.max[cur] {
+                    break;
+                }
+                let before = evicted.len();
+                self.cool(cur, evicted);
+                if evicted[before..].contains(&a.id) {
+                    break;
+                }
+            }
+            return true;
+        }
+        if a.charge > self.cap || a.charge > self.max[0] {
+            return false;
+        }
+        while self.occupied_bytes() + a.charge > self.cap {
+            self.evict(evicted);
+        }
+        let seg = self
+            .segs
+            .iter()
+            .zip(&self.max)
+            .position(|(s, &m)| s.bytes + a.charge <= m)
+            .unwrap_or(0);
+        let s = self.t.insert(a.id, a.charge, seg as u8);
+        self.segs[seg].push_head(&mut self.t, s);
+        false
+    }
+    fn contains(&self, id: u64) -> bool {
+        self.t.find(id).is_some()
+    }
+    fn occupied(&self) -> u64 {
+        self.occupied_bytes()
+    }
+    fn len(&self) -> usize {
+        self.t.len()
+    }
+}
