@@ -18,7 +18,8 @@ def reader(path):
 
 
 MAKE = {"lru": lcs.LRU, "fifo": lcs.FIFO, "s3fifo": lcs.S3FIFO, "sieve": lcs.Sieve,
-        "arc": lcs.ARC, "2q": lcs.TwoQ, "lfu": lcs.LFU, "clock": lcs.Clock}
+        "arc": lcs.ARC, "2q": lcs.TwoQ, "lfu": lcs.LFU, "clock": lcs.Clock,
+        "slru": lcs.SLRU, "size": lcs.Size}
 
 path, size = sys.argv[1], int(sys.argv[2])
 for name in sys.argv[3:] or ["lru"]:

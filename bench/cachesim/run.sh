@@ -39,6 +39,12 @@ cargo build --release -q -p tramp-cli
 /usr/bin/time -f "   %e s, %M KB max RSS" target/release/tramp cachesim \
   tests/fixtures/cache/twitter_cluster52.csv.zst \
   -p lru,fifo,clock,sieve,s3fifo,arc,2q,lfu,opt -s 1000,20000,80000 --mrc > /dev/null
+echo "== policies added by issue 38, from the oracleGeneral file, 1000 objects: libCacheSim against tramp cachesim (one thread, reading included)"
+for p in slru size; do
+  python3 bench/cachesim/libcachesim_speed.py "$tmp/tw.oracleGeneral" 1000 "$p" 2>/dev/null
+  s=$( { /usr/bin/time -f "%e" target/release/tramp cachesim "$tmp/tw.oracleGeneral" -p "$p" -s 1000 --threads 1 >/dev/null; } 2>&1 | tail -1)
+  python3 -c "print(f'tramp       $p {1000:>12} {1e6 / max($s, 0.01) / 1e6:8.2f} Mreq/s (whole run, {$s} s; /usr/bin/time resolution 0.01 s)')"
+done
 echo "== sweep on every core (issue 38): 9 policies x 8 sizes (0.1-50 % of the working set), 10 M requests"
 echo "   (the fixture ten times over, ids changed per copy, oracleGeneral), one thread against all cores"
 python3 - "$tmp/tw.csv" "$tmp/tw10.oracleGeneral" <<'PY'
