@@ -1,6 +1,5 @@
 //! Segmented LRU as libCacheSim 0.3.5 defines it: `n-seg` LRU segments
-//! (default 4), each of an equal share of the capacity (truncated), or of
-//! `seg-size` ratios. A miss enters the head of the first segment, from
+//! (default 4), each of an equal share of the capacity (truncated). A miss enters the head of the first segment, from
 //! the lowest, with room for it — or, when none has, the lowest after
 //! evictions make room in the cache. A hit moves the object to the head of
 //! the next segment up (the top segment: to its own head); a segment over
@@ -11,6 +10,12 @@
 
 use super::{Access, Policy};
 use crate::list::{List, Table};
+
+/// Names by segment count (4, the default, is plain `slru`).
+const NAMES: [&str; 16] = [
+    "slru1", "slru2", "slru3", "slru", "slru5", "slru6", "slru7", "slru8", "slru9", "slru10",
+    "slru11", "slru12", "slru13", "slru14", "slru15", "slru16",
+];
 
 pub struct Slru {
     cap: u64,
@@ -24,20 +29,11 @@ impl Slru {
         Slru::with_segments(capacity, 4)
     }
 
-    /// `n` segments of an equal share each (libCacheSim's `n-seg`).
+    /// `n` segments of an equal share each (libCacheSim's `n-seg`, 1 to
+    /// 16).
     pub fn with_segments(capacity: u64, n: usize) -> Slru {
-        let n = n.max(1);
+        let n = n.clamp(1, NAMES.len());
         Slru::with_shares(capacity, vec![capacity / n as u64; n])
-    }
-
-    /// Segments of the given ratios (libCacheSim's `seg-size=a:b:…`).
-    pub fn with_ratios(capacity: u64, ratios: &[u64]) -> Slru {
-        let sum: u64 = ratios.iter().sum::<u64>().max(1);
-        let max = ratios
-            .iter()
-            .map(|&r| (r as f64 / sum as f64 * capacity as f64) as u64)
-            .collect();
-        Slru::with_shares(capacity, max)
     }
 
     fn with_shares(capacity: u64, max: Vec<u64>) -> Slru {
@@ -83,7 +79,7 @@ impl Slru {
 
 impl Policy for Slru {
     fn name(&self) -> &'static str {
-        "slru"
+        NAMES.get(self.segs.len() - 1).copied().unwrap_or("slru")
     }
     fn capacity(&self) -> u64 {
         self.cap
