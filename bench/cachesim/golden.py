@@ -23,6 +23,7 @@ POLICIES = {
     "opt": lambda n: lcs.Belady(n),
     "slru": lambda n: lcs.SLRU(n),
     "size": lambda n: lcs.Size(n),
+    "mq": lambda n: lcs.MQ(n),
 }
 # Only these when named on the command line (golden.py TRACE.csv slru size).
 if len(sys.argv) > 2:

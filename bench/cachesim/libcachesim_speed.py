@@ -19,7 +19,7 @@ def reader(path):
 
 MAKE = {"lru": lcs.LRU, "fifo": lcs.FIFO, "s3fifo": lcs.S3FIFO, "sieve": lcs.Sieve,
         "arc": lcs.ARC, "2q": lcs.TwoQ, "lfu": lcs.LFU, "clock": lcs.Clock,
-        "slru": lcs.SLRU, "size": lcs.Size}
+        "slru": lcs.SLRU, "size": lcs.Size, "mq": lcs.MQ}
 
 path, size = sys.argv[1], int(sys.argv[2])
 for name in sys.argv[3:] or ["lru"]:

@@ -40,7 +40,7 @@ cargo build --release -q -p tramp-cli
   tests/fixtures/cache/twitter_cluster52.csv.zst \
   -p lru,fifo,clock,sieve,s3fifo,arc,2q,lfu,opt -s 1000,20000,80000 --mrc > /dev/null
 echo "== policies added by issue 38, from the oracleGeneral file, 1000 objects: libCacheSim against tramp cachesim (one thread, reading included)"
-for p in slru size; do
+for p in slru size mq; do
   python3 bench/cachesim/libcachesim_speed.py "$tmp/tw.oracleGeneral" 1000 "$p" 2>/dev/null
   s=$( { /usr/bin/time -f "%e" target/release/tramp cachesim "$tmp/tw.oracleGeneral" -p "$p" -s 1000 --threads 1 >/dev/null; } 2>&1 | tail -1)
   python3 -c "print(f'tramp       $p {1000:>12} {1e6 / max($s, 0.01) / 1e6:8.2f} Mreq/s (whole run, {$s} s; /usr/bin/time resolution 0.01 s)')"

@@ -275,7 +275,7 @@ fn every_policy_reports_the_name_it_was_asked_by() {
     // rows and curves.
     for name in [
         "lru", "fifo", "clock", "clock2", "clock3", "sieve", "s3fifo", "arc", "2q", "lfu", "opt",
-        "slru", "slru3", "size",
+        "slru", "slru3", "size", "mq",
     ] {
         let kind: tramp_cachesim::PolicyKind = name.parse().unwrap();
         assert_eq!(kind.to_string(), name);

@@ -11,6 +11,7 @@ mod arc;
 mod clock;
 mod ghost;
 mod lfu;
+mod mq;
 mod opt;
 mod pqueue;
 mod queue;
@@ -23,6 +24,7 @@ mod twoq;
 pub use arc::Arc;
 pub use clock::Clock;
 pub use lfu::Lfu;
+pub use mq::Mq;
 pub use opt::Opt;
 pub use queue::{Fifo, Lru, SingleQueue};
 pub use s3fifo::S3Fifo;
@@ -113,11 +115,13 @@ pub enum PolicyKind {
     },
     /// Evicts the largest object.
     Size,
+    /// Multi-Queue: 8 LRU queues by frequency, with expiry and a history.
+    Mq,
 }
 
 impl PolicyKind {
     /// Every policy, with its default parameters.
-    pub const ALL: [PolicyKind; 11] = [
+    pub const ALL: [PolicyKind; 12] = [
         PolicyKind::Lru,
         PolicyKind::Fifo,
         PolicyKind::Clock { bits: 1 },
@@ -129,6 +133,7 @@ impl PolicyKind {
         PolicyKind::Opt,
         PolicyKind::Slru { segments: 4 },
         PolicyKind::Size,
+        PolicyKind::Mq,
     ];
 
     /// A cache of this policy holding `capacity` units.
@@ -147,6 +152,7 @@ impl PolicyKind {
                 Box::new(Slru::with_segments(capacity, segments as usize))
             }
             PolicyKind::Size => Box::new(Size::new(capacity)),
+            PolicyKind::Mq => Box::new(Mq::new(capacity)),
         }
     }
 
@@ -172,6 +178,7 @@ impl fmt::Display for PolicyKind {
             PolicyKind::Slru { segments: 4 } => f.write_str("slru"),
             PolicyKind::Slru { segments } => write!(f, "slru{segments}"),
             PolicyKind::Size => f.write_str("size"),
+            PolicyKind::Mq => f.write_str("mq"),
         }
     }
 }
@@ -179,7 +186,7 @@ impl fmt::Display for PolicyKind {
 /// A policy name `--policy` does not know.
 #[derive(Debug, thiserror::Error)]
 #[error(
-    "unknown policy {0:?} (known: lru, fifo, clock, clock2, clock3, sieve, s3fifo, arc, 2q, lfu, opt, slru, slru2…slru16, size)"
+    "unknown policy {0:?} (known: lru, fifo, clock, clock2, clock3, sieve, s3fifo, arc, 2q, lfu, opt, slru, slru2…slru16, size, mq)"
 )]
 pub struct UnknownPolicy(pub String);
 
@@ -200,6 +207,7 @@ impl FromStr for PolicyKind {
             "opt" | "belady" | "min" => PolicyKind::Opt,
             "slru" => PolicyKind::Slru { segments: 4 },
             "size" => PolicyKind::Size,
+            "mq" => PolicyKind::Mq,
             l => match l.strip_prefix("slru").and_then(|n| n.parse::<u8>().ok()) {
                 Some(n @ 1..=16) => PolicyKind::Slru { segments: n },
                 _ => return Err(UnknownPolicy(s.to_string())),

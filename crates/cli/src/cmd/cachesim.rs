@@ -31,7 +31,7 @@ use super::print_report;
 /// exactly: lru, fifo, clock (1-bit; clock2 and clock3 for 2- and 3-bit
 /// counters), sieve, s3fifo (10% small queue, 90% ghost, move at 2), arc,
 /// 2q (25% A1in, 50% A1out), lfu (ties: first to reach the count), slru (4
-/// segments; slru2 … slru16), size (largest first) and opt
+/// segments; slru2 … slru16), size (largest first), mq (8 queues) and opt
 /// (Belady; next-access times from the trace, or computed in memory when
 /// the trace has none). All caches run in one pass over the trace, on
 /// every core (--threads); --warmup N leaves the first requests uncounted.
