@@ -29,8 +29,11 @@ command -v go >/dev/null 2>&1 || need+=(golang-go)
 command -v valgrind >/dev/null 2>&1 || need+=(valgrind)
 # jemalloc and mimalloc from Debian: `tramp replay` runs trace heaps on
 # their arenas and heaps (crates/cli/tests/replay.rs).
-[ -e /usr/lib/x86_64-linux-gnu/libjemalloc.so.2 ] || need+=(libjemalloc2)
-[ -e /usr/lib/x86_64-linux-gnu/libmimalloc.so.2 ] || need+=(libmimalloc2.0)
+# (found where the dynamic linker finds them, whatever the directory)
+ldconfig_p() { { command -v ldconfig >/dev/null 2>&1 && ldconfig -p; } || /sbin/ldconfig -p; }
+libs=$(ldconfig_p 2>/dev/null || true)
+grep -q 'libjemalloc\.so\.2 ' <<<"$libs" || need+=(libjemalloc2)
+grep -q 'libmimalloc\.so\.2 ' <<<"$libs" || need+=(libmimalloc2.0)
 # Python and pip: DuckDB (below) queries the Parquet tables `tramp export
 # --parquet` writes (crates/cli/tests/parquet.rs).
 command -v python3 >/dev/null 2>&1 || need+=(python3)

@@ -24,8 +24,10 @@ cd "$(dirname "$0")/.."
 cargo build --release -q
 tramp=$PWD/target/release/tramp
 REPS=${REPS:-5}
-JE=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
-MI=/usr/lib/x86_64-linux-gnu/libmimalloc.so.2
+lib() { { ldconfig -p 2>/dev/null || /sbin/ldconfig -p; } | awk -v n="$1" '$1 == n {print $NF; exit}'; }
+JE=$(lib libjemalloc.so.2)
+MI=$(lib libmimalloc.so.2)
+[ -n "$JE" ] && [ -n "$MI" ] || { echo "needs libjemalloc2 and libmimalloc2.0 (./setup.sh installs them)" >&2; exit 1; }
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 cc -O2 -fno-builtin -shared -fPIC -o "$dir/libbump.so" crates/cli/tests/programs/bump.c

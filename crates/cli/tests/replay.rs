@@ -47,8 +47,20 @@ fn cc(dir: &Path, src: &str, out: &str, shared: bool) -> String {
     out.to_str().unwrap().to_string()
 }
 
-const JEMALLOC: &str = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2";
-const MIMALLOC: &str = "/usr/lib/x86_64-linux-gnu/libmimalloc.so.2";
+/// Where the dynamic linker finds a shared library (`ldconfig -p`), so
+/// that no directory of one distribution or architecture is assumed.
+fn system_library(soname: &str) -> String {
+    let out = Command::new("ldconfig")
+        .arg("-p")
+        .output()
+        .or_else(|_| Command::new("/sbin/ldconfig").arg("-p").output())
+        .expect("ldconfig runs");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.trim_start().starts_with(&format!("{soname} ")))
+        .find_map(|l| l.split("=> ").nth(1).map(|p| p.trim().to_string()))
+        .unwrap_or_else(|| panic!("{soname} is not installed (setup.sh installs it)"))
+}
 
 /// The first (only) run of the first allocator.
 fn run0(v: &Value) -> &Value {
@@ -271,9 +283,10 @@ fn allocators_built_from_source_side_by_side() {
 
 #[test]
 fn heap_records_use_jemalloc_arenas_and_mimalloc_heaps() {
-    for lib in [JEMALLOC, MIMALLOC] {
-        assert!(Path::new(lib).exists(), "{lib}: setup.sh installs it");
-    }
+    let (jemalloc, mimalloc) = (
+        system_library("libjemalloc.so.2"),
+        system_library("libmimalloc.so.2"),
+    );
     let dir = tempfile::tempdir().unwrap();
     let sample = dir.path().join("s.hatf");
     let sample = sample.to_str().unwrap();
@@ -303,7 +316,7 @@ fn heap_records_use_jemalloc_arenas_and_mimalloc_heaps() {
             "replay",
             "--json",
             "--allocator",
-            &format!("glibc,{JEMALLOC},{MIMALLOC}"),
+            &format!("glibc,{jemalloc},{mimalloc}"),
             trace,
         ]);
         assert!(out.status.success(), "{trace}: {}", stderr(&out));

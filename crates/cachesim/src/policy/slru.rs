@@ -19,6 +19,8 @@ const NAMES: [&str; 16] = [
 
 pub struct Slru {
     cap: u64,
+    /// Charge of everything cached (the segments' sum, kept as it changes).
+    occupied: u64,
     max: Vec<u64>,
     t: Table,
     segs: Vec<List>,
@@ -39,14 +41,11 @@ impl Slru {
     fn with_shares(capacity: u64, max: Vec<u64>) -> Slru {
         Slru {
             cap: capacity,
+            occupied: 0,
             segs: (0..max.len()).map(|_| List::default()).collect(),
             max,
             t: Table::default(),
         }
-    }
-
-    fn occupied_bytes(&self) -> u64 {
-        self.segs.iter().map(|s| s.bytes).sum()
     }
 
     /// Evicts the tail of the lowest segment holding anything.
@@ -56,6 +55,7 @@ impl Slru {
         };
         let v = self.segs[i].tail;
         self.segs[i].unlink(&mut self.t, v);
+        self.occupied -= self.t[v].size;
         evicted.push(self.t[v].id);
         self.t.remove(v);
     }
@@ -111,7 +111,7 @@ impl Policy for Slru {
         if a.charge > self.cap || a.charge > self.max[0] {
             return false;
         }
-        while self.occupied_bytes() + a.charge > self.cap {
+        while self.occupied + a.charge > self.cap {
             self.evict(evicted);
         }
         let seg = self
@@ -122,13 +122,14 @@ impl Policy for Slru {
             .unwrap_or(0);
         let s = self.t.insert(a.id, a.charge, seg as u8);
         self.segs[seg].push_head(&mut self.t, s);
+        self.occupied += a.charge;
         false
     }
     fn contains(&self, id: u64) -> bool {
         self.t.find(id).is_some()
     }
     fn occupied(&self) -> u64 {
-        self.occupied_bytes()
+        self.occupied
     }
     fn len(&self) -> usize {
         self.t.len()

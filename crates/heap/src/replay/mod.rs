@@ -228,12 +228,16 @@ impl<W: Write + Seek> PlanWriter<W> {
     /// Refuses a new block of `size` bytes that would pass the limit
     /// (before a slot is taken for it: the plan counts only slots used).
     fn fits(&self, size: u64) -> io::Result<()> {
-        let after = self.live + size;
-        if after > self.limit {
+        self.within_limit(self.live + size)
+    }
+
+    /// The one refusal of the memory limit.
+    fn within_limit(&self, bytes: u64) -> io::Result<()> {
+        if bytes > self.limit {
             return Err(io::Error::new(
                 io::ErrorKind::OutOfMemory,
                 format!(
-                    "replaying this would hold {after} bytes live, over the memory limit of {} bytes (--memory-limit raises it)",
+                    "replaying this would hold {bytes} bytes live, over the memory limit of {} bytes (--memory-limit raises it)",
                     self.limit
                 ),
             ));
@@ -248,15 +252,7 @@ impl<W: Write + Seek> PlanWriter<W> {
         let i = slot as usize;
         let after = self.live - self.sizes[i] + size;
         let peak = if both { self.live + size } else { after };
-        if peak > self.limit {
-            return Err(io::Error::new(
-                io::ErrorKind::OutOfMemory,
-                format!(
-                    "replaying this would hold {peak} bytes live, over the memory limit of {} bytes (--memory-limit raises it)",
-                    self.limit
-                ),
-            ));
-        }
+        self.within_limit(peak)?;
         self.live = after;
         self.sizes[i] = size;
         self.report.peak_live_bytes = self.report.peak_live_bytes.max(peak);
