@@ -5,7 +5,7 @@ use std::fmt;
 use rustc_hash::FxHashSet;
 use serde::Serialize;
 
-use crate::policy::{Access, Fifo, Lru, Policy, PolicyKind};
+use crate::policy::{Access, Fifo, Lru, Policy, PolicyKind, PolicySpec};
 use crate::request::{Op, Request};
 
 /// What capacity counts.
@@ -74,6 +74,8 @@ fn ratio(a: u64, b: u64) -> f64 {
 /// set here).
 pub struct Cache {
     policy: Held,
+    /// The policy as `--policy` spells it, parameters and filter included.
+    label: String,
     unit: Unit,
     stats: Stats,
     /// Whether the policy keeps the dirty bits (`Policy::write_backs`).
@@ -96,20 +98,30 @@ impl Cache {
 
     /// A cache of `kind` holding `capacity` units.
     pub fn new(kind: PolicyKind, capacity: u64, unit: Unit) -> Cache {
-        match kind {
-            PolicyKind::Lru => Cache::held(Held::Lru(Lru::new(capacity)), unit),
-            PolicyKind::Fifo => Cache::held(Held::Fifo(Fifo::new(capacity)), unit),
-            _ => Cache::with_policy(kind.build(capacity), unit),
+        Cache::of(&PolicySpec::from(kind), capacity, unit)
+    }
+
+    /// A cache of `spec` (parameters, admission filter) holding `capacity`
+    /// units.
+    pub fn of(spec: &PolicySpec, capacity: u64, unit: Unit) -> Cache {
+        let label = spec.to_string();
+        let plain = *spec == PolicySpec::from(spec.kind);
+        match spec.kind {
+            PolicyKind::Lru if plain => Cache::held(Held::Lru(Lru::new(capacity)), unit, label),
+            PolicyKind::Fifo if plain => Cache::held(Held::Fifo(Fifo::new(capacity)), unit, label),
+            _ => Cache::held(Held::Other(spec.build(capacity)), unit, label),
         }
     }
 
     /// A cache around any policy.
     pub fn with_policy(policy: Box<dyn Policy>, unit: Unit) -> Cache {
-        Cache::held(Held::Other(policy), unit)
+        let label = policy.name().to_string();
+        Cache::held(Held::Other(policy), unit, label)
     }
 
-    fn held(policy: Held, unit: Unit) -> Cache {
+    fn held(policy: Held, unit: Unit, label: String) -> Cache {
         Cache {
+            label,
             policy_dirty: policy.write_backs().is_some(),
             policy,
             unit,
@@ -158,6 +170,7 @@ impl Cache {
     pub fn end_warmup(&mut self) {
         if self.warmup != 0 {
             self.stats = Stats::default();
+            self.write_backs_before = self.policy.write_backs().unwrap_or(0);
             self.warmup = 0;
         }
     }
@@ -228,6 +241,10 @@ impl Cache {
     pub fn stats(&self) -> &Stats {
         &self.stats
     }
+    /// The policy as `--policy` spells it.
+    pub fn label(&self) -> &str {
+        &self.label
+    }
     pub fn policy(&self) -> &dyn Policy {
         self.policy.as_dyn()
     }
@@ -244,7 +261,7 @@ impl Cache {
     pub fn report(&self) -> CacheReport {
         let policy = self.policy();
         CacheReport {
-            policy: policy.name().to_string(),
+            policy: self.label.clone(),
             capacity: policy.capacity(),
             unit: self.unit,
             cached: policy.len() as u64,

@@ -8,6 +8,7 @@
 //! * [`Cache`]: a policy with its statistics (reads and writes apart, dirty
 //!   evictions as write-backs, prefetches);
 //! * [`sweep`]: many caches (policies × sizes) fed by one pass over a trace;
+//! * [`mini`]: miss-ratio curves of any policy by miniature simulation;
 //! * [`mrc`]: the exact LRU miss-ratio curve from stack distances, and SHARDS
 //!   sampling for traces too large for it;
 //! * [`cpu`]: set-associative CPU caches and inclusive hierarchies;
@@ -24,6 +25,7 @@ pub mod cache;
 pub mod cachegrind;
 pub mod cpu;
 pub mod layouts;
+pub mod mini;
 pub mod mrc;
 pub mod plot;
 pub mod policy;
@@ -34,5 +36,5 @@ pub mod trace;
 pub mod units;
 
 pub use cache::{Cache, Stats, Unit};
-pub use policy::{Policy, PolicyKind};
+pub use policy::{Policy, PolicyKind, PolicySpec};
 pub use request::{NEVER, Op, Request};

@@ -9,21 +9,23 @@
 
 use std::fmt;
 
+use rustc_hash::FxHashSet;
 use serde::Serialize;
 
-use crate::cache::Unit;
+use crate::cache::{Cache, Unit};
 use crate::cachegrind::{Cachegrind, CachegrindReport, Ref};
 use crate::cpu::{Hierarchy, HierarchyReport, SpecError};
+use crate::mini::{MiniReport, Miniature};
 use crate::mrc::{MrcReport, StackDistances};
 use crate::plot::curves_svg;
-use crate::policy::PolicyKind;
+use crate::policy::PolicySpec;
 use crate::request::{Request, fill_next_access};
 use crate::sweep::{Sweep, SweepReport};
 
 /// What to simulate.
 #[derive(Clone, Debug)]
 pub struct Options {
-    pub policies: Vec<PolicyKind>,
+    pub policies: Vec<PolicySpec>,
     /// Capacities, in `unit`; empty: only the LRU curve.
     pub sizes: Vec<u64>,
     pub unit: Unit,
@@ -40,6 +42,68 @@ pub struct Options {
     /// Requests that warm the caches (and the curve's stack) before
     /// counting starts.
     pub warmup: u64,
+    /// Count the working set (distinct objects and their bytes) as well.
+    pub census: bool,
+    /// Curves of other policies by miniature simulation.
+    pub curves: Option<Curves>,
+}
+
+/// Miss-ratio curves of any policy ([`Miniature`]).
+#[derive(Clone, Debug)]
+pub struct Curves {
+    pub policies: Vec<PolicySpec>,
+    /// The curve's points (full sizes).
+    pub sizes: Vec<u64>,
+    /// Sampling rate (Waldspurger et al. use 0.01 and 0.001).
+    pub rate: f64,
+    /// Also simulate every point in full, for the error.
+    pub check: bool,
+}
+
+impl Options {
+    /// Only what needs nothing but the requests: the working set.
+    pub fn census(unit: Unit) -> Options {
+        Options {
+            policies: Vec::new(),
+            sizes: Vec::new(),
+            unit,
+            mrc: false,
+            shards: None,
+            future_known: false,
+            cpu: None,
+            threads: Some(1),
+            warmup: 0,
+            census: true,
+            curves: None,
+        }
+    }
+}
+
+/// What a trace asks of a cache: its length and working set.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct WorkingSet {
+    pub requests: u64,
+    /// Distinct objects, and the bytes of each at its first request (as
+    /// libCacheSim's `cal_working_set_size` counts).
+    pub objects: u64,
+    pub bytes: u64,
+}
+
+impl WorkingSet {
+    /// In a cache's unit.
+    pub fn size(&self, unit: Unit) -> u64 {
+        match unit {
+            Unit::Objects => self.objects,
+            Unit::Bytes => self.bytes,
+        }
+    }
+}
+
+/// Counts the working set as requests go by.
+#[derive(Default)]
+struct Census {
+    seen: FxHashSet<u64>,
+    ws: WorkingSet,
 }
 
 /// The CPU caches a run feeds with memory accesses.
@@ -90,37 +154,64 @@ impl fmt::Display for CpuReport {
 pub struct Simulation {
     online: Sweep,
     offline: Option<(Sweep, Vec<Request>)>,
-    order: Vec<PolicyKind>,
+    order: Vec<PolicySpec>,
     mrc: Option<StackDistances>,
     sizes: Vec<u64>,
     requests: u64,
     cpu: Option<CpuModel>,
     warmup: u64,
+    census: Option<Census>,
+    mini: Option<Miniature>,
+    /// Caches of the online sweep that are the table's (the rest simulate
+    /// the curves' points in full).
+    table_caches: usize,
 }
 
 impl Simulation {
     pub fn new(opts: &Options) -> Simulation {
-        let (late, now): (Vec<PolicyKind>, Vec<PolicyKind>) = opts
+        let (late, now): (Vec<PolicySpec>, Vec<PolicySpec>) = opts
             .policies
             .iter()
+            .cloned()
             .partition(|p| p.needs_future() && !opts.future_known);
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let sweep = |p: &[PolicyKind]| {
-            let threads = opts.threads.unwrap_or(cores);
-            Sweep::with_threads(p, &opts.sizes, opts.unit, threads, opts.warmup)
-        };
+        let threads = opts.threads.unwrap_or(cores);
+        let sweep =
+            |p: &[PolicySpec]| Sweep::with_threads(p, &opts.sizes, opts.unit, threads, opts.warmup);
+        // The table's caches, then the curves' points in full when checked.
+        let mut caches: Vec<Cache> = now
+            .iter()
+            .flat_map(|p| opts.sizes.iter().map(move |&s| (p, s)))
+            .map(|(p, s)| Cache::of(p, s, opts.unit).with_warmup(opts.warmup))
+            .collect();
+        let table_caches = caches.len();
+        if let Some(c) = opts.curves.as_ref().filter(|c| c.check) {
+            for p in &c.policies {
+                for &s in &c.sizes {
+                    caches.push(Cache::of(p, s, opts.unit).with_warmup(opts.warmup));
+                }
+            }
+        }
+        let online = Sweep::of_caches(caches, opts.unit, threads);
         let offline = (!late.is_empty()).then(|| (sweep(&late), Vec::new()));
         Simulation {
-            online: sweep(&now),
+            online,
+            table_caches,
+            census: opts.census.then(Census::default),
+            mini: opts
+                .curves
+                .as_ref()
+                .map(|c| Miniature::new(&c.policies, &c.sizes, opts.unit, c.rate, opts.warmup)),
             offline,
             order: opts.policies.clone(),
-            mrc: (opts.mrc || opts.sizes.is_empty()).then(|| {
-                match opts.shards {
-                    Some(r) if r < 1.0 => StackDistances::sampled(opts.unit, r),
-                    _ => StackDistances::new(opts.unit),
-                }
-                .with_warmup(opts.warmup)
-            }),
+            mrc: (opts.mrc || (opts.sizes.is_empty() && !opts.census && opts.curves.is_none()))
+                .then(|| {
+                    match opts.shards {
+                        Some(r) if r < 1.0 => StackDistances::sampled(opts.unit, r),
+                        _ => StackDistances::new(opts.unit),
+                    }
+                    .with_warmup(opts.warmup)
+                }),
             sizes: opts.sizes.clone(),
             requests: 0,
             cpu: opts.cpu.clone(),
@@ -138,6 +229,16 @@ impl Simulation {
         }
         if let Some((_, buf)) = &mut self.offline {
             buf.push(req);
+        }
+        if let Some(m) = &mut self.mini {
+            m.access(&req);
+        }
+        if let Some(c) = &mut self.census {
+            c.ws.requests += 1;
+            if c.seen.insert(req.id) {
+                c.ws.objects += 1;
+                c.ws.bytes += req.size as u64;
+            }
         }
     }
 
@@ -168,6 +269,13 @@ impl Simulation {
     pub fn finish(self) -> SimReport {
         let online = self.online.finish();
         let (unit, mut caches) = (online.unit, online.caches);
+        let full: Vec<f64> = caches
+            .drain(self.table_caches..)
+            .map(|c| c.miss_ratio)
+            .collect();
+        let curves = self
+            .mini
+            .map(|m| m.finish((!full.is_empty()).then_some(&full[..])));
         if let Some((mut sweep, mut buf)) = self.offline {
             fill_next_access(&mut buf);
             for r in &buf {
@@ -176,7 +284,7 @@ impl Simulation {
             caches.extend(sweep.finish().caches);
         }
         // Back into the order the policies were asked for.
-        let names: Vec<&str> = self.order.iter().map(|p| p.build(1).name()).collect();
+        let names: Vec<String> = self.order.iter().map(|p| p.to_string()).collect();
         let rank = |name: &str| names.iter().position(|n| *n == name).unwrap_or(usize::MAX);
         caches.sort_by_key(|c| (rank(&c.policy), c.capacity));
         let mrc = self.mrc.map(|m| {
@@ -199,6 +307,8 @@ impl Simulation {
             table: (!caches.is_empty()).then_some(SweepReport { unit, caches }),
             mrc,
             lru_curve,
+            working_set: self.census.map(|c| c.ws),
+            curves,
             cpu: self.cpu.map(|m| match m {
                 CpuModel::Hierarchy(h) => CpuReport::Hierarchy(h.report()),
                 CpuModel::Cachegrind(c) => CpuReport::Cachegrind(c.report()),
@@ -225,6 +335,12 @@ pub struct SimReport {
     /// The LRU miss-ratio curve.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mrc: Option<MrcReport>,
+    /// Other policies' curves, by miniature simulation.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub curves: Option<MiniReport>,
+    /// The working set, when counted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub working_set: Option<WorkingSet>,
     /// The CPU caches' hits per level and average latency, or
     /// cachegrind's counters.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -249,6 +365,10 @@ impl SimReport {
             };
             curves.push((name.to_string(), self.lru_curve.clone()));
         }
+        if let Some(m) = &self.curves {
+            unit = Some(m.unit);
+            curves.extend(m.curves());
+        }
         let unit = match unit {
             Some(Unit::Bytes) => "bytes",
             _ => "objects",
@@ -268,11 +388,18 @@ impl fmt::Display for SimReport {
         } else {
             writeln!(f, "{} requests", self.requests)?;
         }
+        if let Some(w) = &self.working_set {
+            writeln!(f, "working set: {} objects, {} bytes", w.objects, w.bytes)?;
+        }
         if let Some(t) = &self.table {
             writeln!(f)?;
             write!(f, "{t}")?;
         }
         if let Some(m) = &self.mrc {
+            writeln!(f)?;
+            write!(f, "{m}")?;
+        }
+        if let Some(m) = &self.curves {
             writeln!(f)?;
             write!(f, "{m}")?;
         }

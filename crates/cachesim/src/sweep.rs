@@ -16,7 +16,7 @@ use std::thread::JoinHandle;
 use serde::Serialize;
 
 use crate::cache::{Cache, CacheReport, Unit};
-use crate::policy::PolicyKind;
+use crate::policy::PolicySpec;
 use crate::request::Request;
 
 /// Requests per batch handed to the workers.
@@ -49,7 +49,7 @@ enum Run {
 impl Sweep {
     /// One cache per policy and size, policies outermost, on as many
     /// threads as the machine has cores (at most one per cache).
-    pub fn new(policies: &[PolicyKind], sizes: &[u64], unit: Unit) -> Sweep {
+    pub fn new(policies: &[PolicySpec], sizes: &[u64], unit: Unit) -> Sweep {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         Sweep::with_threads(policies, sizes, unit, cores, 0)
     }
@@ -57,7 +57,7 @@ impl Sweep {
     /// The same on at most `threads` threads (1: on the caller's), the
     /// first `warmup` requests not counted.
     pub fn with_threads(
-        policies: &[PolicyKind],
+        policies: &[PolicySpec],
         sizes: &[u64],
         unit: Unit,
         threads: usize,
@@ -65,12 +65,18 @@ impl Sweep {
     ) -> Sweep {
         let caches: Vec<Cache> = policies
             .iter()
-            .flat_map(|&p| {
+            .flat_map(|p| {
                 sizes
                     .iter()
-                    .map(move |&s| Cache::new(p, s, unit).with_warmup(warmup))
+                    .map(move |&s| Cache::of(p, s, unit).with_warmup(warmup))
             })
             .collect();
+        Sweep::of_caches(caches, unit, threads)
+    }
+
+    /// Any caches of one unit, on at most `threads` threads; the report
+    /// keeps their order.
+    pub fn of_caches(caches: Vec<Cache>, unit: Unit, threads: usize) -> Sweep {
         let threads = threads.min(caches.len());
         if threads <= 1 {
             return Sweep {
@@ -212,9 +218,16 @@ impl fmt::Display for SweepReport {
             Unit::Objects => "objects",
             Unit::Bytes => "bytes",
         };
+        let w = self
+            .caches
+            .iter()
+            .map(|c| c.policy.len())
+            .max()
+            .unwrap_or(0)
+            .max(8);
         writeln!(
             f,
-            "{:<8} {:>14} {:>12} {:>12} {:>10} {:>10} {:>11}",
+            "{:<w$} {:>14} {:>12} {:>12} {:>10} {:>10} {:>11}",
             "policy",
             format!("size ({unit})"),
             "requests",
@@ -226,7 +239,7 @@ impl fmt::Display for SweepReport {
         for c in &self.caches {
             writeln!(
                 f,
-                "{:<8} {:>14} {:>12} {:>12} {:>10.6} {:>10.6} {:>11}",
+                "{:<w$} {:>14} {:>12} {:>12} {:>10.6} {:>10.6} {:>11}",
                 c.policy,
                 c.capacity,
                 c.stats.requests(),

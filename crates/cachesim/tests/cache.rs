@@ -303,14 +303,20 @@ proptest! {
                 Unit::Objects => vec![10, 100, 1000],
                 Unit::Bytes => vec![10_000, 500_000],
             };
-            let mut one = Sweep::with_threads(&PolicyKind::ALL, &sizes, unit, 1, 0);
-            let mut many = Sweep::with_threads(&PolicyKind::ALL, &sizes, unit, threads, 0);
+            // Every policy, and some with parameters and admission filters.
+            let mut specs: Vec<tramp_cachesim::PolicySpec> =
+                PolicyKind::ALL.iter().map(|&k| k.into()).collect();
+            for s in ["s3fifo:small=0.2:move=1", "lru+bloom", "fifo+prob:prob=0.3", "mq:lifetime=50+size:size=2000"] {
+                specs.push(s.parse().unwrap());
+            }
+            let mut one = Sweep::with_threads(&specs, &sizes, unit, 1, 0);
+            let mut many = Sweep::with_threads(&specs, &sizes, unit, threads, 0);
             for r in &reqs {
                 one.access(r);
                 many.access(r);
             }
             let (a, b) = (one.finish(), many.finish());
-            prop_assert_eq!(a.caches.len(), PolicyKind::ALL.len() * sizes.len());
+            prop_assert_eq!(a.caches.len(), specs.len() * sizes.len());
             prop_assert_eq!(format!("{:?}", a.caches), format!("{:?}", b.caches));
         }
     }

@@ -7,6 +7,7 @@
 //! parameters. Capacity and object charges share one unit: bytes, or 1 per
 //! object when a cache counts objects.
 
+pub mod admission;
 mod arc;
 mod clock;
 mod ghost;
@@ -19,6 +20,7 @@ mod s3fifo;
 mod sieve;
 mod size;
 mod slru;
+pub mod spec;
 mod twoq;
 
 pub use arc::Arc;
@@ -31,6 +33,7 @@ pub use s3fifo::S3Fifo;
 pub use sieve::Sieve;
 pub use size::Size;
 pub use slru::Slru;
+pub use spec::PolicySpec;
 pub use twoq::TwoQ;
 
 use std::fmt;

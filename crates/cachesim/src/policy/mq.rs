@@ -11,9 +11,6 @@
 use super::{Access, Policy, part};
 use crate::list::{List, NIL, Table};
 
-const QUEUES: usize = 8;
-const LIFETIME: u64 = 10_000;
-
 pub struct Mq {
     cap: u64,
     occupied: u64,
@@ -25,11 +22,13 @@ pub struct Mq {
     ghost_cap: u64,
     ghost_t: Table,
     ghost: List,
+    /// Clock ticks an object stays in its queue without a hit.
+    lifetime: u64,
 }
 
-fn queue_of(mut freq: u64) -> usize {
+fn queue_of(mut freq: u64, queues: usize) -> usize {
     let mut q = 0;
-    while freq > 1 && q < QUEUES - 1 {
+    while freq > 1 && q < queues - 1 {
         freq >>= 1;
         q += 1;
     }
@@ -38,16 +37,22 @@ fn queue_of(mut freq: u64) -> usize {
 
 impl Mq {
     pub fn new(capacity: u64) -> Mq {
+        Mq::with_params(capacity, 8, 10_000, 4.0)
+    }
+
+    /// libCacheSim's `n-queue`, `lifetime` and `Qout-size-ratio`.
+    pub fn with_params(capacity: u64, queues: usize, lifetime: u64, qout: f64) -> Mq {
         Mq {
             cap: capacity,
             occupied: 0,
             t: Table::default(),
-            queues: (0..QUEUES).map(|_| List::default()).collect(),
+            queues: (0..queues.max(1)).map(|_| List::default()).collect(),
             expire: Vec::new(),
             vtime: 0,
-            ghost_cap: part(capacity, 4.0),
+            ghost_cap: part(capacity, qout),
             ghost_t: Table::default(),
             ghost: List::default(),
+            lifetime,
         }
     }
 
@@ -58,13 +63,13 @@ impl Mq {
         if self.expire.len() <= i {
             self.expire.resize(i + 1, 0);
         }
-        self.expire[i] = self.vtime + LIFETIME;
+        self.expire[i] = self.vtime + self.lifetime;
     }
 
     /// Ticks the clock and lets each queue's expired tail down a queue.
     fn adjust(&mut self) {
         self.vtime += 1;
-        for k in 1..QUEUES {
+        for k in 1..self.queues.len() {
             let v = self.queues[k].tail;
             if v != NIL && self.expire[v as usize] < self.vtime {
                 self.queues[k].unlink(&mut self.t, v);
@@ -111,7 +116,7 @@ impl Policy for Mq {
             if self.t[s].freq < i32::MAX as u64 {
                 self.t[s].freq += 1;
             }
-            let q = queue_of(self.t[s].freq);
+            let q = queue_of(self.t[s].freq, self.queues.len());
             self.link(s, q);
             self.adjust();
             return true;
@@ -132,7 +137,7 @@ impl Policy for Mq {
         let s = self.t.insert(a.id, a.charge, 0);
         self.t[s].freq = freq;
         self.occupied += a.charge;
-        self.link(s, queue_of(freq));
+        self.link(s, queue_of(freq, self.queues.len()));
         self.adjust();
         false
     }

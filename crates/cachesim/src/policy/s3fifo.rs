@@ -14,7 +14,6 @@ use crate::policy::ghost::Ghost;
 
 const SMALL: u8 = 0;
 const MAIN: u8 = 1;
-const MOVE_TO_MAIN: u64 = 2;
 
 pub struct S3Fifo {
     cap: u64,
@@ -25,15 +24,18 @@ pub struct S3Fifo {
     main: List,
     ghost: Option<Ghost>,
     has_evicted: bool,
+    /// Hits a small-queue object needs to move to the main queue.
+    move_to_main: u64,
 }
 
 impl S3Fifo {
     pub fn new(capacity: u64) -> S3Fifo {
-        S3Fifo::with_ratios(capacity, 0.1, 0.9)
+        S3Fifo::with_params(capacity, 0.1, 0.9, 2)
     }
 
-    /// libCacheSim's `small-size-ratio` and `ghost-size-ratio`.
-    pub fn with_ratios(capacity: u64, small: f64, ghost: f64) -> S3Fifo {
+    /// libCacheSim's `small-size-ratio`, `ghost-size-ratio` and
+    /// `move-to-main-threshold`.
+    pub fn with_params(capacity: u64, small: f64, ghost: f64, move_to_main: u64) -> S3Fifo {
         let small_cap = part(capacity, small);
         let ghost_cap = part(capacity, ghost);
         S3Fifo {
@@ -45,6 +47,7 @@ impl S3Fifo {
             main: List::default(),
             ghost: (ghost_cap > 0).then(|| Ghost::new(ghost_cap)),
             has_evicted: false,
+            move_to_main,
         }
     }
 
@@ -61,7 +64,7 @@ impl S3Fifo {
         while self.small.bytes > 0 {
             let v = self.small.tail;
             self.small.unlink(&mut self.t, v);
-            if self.t[v].freq >= MOVE_TO_MAIN {
+            if self.t[v].freq >= self.move_to_main {
                 let n = &mut self.t[v];
                 n.freq = 0;
                 n.tag = MAIN;

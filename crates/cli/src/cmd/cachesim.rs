@@ -2,8 +2,10 @@
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use tramp_cachesim::sim::Options;
-use tramp_cachesim::{PolicyKind, Unit};
+use tramp_cachesim::mini::log_points;
+use tramp_cachesim::sim::{Curves, Options};
+use tramp_cachesim::units::CacheSize;
+use tramp_cachesim::{PolicyKind, PolicySpec, Unit};
 use tramp_cachetrace::{Keys, Layout, Mapping, simulate};
 use tramp_core::io::{Compression, Input, Output};
 
@@ -50,21 +52,42 @@ pub struct CachesimArgs {
     /// (default: detected).
     #[arg(long = "format", short = 'f')]
     pub format: Option<String>,
-    /// Policies, comma-separated.
+    /// Policies, comma-separated: NAME[:PARAM=VALUE…][+FILTER[:PARAM=VALUE…]],
+    /// parameters under libCacheSim's names (`s3fifo:small-size-ratio=0.2`,
+    /// or short: `s3fifo:small=0.2:move=1`, `2q:ain=0.3`,
+    /// `mq:lifetime=5000`), an admission filter after `+` (`lru+bloom`,
+    /// `fifo+prob:prob=0.3`, `lru+size:size=4096`, `lru+sizeprob`). Every
+    /// policy and parameter: docs/cachesim.md.
     #[arg(long, short = 'p', value_delimiter = ',', default_value = "lru")]
     pub policy: Vec<String>,
     /// Cache sizes, comma-separated, in objects (or bytes with --bytes);
     /// k, M, G, T suffixes multiply by 1024s with --bytes, by 1000s without
     /// (`-s 1k` is 1,000 objects, `--bytes -s 1k` 1,024 bytes; `1.5M` works).
+    /// A number below 1 or a percentage is a fraction of the working set
+    /// (`-s 0.001,0.01,10%`: distinct objects, or their bytes), counted by
+    /// a first pass over the file.
     #[arg(long, short = 's', value_delimiter = ',')]
     pub size: Vec<String>,
     /// Sizes are bytes and each object charges its size (default: objects,
     /// each of size 1, as libCacheSim's ignore_obj_size).
     #[arg(long)]
     pub bytes: bool,
-    /// Also compute the LRU miss-ratio curve (exact, stack distances).
+    /// Miss-ratio curves: `--mrc` alone, LRU's exact curve from stack
+    /// distances; `--mrc=lru,s3fifo,2q` also any other policy's, by
+    /// miniature simulation (the objects sampled at --mini-rate fed to
+    /// caches scaled down by it), at the --size points or 20 points from
+    /// 0.1% to 100% of the working set.
+    #[arg(long, value_name = "POLICIES", num_args = 0..=1, require_equals = true,
+          value_delimiter = ',', default_missing_value = "lru")]
+    pub mrc: Option<Vec<String>>,
+    /// Sampling rate of the miniature simulations (0 < RATE ≤ 1).
+    #[arg(long, value_name = "RATE", default_value_t = 0.01)]
+    pub mini_rate: f64,
+    /// Also simulate every point of the miniature curves in full and
+    /// report each curve's mean absolute error (over the points whose
+    /// scaled cache holds at least 100 objects).
     #[arg(long)]
-    pub mrc: bool,
+    pub mrc_check: bool,
     /// Sample the curve with SHARDS at this rate (0 < RATE < 1).
     #[arg(long, value_name = "RATE")]
     pub shards: Option<f64>,
@@ -114,10 +137,10 @@ pub struct CachesimArgs {
     #[arg(long, value_name = "OUT.lcs")]
     pub lcs: Option<String>,
     /// Requests that warm the caches before counting starts: the first N
-    /// requests fill the caches (and the LRU curve's stack) and are left
-    /// out of every ratio.
-    #[arg(long, value_name = "N", default_value_t = 0)]
-    pub warmup: u64,
+    /// requests (or a fraction of them: `0.2`, `20%`) fill the caches (and
+    /// the curves' stacks) and are left out of every ratio.
+    #[arg(long, value_name = "N", default_value = "0")]
+    pub warmup: String,
     /// Threads the caches run on (default: one per core; the trace is
     /// still read once, and each cache sees every request in order, so the
     /// results do not depend on it).
@@ -139,45 +162,52 @@ pub struct CachesimArgs {
 
 /// A cache size: objects counted decimally, bytes binary (see
 /// `tramp_cachesim::units`); a cache needs a size above 0.
-fn parse_size(s: &str, bytes: bool) -> Result<u64> {
-    let unit = if bytes { Unit::Bytes } else { Unit::Objects };
-    match tramp_cachesim::units::parse(s, unit) {
-        Ok(0) => bail!("size {s:?}: a cache needs a size above 0"),
+fn parse_size(s: &str, unit: Unit) -> Result<CacheSize> {
+    match CacheSize::parse(s, unit) {
+        Ok(CacheSize::Units(0)) => bail!("size {s:?}: a cache needs a size above 0"),
         Ok(v) => Ok(v),
         Err(e) => bail!("size {e}"),
     }
 }
 
 pub fn run(a: CachesimArgs) -> Result<()> {
+    let unit = if a.bytes { Unit::Bytes } else { Unit::Objects };
     let policies = a
         .policy
         .iter()
-        .map(|p| p.parse::<PolicyKind>())
+        .map(|p| p.parse::<PolicySpec>())
         .collect::<Result<Vec<_>, _>>()?;
     let sizes = a
         .size
         .iter()
-        .map(|s| parse_size(s, a.bytes))
+        .map(|s| parse_size(s, unit))
         .collect::<Result<Vec<_>>>()?;
+    let warmup =
+        CacheSize::parse(&a.warmup, Unit::Objects).map_err(|e| anyhow::anyhow!("--warmup {e}"))?;
+    let mrc = a.mrc.clone().unwrap_or_default();
+    let lru = PolicySpec::from(PolicyKind::Lru);
+    let mini = mrc
+        .iter()
+        .map(|p| p.parse::<PolicySpec>())
+        .filter(|p| !matches!(p, Ok(p) if *p == lru))
+        .collect::<Result<Vec<_>, _>>()?;
+    if mini.iter().any(PolicySpec::needs_future) {
+        bail!("--mrc: OPT's curve comes from -p opt at the sizes wanted, not a miniature");
+    }
     if let Some(r) = a.shards
         && !(r > 0.0 && r <= 1.0)
     {
         bail!("--shards {r}: the sampling rate must be above 0 and at most 1");
     }
+    if !(a.mini_rate > 0.0 && a.mini_rate <= 1.0) {
+        bail!(
+            "--mini-rate {}: the sampling rate must be above 0 and at most 1",
+            a.mini_rate
+        );
+    }
     if a.line == 0 || !a.line.is_power_of_two() {
         bail!("--line {}: a cache line is a power of two bytes", a.line);
     }
-    let opts = Options {
-        policies,
-        sizes,
-        unit: if a.bytes { Unit::Bytes } else { Unit::Objects },
-        mrc: a.mrc || a.shards.is_some() || a.svg.is_some(),
-        shards: a.shards,
-        future_known: false,
-        cpu: a.cpu.as_deref().map(str::parse).transpose()?,
-        threads: a.threads,
-        warmup: a.warmup,
-    };
     let mapping = Mapping {
         line: a.line,
         keys: a
@@ -197,6 +227,47 @@ pub fn run(a: CachesimArgs) -> Result<()> {
         Some(_) => Layout::Tramp(&tramp_desc::format::DESC),
         None => Layout::detect(&input, a.format.as_deref())
             .with_context(|| format!("reading {}", a.input))?,
+    };
+    // Fractions need the working set first: one pass more over the file.
+    let census = sizes.iter().any(|s| s.is_fraction())
+        || warmup.is_fraction()
+        || (!mini.is_empty() && sizes.is_empty());
+    let ws = match census {
+        false => Default::default(),
+        true if a.input == "-" => bail!(
+            "sizes as fractions of the working set, a --warmup fraction and --mrc curves without --size read the trace twice: give a file, not a pipe"
+        ),
+        true => {
+            let again = Input::open(&a.input).with_context(|| format!("opening {}", a.input))?;
+            let out = simulate(again, layout, &Options::census(unit), &mapping, None)
+                .with_context(|| format!("counting the working set of {}", a.input))?;
+            out.report.working_set.unwrap_or_default()
+        }
+    };
+    let sizes: Vec<u64> = sizes.iter().map(|s| s.resolve(ws.size(unit))).collect();
+    let opts = Options {
+        curves: (!mini.is_empty()).then(|| Curves {
+            policies: mini,
+            sizes: match sizes.is_empty() {
+                true => log_points(ws.size(unit), 20),
+                false => sizes.clone(),
+            },
+            rate: a.mini_rate,
+            check: a.mrc_check,
+        }),
+        policies,
+        sizes,
+        unit,
+        mrc: mrc.contains(&"lru".to_string()) || a.shards.is_some() || a.svg.is_some(),
+        shards: a.shards,
+        future_known: false,
+        cpu: a.cpu.as_deref().map(str::parse).transpose()?,
+        threads: a.threads,
+        warmup: match warmup {
+            CacheSize::Units(n) => n,
+            f => f.resolve(ws.requests),
+        },
+        census,
     };
     // Created before the simulation: an output that cannot be written
     // (onto the input, into a missing directory) is refused before the work.

@@ -1,0 +1,337 @@
+//! A policy as `--policy` writes it: a name, parameters under libCacheSim's
+//! names (`s3fifo:small-size-ratio=0.2`, short forms such as `small=0.2`
+//! too), and an admission filter after a `+` (`lru+bloom`). Parsing checks
+//! every name and range, so a cache is only built from a valid spec.
+
+use std::fmt;
+use std::str::FromStr;
+
+use super::admission::AdmissionSpec;
+use super::{Policy, PolicyKind, UnknownPolicy};
+
+/// One parameter a policy (or admission filter) takes.
+pub(crate) struct ParamDef {
+    /// libCacheSim's name (as its `-e` option and `*_parse_params` spell it).
+    name: &'static str,
+    /// Other spellings accepted.
+    aliases: &'static [&'static str],
+    default: f64,
+    /// Accepted range, inclusive; whole numbers only when `integer`.
+    min: f64,
+    max: f64,
+    integer: bool,
+}
+
+const fn ratio(name: &'static str, aliases: &'static [&'static str], default: f64) -> ParamDef {
+    param(name, aliases, default, 0.0, 1.0, false)
+}
+
+const fn whole(
+    name: &'static str,
+    aliases: &'static [&'static str],
+    default: f64,
+    min: f64,
+    max: f64,
+) -> ParamDef {
+    param(name, aliases, default, min, max, true)
+}
+
+/// The parameters of `kind`, with libCacheSim 0.3.5's defaults.
+fn defs(kind: PolicyKind) -> &'static [ParamDef] {
+    const S3FIFO: &[ParamDef] = &[
+        ratio("small-size-ratio", &["small", "fifo-size-ratio"], 0.1),
+        ParamDef {
+            max: 64.0,
+            ..ratio("ghost-size-ratio", &["ghost"], 0.9)
+        },
+        whole("move-to-main-threshold", &["move"], 2.0, 1.0, 255.0),
+    ];
+    const TWOQ: &[ParamDef] = &[
+        ratio("Ain-size-ratio", &["ain"], 0.25),
+        ParamDef {
+            max: 64.0,
+            ..ratio("Aout-size-ratio", &["aout"], 0.5)
+        },
+    ];
+    const MQ: &[ParamDef] = &[
+        whole("n-queue", &["queues"], 8.0, 1.0, 64.0),
+        whole("lifetime", &[], 10_000.0, 1.0, 1e15),
+        ParamDef {
+            max: 64.0,
+            ..ratio("Qout-size-ratio", &["qout"], 4.0)
+        },
+    ];
+    const CLOCK: &[ParamDef] = &[whole("n-bit-counter", &["bits"], 1.0, 1.0, 3.0)];
+    const SLRU: &[ParamDef] = &[whole("n-seg", &["segments"], 4.0, 1.0, 16.0)];
+    match kind {
+        PolicyKind::S3Fifo => S3FIFO,
+        PolicyKind::TwoQ => TWOQ,
+        PolicyKind::Mq => MQ,
+        PolicyKind::Clock { .. } => CLOCK,
+        PolicyKind::Slru { .. } => SLRU,
+        _ => &[],
+    }
+}
+
+/// A policy with its parameters and admission filter.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PolicySpec {
+    pub kind: PolicyKind,
+    /// Parameters set explicitly, by libCacheSim's name (those a
+    /// [`PolicyKind`] variant carries, such as CLOCK's bits, are folded
+    /// into the kind instead).
+    params: Vec<(&'static str, f64)>,
+    /// Objects a miss brings in only when the filter admits them.
+    pub admission: Option<AdmissionSpec>,
+}
+
+impl From<PolicyKind> for PolicySpec {
+    fn from(kind: PolicyKind) -> PolicySpec {
+        PolicySpec {
+            kind,
+            params: Vec::new(),
+            admission: None,
+        }
+    }
+}
+
+impl PolicySpec {
+    /// The value of parameter `name` (libCacheSim's name): set, or the
+    /// default.
+    pub fn param(&self, name: &str) -> f64 {
+        self.params
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|p| p.1)
+            .or_else(|| {
+                defs(self.kind)
+                    .iter()
+                    .find(|d| d.name == name)
+                    .map(|d| d.default)
+            })
+            .unwrap_or_else(|| panic!("{} has no parameter {name}", self.kind))
+    }
+
+    /// A cache of this policy holding `capacity` units (with its admission
+    /// filter in front).
+    pub fn build(&self, capacity: u64) -> Box<dyn Policy> {
+        use super::*;
+        let p = |n| self.param(n);
+        let policy: Box<dyn Policy> = match self.kind {
+            PolicyKind::S3Fifo => Box::new(S3Fifo::with_params(
+                capacity,
+                p("small-size-ratio"),
+                p("ghost-size-ratio"),
+                p("move-to-main-threshold") as u64,
+            )),
+            PolicyKind::TwoQ => Box::new(TwoQ::with_ratios(
+                capacity,
+                p("Ain-size-ratio"),
+                p("Aout-size-ratio"),
+            )),
+            PolicyKind::Mq => Box::new(Mq::with_params(
+                capacity,
+                p("n-queue") as usize,
+                p("lifetime") as u64,
+                p("Qout-size-ratio"),
+            )),
+            kind => kind.build(capacity),
+        };
+        match &self.admission {
+            Some(a) => a.wrap(policy),
+            None => policy,
+        }
+    }
+
+    /// Whether the policy needs next-access times.
+    pub fn needs_future(&self) -> bool {
+        self.kind.needs_future()
+    }
+}
+
+impl fmt::Display for PolicySpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.kind)?;
+        for (n, v) in &self.params {
+            write!(f, ":{n}={v}")?;
+        }
+        if let Some(a) = &self.admission {
+            write!(f, "+{a}")?;
+        }
+        Ok(())
+    }
+}
+
+/// A `--policy` argument that does not parse.
+#[derive(Debug, thiserror::Error)]
+pub enum SpecError {
+    #[error(transparent)]
+    Unknown(#[from] UnknownPolicy),
+    #[error("{policy}: no parameter {name:?} (it takes: {known})")]
+    NoParam {
+        policy: String,
+        name: String,
+        known: String,
+    },
+    #[error("{policy}: parameter {text:?} is not NAME=VALUE")]
+    Malformed { policy: String, text: String },
+    #[error("{policy}: {name}={value}: {why}")]
+    Value {
+        policy: String,
+        name: &'static str,
+        value: String,
+        why: String,
+    },
+    #[error("admission filter {0}")]
+    Admission(String),
+}
+
+/// `NAME[:PARAM=VALUE]…`: the parameters checked against the ranges the
+/// policy (or filter) accepts.
+pub(crate) fn parse_params(
+    owner: &str,
+    text: &str,
+    defs: &'static [ParamDef],
+) -> Result<Vec<(&'static str, f64)>, SpecError> {
+    let mut out: Vec<(&'static str, f64)> = Vec::new();
+    for item in text.split(':').filter(|s| !s.is_empty()) {
+        let Some((name, value)) = item.split_once('=') else {
+            return Err(SpecError::Malformed {
+                policy: owner.to_string(),
+                text: item.to_string(),
+            });
+        };
+        let name = name.trim();
+        let Some(def) = defs.iter().find(|d| {
+            d.name.eq_ignore_ascii_case(name)
+                || d.aliases.iter().any(|a| a.eq_ignore_ascii_case(name))
+        }) else {
+            let known = if defs.is_empty() {
+                "none".to_string()
+            } else {
+                defs.iter().map(|d| d.name).collect::<Vec<_>>().join(", ")
+            };
+            return Err(SpecError::NoParam {
+                policy: owner.to_string(),
+                name: name.to_string(),
+                known,
+            });
+        };
+        let bad = |why: String| SpecError::Value {
+            policy: owner.to_string(),
+            name: def.name,
+            value: value.to_string(),
+            why,
+        };
+        let v: f64 = value
+            .trim()
+            .parse()
+            .map_err(|_| bad("not a number".into()))?;
+        if !(v >= def.min && v <= def.max) {
+            return Err(bad(format!("outside {}..={}", def.min, def.max)));
+        }
+        if def.integer && v.fract() != 0.0 {
+            return Err(bad("a whole number is needed".into()));
+        }
+        out.retain(|(n, _)| *n != def.name);
+        out.push((def.name, v));
+    }
+    Ok(out)
+}
+
+pub(crate) const fn param(
+    name: &'static str,
+    aliases: &'static [&'static str],
+    default: f64,
+    min: f64,
+    max: f64,
+    integer: bool,
+) -> ParamDef {
+    ParamDef {
+        name,
+        aliases,
+        default,
+        min,
+        max,
+        integer,
+    }
+}
+
+pub(crate) fn default_of(defs: &'static [ParamDef], name: &str) -> f64 {
+    defs.iter()
+        .find(|d| d.name == name)
+        .map(|d| d.default)
+        .unwrap_or(0.0)
+}
+
+impl FromStr for PolicySpec {
+    type Err = SpecError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let (policy, admission) = match s.split_once('+') {
+            Some((p, a)) => (p, Some(a.parse::<AdmissionSpec>()?)),
+            None => (s, None),
+        };
+        let (name, rest) = policy.split_once(':').unwrap_or((policy, ""));
+        let mut kind: PolicyKind = name.trim().parse()?;
+        let mut params = parse_params(name, rest, defs(kind))?;
+        // Parameters a kind carries become the kind.
+        params.retain(|&(n, v)| match (n, &mut kind) {
+            ("n-bit-counter", PolicyKind::Clock { bits }) => {
+                *bits = v as u8;
+                false
+            }
+            ("n-seg", PolicyKind::Slru { segments }) => {
+                *segments = v as u8;
+                false
+            }
+            _ => true,
+        });
+        // Defaults written out change nothing: one spelling per cache.
+        params.retain(|&(n, v)| defs(kind).iter().any(|d| d.name == n && d.default != v));
+        Ok(PolicySpec {
+            kind,
+            params,
+            admission,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parameters_under_libcachesim_names_and_short_ones() {
+        let s: PolicySpec = "s3fifo:small=0.2:move-to-main-threshold=1".parse().unwrap();
+        assert_eq!(s.param("small-size-ratio"), 0.2);
+        assert_eq!(s.param("ghost-size-ratio"), 0.9);
+        assert_eq!(s.param("move-to-main-threshold"), 1.0);
+        assert_eq!(
+            s.to_string(),
+            "s3fifo:small-size-ratio=0.2:move-to-main-threshold=1"
+        );
+        let c: PolicySpec = "clock:n-bit-counter=2".parse().unwrap();
+        assert_eq!(c.kind, PolicyKind::Clock { bits: 2 });
+        assert_eq!(c.to_string(), "clock2");
+        let d: PolicySpec = "2q:Ain-size-ratio=0.25".parse().unwrap();
+        assert_eq!(d.to_string(), "2q");
+    }
+
+    #[test]
+    fn bad_parameters_are_named() {
+        let e = "lru:x=1".parse::<PolicySpec>().unwrap_err().to_string();
+        assert!(e.contains("no parameter \"x\""), "{e}");
+        let e = "s3fifo:small=1.5"
+            .parse::<PolicySpec>()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("outside 0..=1"), "{e}");
+        let e = "mq:n-queue=2.5"
+            .parse::<PolicySpec>()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("whole number"), "{e}");
+        let e = "mq:lifetime".parse::<PolicySpec>().unwrap_err().to_string();
+        assert!(e.contains("NAME=VALUE"), "{e}");
+    }
+}
