@@ -25,7 +25,31 @@ POLICIES = {
     "size": lambda n: lcs.Size(n),
     "mq": lambda n: lcs.MQ(n),
 }
-# Only these when named on the command line (golden.py TRACE.csv slru size).
+# Policies with parameters and admission filters, as tramp's --policy
+# spells them.
+SPECS = {
+    "s3fifo:small-size-ratio=0.2:move-to-main-threshold=1":
+        lambda n: lcs.S3FIFO(n, small_size_ratio=0.2, move_to_main_threshold=1),
+    "2q:Ain-size-ratio=0.3:Aout-size-ratio=0.8":
+        lambda n: lcs.TwoQ(n, a_in_size_ratio=0.3, a_out_size_ratio=0.8),
+    "mq:n-queue=4:lifetime=2000:Qout-size-ratio=2":
+        lambda n: lcs.MQ(n, n_queue=4, lifetime=2000, qout_size_ratio=2.0),
+    "clock2": lambda n: lcs.Clock(n, n_bit_counter=2),
+    "lru+bloom": lambda n: lcs.LRU(n, admissioner=lcs.BloomFilterAdmissioner()),
+    "s3fifo+bloom": lambda n: lcs.S3FIFO(n, admissioner=lcs.BloomFilterAdmissioner()),
+    "fifo+prob": lambda n: lcs.FIFO(n, admissioner=lcs.ProbAdmissioner(0.5)),
+    "lru+prob:prob=0.2": lambda n: lcs.LRU(n, admissioner=lcs.ProbAdmissioner(0.2)),
+    "lru+size:size=1000": lambda n: lcs.LRU(n, admissioner=lcs.SizeAdmissioner(1000)),
+    "lru+sizeprob:exponent=0.001":
+        lambda n: lcs.LRU(n, admissioner=lcs.SizeProbabilisticAdmissioner(0.001)),
+}
+# Those drawing from libCacheSim's generator, whose state is per thread and
+# carries over from one cache to the next: each runs in a process of its
+# own, so that it draws from the seed as a fresh process does.
+FRESH = {"fifo+prob", "lru+prob:prob=0.2", "lru+sizeprob:exponent=0.001"}
+SPEC_SIZES = [1000, 5000, 20000]
+# Only these when named on the command line (golden.py TRACE.csv slru size;
+# golden.py TRACE.csv specs for the table of SPECS).
 if len(sys.argv) > 2:
     POLICIES = {k: v for k, v in POLICIES.items() if k in sys.argv[2:]}
 
@@ -56,8 +80,39 @@ def to_oracle(csv_path, out_path):
             out.write(struct.pack("<IQIq", t, obj, size, nxt))
 
 
+def one(spec, n, by_bytes, oracle):
+    """One cache's (misses, byte miss ratio), in this process."""
+    reader = lcs.TraceReader(oracle, lcs.TraceType.ORACLE_GENERAL_TRACE,
+                             lcs.ReaderInitParam(ignore_obj_size=not by_bytes))
+    miss_ratio, byte_miss_ratio = SPECS[spec](n).process_trace(reader)
+    return round(miss_ratio * 1000000), byte_miss_ratio
+
+
+def fresh(spec, n, by_bytes, oracle):
+    import subprocess
+    out = subprocess.run([sys.executable, __file__, "--one", spec, str(n),
+                          "bytes" if by_bytes else "objects", oracle],
+                         check=True, capture_output=True, text=True).stdout.split()
+    return int(out[0]), float(out[1])
+
+
+def specs(path):
+    oracle = path + ".oracleGeneral"
+    to_oracle(path, oracle)
+    print("// spec, unit, size, misses, byte miss ratio")
+    for spec in SPECS:
+        run = fresh if spec in FRESH else one
+        for by_bytes, sizes in ((False, SPEC_SIZES), (True, BYTE_SIZES)):
+            for n in sizes:
+                misses, bmr = run(spec, n, by_bytes, oracle)
+                unit = "Unit::Bytes" if by_bytes else "Unit::Objects"
+                print(f'("{spec}", {unit}, {n}, {misses}, {bmr:.6f}),')
+
+
 def main():
     path = sys.argv[1]
+    if len(sys.argv) > 2 and sys.argv[2] == "specs":
+        return specs(path)
     oracle = path + ".oracleGeneral"
     to_oracle(path, oracle)
     print("// policy, size, misses (of 1000000 requests)")
@@ -81,4 +136,8 @@ def main():
             print(f'("{name}", {n}, {round(miss_ratio * 1000000)}, {byte_miss_ratio:.6f}),')
 
 
-main()
+if len(sys.argv) > 1 and sys.argv[1] == "--one":
+    misses, bmr = one(sys.argv[2], int(sys.argv[3]), sys.argv[4] == "bytes", sys.argv[5])
+    print(misses, bmr)
+else:
+    main()

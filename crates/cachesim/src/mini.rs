@@ -24,7 +24,8 @@ use rustc_hash::FxHashSet;
 use serde::Serialize;
 
 use crate::cache::{Cache, Unit};
-use crate::policy::PolicySpec;
+use crate::policy::spec::SpecError;
+use crate::policy::{PolicyKind, PolicySpec};
 use crate::request::Request;
 use tramp_core::rng::mix;
 
@@ -32,6 +33,28 @@ use tramp_core::rng::mix;
 const MODULUS: u64 = 1 << 24;
 /// Objects a scaled cache needs for its point to count as reliable.
 pub const MIN_OBJECTS: f64 = 100.0;
+
+/// Which curves a `--mrc` list asks for: whether LRU's (exact, from
+/// stack distances) and the other policies' (miniature). OPT is refused:
+/// its miniature would need the sample's own future.
+pub fn curve_policies(list: &[String]) -> Result<(bool, Vec<PolicySpec>), SpecError> {
+    let lru = PolicySpec::from(PolicyKind::Lru);
+    let mut exact_lru = false;
+    let mut others = Vec::new();
+    for p in list {
+        let spec: PolicySpec = p.parse()?;
+        if spec == lru {
+            exact_lru = true;
+        } else if spec.needs_future() {
+            return Err(SpecError::Refused(format!(
+                "{spec}: no miniature curve (it would need the sample's own future); -p {spec} at the sizes wanted gives its points"
+            )));
+        } else {
+            others.push(spec);
+        }
+    }
+    Ok((exact_lru, others))
+}
 
 /// `n` points spread evenly on a log scale from 0.1% to 100% of a
 /// working set of `ws` units (distinct, at least 1 each).

@@ -174,3 +174,98 @@ fn every_policy_matches_libcachesim_by_bytes() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// Policies with parameters (libCacheSim's names) and admission filters,
+/// from `bench/cachesim/golden.py TRACE.csv specs` (those drawing random
+/// numbers ran each in a fresh process, as libCacheSim's generator state
+/// is per thread): spec, unit, capacity, misses, byte miss ratio.
+#[rustfmt::skip]
+const GOLDEN_SPECS: &[(&str, Unit, u64, u64, f64)] = &[
+    ("s3fifo:small-size-ratio=0.2:move-to-main-threshold=1", Unit::Objects, 1000, 335023, 0.335023),
+    ("s3fifo:small-size-ratio=0.2:move-to-main-threshold=1", Unit::Objects, 5000, 243994, 0.243994),
+    ("s3fifo:small-size-ratio=0.2:move-to-main-threshold=1", Unit::Objects, 20000, 181670, 0.181670),
+    ("s3fifo:small-size-ratio=0.2:move-to-main-threshold=1", Unit::Bytes, 100000, 388578, 0.422064),
+    ("s3fifo:small-size-ratio=0.2:move-to-main-threshold=1", Unit::Bytes, 1000000, 248777, 0.258524),
+    ("s3fifo:small-size-ratio=0.2:move-to-main-threshold=1", Unit::Bytes, 10000000, 157072, 0.157641),
+    ("2q:Ain-size-ratio=0.3:Aout-size-ratio=0.8", Unit::Objects, 1000, 320390, 0.320390),
+    ("2q:Ain-size-ratio=0.3:Aout-size-ratio=0.8", Unit::Objects, 5000, 230991, 0.230991),
+    ("2q:Ain-size-ratio=0.3:Aout-size-ratio=0.8", Unit::Objects, 20000, 180366, 0.180366),
+    ("2q:Ain-size-ratio=0.3:Aout-size-ratio=0.8", Unit::Bytes, 100000, 378467, 0.410846),
+    ("2q:Ain-size-ratio=0.3:Aout-size-ratio=0.8", Unit::Bytes, 1000000, 238135, 0.246933),
+    ("2q:Ain-size-ratio=0.3:Aout-size-ratio=0.8", Unit::Bytes, 10000000, 165828, 0.167722),
+    ("mq:n-queue=4:lifetime=2000:Qout-size-ratio=2", Unit::Objects, 1000, 333825, 0.333825),
+    ("mq:n-queue=4:lifetime=2000:Qout-size-ratio=2", Unit::Objects, 5000, 260373, 0.260373),
+    ("mq:n-queue=4:lifetime=2000:Qout-size-ratio=2", Unit::Objects, 20000, 190684, 0.190684),
+    ("mq:n-queue=4:lifetime=2000:Qout-size-ratio=2", Unit::Bytes, 100000, 427896, 0.468500),
+    ("mq:n-queue=4:lifetime=2000:Qout-size-ratio=2", Unit::Bytes, 1000000, 264378, 0.279195),
+    ("mq:n-queue=4:lifetime=2000:Qout-size-ratio=2", Unit::Bytes, 10000000, 159792, 0.160870),
+    ("clock2", Unit::Objects, 1000, 353542, 0.353542),
+    ("clock2", Unit::Objects, 5000, 262072, 0.262072),
+    ("clock2", Unit::Objects, 20000, 190126, 0.190126),
+    ("clock2", Unit::Bytes, 100000, 400407, 0.429479),
+    ("clock2", Unit::Bytes, 1000000, 264728, 0.277452),
+    ("clock2", Unit::Bytes, 10000000, 158493, 0.159010),
+    ("lru+bloom", Unit::Objects, 1000, 401008, 0.401008),
+    ("lru+bloom", Unit::Objects, 5000, 308771, 0.308771),
+    ("lru+bloom", Unit::Objects, 20000, 241882, 0.241882),
+    ("lru+bloom", Unit::Bytes, 100000, 447960, 0.466474),
+    ("lru+bloom", Unit::Bytes, 1000000, 312928, 0.317350),
+    ("lru+bloom", Unit::Bytes, 10000000, 223860, 0.215248),
+    ("s3fifo+bloom", Unit::Objects, 1000, 373184, 0.373184),
+    ("s3fifo+bloom", Unit::Objects, 5000, 285510, 0.285510),
+    ("s3fifo+bloom", Unit::Objects, 20000, 239265, 0.239265),
+    ("s3fifo+bloom", Unit::Bytes, 100000, 427381, 0.449570),
+    ("s3fifo+bloom", Unit::Bytes, 1000000, 289300, 0.286429),
+    ("s3fifo+bloom", Unit::Bytes, 10000000, 224361, 0.215814),
+    ("fifo+prob", Unit::Objects, 1000, 452617, 0.452617),
+    ("fifo+prob", Unit::Objects, 5000, 349202, 0.349202),
+    ("fifo+prob", Unit::Objects, 20000, 265792, 0.265792),
+    ("fifo+prob", Unit::Bytes, 100000, 504599, 0.531823),
+    ("fifo+prob", Unit::Bytes, 1000000, 353214, 0.369135),
+    ("fifo+prob", Unit::Bytes, 10000000, 225259, 0.221628),
+    ("lru+prob:prob=0.2", Unit::Objects, 1000, 460879, 0.460879),
+    ("lru+prob:prob=0.2", Unit::Objects, 5000, 353576, 0.353576),
+    ("lru+prob:prob=0.2", Unit::Objects, 20000, 291167, 0.291167),
+    ("lru+prob:prob=0.2", Unit::Bytes, 100000, 512764, 0.545322),
+    ("lru+prob:prob=0.2", Unit::Bytes, 1000000, 358351, 0.359829),
+    ("lru+prob:prob=0.2", Unit::Bytes, 10000000, 279305, 0.267231),
+    ("lru+size:size=1000", Unit::Objects, 1000, 358717, 0.358717),
+    ("lru+size:size=1000", Unit::Objects, 5000, 266759, 0.266759),
+    ("lru+size:size=1000", Unit::Objects, 20000, 191436, 0.191436),
+    ("lru+size:size=1000", Unit::Bytes, 100000, 404596, 0.505127),
+    ("lru+size:size=1000", Unit::Bytes, 1000000, 275146, 0.389632),
+    ("lru+size:size=1000", Unit::Bytes, 10000000, 175421, 0.299980),
+    ("lru+sizeprob:exponent=0.001", Unit::Objects, 1000, 358809, 0.358809),
+    ("lru+sizeprob:exponent=0.001", Unit::Objects, 5000, 266821, 0.266821),
+    ("lru+sizeprob:exponent=0.001", Unit::Objects, 20000, 191492, 0.191492),
+    ("lru+sizeprob:exponent=0.001", Unit::Bytes, 100000, 409671, 0.505546),
+    ("lru+sizeprob:exponent=0.001", Unit::Bytes, 1000000, 273508, 0.338531),
+    ("lru+sizeprob:exponent=0.001", Unit::Bytes, 10000000, 167986, 0.201960),
+];
+
+#[test]
+fn parameters_and_admission_filters_match_libcachesim() {
+    let reqs = twitter();
+    let mut wrong = Vec::new();
+    for &(spec, unit, size, want, want_bytes) in GOLDEN_SPECS {
+        let parsed: tramp_cachesim::PolicySpec = spec.parse().unwrap();
+        assert_eq!(parsed.to_string(), spec, "one spelling per cache");
+        let mut c = Cache::of(&parsed, size, unit);
+        for r in &reqs {
+            c.access(r);
+        }
+        let s = c.stats();
+        // By object count libCacheSim's sizes are all 1: its byte miss
+        // ratio is the miss ratio, and only the misses compare.
+        let bytes_differ = unit == Unit::Bytes && (s.byte_miss_ratio() - want_bytes).abs() > 5e-7;
+        if s.misses() != want || bytes_differ {
+            wrong.push(format!(
+                "{spec} {size} {unit:?}: {} misses, byte miss ratio {:.6}; libCacheSim {want}, {want_bytes}",
+                s.misses(),
+                s.byte_miss_ratio()
+            ));
+        }
+        assert!(c.policy().occupied() <= size);
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}

@@ -561,6 +561,18 @@ pub fn simulate(
     })
 }
 
+/// The trace's length and working set, by a pass of its own (for sizes
+/// and a warm-up given as fractions of them).
+pub fn working_set(
+    input: Input,
+    layout: Layout,
+    unit: tramp_cachesim::Unit,
+    mapping: &Mapping,
+) -> Result<tramp_cachesim::sim::WorkingSet, Error> {
+    let out = simulate(input, layout, &Options::census(unit), mapping, None)?;
+    Ok(out.report.working_set.unwrap_or_default())
+}
+
 /// The requests simulated, written as libCacheSim's lcs (version 2): the
 /// clock time of each is its number (the trace's times are not carried
 /// through the simulation), and the next-access times are computed again

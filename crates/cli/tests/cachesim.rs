@@ -290,3 +290,86 @@ fn warmup_and_threads() {
         .unwrap_or_else(|| panic!("{curve}"));
     assert!((at["miss_ratio"].as_f64().unwrap() - misses as f64 / 600_000.0).abs() < 1e-9);
 }
+
+#[test]
+fn sizes_and_warmup_as_fractions_of_the_working_set() {
+    // The working set, counted here from the csv: distinct objects.
+    let csv = zstd::decode_all(std::fs::File::open(twitter()).unwrap()).unwrap();
+    let ids: std::collections::HashSet<&str> = std::str::from_utf8(&csv)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| l.split(',').nth(1).unwrap().trim())
+        .collect();
+    let ws = ids.len() as f64;
+    let run = |extra: &[&str]| -> serde_json::Value {
+        let tw = twitter();
+        let mut args = vec!["cachesim", "--json", "-p", "lru,s3fifo"];
+        args.extend_from_slice(extra);
+        args.push(&tw);
+        serde_json::from_str(&ok(&tramp(&args))).unwrap()
+    };
+    let frac = run(&["-s", "1%,0.1", "--warmup", "40%"]);
+    let (a, b) = ((0.01 * ws) as u64, (0.1 * ws) as u64);
+    let sizes = format!("{a},{b}");
+    let abs = run(&["-s", &sizes, "--warmup", "400000"]);
+    let caps: Vec<u64> = frac["table"]["caches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["capacity"].as_u64().unwrap())
+        .collect();
+    assert_eq!(caps, [a, b, a, b]);
+    assert_eq!(frac["table"], abs["table"]);
+    assert_eq!(frac["warmup"], 400_000);
+    assert_eq!(frac["working_set"]["objects"], ids.len());
+    // A pipe cannot be read twice: refused, saying so.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_tramp"))
+        .args(["cachesim", "-s", "1%", "-f", "csv", "-"])
+        .stdin(std::fs::File::open(twitter()).unwrap())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("give a file, not a pipe"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn miniature_curves_follow_full_simulation() {
+    let tw = twitter();
+    let out = ok(&tramp(&[
+        "cachesim",
+        "--json",
+        "--mrc=s3fifo,2q,sieve,lru+bloom",
+        "--mrc-check",
+        &tw,
+    ]));
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(v.get("mrc").is_none(), "no LRU curve unless asked");
+    let curves = v["curves"]["curves"].as_array().unwrap();
+    assert_eq!(curves.len(), 4);
+    for c in curves {
+        let points = c["points"].as_array().unwrap();
+        assert_eq!(points.len(), 20, "{c}");
+        // The error is measured over the points whose scaled cache holds
+        // at least 100 objects, and those are the larger caches.
+        let reliable = c["reliable_points"].as_u64().unwrap();
+        assert!(reliable >= 5, "{c}");
+        for p in points {
+            let scaled = p["scaled"].as_u64().unwrap();
+            assert_eq!(p["reliable"], scaled >= 100, "{p}");
+        }
+        let mae = c["mean_absolute_error"].as_f64().unwrap();
+        assert!(mae <= 0.01, "{}: {mae}", c["policy"]);
+    }
+    // Bad lists are refused before reading.
+    let out = tramp(&["cachesim", "--mrc=opt", &tw]);
+    assert!(
+        stderr(&out).contains("no miniature curve"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -184,6 +184,8 @@ pub enum SpecError {
     },
     #[error("admission filter {0}")]
     Admission(String),
+    #[error("{0}")]
+    Refused(String),
 }
 
 /// `NAME[:PARAM=VALUE]…`: the parameters checked against the ranges the
