@@ -42,11 +42,31 @@ SPECS = {
     "lru+size:size=1000": lambda n: lcs.LRU(n, admissioner=lcs.SizeAdmissioner(1000)),
     "lru+sizeprob:exponent=0.001":
         lambda n: lcs.LRU(n, admissioner=lcs.SizeProbabilisticAdmissioner(0.001)),
+    "gdsf": lambda n: lcs.GDSF(n),
+    "lruk": lambda n: lcs.LRUK(n),
+    "lruk:k=3": lambda n: lcs.LRUK(n, k=3),
+    "lfuda": lambda n: lcs.LFUDA(n),
+    "lruprob": lambda n: lcs.LRUProb(n),
+    "lruprob:prob=0.25": lambda n: lcs.LRUProb(n, prob=0.25),
+    "flashprob": lambda n: lcs.FlashProb(n),
+    "flashprob:ram-size-ratio=0.1:disk-admit-prob=0.5":
+        lambda n: lcs.FlashProb(n, ram_size_ratio=0.1, disk_admit_prob=0.5),
 }
+# libCacheSim's LFUDA looks for the next frequency by trying each in turn,
+# and the frequencies grow with the age: on the whole trace it finishes
+# only some sizes in minutes. These (spec, by bytes, requests, size) do.
+PREFIXED = [
+    ("lfuda", False, 50000, 300), ("lfuda", False, 50000, 1000),
+    ("lfuda", False, 200000, 5000), ("lfuda", False, 1000000, 20000),
+    ("lfuda", True, 50000, 100000), ("lfuda", True, 200000, 1000000),
+    ("lfuda", True, 1000000, 10000000),
+]
 # Those drawing from libCacheSim's generator, whose state is per thread and
 # carries over from one cache to the next: each runs in a process of its
 # own, so that it draws from the seed as a fresh process does.
-FRESH = {"fifo+prob", "lru+prob:prob=0.2", "lru+sizeprob:exponent=0.001"}
+FRESH = {"fifo+prob", "lru+prob:prob=0.2", "lru+sizeprob:exponent=0.001",
+         "lruprob", "lruprob:prob=0.25", "flashprob",
+         "flashprob:ram-size-ratio=0.1:disk-admit-prob=0.5"}
 SPEC_SIZES = [1000, 5000, 20000]
 # Only these when named on the command line (golden.py TRACE.csv slru size;
 # golden.py TRACE.csv specs for the table of SPECS).
@@ -80,12 +100,13 @@ def to_oracle(csv_path, out_path):
             out.write(struct.pack("<IQIq", t, obj, size, nxt))
 
 
-def one(spec, n, by_bytes, oracle):
-    """One cache's (misses, byte miss ratio), in this process."""
+def one(spec, n, by_bytes, oracle, requests=1000000):
+    """One cache's (misses, byte miss ratio) over the first `requests`, in
+    this process."""
     reader = lcs.TraceReader(oracle, lcs.TraceType.ORACLE_GENERAL_TRACE,
                              lcs.ReaderInitParam(ignore_obj_size=not by_bytes))
-    miss_ratio, byte_miss_ratio = SPECS[spec](n).process_trace(reader)
-    return round(miss_ratio * 1000000), byte_miss_ratio
+    miss_ratio, byte_miss_ratio = SPECS[spec](n).process_trace(reader, max_req=requests)
+    return round(miss_ratio * requests), byte_miss_ratio
 
 
 def fresh(spec, n, by_bytes, oracle):
@@ -101,12 +122,19 @@ def specs(path):
     to_oracle(path, oracle)
     print("// spec, unit, size, misses, byte miss ratio")
     for spec in SPECS:
+        if spec in {p[0] for p in PREFIXED}:
+            continue
         run = fresh if spec in FRESH else one
         for by_bytes, sizes in ((False, SPEC_SIZES), (True, BYTE_SIZES)):
             for n in sizes:
                 misses, bmr = run(spec, n, by_bytes, oracle)
                 unit = "Unit::Bytes" if by_bytes else "Unit::Objects"
                 print(f'("{spec}", {unit}, {n}, {misses}, {bmr:.6f}),')
+    print("// prefixed: spec, unit, requests, size, misses, byte miss ratio")
+    for spec, by_bytes, requests, n in PREFIXED:
+        misses, bmr = one(spec, n, by_bytes, oracle, requests)
+        unit = "Unit::Bytes" if by_bytes else "Unit::Objects"
+        print(f'("{spec}", {unit}, {requests}, {n}, {misses}, {bmr:.6f}),')
 
 
 def main():

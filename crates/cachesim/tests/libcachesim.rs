@@ -110,6 +110,42 @@ fn every_policy_matches_libcachesim_on_the_twitter_trace() {
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
+/// libCacheSim's LFUDA tries every frequency in turn to find the next
+/// lowest, and its frequencies grow with the cache's age: these are the
+/// (unit, size) pairs it finishes in minutes, over the first `requests`.
+/// spec, unit, requests, capacity, misses, byte miss ratio.
+#[rustfmt::skip]
+const GOLDEN_PREFIXED: &[(&str, Unit, usize, u64, u64, f64)] = &[
+    ("lfuda", Unit::Objects, 50000, 300, 24507, 0.490140),
+    ("lfuda", Unit::Objects, 50000, 1000, 18554, 0.371080),
+    ("lfuda", Unit::Objects, 200000, 5000, 52589, 0.262945),
+    ("lfuda", Unit::Objects, 1000000, 20000, 190098, 0.190098),
+    ("lfuda", Unit::Bytes, 50000, 100000, 21607, 0.491975),
+    ("lfuda", Unit::Bytes, 200000, 1000000, 53080, 0.273690),
+    ("lfuda", Unit::Bytes, 1000000, 10000000, 158985, 0.159812),
+];
+
+#[test]
+fn lfuda_matches_libcachesim_where_it_finishes() {
+    let reqs = twitter();
+    let mut wrong = Vec::new();
+    for &(spec, unit, n, size, want, want_bytes) in GOLDEN_PREFIXED {
+        let mut c = Cache::of(&spec.parse().unwrap(), size, unit);
+        for r in &reqs[..n] {
+            c.access(r);
+        }
+        let s = c.stats();
+        let bytes_differ = unit == Unit::Bytes && (s.byte_miss_ratio() - want_bytes).abs() > 5e-7;
+        if s.misses() != want || bytes_differ {
+            wrong.push(format!(
+                "{spec} {size} {unit:?} over {n}: {} misses; libCacheSim {want}",
+                s.misses()
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
 /// By bytes (each object charges its size), from the oracleGeneral file:
 /// policy, capacity in bytes, misses, byte miss ratio.
 #[rustfmt::skip]
@@ -241,6 +277,48 @@ const GOLDEN_SPECS: &[(&str, Unit, u64, u64, f64)] = &[
     ("lru+sizeprob:exponent=0.001", Unit::Bytes, 100000, 409671, 0.505546),
     ("lru+sizeprob:exponent=0.001", Unit::Bytes, 1000000, 273508, 0.338531),
     ("lru+sizeprob:exponent=0.001", Unit::Bytes, 10000000, 167986, 0.201960),
+    ("gdsf", Unit::Objects, 1000, 327894, 0.327894),
+    ("gdsf", Unit::Objects, 5000, 247445, 0.247445),
+    ("gdsf", Unit::Objects, 20000, 184754, 0.184754),
+    ("gdsf", Unit::Bytes, 100000, 339970, 0.450814),
+    ("gdsf", Unit::Bytes, 1000000, 219743, 0.285460),
+    ("gdsf", Unit::Bytes, 10000000, 149162, 0.162922),
+    ("lruk", Unit::Objects, 1000, 458275, 0.458275),
+    ("lruk", Unit::Objects, 5000, 354687, 0.354687),
+    ("lruk", Unit::Objects, 20000, 259319, 0.259319),
+    ("lruk", Unit::Bytes, 100000, 450515, 0.512477),
+    ("lruk", Unit::Bytes, 1000000, 311842, 0.346383),
+    ("lruk", Unit::Bytes, 10000000, 171126, 0.174139),
+    ("lruk:k=3", Unit::Objects, 1000, 480371, 0.480371),
+    ("lruk:k=3", Unit::Objects, 5000, 370289, 0.370289),
+    ("lruk:k=3", Unit::Objects, 20000, 242465, 0.242465),
+    ("lruk:k=3", Unit::Bytes, 100000, 463774, 0.511465),
+    ("lruk:k=3", Unit::Bytes, 1000000, 322846, 0.349775),
+    ("lruk:k=3", Unit::Bytes, 10000000, 159613, 0.160179),
+    ("lruprob", Unit::Objects, 1000, 365649, 0.365649),
+    ("lruprob", Unit::Objects, 5000, 273290, 0.273290),
+    ("lruprob", Unit::Objects, 20000, 197132, 0.197132),
+    ("lruprob", Unit::Bytes, 100000, 414971, 0.442706),
+    ("lruprob", Unit::Bytes, 1000000, 277728, 0.294229),
+    ("lruprob", Unit::Bytes, 10000000, 163129, 0.164443),
+    ("lruprob:prob=0.25", Unit::Objects, 1000, 371322, 0.371322),
+    ("lruprob:prob=0.25", Unit::Objects, 5000, 278819, 0.278819),
+    ("lruprob:prob=0.25", Unit::Objects, 20000, 202041, 0.202041),
+    ("lruprob:prob=0.25", Unit::Bytes, 100000, 421224, 0.448021),
+    ("lruprob:prob=0.25", Unit::Bytes, 1000000, 283233, 0.300079),
+    ("lruprob:prob=0.25", Unit::Bytes, 10000000, 166300, 0.167887),
+    ("flashprob", Unit::Objects, 1000, 415879, 0.415879),
+    ("flashprob", Unit::Objects, 5000, 295191, 0.295191),
+    ("flashprob", Unit::Objects, 20000, 212559, 0.212559),
+    ("flashprob", Unit::Bytes, 100000, 486099, 0.534170),
+    ("flashprob", Unit::Bytes, 1000000, 299614, 0.317387),
+    ("flashprob", Unit::Bytes, 10000000, 163625, 0.165229),
+    ("flashprob:ram-size-ratio=0.1:disk-admit-prob=0.5", Unit::Objects, 1000, 393689, 0.393689),
+    ("flashprob:ram-size-ratio=0.1:disk-admit-prob=0.5", Unit::Objects, 5000, 289409, 0.289409),
+    ("flashprob:ram-size-ratio=0.1:disk-admit-prob=0.5", Unit::Objects, 20000, 210763, 0.210763),
+    ("flashprob:ram-size-ratio=0.1:disk-admit-prob=0.5", Unit::Bytes, 100000, 453792, 0.488695),
+    ("flashprob:ram-size-ratio=0.1:disk-admit-prob=0.5", Unit::Bytes, 1000000, 294751, 0.312498),
+    ("flashprob:ram-size-ratio=0.1:disk-admit-prob=0.5", Unit::Bytes, 10000000, 169122, 0.171419),
 ];
 
 #[test]

@@ -10,12 +10,18 @@
 pub mod admission;
 mod arc;
 mod clock;
+mod flashprob;
+mod gdsf;
 mod ghost;
 mod lfu;
+mod lfuda;
+mod lruk;
+mod lruprob;
 mod mq;
 mod opt;
 mod pqueue;
 mod queue;
+mod random;
 mod s3fifo;
 mod sieve;
 mod size;
@@ -25,10 +31,16 @@ mod twoq;
 
 pub use arc::Arc;
 pub use clock::Clock;
+pub use flashprob::FlashProb;
+pub use gdsf::Gdsf;
 pub use lfu::Lfu;
+pub use lfuda::Lfuda;
+pub use lruk::LruK;
+pub use lruprob::LruProb;
 pub use mq::Mq;
 pub use opt::Opt;
 pub use queue::{Fifo, Lru, SingleQueue};
+pub use random::Random;
 pub use s3fifo::S3Fifo;
 pub use sieve::Sieve;
 pub use size::Size;
@@ -120,11 +132,23 @@ pub enum PolicyKind {
     Size,
     /// Multi-Queue: 8 LRU queues by frequency, with expiry and a history.
     Mq,
+    /// LFU with dynamic aging.
+    Lfuda,
+    /// Greedy-Dual-Size-Frequency.
+    Gdsf,
+    /// LRU-K (K = 2 unless `k` says otherwise).
+    LruK,
+    /// Evicts a cached object at random.
+    Random,
+    /// LRU whose hits promote with a probability.
+    LruProb,
+    /// A RAM LRU whose victims go to a flash FIFO with a probability.
+    FlashProb,
 }
 
 impl PolicyKind {
     /// Every policy, with its default parameters.
-    pub const ALL: [PolicyKind; 12] = [
+    pub const ALL: [PolicyKind; 18] = [
         PolicyKind::Lru,
         PolicyKind::Fifo,
         PolicyKind::Clock { bits: 1 },
@@ -137,6 +161,12 @@ impl PolicyKind {
         PolicyKind::Slru { segments: 4 },
         PolicyKind::Size,
         PolicyKind::Mq,
+        PolicyKind::Lfuda,
+        PolicyKind::Gdsf,
+        PolicyKind::LruK,
+        PolicyKind::Random,
+        PolicyKind::LruProb,
+        PolicyKind::FlashProb,
     ];
 
     /// A cache of this policy holding `capacity` units.
@@ -156,6 +186,23 @@ impl PolicyKind {
             }
             PolicyKind::Size => Box::new(Size::new(capacity)),
             PolicyKind::Mq => Box::new(Mq::new(capacity)),
+            PolicyKind::Lfuda => Box::new(Lfuda::new(capacity)),
+            PolicyKind::Gdsf => Box::new(Gdsf::new(capacity)),
+            PolicyKind::LruK => Box::new(LruK::new(capacity, 2)),
+            PolicyKind::Random => {
+                Box::new(Random::new(capacity, admission::Lehmer64::LIBCACHESIM_SEED))
+            }
+            PolicyKind::LruProb => Box::new(LruProb::new(
+                capacity,
+                0.5,
+                admission::Lehmer64::LIBCACHESIM_SEED,
+            )),
+            PolicyKind::FlashProb => Box::new(FlashProb::new(
+                capacity,
+                0.05,
+                0.2,
+                admission::Lehmer64::LIBCACHESIM_SEED,
+            )),
         }
     }
 
@@ -182,6 +229,12 @@ impl fmt::Display for PolicyKind {
             PolicyKind::Slru { segments } => write!(f, "slru{segments}"),
             PolicyKind::Size => f.write_str("size"),
             PolicyKind::Mq => f.write_str("mq"),
+            PolicyKind::Lfuda => f.write_str("lfuda"),
+            PolicyKind::Gdsf => f.write_str("gdsf"),
+            PolicyKind::LruK => f.write_str("lruk"),
+            PolicyKind::Random => f.write_str("random"),
+            PolicyKind::LruProb => f.write_str("lruprob"),
+            PolicyKind::FlashProb => f.write_str("flashprob"),
         }
     }
 }
@@ -189,7 +242,7 @@ impl fmt::Display for PolicyKind {
 /// A policy name `--policy` does not know.
 #[derive(Debug, thiserror::Error)]
 #[error(
-    "unknown policy {0:?} (known: lru, fifo, clock, clock2, clock3, sieve, s3fifo, arc, 2q, lfu, opt, slru, slru2…slru16, size, mq)"
+    "unknown policy {0:?} (known: lru, fifo, clock, clock2, clock3, sieve, s3fifo, arc, 2q, lfu, opt, slru, slru2…slru16, size, mq, lfuda, gdsf, lruk, random, lruprob, flashprob)"
 )]
 pub struct UnknownPolicy(pub String);
 
@@ -211,6 +264,12 @@ impl FromStr for PolicyKind {
             "slru" => PolicyKind::Slru { segments: 4 },
             "size" => PolicyKind::Size,
             "mq" => PolicyKind::Mq,
+            "lfuda" => PolicyKind::Lfuda,
+            "gdsf" => PolicyKind::Gdsf,
+            "lruk" | "lru-k" | "lru_k" => PolicyKind::LruK,
+            "random" => PolicyKind::Random,
+            "lruprob" | "lru-prob" | "lru_prob" => PolicyKind::LruProb,
+            "flashprob" => PolicyKind::FlashProb,
             l => match l.strip_prefix("slru").and_then(|n| n.parse::<u8>().ok()) {
                 Some(n @ 1..=16) => PolicyKind::Slru { segments: n },
                 _ => return Err(UnknownPolicy(s.to_string())),

@@ -9,6 +9,10 @@ use std::str::FromStr;
 use super::admission::AdmissionSpec;
 use super::{Policy, PolicyKind, UnknownPolicy};
 
+/// The generator's state in a fresh libCacheSim thread, the randomized
+/// policies' default seed.
+const LIBCACHESIM_SEED: f64 = super::admission::Lehmer64::LIBCACHESIM_SEED as f64;
+
 /// One parameter a policy (or admission filter) takes.
 pub(crate) struct ParamDef {
     /// libCacheSim's name (as its `-e` option and `*_parse_params` spell it).
@@ -63,12 +67,25 @@ fn defs(kind: PolicyKind) -> &'static [ParamDef] {
     ];
     const CLOCK: &[ParamDef] = &[whole("n-bit-counter", &["bits"], 1.0, 1.0, 3.0)];
     const SLRU: &[ParamDef] = &[whole("n-seg", &["segments"], 4.0, 1.0, 16.0)];
+    const LRUK: &[ParamDef] = &[whole("k", &[], 2.0, 1.0, 64.0)];
+    const SEED: ParamDef = whole("seed", &[], LIBCACHESIM_SEED, 1.0, 1.8e19);
+    const RANDOM: &[ParamDef] = &[SEED];
+    const LRUPROB: &[ParamDef] = &[ratio("prob", &["p"], 0.5), SEED];
+    const FLASHPROB: &[ParamDef] = &[
+        ratio("ram-size-ratio", &["ram"], 0.05),
+        ratio("disk-admit-prob", &["p"], 0.2),
+        SEED,
+    ];
     match kind {
         PolicyKind::S3Fifo => S3FIFO,
         PolicyKind::TwoQ => TWOQ,
         PolicyKind::Mq => MQ,
         PolicyKind::Clock { .. } => CLOCK,
         PolicyKind::Slru { .. } => SLRU,
+        PolicyKind::LruK => LRUK,
+        PolicyKind::Random => RANDOM,
+        PolicyKind::LruProb => LRUPROB,
+        PolicyKind::FlashProb => FLASHPROB,
         _ => &[],
     }
 }
@@ -134,6 +151,15 @@ impl PolicySpec {
                 p("n-queue") as usize,
                 p("lifetime") as u64,
                 p("Qout-size-ratio"),
+            )),
+            PolicyKind::LruK => Box::new(LruK::new(capacity, p("k") as usize)),
+            PolicyKind::Random => Box::new(Random::new(capacity, p("seed") as u64)),
+            PolicyKind::LruProb => Box::new(LruProb::new(capacity, p("prob"), p("seed") as u64)),
+            PolicyKind::FlashProb => Box::new(FlashProb::new(
+                capacity,
+                p("ram-size-ratio"),
+                p("disk-admit-prob"),
+                p("seed") as u64,
             )),
             kind => kind.build(capacity),
         };
