@@ -51,6 +51,13 @@ SPECS = {
     "flashprob": lambda n: lcs.FlashProb(n),
     "flashprob:ram-size-ratio=0.1:disk-admit-prob=0.5":
         lambda n: lcs.FlashProb(n, ram_size_ratio=0.1, disk_admit_prob=0.5),
+    "random": lambda n: lcs.Random(n),
+    "hyperbolic": lambda n: lcs.Hyperbolic(n),
+    "beladysize": lambda n: lcs.BeladySize(n),
+    "clock2qplus": lambda n: lcs.Clock2QPlus(n),
+    "clock2qplus:fifo-size-ratio=0.2:move-to-main-threshold=2:corr-window-ratio=0.2":
+        lambda n: lcs.Clock2QPlus(n, fifo_size_ratio=0.2, move_to_main_threshold=2,
+                                  corr_window_ratio=0.2),
 }
 # libCacheSim's LFUDA looks for the next frequency by trying each in turn,
 # and the frequencies grow with the age: on the whole trace it finishes
@@ -66,7 +73,8 @@ PREFIXED = [
 # own, so that it draws from the seed as a fresh process does.
 FRESH = {"fifo+prob", "lru+prob:prob=0.2", "lru+sizeprob:exponent=0.001",
          "lruprob", "lruprob:prob=0.25", "flashprob",
-         "flashprob:ram-size-ratio=0.1:disk-admit-prob=0.5"}
+         "flashprob:ram-size-ratio=0.1:disk-admit-prob=0.5",
+         "random", "hyperbolic", "beladysize"}
 SPEC_SIZES = [1000, 5000, 20000]
 # Only these when named on the command line (golden.py TRACE.csv slru size;
 # golden.py TRACE.csv specs for the table of SPECS).

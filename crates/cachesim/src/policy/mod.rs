@@ -9,9 +9,12 @@
 
 pub mod admission;
 mod arc;
+mod beladysize;
 mod clock;
+mod clock2qplus;
 mod flashprob;
 mod gdsf;
+mod hyperbolic;
 mod ghost;
 mod lfu;
 mod lfuda;
@@ -19,6 +22,7 @@ mod lruk;
 mod lruprob;
 mod mq;
 mod opt;
+mod pool;
 mod pqueue;
 mod queue;
 mod random;
@@ -30,9 +34,12 @@ pub mod spec;
 mod twoq;
 
 pub use arc::Arc;
+pub use beladysize::BeladySize;
 pub use clock::Clock;
+pub use clock2qplus::Clock2QPlus;
 pub use flashprob::FlashProb;
 pub use gdsf::Gdsf;
+pub use hyperbolic::Hyperbolic;
 pub use lfu::Lfu;
 pub use lfuda::Lfuda;
 pub use lruk::LruK;
@@ -144,11 +151,17 @@ pub enum PolicyKind {
     LruProb,
     /// A RAM LRU whose victims go to a flash FIFO with a probability.
     FlashProb,
+    /// Evicts the lowest requests-per-time of a random sample.
+    Hyperbolic,
+    /// Evicts the largest size × next-request distance of a random sample.
+    BeladySize,
+    /// A small FIFO with a correlation window, a main CLOCK and a ghost.
+    Clock2QPlus,
 }
 
 impl PolicyKind {
     /// Every policy, with its default parameters.
-    pub const ALL: [PolicyKind; 18] = [
+    pub const ALL: [PolicyKind; 21] = [
         PolicyKind::Lru,
         PolicyKind::Fifo,
         PolicyKind::Clock { bits: 1 },
@@ -167,48 +180,19 @@ impl PolicyKind {
         PolicyKind::Random,
         PolicyKind::LruProb,
         PolicyKind::FlashProb,
+        PolicyKind::Hyperbolic,
+        PolicyKind::BeladySize,
+        PolicyKind::Clock2QPlus,
     ];
 
     /// A cache of this policy holding `capacity` units.
     pub fn build(self, capacity: u64) -> Box<dyn Policy> {
-        match self {
-            PolicyKind::Lru => Box::new(Lru::new(capacity)),
-            PolicyKind::Fifo => Box::new(Fifo::new(capacity)),
-            PolicyKind::Clock { bits } => Box::new(Clock::new(capacity, bits)),
-            PolicyKind::Sieve => Box::new(Sieve::new(capacity)),
-            PolicyKind::S3Fifo => Box::new(S3Fifo::new(capacity)),
-            PolicyKind::Arc => Box::new(Arc::new(capacity)),
-            PolicyKind::TwoQ => Box::new(TwoQ::new(capacity)),
-            PolicyKind::Lfu => Box::new(Lfu::new(capacity)),
-            PolicyKind::Opt => Box::new(Opt::new(capacity)),
-            PolicyKind::Slru { segments } => {
-                Box::new(Slru::with_segments(capacity, segments as usize))
-            }
-            PolicyKind::Size => Box::new(Size::new(capacity)),
-            PolicyKind::Mq => Box::new(Mq::new(capacity)),
-            PolicyKind::Lfuda => Box::new(Lfuda::new(capacity)),
-            PolicyKind::Gdsf => Box::new(Gdsf::new(capacity)),
-            PolicyKind::LruK => Box::new(LruK::new(capacity, 2)),
-            PolicyKind::Random => {
-                Box::new(Random::new(capacity, admission::Lehmer64::LIBCACHESIM_SEED))
-            }
-            PolicyKind::LruProb => Box::new(LruProb::new(
-                capacity,
-                0.5,
-                admission::Lehmer64::LIBCACHESIM_SEED,
-            )),
-            PolicyKind::FlashProb => Box::new(FlashProb::new(
-                capacity,
-                0.05,
-                0.2,
-                admission::Lehmer64::LIBCACHESIM_SEED,
-            )),
-        }
+        PolicySpec::from(self).build(capacity)
     }
 
     /// Whether the policy needs next-access times.
     pub fn needs_future(self) -> bool {
-        self == PolicyKind::Opt
+        matches!(self, PolicyKind::Opt | PolicyKind::BeladySize)
     }
 }
 
@@ -235,6 +219,9 @@ impl fmt::Display for PolicyKind {
             PolicyKind::Random => f.write_str("random"),
             PolicyKind::LruProb => f.write_str("lruprob"),
             PolicyKind::FlashProb => f.write_str("flashprob"),
+            PolicyKind::Hyperbolic => f.write_str("hyperbolic"),
+            PolicyKind::BeladySize => f.write_str("beladysize"),
+            PolicyKind::Clock2QPlus => f.write_str("clock2qplus"),
         }
     }
 }
@@ -242,7 +229,7 @@ impl fmt::Display for PolicyKind {
 /// A policy name `--policy` does not know.
 #[derive(Debug, thiserror::Error)]
 #[error(
-    "unknown policy {0:?} (known: lru, fifo, clock, clock2, clock3, sieve, s3fifo, arc, 2q, lfu, opt, slru, slru2…slru16, size, mq, lfuda, gdsf, lruk, random, lruprob, flashprob)"
+    "unknown policy {0:?} (known: lru, fifo, clock, clock2, clock3, sieve, s3fifo, arc, 2q, lfu, opt, slru, slru2…slru16, size, mq, lfuda, gdsf, lruk, random, lruprob, flashprob, hyperbolic, beladysize, clock2qplus)"
 )]
 pub struct UnknownPolicy(pub String);
 
@@ -270,6 +257,9 @@ impl FromStr for PolicyKind {
             "random" => PolicyKind::Random,
             "lruprob" | "lru-prob" | "lru_prob" => PolicyKind::LruProb,
             "flashprob" => PolicyKind::FlashProb,
+            "hyperbolic" => PolicyKind::Hyperbolic,
+            "beladysize" | "belady-size" => PolicyKind::BeladySize,
+            "clock2qplus" | "clock2q+" => PolicyKind::Clock2QPlus,
             l => match l.strip_prefix("slru").and_then(|n| n.parse::<u8>().ok()) {
                 Some(n @ 1..=16) => PolicyKind::Slru { segments: n },
                 _ => return Err(UnknownPolicy(s.to_string())),

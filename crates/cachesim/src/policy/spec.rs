@@ -71,6 +71,17 @@ fn defs(kind: PolicyKind) -> &'static [ParamDef] {
     const SEED: ParamDef = whole("seed", &[], LIBCACHESIM_SEED, 1.0, 1.8e19);
     const RANDOM: &[ParamDef] = &[SEED];
     const LRUPROB: &[ParamDef] = &[ratio("prob", &["p"], 0.5), SEED];
+    const HYPERBOLIC: &[ParamDef] = &[whole("n-sample", &["samples"], 64.0, 1.0, 1e6), SEED];
+    const BELADYSIZE: &[ParamDef] = &[whole("n-sample", &["samples"], 128.0, 1.0, 1e6), SEED];
+    const CLOCK2QPLUS: &[ParamDef] = &[
+        ratio("fifo-size-ratio", &["small", "small-size-ratio"], 0.1),
+        ParamDef {
+            max: 64.0,
+            ..ratio("ghost-size-ratio", &["ghost"], 0.9)
+        },
+        whole("move-to-main-threshold", &["move"], 1.0, 1.0, 255.0),
+        ratio("corr-window-ratio", &["corr"], 0.5),
+    ];
     const FLASHPROB: &[ParamDef] = &[
         ratio("ram-size-ratio", &["ram"], 0.05),
         ratio("disk-admit-prob", &["p"], 0.2),
@@ -86,6 +97,9 @@ fn defs(kind: PolicyKind) -> &'static [ParamDef] {
         PolicyKind::Random => RANDOM,
         PolicyKind::LruProb => LRUPROB,
         PolicyKind::FlashProb => FLASHPROB,
+        PolicyKind::Clock2QPlus => CLOCK2QPLUS,
+        PolicyKind::Hyperbolic => HYPERBOLIC,
+        PolicyKind::BeladySize => BELADYSIZE,
         _ => &[],
     }
 }
@@ -161,7 +175,36 @@ impl PolicySpec {
                 p("disk-admit-prob"),
                 p("seed") as u64,
             )),
-            kind => kind.build(capacity),
+            PolicyKind::Hyperbolic => Box::new(Hyperbolic::new(
+                capacity,
+                p("n-sample") as usize,
+                p("seed") as u64,
+            )),
+            PolicyKind::BeladySize => Box::new(BeladySize::new(
+                capacity,
+                p("n-sample") as usize,
+                p("seed") as u64,
+            )),
+            PolicyKind::Clock2QPlus => Box::new(Clock2QPlus::new(
+                capacity,
+                p("fifo-size-ratio"),
+                p("ghost-size-ratio"),
+                p("move-to-main-threshold") as u64,
+                p("corr-window-ratio"),
+            )),
+            PolicyKind::Lru => Box::new(Lru::new(capacity)),
+            PolicyKind::Fifo => Box::new(Fifo::new(capacity)),
+            PolicyKind::Clock { bits } => Box::new(Clock::new(capacity, bits)),
+            PolicyKind::Sieve => Box::new(Sieve::new(capacity)),
+            PolicyKind::Arc => Box::new(Arc::new(capacity)),
+            PolicyKind::Lfu => Box::new(Lfu::new(capacity)),
+            PolicyKind::Opt => Box::new(Opt::new(capacity)),
+            PolicyKind::Slru { segments } => {
+                Box::new(Slru::with_segments(capacity, segments as usize))
+            }
+            PolicyKind::Size => Box::new(Size::new(capacity)),
+            PolicyKind::Lfuda => Box::new(Lfuda::new(capacity)),
+            PolicyKind::Gdsf => Box::new(Gdsf::new(capacity)),
         };
         match &self.admission {
             Some(a) => a.wrap(policy),

@@ -1,0 +1,84 @@
+//! Hyperbolic caching (Blankstein et al., ATC '17) as libCacheSim 0.3.5's
+//! `Hyperbolic.c` defines it: each object's priority is its request count
+//! since admission over the requests since admission (×10⁸); the victim
+//! is the lowest of `n-sample` (64) objects drawn at random, the first
+//! drawn among equals. Draws: as libCacheSim's ([`super::pool`]).
+
+use super::pool::Pool;
+use super::{Access, Policy};
+
+/// Per object: when it entered, and its requests since.
+struct Meta {
+    entered: u64,
+    freq: u64,
+}
+
+pub struct Hyperbolic {
+    cap: u64,
+    samples: usize,
+    pool: Pool<Meta>,
+    vtime: u64,
+}
+
+impl Hyperbolic {
+    pub fn new(capacity: u64, samples: usize, seed: u64) -> Hyperbolic {
+        Hyperbolic {
+            cap: capacity,
+            samples: samples.max(1),
+            pool: Pool::new(seed, 16),
+            vtime: 0,
+        }
+    }
+
+    fn victim(&mut self) -> Option<u64> {
+        let mut best: Option<(u64, f64)> = None;
+        for _ in 0..self.samples {
+            let (id, _, m) = self.pool.sample()?;
+            let age = (self.vtime - m.entered) as f64;
+            let score = 1.0e8 * m.freq as f64 / age;
+            if best.is_none_or(|(_, b)| b > score) {
+                best = Some((id, score));
+            }
+        }
+        best.map(|b| b.0)
+    }
+}
+
+impl Policy for Hyperbolic {
+    fn name(&self) -> &'static str {
+        "hyperbolic"
+    }
+    fn capacity(&self) -> u64 {
+        self.cap
+    }
+    fn get(&mut self, a: Access, evicted: &mut Vec<u64>) -> bool {
+        self.vtime += 1;
+        if let Some(m) = self.pool.meta_mut(a.id) {
+            m.freq += 1;
+            return true;
+        }
+        if a.charge > self.cap {
+            return false;
+        }
+        while self.pool.occupied + a.charge > self.cap {
+            let Some(id) = self.victim() else { break };
+            self.pool.remove(id);
+            evicted.push(id);
+        }
+        let meta = Meta {
+            entered: self.vtime,
+            freq: 1,
+        };
+        self.pool.insert(a.id, a.charge, meta);
+        false
+    }
+    fn contains(&self, id: u64) -> bool {
+        self.pool.contains(id)
+    }
+    fn occupied(&self) -> u64 {
+        self.pool.occupied
+    }
+    fn len(&self) -> usize {
+        self.pool.len()
+    }
+}
