@@ -55,6 +55,9 @@ SPECS = {
     "hyperbolic": lambda n: lcs.Hyperbolic(n),
     "beladysize": lambda n: lcs.BeladySize(n),
     "clock2qplus": lambda n: lcs.Clock2QPlus(n),
+    "lirs": lambda n: lcs.LIRS(n),
+    "wtinylfu": lambda n: lcs.WTinyLFU(n),
+    "wtinylfu:window-size=0.1": lambda n: lcs.WTinyLFU(n, window_size=0.1),
     "clock2qplus:fifo-size-ratio=0.2:move-to-main-threshold=2:corr-window-ratio=0.2":
         lambda n: lcs.Clock2QPlus(n, fifo_size_ratio=0.2, move_to_main_threshold=2,
                                   corr_window_ratio=0.2),

@@ -73,6 +73,17 @@ impl Table {
     pub fn len(&self) -> usize {
         self.map.len()
     }
+
+    /// Points `id` at `slot` (for tables that, like libCacheSim's hash
+    /// chains, may hold an id twice and find the newest).
+    pub fn remap(&mut self, id: u64, slot: u32) {
+        self.map.insert(id, slot);
+    }
+
+    /// Frees a slot the map does not point at (an older twin).
+    pub fn free_slot(&mut self, slot: u32) {
+        self.free.push(slot);
+    }
 }
 
 impl std::ops::Index<u32> for Table {

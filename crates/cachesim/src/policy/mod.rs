@@ -14,10 +14,11 @@ mod clock;
 mod clock2qplus;
 mod flashprob;
 mod gdsf;
-mod hyperbolic;
 mod ghost;
+mod hyperbolic;
 mod lfu;
 mod lfuda;
+mod lirs;
 mod lruk;
 mod lruprob;
 mod mq;
@@ -32,6 +33,7 @@ mod size;
 mod slru;
 pub mod spec;
 mod twoq;
+mod wtinylfu;
 
 pub use arc::Arc;
 pub use beladysize::BeladySize;
@@ -42,6 +44,7 @@ pub use gdsf::Gdsf;
 pub use hyperbolic::Hyperbolic;
 pub use lfu::Lfu;
 pub use lfuda::Lfuda;
+pub use lirs::Lirs;
 pub use lruk::LruK;
 pub use lruprob::LruProb;
 pub use mq::Mq;
@@ -54,6 +57,7 @@ pub use size::Size;
 pub use slru::Slru;
 pub use spec::PolicySpec;
 pub use twoq::TwoQ;
+pub use wtinylfu::WTinyLfu;
 
 use std::fmt;
 use std::str::FromStr;
@@ -157,11 +161,15 @@ pub enum PolicyKind {
     BeladySize,
     /// A small FIFO with a correlation window, a main CLOCK and a ghost.
     Clock2QPlus,
+    /// Low Inter-reference Recency Set.
+    Lirs,
+    /// A window LRU before an SLRU, admission by a frequency sketch.
+    WTinyLfu,
 }
 
 impl PolicyKind {
     /// Every policy, with its default parameters.
-    pub const ALL: [PolicyKind; 21] = [
+    pub const ALL: [PolicyKind; 23] = [
         PolicyKind::Lru,
         PolicyKind::Fifo,
         PolicyKind::Clock { bits: 1 },
@@ -183,6 +191,8 @@ impl PolicyKind {
         PolicyKind::Hyperbolic,
         PolicyKind::BeladySize,
         PolicyKind::Clock2QPlus,
+        PolicyKind::Lirs,
+        PolicyKind::WTinyLfu,
     ];
 
     /// A cache of this policy holding `capacity` units.
@@ -222,6 +232,8 @@ impl fmt::Display for PolicyKind {
             PolicyKind::Hyperbolic => f.write_str("hyperbolic"),
             PolicyKind::BeladySize => f.write_str("beladysize"),
             PolicyKind::Clock2QPlus => f.write_str("clock2qplus"),
+            PolicyKind::Lirs => f.write_str("lirs"),
+            PolicyKind::WTinyLfu => f.write_str("wtinylfu"),
         }
     }
 }
@@ -229,7 +241,7 @@ impl fmt::Display for PolicyKind {
 /// A policy name `--policy` does not know.
 #[derive(Debug, thiserror::Error)]
 #[error(
-    "unknown policy {0:?} (known: lru, fifo, clock, clock2, clock3, sieve, s3fifo, arc, 2q, lfu, opt, slru, slru2…slru16, size, mq, lfuda, gdsf, lruk, random, lruprob, flashprob, hyperbolic, beladysize, clock2qplus)"
+    "unknown policy {0:?} (known: lru, fifo, clock, clock2, clock3, sieve, s3fifo, arc, 2q, lfu, opt, slru, slru2…slru16, size, mq, lfuda, gdsf, lruk, random, lruprob, flashprob, hyperbolic, beladysize, clock2qplus, lirs, wtinylfu)"
 )]
 pub struct UnknownPolicy(pub String);
 
@@ -260,6 +272,8 @@ impl FromStr for PolicyKind {
             "hyperbolic" => PolicyKind::Hyperbolic,
             "beladysize" | "belady-size" => PolicyKind::BeladySize,
             "clock2qplus" | "clock2q+" => PolicyKind::Clock2QPlus,
+            "lirs" => PolicyKind::Lirs,
+            "wtinylfu" | "w-tinylfu" | "tinylfu" => PolicyKind::WTinyLfu,
             l => match l.strip_prefix("slru").and_then(|n| n.parse::<u8>().ok()) {
                 Some(n @ 1..=16) => PolicyKind::Slru { segments: n },
                 _ => return Err(UnknownPolicy(s.to_string())),

@@ -38,7 +38,8 @@ impl Slru {
         Slru::with_shares(capacity, vec![capacity / n as u64; n])
     }
 
-    fn with_shares(capacity: u64, max: Vec<u64>) -> Slru {
+    /// Segments of the given capacities, lowest first.
+    pub(crate) fn with_shares(capacity: u64, max: Vec<u64>) -> Slru {
         Slru {
             cap: capacity,
             occupied: 0,
@@ -48,8 +49,42 @@ impl Slru {
         }
     }
 
+    /// The share of the lowest segment (what libCacheSim's SLRU admits).
+    pub(crate) fn bottom_share(&self) -> u64 {
+        self.max[0]
+    }
+
+    /// The id [`Slru::evict`] would evict.
+    pub(crate) fn victim(&self) -> Option<u64> {
+        let i = self.segs.iter().position(|s| s.bytes > 0)?;
+        Some(self.t[self.segs[i].tail].id)
+    }
+
+    /// libCacheSim's `SLRU_insert` alone: into the lowest segment with
+    /// room, or — when none has — into the lowest after evicting until
+    /// the whole cache has room.
+    pub(crate) fn insert(&mut self, id: u64, charge: u64, evicted: &mut Vec<u64>) {
+        let seg = match self
+            .segs
+            .iter()
+            .zip(&self.max)
+            .position(|(s, &m)| s.bytes + charge <= m)
+        {
+            Some(i) => i,
+            None => {
+                while self.occupied + charge > self.cap && self.occupied > 0 {
+                    self.evict(evicted);
+                }
+                0
+            }
+        };
+        let s = self.t.insert(id, charge, seg as u8);
+        self.segs[seg].push_head(&mut self.t, s);
+        self.occupied += charge;
+    }
+
     /// Evicts the tail of the lowest segment holding anything.
-    fn evict(&mut self, evicted: &mut Vec<u64>) {
+    pub(crate) fn evict(&mut self, evicted: &mut Vec<u64>) {
         let Some(i) = self.segs.iter().position(|s| s.bytes > 0) else {
             return;
         };

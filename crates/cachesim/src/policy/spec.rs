@@ -82,6 +82,7 @@ fn defs(kind: PolicyKind) -> &'static [ParamDef] {
         whole("move-to-main-threshold", &["move"], 1.0, 1.0, 255.0),
         ratio("corr-window-ratio", &["corr"], 0.5),
     ];
+    const WTINYLFU: &[ParamDef] = &[ratio("window-size", &["window"], 0.01)];
     const FLASHPROB: &[ParamDef] = &[
         ratio("ram-size-ratio", &["ram"], 0.05),
         ratio("disk-admit-prob", &["p"], 0.2),
@@ -97,6 +98,7 @@ fn defs(kind: PolicyKind) -> &'static [ParamDef] {
         PolicyKind::Random => RANDOM,
         PolicyKind::LruProb => LRUPROB,
         PolicyKind::FlashProb => FLASHPROB,
+        PolicyKind::WTinyLfu => WTINYLFU,
         PolicyKind::Clock2QPlus => CLOCK2QPLUS,
         PolicyKind::Hyperbolic => HYPERBOLIC,
         PolicyKind::BeladySize => BELADYSIZE,
@@ -192,6 +194,8 @@ impl PolicySpec {
                 p("move-to-main-threshold") as u64,
                 p("corr-window-ratio"),
             )),
+            PolicyKind::Lirs => Box::new(Lirs::new(capacity)),
+            PolicyKind::WTinyLfu => Box::new(WTinyLfu::new(capacity, p("window-size"))),
             PolicyKind::Lru => Box::new(Lru::new(capacity)),
             PolicyKind::Fifo => Box::new(Fifo::new(capacity)),
             PolicyKind::Clock { bits } => Box::new(Clock::new(capacity, bits)),
