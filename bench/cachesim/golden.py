@@ -58,6 +58,9 @@ SPECS = {
     "lirs": lambda n: lcs.LIRS(n),
     "wtinylfu": lambda n: lcs.WTinyLFU(n),
     "wtinylfu:window-size=0.1": lambda n: lcs.WTinyLFU(n, window_size=0.1),
+    "lecar": lambda n: lcs.LeCaR(n),
+    "lecar:update-weight=0:lru-weight=0.8":
+        lambda n: lcs.LeCaR(n, update_weight=False, lru_weight=0.8),
     "clock2qplus:fifo-size-ratio=0.2:move-to-main-threshold=2:corr-window-ratio=0.2":
         lambda n: lcs.Clock2QPlus(n, fifo_size_ratio=0.2, move_to_main_threshold=2,
                                   corr_window_ratio=0.2),
@@ -77,7 +80,8 @@ PREFIXED = [
 FRESH = {"fifo+prob", "lru+prob:prob=0.2", "lru+sizeprob:exponent=0.001",
          "lruprob", "lruprob:prob=0.25", "flashprob",
          "flashprob:ram-size-ratio=0.1:disk-admit-prob=0.5",
-         "random", "hyperbolic", "beladysize"}
+         "random", "hyperbolic", "beladysize", "lecar",
+         "lecar:update-weight=0:lru-weight=0.8"}
 SPEC_SIZES = [1000, 5000, 20000]
 # Only these when named on the command line (golden.py TRACE.csv slru size;
 # golden.py TRACE.csv specs for the table of SPECS).

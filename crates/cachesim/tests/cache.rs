@@ -6,9 +6,7 @@ use tramp_cachesim::request::fill_next_access;
 use tramp_cachesim::trace::{Columns, CsvReader, OracleReader, TraceError, write_oracle};
 use tramp_cachesim::{Cache, NEVER, Op, PolicyKind, Request, Unit};
 
-#[path = "libcachesim.rs"]
-#[allow(dead_code)]
-mod golden;
+mod common;
 
 #[test]
 fn dirty_evictions_are_write_backs() {
@@ -110,7 +108,7 @@ fn prefetch_loads_without_a_request() {
 
 #[test]
 fn opt_with_computed_next_accesses_matches_the_traces_own() {
-    let mut reqs = golden::twitter();
+    let mut reqs = common::twitter();
     for r in &mut reqs {
         r.next_access = NEVER;
     }
@@ -243,6 +241,12 @@ proptest! {
             .collect();
         prop_assert_eq!(back, want);
     }
+
+}
+
+proptest! {
+    // 24 policies × 2 units a case: 96 cases keep it to a few seconds.
+    #![proptest_config(ProptestConfig::with_cases(96))]
 
     /// Policies never hold more than their capacity, and a hit never
     /// evicts — except SLRU's, as libCacheSim's: a promotion passes tails

@@ -6,23 +6,10 @@
 //! below. Belady ran on the same requests in libCacheSim's oracleGeneral
 //! layout because its csv reader drops next-access times.
 
-use std::io::BufReader;
+use tramp_cachesim::{Cache, PolicyKind, Unit};
 
-use tramp_cachesim::trace::CsvReader;
-use tramp_cachesim::{Cache, PolicyKind, Request, Unit};
-
-const TRACE: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../tests/fixtures/cache/twitter_cluster52.csv.zst"
-);
-
-pub fn twitter() -> Vec<Request> {
-    let f = std::fs::File::open(TRACE).expect("fixture");
-    let z = zstd::Decoder::new(f).expect("zstd");
-    CsvReader::new(BufReader::new(z))
-        .collect::<Result<_, _>>()
-        .expect("clean trace")
-}
+mod common;
+use common::twitter;
 
 #[rustfmt::skip]
 const GOLDEN: &[(&str, u64, u64)] = &[
@@ -319,31 +306,120 @@ const GOLDEN_SPECS: &[(&str, Unit, u64, u64, f64)] = &[
     ("flashprob:ram-size-ratio=0.1:disk-admit-prob=0.5", Unit::Bytes, 100000, 453792, 0.488695),
     ("flashprob:ram-size-ratio=0.1:disk-admit-prob=0.5", Unit::Bytes, 1000000, 294751, 0.312498),
     ("flashprob:ram-size-ratio=0.1:disk-admit-prob=0.5", Unit::Bytes, 10000000, 169122, 0.171419),
+    ("random", Unit::Objects, 1000, 396915, 0.396915),
+    ("random", Unit::Objects, 5000, 295171, 0.295171),
+    ("random", Unit::Objects, 20000, 215511, 0.215511),
+    ("random", Unit::Bytes, 100000, 455157, 0.483541),
+    ("random", Unit::Bytes, 1000000, 299712, 0.319256),
+    ("random", Unit::Bytes, 10000000, 174889, 0.177842),
+    ("hyperbolic", Unit::Objects, 1000, 350578, 0.350578),
+    ("hyperbolic", Unit::Objects, 5000, 260596, 0.260596),
+    ("hyperbolic", Unit::Objects, 20000, 190260, 0.190260),
+    ("hyperbolic", Unit::Bytes, 100000, 400705, 0.424733),
+    ("hyperbolic", Unit::Bytes, 1000000, 263715, 0.274379),
+    ("hyperbolic", Unit::Bytes, 10000000, 158957, 0.159507),
+    ("beladysize", Unit::Objects, 1000, 257927, 0.257927),
+    ("beladysize", Unit::Objects, 5000, 183105, 0.183105),
+    ("beladysize", Unit::Objects, 20000, 145140, 0.145140),
+    ("beladysize", Unit::Bytes, 100000, 266832, 0.349947),
+    ("beladysize", Unit::Bytes, 1000000, 169938, 0.216992),
+    ("beladysize", Unit::Bytes, 10000000, 143542, 0.143054),
+    ("clock2qplus", Unit::Objects, 1000, 327526, 0.327526),
+    ("clock2qplus", Unit::Objects, 5000, 226731, 0.226731),
+    ("clock2qplus", Unit::Objects, 20000, 174106, 0.174106),
+    ("clock2qplus", Unit::Bytes, 100000, 397024, 0.437459),
+    ("clock2qplus", Unit::Bytes, 1000000, 232922, 0.241191),
+    ("clock2qplus", Unit::Bytes, 10000000, 159598, 0.160490),
+    ("lirs", Unit::Objects, 1000, 388003, 0.388003),
+    ("lirs", Unit::Objects, 5000, 259711, 0.259711),
+    ("lirs", Unit::Objects, 20000, 185894, 0.185894),
+    ("lirs", Unit::Bytes, 100000, 426877, 0.550549),
+    ("lirs", Unit::Bytes, 1000000, 262010, 0.287608),
+    ("lirs", Unit::Bytes, 10000000, 155950, 0.158704),
+    ("wtinylfu", Unit::Objects, 1000, 362450, 0.362450),
+    ("wtinylfu", Unit::Objects, 5000, 240566, 0.240566),
+    ("wtinylfu", Unit::Objects, 20000, 184181, 0.184181),
+    ("wtinylfu", Unit::Bytes, 100000, 409215, 0.531250),
+    ("wtinylfu", Unit::Bytes, 1000000, 241243, 0.262923),
+    ("wtinylfu", Unit::Bytes, 10000000, 157156, 0.160183),
+    ("wtinylfu:window-size=0.1", Unit::Objects, 1000, 315731, 0.315731),
+    ("wtinylfu:window-size=0.1", Unit::Objects, 5000, 229601, 0.229601),
+    ("wtinylfu:window-size=0.1", Unit::Objects, 20000, 181957, 0.181957),
+    ("wtinylfu:window-size=0.1", Unit::Bytes, 100000, 380513, 0.428049),
+    ("wtinylfu:window-size=0.1", Unit::Bytes, 1000000, 229796, 0.244739),
+    ("wtinylfu:window-size=0.1", Unit::Bytes, 10000000, 157454, 0.160629),
+    ("lecar", Unit::Objects, 1000, 355331, 0.355331),
+    ("lecar", Unit::Objects, 5000, 259815, 0.259815),
+    ("lecar", Unit::Objects, 20000, 187901, 0.187901),
+    ("lecar", Unit::Bytes, 100000, 403969, 0.433981),
+    ("lecar", Unit::Bytes, 1000000, 262805, 0.275434),
+    ("lecar", Unit::Bytes, 10000000, 158508, 0.159397),
+    ("lecar:update-weight=0:lru-weight=0.8", Unit::Objects, 1000, 358707, 0.358707),
+    ("lecar:update-weight=0:lru-weight=0.8", Unit::Objects, 5000, 266757, 0.266757),
+    ("lecar:update-weight=0:lru-weight=0.8", Unit::Objects, 20000, 191437, 0.191437),
+    ("lecar:update-weight=0:lru-weight=0.8", Unit::Bytes, 100000, 407670, 0.436350),
+    ("lecar:update-weight=0:lru-weight=0.8", Unit::Bytes, 1000000, 271136, 0.287588),
+    ("lecar:update-weight=0:lru-weight=0.8", Unit::Bytes, 10000000, 159886, 0.160987),
+    ("clock2qplus:fifo-size-ratio=0.2:move-to-main-threshold=2:corr-window-ratio=0.2", Unit::Objects, 1000, 320238, 0.320238),
+    ("clock2qplus:fifo-size-ratio=0.2:move-to-main-threshold=2:corr-window-ratio=0.2", Unit::Objects, 5000, 227363, 0.227363),
+    ("clock2qplus:fifo-size-ratio=0.2:move-to-main-threshold=2:corr-window-ratio=0.2", Unit::Objects, 20000, 174501, 0.174501),
+    ("clock2qplus:fifo-size-ratio=0.2:move-to-main-threshold=2:corr-window-ratio=0.2", Unit::Bytes, 100000, 381810, 0.416494),
+    ("clock2qplus:fifo-size-ratio=0.2:move-to-main-threshold=2:corr-window-ratio=0.2", Unit::Bytes, 1000000, 234529, 0.242368),
+    ("clock2qplus:fifo-size-ratio=0.2:move-to-main-threshold=2:corr-window-ratio=0.2", Unit::Bytes, 10000000, 160885, 0.161963),
 ];
+
+/// Where tramp is known to differ from libCacheSim (docs/cachesim.md,
+/// "Agreement"): spec, unit, capacity, tramp's misses. libCacheSim's value
+/// stays in the table above; a change of tramp's, either way, fails.
+const KNOWN_DIFFERENCES: &[(&str, Unit, u64, u64)] = &[("lirs", Unit::Bytes, 100000, 426858)];
 
 #[test]
 fn parameters_and_admission_filters_match_libcachesim() {
+    use tramp_cachesim::sweep::Sweep;
     let reqs = twitter();
     let mut wrong = Vec::new();
-    for &(spec, unit, size, want, want_bytes) in GOLDEN_SPECS {
-        let parsed: tramp_cachesim::PolicySpec = spec.parse().unwrap();
-        assert_eq!(parsed.to_string(), spec, "one spelling per cache");
-        let mut c = Cache::of(&parsed, size, unit);
+    // All caches of a unit in one sweep, on every core.
+    for unit in [Unit::Objects, Unit::Bytes] {
+        let rows: Vec<_> = GOLDEN_SPECS.iter().filter(|g| g.1 == unit).collect();
+        let caches = rows
+            .iter()
+            .map(|&&(spec, _, size, _, _)| {
+                let parsed: tramp_cachesim::PolicySpec = spec.parse().unwrap();
+                assert_eq!(parsed.to_string(), spec, "one spelling per cache");
+                Cache::of(&parsed, size, unit)
+            })
+            .collect();
+        let mut sweep = Sweep::of_caches(caches, unit, 2);
         for r in &reqs {
-            c.access(r);
+            sweep.access(r);
         }
-        let s = c.stats();
-        // By object count libCacheSim's sizes are all 1: its byte miss
-        // ratio is the miss ratio, and only the misses compare.
-        let bytes_differ = unit == Unit::Bytes && (s.byte_miss_ratio() - want_bytes).abs() > 5e-7;
-        if s.misses() != want || bytes_differ {
-            wrong.push(format!(
-                "{spec} {size} {unit:?}: {} misses, byte miss ratio {:.6}; libCacheSim {want}, {want_bytes}",
-                s.misses(),
-                s.byte_miss_ratio()
-            ));
+        for (&&(spec, _, size, want, want_bytes), c) in rows.iter().zip(sweep.finish().caches) {
+            let s = &c.stats;
+            assert!(c.occupied <= size);
+            if let Some(k) = KNOWN_DIFFERENCES
+                .iter()
+                .find(|k| k.0 == spec && k.1 == unit && k.2 == size)
+            {
+                if s.misses() != k.3 {
+                    wrong.push(format!(
+                        "{spec} {size} {unit:?}: {} misses, the known difference pinned {} (libCacheSim {want})",
+                        s.misses(),
+                        k.3
+                    ));
+                }
+                continue;
+            }
+            // By object count libCacheSim's sizes are all 1: its byte miss
+            // ratio is the miss ratio, and only the misses compare.
+            let bytes_differ = unit == Unit::Bytes && (c.byte_miss_ratio - want_bytes).abs() > 5e-7;
+            if s.misses() != want || bytes_differ {
+                wrong.push(format!(
+                    "{spec} {size} {unit:?}: {} misses, byte miss ratio {:.6}; libCacheSim {want}, {want_bytes}",
+                    s.misses(),
+                    c.byte_miss_ratio
+                ));
+            }
         }
-        assert!(c.policy().occupied() <= size);
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }

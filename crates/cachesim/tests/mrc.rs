@@ -5,9 +5,7 @@ use proptest::prelude::*;
 use tramp_cachesim::mrc::StackDistances;
 use tramp_cachesim::{Cache, PolicyKind, Request, Unit};
 
-#[path = "libcachesim.rs"]
-#[allow(dead_code)]
-mod golden;
+mod common;
 
 fn simulate(reqs: &[Request], size: u64, unit: Unit) -> u64 {
     let mut c = Cache::new(PolicyKind::Lru, size, unit);
@@ -70,7 +68,7 @@ fn compaction_keeps_depths_exact() {
 
 #[test]
 fn the_twitter_curve_matches_lru_and_shards_is_close() {
-    let reqs = golden::twitter();
+    let reqs = common::twitter();
     let mut exact = StackDistances::new(Unit::Objects);
     let mut shards = StackDistances::sampled(Unit::Objects, 0.1);
     let mut sparse = StackDistances::sampled(Unit::Objects, 0.01);

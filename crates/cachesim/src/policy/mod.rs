@@ -16,6 +16,7 @@ mod flashprob;
 mod gdsf;
 mod ghost;
 mod hyperbolic;
+mod lecar;
 mod lfu;
 mod lfuda;
 mod lirs;
@@ -42,6 +43,7 @@ pub use clock2qplus::Clock2QPlus;
 pub use flashprob::FlashProb;
 pub use gdsf::Gdsf;
 pub use hyperbolic::Hyperbolic;
+pub use lecar::LeCaR;
 pub use lfu::Lfu;
 pub use lfuda::Lfuda;
 pub use lirs::Lirs;
@@ -165,11 +167,13 @@ pub enum PolicyKind {
     Lirs,
     /// A window LRU before an SLRU, admission by a frequency sketch.
     WTinyLfu,
+    /// LRU and LFU experts weighted by regret.
+    LeCaR,
 }
 
 impl PolicyKind {
     /// Every policy, with its default parameters.
-    pub const ALL: [PolicyKind; 23] = [
+    pub const ALL: [PolicyKind; 24] = [
         PolicyKind::Lru,
         PolicyKind::Fifo,
         PolicyKind::Clock { bits: 1 },
@@ -193,6 +197,7 @@ impl PolicyKind {
         PolicyKind::Clock2QPlus,
         PolicyKind::Lirs,
         PolicyKind::WTinyLfu,
+        PolicyKind::LeCaR,
     ];
 
     /// A cache of this policy holding `capacity` units.
@@ -234,6 +239,7 @@ impl fmt::Display for PolicyKind {
             PolicyKind::Clock2QPlus => f.write_str("clock2qplus"),
             PolicyKind::Lirs => f.write_str("lirs"),
             PolicyKind::WTinyLfu => f.write_str("wtinylfu"),
+            PolicyKind::LeCaR => f.write_str("lecar"),
         }
     }
 }
@@ -241,7 +247,7 @@ impl fmt::Display for PolicyKind {
 /// A policy name `--policy` does not know.
 #[derive(Debug, thiserror::Error)]
 #[error(
-    "unknown policy {0:?} (known: lru, fifo, clock, clock2, clock3, sieve, s3fifo, arc, 2q, lfu, opt, slru, slru2…slru16, size, mq, lfuda, gdsf, lruk, random, lruprob, flashprob, hyperbolic, beladysize, clock2qplus, lirs, wtinylfu)"
+    "unknown policy {0:?} (known: lru, fifo, clock, clock2, clock3, sieve, s3fifo, arc, 2q, lfu, opt, slru, slru2…slru16, size, mq, lfuda, gdsf, lruk, random, lruprob, flashprob, hyperbolic, beladysize, clock2qplus, lirs, wtinylfu, lecar)"
 )]
 pub struct UnknownPolicy(pub String);
 
@@ -273,6 +279,7 @@ impl FromStr for PolicyKind {
             "beladysize" | "belady-size" => PolicyKind::BeladySize,
             "clock2qplus" | "clock2q+" => PolicyKind::Clock2QPlus,
             "lirs" => PolicyKind::Lirs,
+            "lecar" => PolicyKind::LeCaR,
             "wtinylfu" | "w-tinylfu" | "tinylfu" => PolicyKind::WTinyLfu,
             l => match l.strip_prefix("slru").and_then(|n| n.parse::<u8>().ok()) {
                 Some(n @ 1..=16) => PolicyKind::Slru { segments: n },

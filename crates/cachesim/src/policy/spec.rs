@@ -83,6 +83,11 @@ fn defs(kind: PolicyKind) -> &'static [ParamDef] {
         ratio("corr-window-ratio", &["corr"], 0.5),
     ];
     const WTINYLFU: &[ParamDef] = &[ratio("window-size", &["window"], 0.01)];
+    const LECAR: &[ParamDef] = &[
+        whole("update-weight", &[], 1.0, 0.0, 1.0),
+        ratio("lru-weight", &[], 0.5),
+        SEED,
+    ];
     const FLASHPROB: &[ParamDef] = &[
         ratio("ram-size-ratio", &["ram"], 0.05),
         ratio("disk-admit-prob", &["p"], 0.2),
@@ -99,6 +104,7 @@ fn defs(kind: PolicyKind) -> &'static [ParamDef] {
         PolicyKind::LruProb => LRUPROB,
         PolicyKind::FlashProb => FLASHPROB,
         PolicyKind::WTinyLfu => WTINYLFU,
+        PolicyKind::LeCaR => LECAR,
         PolicyKind::Clock2QPlus => CLOCK2QPLUS,
         PolicyKind::Hyperbolic => HYPERBOLIC,
         PolicyKind::BeladySize => BELADYSIZE,
@@ -195,6 +201,12 @@ impl PolicySpec {
                 p("corr-window-ratio"),
             )),
             PolicyKind::Lirs => Box::new(Lirs::new(capacity)),
+            PolicyKind::LeCaR => Box::new(LeCaR::new(
+                capacity,
+                p("update-weight") == 1.0,
+                p("lru-weight"),
+                p("seed") as u64,
+            )),
             PolicyKind::WTinyLfu => Box::new(WTinyLfu::new(capacity, p("window-size"))),
             PolicyKind::Lru => Box::new(Lru::new(capacity)),
             PolicyKind::Fifo => Box::new(Fifo::new(capacity)),
