@@ -19,12 +19,18 @@ def reader(path):
 
 MAKE = {"lru": lcs.LRU, "fifo": lcs.FIFO, "s3fifo": lcs.S3FIFO, "sieve": lcs.Sieve,
         "arc": lcs.ARC, "2q": lcs.TwoQ, "lfu": lcs.LFU, "clock": lcs.Clock,
-        "slru": lcs.SLRU, "size": lcs.Size, "mq": lcs.MQ}
+        "slru": lcs.SLRU, "size": lcs.Size, "mq": lcs.MQ, "gdsf": lcs.GDSF,
+        "lfuda": lcs.LFUDA, "lruk": lcs.LRUK, "lruprob": lcs.LRUProb,
+        "flashprob": lcs.FlashProb, "random": lcs.Random, "hyperbolic": lcs.Hyperbolic,
+        "beladysize": lcs.BeladySize, "clock2qplus": lcs.Clock2QPlus, "lirs": lcs.LIRS,
+        "wtinylfu": lcs.WTinyLFU, "lecar": lcs.LeCaR}
+# libCacheSim's LFUDA slows as the cache ages; one run is enough to compare.
+REPS = {"lfuda": 1}
 
 path, size = sys.argv[1], int(sys.argv[2])
 for name in sys.argv[3:] or ["lru"]:
     best, n, ratio = 1e9, 0, 0
-    for _ in range(3):
+    for _ in range(REPS.get(name, 3)):
         t = time.perf_counter()
         r = reader(path)
         ratio, _ = MAKE[name](size).process_trace(r)

@@ -39,12 +39,18 @@ cargo build --release -q -p tramp-cli
 /usr/bin/time -f "   %e s, %M KB max RSS" target/release/tramp cachesim \
   tests/fixtures/cache/twitter_cluster52.csv.zst \
   -p lru,fifo,clock,sieve,s3fifo,arc,2q,lfu,opt -s 1000,20000,80000 --mrc > /dev/null
-echo "== policies added by issue 38, from the oracleGeneral file, 1000 objects: libCacheSim against tramp cachesim (one thread, reading included)"
-for p in slru size mq; do
-  python3 bench/cachesim/libcachesim_speed.py "$tmp/tw.oracleGeneral" 1000 "$p" 2>/dev/null
-  s=$( { /usr/bin/time -f "%e" target/release/tramp cachesim "$tmp/tw.oracleGeneral" -p "$p" -s 1000 --threads 1 >/dev/null; } 2>&1 | tail -1)
-  python3 -c "print(f'tramp       $p {1000:>12} {1e6 / max($s, 0.01) / 1e6:8.2f} Mreq/s (whole run, {$s} s; /usr/bin/time resolution 0.01 s)')"
+echo "== policies added by issue 38, from the oracleGeneral file, 1000 objects (LFUDA 20000: libCacheSim's slows with the cache's age): libCacheSim against tramp cachesim (one thread, reading included)"
+for p in slru size mq gdsf lfuda lruk lruprob flashprob random hyperbolic beladysize clock2qplus lirs wtinylfu lecar; do
+  n=1000; [ "$p" = lfuda ] && n=20000
+  python3 bench/cachesim/libcachesim_speed.py "$tmp/tw.oracleGeneral" "$n" "$p" 2>/dev/null
+  s=$( { /usr/bin/time -f "%e" target/release/tramp cachesim "$tmp/tw.oracleGeneral" -p "$p" -s "$n" --threads 1 >/dev/null; } 2>&1 | tail -1)
+  python3 -c "print(f'tramp       $p {$n:>12} {1e6 / max($s, 0.01) / 1e6:8.2f} Mreq/s (whole run, {$s} s; /usr/bin/time resolution 0.01 s)')"
 done
+echo "== curves of any policy by miniature simulation at 1 % against full simulation of the same 20 points (issue 38)"
+/usr/bin/time -f "   miniature only: %e s" target/release/tramp cachesim "$tmp/tw.oracleGeneral" \
+  --mrc=s3fifo,2q,sieve,arc,wtinylfu,lecar,lru+bloom > /dev/null
+/usr/bin/time -f "   with full simulation beside (--mrc-check): %e s" target/release/tramp cachesim "$tmp/tw.oracleGeneral" \
+  --mrc=s3fifo,2q,sieve,arc,wtinylfu,lecar,lru+bloom --mrc-check | grep -E "^[a-z0-9+]+:$|mean absolute" | paste - - | sed 's/^/   /'
 echo "== sweep on every core (issue 38): 9 policies x 8 sizes (0.1-50 % of the working set), 10 M requests"
 echo "   (the fixture ten times over, ids changed per copy, oracleGeneral), one thread against all cores"
 python3 - "$tmp/tw.csv" "$tmp/tw10.oracleGeneral" <<'PY'

@@ -21,18 +21,23 @@ use clap::Args;
 /// creation and writes write). zstd, gzip and xz are unwrapped.
 ///
 /// Every policy follows libCacheSim 0.3.5's definition and agrees with it
-/// exactly: lru, fifo, clock (1-bit; clock2 and clock3 for 2- and 3-bit
-/// counters), sieve, s3fifo (10% small queue, 90% ghost, move at 2), arc,
-/// 2q (25% A1in, 50% A1out), lfu (ties: first to reach the count), slru (4
-/// segments; slru2 … slru16), size (largest first), mq (8 queues) and opt
+/// exactly (docs/cachesim.md): lru, fifo, clock (1-bit; clock2 and clock3
+/// for 2- and 3-bit counters), sieve, s3fifo, arc, 2q, lfu, slru (slru2 …
+/// slru16), size, mq, gdsf, lfuda, lruk, lruprob, flashprob, random,
+/// hyperbolic, beladysize, clock2qplus, lirs, wtinylfu, lecar, and opt
 /// (Belady; next-access times from the trace, or computed in memory when
-/// the trace has none). All caches run in one pass over the trace, on
-/// every core (--threads); --warmup N leaves the first requests uncounted.
+/// the trace has none). The randomized ones draw what libCacheSim draws
+/// (its generator and hash table, reproduced); `:seed=N` draws anew.
+/// Admission filters go in front of any policy: `+bloom`, `+prob`,
+/// `+size`, `+sizeprob`. All caches run in one pass over the trace, on
+/// every core (--threads); --warmup leaves the first requests uncounted.
 ///
 /// Output: per cache, requests, misses, miss ratio, byte miss ratio and
 /// write-backs (evictions of objects written while cached). With --mrc (or
 /// without --size) the exact LRU miss-ratio curve from stack distances,
-/// or SHARDS-sampled with --shards RATE. If the trace is damaged, the
+/// or SHARDS-sampled with --shards RATE; with --mrc=POLICIES any policy's
+/// curve by miniature simulation (--mrc-check: its error against full
+/// simulation). If the trace is damaged, the
 /// results of every request before the damage are printed, then the error,
 /// and the exit status is 1.
 #[derive(Args)]
