@@ -59,6 +59,7 @@ SPECS = {
     "wtinylfu": lambda n: lcs.WTinyLFU(n),
     "wtinylfu:window-size=0.1": lambda n: lcs.WTinyLFU(n, window_size=0.1),
     "lecar": lambda n: lcs.LeCaR(n),
+    "lhd": lambda n: lcs.LHD(n),
     "lecar:update-weight=0:lru-weight=0.8":
         lambda n: lcs.LeCaR(n, update_weight=False, lru_weight=0.8),
     "clock2qplus:fifo-size-ratio=0.2:move-to-main-threshold=2:corr-window-ratio=0.2":
@@ -80,7 +81,7 @@ PREFIXED = [
 FRESH = {"fifo+prob", "lru+prob:prob=0.2", "lru+sizeprob:exponent=0.001",
          "lruprob", "lruprob:prob=0.25", "flashprob",
          "flashprob:ram-size-ratio=0.1:disk-admit-prob=0.5",
-         "random", "hyperbolic", "beladysize", "lecar",
+         "random", "hyperbolic", "beladysize", "lecar", "lhd",
          "lecar:update-weight=0:lru-weight=0.8"}
 SPEC_SIZES = [1000, 5000, 20000]
 # Only these when named on the command line (golden.py TRACE.csv slru size;

@@ -19,6 +19,7 @@ mod hyperbolic;
 mod lecar;
 mod lfu;
 mod lfuda;
+mod lhd;
 mod lirs;
 mod lruk;
 mod lruprob;
@@ -46,6 +47,7 @@ pub use hyperbolic::Hyperbolic;
 pub use lecar::LeCaR;
 pub use lfu::Lfu;
 pub use lfuda::Lfuda;
+pub use lhd::Lhd;
 pub use lirs::Lirs;
 pub use lruk::LruK;
 pub use lruprob::LruProb;
@@ -169,11 +171,13 @@ pub enum PolicyKind {
     WTinyLfu,
     /// LRU and LFU experts weighted by regret.
     LeCaR,
+    /// Least hit density.
+    Lhd,
 }
 
 impl PolicyKind {
     /// Every policy, with its default parameters.
-    pub const ALL: [PolicyKind; 24] = [
+    pub const ALL: [PolicyKind; 25] = [
         PolicyKind::Lru,
         PolicyKind::Fifo,
         PolicyKind::Clock { bits: 1 },
@@ -198,6 +202,7 @@ impl PolicyKind {
         PolicyKind::Lirs,
         PolicyKind::WTinyLfu,
         PolicyKind::LeCaR,
+        PolicyKind::Lhd,
     ];
 
     /// A cache of this policy holding `capacity` units.
@@ -240,6 +245,7 @@ impl fmt::Display for PolicyKind {
             PolicyKind::Lirs => f.write_str("lirs"),
             PolicyKind::WTinyLfu => f.write_str("wtinylfu"),
             PolicyKind::LeCaR => f.write_str("lecar"),
+            PolicyKind::Lhd => f.write_str("lhd"),
         }
     }
 }
@@ -247,7 +253,7 @@ impl fmt::Display for PolicyKind {
 /// A policy name `--policy` does not know.
 #[derive(Debug, thiserror::Error)]
 #[error(
-    "unknown policy {0:?} (known: lru, fifo, clock, clock2, clock3, sieve, s3fifo, arc, 2q, lfu, opt, slru, slru2…slru16, size, mq, lfuda, gdsf, lruk, random, lruprob, flashprob, hyperbolic, beladysize, clock2qplus, lirs, wtinylfu, lecar)"
+    "unknown policy {0:?} (known: lru, fifo, clock, clock2, clock3, sieve, s3fifo, arc, 2q, lfu, opt, slru, slru2…slru16, size, mq, lfuda, gdsf, lruk, random, lruprob, flashprob, hyperbolic, beladysize, clock2qplus, lirs, wtinylfu, lecar, lhd)"
 )]
 pub struct UnknownPolicy(pub String);
 
@@ -280,6 +286,7 @@ impl FromStr for PolicyKind {
             "clock2qplus" | "clock2q+" => PolicyKind::Clock2QPlus,
             "lirs" => PolicyKind::Lirs,
             "lecar" => PolicyKind::LeCaR,
+            "lhd" => PolicyKind::Lhd,
             "wtinylfu" | "w-tinylfu" | "tinylfu" => PolicyKind::WTinyLfu,
             l => match l.strip_prefix("slru").and_then(|n| n.parse::<u8>().ok()) {
                 Some(n @ 1..=16) => PolicyKind::Slru { segments: n },

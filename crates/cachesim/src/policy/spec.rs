@@ -83,6 +83,7 @@ fn defs(kind: PolicyKind) -> &'static [ParamDef] {
         ratio("corr-window-ratio", &["corr"], 0.5),
     ];
     const WTINYLFU: &[ParamDef] = &[ratio("window-size", &["window"], 0.01)];
+    const LHD: &[ParamDef] = &[SEED];
     const LECAR: &[ParamDef] = &[
         whole("update-weight", &[], 1.0, 0.0, 1.0),
         ratio("lru-weight", &[], 0.5),
@@ -105,6 +106,7 @@ fn defs(kind: PolicyKind) -> &'static [ParamDef] {
         PolicyKind::FlashProb => FLASHPROB,
         PolicyKind::WTinyLfu => WTINYLFU,
         PolicyKind::LeCaR => LECAR,
+        PolicyKind::Lhd => LHD,
         PolicyKind::Clock2QPlus => CLOCK2QPLUS,
         PolicyKind::Hyperbolic => HYPERBOLIC,
         PolicyKind::BeladySize => BELADYSIZE,
@@ -201,6 +203,7 @@ impl PolicySpec {
                 p("corr-window-ratio"),
             )),
             PolicyKind::Lirs => Box::new(Lirs::new(capacity)),
+            PolicyKind::Lhd => Box::new(Lhd::new(capacity, p("seed") as u64)),
             PolicyKind::LeCaR => Box::new(LeCaR::new(
                 capacity,
                 p("update-weight") == 1.0,
