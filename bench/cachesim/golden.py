@@ -60,6 +60,13 @@ SPECS = {
     "wtinylfu:window-size=0.1": lambda n: lcs.WTinyLFU(n, window_size=0.1),
     "lecar": lambda n: lcs.LeCaR(n),
     "lhd": lambda n: lcs.LHD(n),
+    "clockpro": lambda n: lcs.ClockPro(n),
+    "cacheus": lambda n: lcs.Cacheus(n),
+    "lru+adaptsize": lambda n: lcs.LRU(n, admissioner=lcs.AdaptSizeAdmissioner()),
+    "fifo+adaptsize:reconf-interval=10000":
+        lambda n: lcs.FIFO(n, admissioner=lcs.AdaptSizeAdmissioner(reconf_interval=10000)),
+    "clockpro:init-ref=1:init-ratio-cold=0.2":
+        lambda n: lcs.ClockPro(n, init_ref=1, init_ratio_cold=0.2),
     "lecar:update-weight=0:lru-weight=0.8":
         lambda n: lcs.LeCaR(n, update_weight=False, lru_weight=0.8),
     "clock2qplus:fifo-size-ratio=0.2:move-to-main-threshold=2:corr-window-ratio=0.2":
@@ -81,7 +88,8 @@ PREFIXED = [
 FRESH = {"fifo+prob", "lru+prob:prob=0.2", "lru+sizeprob:exponent=0.001",
          "lruprob", "lruprob:prob=0.25", "flashprob",
          "flashprob:ram-size-ratio=0.1:disk-admit-prob=0.5",
-         "random", "hyperbolic", "beladysize", "lecar", "lhd",
+         "random", "hyperbolic", "beladysize", "lecar", "lhd", "cacheus",
+         "lru+adaptsize", "fifo+adaptsize:reconf-interval=10000",
          "lecar:update-weight=0:lru-weight=0.8"}
 SPEC_SIZES = [1000, 5000, 20000]
 # Only these when named on the command line (golden.py TRACE.csv slru size;

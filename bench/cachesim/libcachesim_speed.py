@@ -23,7 +23,7 @@ MAKE = {"lru": lcs.LRU, "fifo": lcs.FIFO, "s3fifo": lcs.S3FIFO, "sieve": lcs.Sie
         "lfuda": lcs.LFUDA, "lruk": lcs.LRUK, "lruprob": lcs.LRUProb,
         "flashprob": lcs.FlashProb, "random": lcs.Random, "hyperbolic": lcs.Hyperbolic,
         "beladysize": lcs.BeladySize, "clock2qplus": lcs.Clock2QPlus, "lirs": lcs.LIRS,
-        "wtinylfu": lcs.WTinyLFU, "lecar": lcs.LeCaR, "lhd": lcs.LHD}
+        "wtinylfu": lcs.WTinyLFU, "lecar": lcs.LeCaR, "lhd": lcs.LHD, "clockpro": lcs.ClockPro, "cacheus": lcs.Cacheus}
 # libCacheSim's LFUDA slows as the cache ages; one run is enough to compare.
 REPS = {"lfuda": 1}
 

@@ -40,7 +40,7 @@ cargo build --release -q -p tramp-cli
   tests/fixtures/cache/twitter_cluster52.csv.zst \
   -p lru,fifo,clock,sieve,s3fifo,arc,2q,lfu,opt -s 1000,20000,80000 --mrc > /dev/null
 echo "== policies added by issue 38, from the oracleGeneral file, 1000 objects (LFUDA 20000: libCacheSim's slows with the cache's age): libCacheSim against tramp cachesim (one thread, reading included)"
-for p in slru size mq gdsf lfuda lruk lruprob flashprob random hyperbolic beladysize clock2qplus lirs wtinylfu lecar lhd; do
+for p in slru size mq gdsf lfuda lruk lruprob flashprob random hyperbolic beladysize clock2qplus lirs wtinylfu lecar lhd clockpro cacheus; do
   n=1000; [ "$p" = lfuda ] && n=20000
   python3 bench/cachesim/libcachesim_speed.py "$tmp/tw.oracleGeneral" "$n" "$p" 2>/dev/null
   s=$( { /usr/bin/time -f "%e" target/release/tramp cachesim "$tmp/tw.oracleGeneral" -p "$p" -s "$n" --threads 1 >/dev/null; } 2>&1 | tail -1)

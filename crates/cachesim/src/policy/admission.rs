@@ -10,6 +10,11 @@
 //!   `ignore_obj_size` makes it).
 //! - `sizeprob:exponent=E`: admits with probability e^(−E·size) (default
 //!   E = 1e-6).
+//! - `adaptsize:max-iteration=15:reconf-interval=30000`: AdaptSize
+//!   (Berger et al., NSDI '17) as libCacheSim's `admission/adaptsize/`:
+//!   admits with probability e^(−size/c), c tuned every interval by its
+//!   Markov model of the hit rate and a golden-section search over log2 c
+//!   ([`super::adaptsize`]).
 //!
 //! The random ones draw from libCacheSim's generator (Lehmer's, 128-bit
 //! state multiplied by 0xda942042e4dd58b5, the high 64 bits drawn) seeded
@@ -52,24 +57,24 @@ enum Kind {
     Prob,
     Size,
     SizeProb,
+    AdaptSize,
 }
 
-const KINDS: [(&str, Kind, &[ParamDef]); 4] = [
+const SEED: ParamDef = param(
+    "seed",
+    &[],
+    Lehmer64::LIBCACHESIM_SEED as f64,
+    1.0,
+    1.8e19,
+    true,
+);
+
+const KINDS: [(&str, Kind, &[ParamDef]); 5] = [
     ("bloom", Kind::Bloom, &[]),
     (
         "prob",
         Kind::Prob,
-        &[
-            param("prob", &["p"], 0.5, 0.0, 1.0, false),
-            param(
-                "seed",
-                &[],
-                Lehmer64::LIBCACHESIM_SEED as f64,
-                0.0,
-                1.8e19,
-                true,
-            ),
-        ],
+        &[param("prob", &["p"], 0.5, 0.0, 1.0, false), SEED],
     ),
     (
         "size",
@@ -79,16 +84,15 @@ const KINDS: [(&str, Kind, &[ParamDef]); 4] = [
     (
         "sizeprob",
         Kind::SizeProb,
+        &[param("exponent", &[], 1e-6, 0.0, 1e9, false), SEED],
+    ),
+    (
+        "adaptsize",
+        Kind::AdaptSize,
         &[
-            param("exponent", &[], 1e-6, 0.0, 1e9, false),
-            param(
-                "seed",
-                &[],
-                Lehmer64::LIBCACHESIM_SEED as f64,
-                0.0,
-                1.8e19,
-                true,
-            ),
+            param("max-iteration", &[], 15.0, 0.0, 1e6, true),
+            param("reconf-interval", &[], 30000.0, 1.0, 1e15, true),
+            SEED,
         ],
     ),
 ];
@@ -130,6 +134,11 @@ impl AdmissionSpec {
                 exponent: self.param("exponent"),
                 rng: seed(),
             },
+            Kind::AdaptSize => Filter::AdaptSize(Box::new(super::adaptsize::AdaptSize::new(
+                self.param("max-iteration") as u64,
+                self.param("reconf-interval") as u64,
+                seed(),
+            ))),
         };
         Box::new(Admitted {
             inner: policy,
@@ -161,7 +170,7 @@ impl FromStr for AdmissionSpec {
         };
         let Some(&(name, kind, defs)) = KINDS.iter().find(|k| k.0 == name) else {
             return Err(SpecError::Admission(format!(
-                "{s:?} is unknown (known: bloom, prob, size, sizeprob)"
+                "{s:?} is unknown (known: bloom, prob, size, sizeprob, adaptsize)"
             )));
         };
         let mut params = parse_params(name, rest, defs)?;
@@ -185,6 +194,7 @@ enum Filter {
         exponent: f64,
         rng: Lehmer64,
     },
+    AdaptSize(Box<super::adaptsize::AdaptSize>),
 }
 
 impl Filter {
@@ -201,6 +211,14 @@ impl Filter {
                 let p = (-*exponent * a.charge as f64).exp();
                 ((rng.next_u64() % MODULE) as f64 / MODULE as f64) < p
             }
+            Filter::AdaptSize(f) => f.admit(a.charge),
+        }
+    }
+
+    /// Sees every request, hit or miss (libCacheSim's `update` hook).
+    fn update(&mut self, a: &Access, capacity: u64) {
+        if let Filter::AdaptSize(f) = self {
+            f.update(a.id, a.charge, capacity);
         }
     }
 }
@@ -219,6 +237,7 @@ impl Policy for Admitted {
         self.inner.capacity()
     }
     fn get(&mut self, a: Access, evicted: &mut Vec<u64>) -> bool {
+        self.filter.update(&a, self.inner.capacity());
         if self.inner.contains(a.id) {
             return self.inner.get(a, evicted);
         }
@@ -261,6 +280,8 @@ mod tests {
     fn filters_parse_and_print() {
         let a: AdmissionSpec = "prob:prob=0.25".parse().unwrap();
         assert_eq!(a.to_string(), "prob:prob=0.25");
+        let c: AdmissionSpec = "adaptsize:reconf-interval=1000".parse().unwrap();
+        assert_eq!(c.to_string(), "adaptsize:reconf-interval=1000");
         let b: AdmissionSpec = "bloomfilter".parse().unwrap();
         assert_eq!(b.to_string(), "bloom");
         assert!("bloom:x=1".parse::<AdmissionSpec>().is_err());

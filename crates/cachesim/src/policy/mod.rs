@@ -7,11 +7,14 @@
 //! parameters. Capacity and object charges share one unit: bytes, or 1 per
 //! object when a cache counts objects.
 
+mod adaptsize;
 pub mod admission;
 mod arc;
 mod beladysize;
+mod cacheus;
 mod clock;
 mod clock2qplus;
+mod clockpro;
 mod flashprob;
 mod gdsf;
 mod ghost;
@@ -39,8 +42,10 @@ mod wtinylfu;
 
 pub use arc::Arc;
 pub use beladysize::BeladySize;
+pub use cacheus::Cacheus;
 pub use clock::Clock;
 pub use clock2qplus::Clock2QPlus;
+pub use clockpro::ClockPro;
 pub use flashprob::FlashProb;
 pub use gdsf::Gdsf;
 pub use hyperbolic::Hyperbolic;
@@ -173,11 +178,15 @@ pub enum PolicyKind {
     LeCaR,
     /// Least hit density.
     Lhd,
+    /// CLOCK-Pro: hot, cold and test pages on one clock.
+    ClockPro,
+    /// SR-LRU and CR-LFU experts with a learnt rate.
+    Cacheus,
 }
 
 impl PolicyKind {
     /// Every policy, with its default parameters.
-    pub const ALL: [PolicyKind; 25] = [
+    pub const ALL: [PolicyKind; 27] = [
         PolicyKind::Lru,
         PolicyKind::Fifo,
         PolicyKind::Clock { bits: 1 },
@@ -203,6 +212,8 @@ impl PolicyKind {
         PolicyKind::WTinyLfu,
         PolicyKind::LeCaR,
         PolicyKind::Lhd,
+        PolicyKind::ClockPro,
+        PolicyKind::Cacheus,
     ];
 
     /// A cache of this policy holding `capacity` units.
@@ -246,6 +257,8 @@ impl fmt::Display for PolicyKind {
             PolicyKind::WTinyLfu => f.write_str("wtinylfu"),
             PolicyKind::LeCaR => f.write_str("lecar"),
             PolicyKind::Lhd => f.write_str("lhd"),
+            PolicyKind::ClockPro => f.write_str("clockpro"),
+            PolicyKind::Cacheus => f.write_str("cacheus"),
         }
     }
 }
@@ -253,7 +266,7 @@ impl fmt::Display for PolicyKind {
 /// A policy name `--policy` does not know.
 #[derive(Debug, thiserror::Error)]
 #[error(
-    "unknown policy {0:?} (known: lru, fifo, clock, clock2, clock3, sieve, s3fifo, arc, 2q, lfu, opt, slru, slru2…slru16, size, mq, lfuda, gdsf, lruk, random, lruprob, flashprob, hyperbolic, beladysize, clock2qplus, lirs, wtinylfu, lecar, lhd)"
+    "unknown policy {0:?} (known: lru, fifo, clock, clock2, clock3, sieve, s3fifo, arc, 2q, lfu, opt, slru, slru2…slru16, size, mq, lfuda, gdsf, lruk, random, lruprob, flashprob, hyperbolic, beladysize, clock2qplus, lirs, wtinylfu, lecar, lhd, clockpro, cacheus)"
 )]
 pub struct UnknownPolicy(pub String);
 
@@ -287,6 +300,8 @@ impl FromStr for PolicyKind {
             "lirs" => PolicyKind::Lirs,
             "lecar" => PolicyKind::LeCaR,
             "lhd" => PolicyKind::Lhd,
+            "clockpro" | "clock-pro" => PolicyKind::ClockPro,
+            "cacheus" => PolicyKind::Cacheus,
             "wtinylfu" | "w-tinylfu" | "tinylfu" => PolicyKind::WTinyLfu,
             l => match l.strip_prefix("slru").and_then(|n| n.parse::<u8>().ok()) {
                 Some(n @ 1..=16) => PolicyKind::Slru { segments: n },

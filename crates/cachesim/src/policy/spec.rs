@@ -84,6 +84,11 @@ fn defs(kind: PolicyKind) -> &'static [ParamDef] {
     ];
     const WTINYLFU: &[ParamDef] = &[ratio("window-size", &["window"], 0.01)];
     const LHD: &[ParamDef] = &[SEED];
+    const CACHEUS: &[ParamDef] = &[SEED];
+    const CLOCKPRO: &[ParamDef] = &[
+        whole("init-ref", &[], 0.0, 0.0, 1.0),
+        ratio("init-ratio-cold", &["cold"], 0.5),
+    ];
     const LECAR: &[ParamDef] = &[
         whole("update-weight", &[], 1.0, 0.0, 1.0),
         ratio("lru-weight", &[], 0.5),
@@ -107,6 +112,8 @@ fn defs(kind: PolicyKind) -> &'static [ParamDef] {
         PolicyKind::WTinyLfu => WTINYLFU,
         PolicyKind::LeCaR => LECAR,
         PolicyKind::Lhd => LHD,
+        PolicyKind::Cacheus => CACHEUS,
+        PolicyKind::ClockPro => CLOCKPRO,
         PolicyKind::Clock2QPlus => CLOCK2QPLUS,
         PolicyKind::Hyperbolic => HYPERBOLIC,
         PolicyKind::BeladySize => BELADYSIZE,
@@ -204,6 +211,12 @@ impl PolicySpec {
             )),
             PolicyKind::Lirs => Box::new(Lirs::new(capacity)),
             PolicyKind::Lhd => Box::new(Lhd::new(capacity, p("seed") as u64)),
+            PolicyKind::Cacheus => Box::new(Cacheus::new(capacity, p("seed") as u64)),
+            PolicyKind::ClockPro => Box::new(ClockPro::new(
+                capacity,
+                p("init-ref") == 1.0,
+                p("init-ratio-cold"),
+            )),
             PolicyKind::LeCaR => Box::new(LeCaR::new(
                 capacity,
                 p("update-weight") == 1.0,

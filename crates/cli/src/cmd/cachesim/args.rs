@@ -24,13 +24,14 @@ use clap::Args;
 /// exactly (docs/cachesim.md): lru, fifo, clock (1-bit; clock2 and clock3
 /// for 2- and 3-bit counters), sieve, s3fifo, arc, 2q, lfu, slru (slru2 …
 /// slru16), size, mq, gdsf, lfuda, lruk, lruprob, flashprob, random,
-/// hyperbolic, beladysize, clock2qplus, lirs, wtinylfu, lecar, and opt
-/// (Belady; next-access times from the trace, or computed in memory when
-/// the trace has none). The randomized ones draw what libCacheSim draws
-/// (its generator and hash table, reproduced); `:seed=N` draws anew.
-/// Admission filters go in front of any policy: `+bloom`, `+prob`,
-/// `+size`, `+sizeprob`. All caches run in one pass over the trace, on
-/// every core (--threads); --warmup leaves the first requests uncounted.
+/// hyperbolic, beladysize, clock2qplus, lirs, wtinylfu, lecar, lhd,
+/// clockpro, cacheus, and opt (Belady; next-access times from the trace,
+/// or computed in memory when the trace has none). The randomized ones
+/// draw what libCacheSim draws (its generator and hash table, reproduced);
+/// `:seed=N` draws anew. Admission filters go in front of any policy:
+/// `+bloom`, `+prob`, `+size`, `+sizeprob`, `+adaptsize`. All caches run
+/// in one pass over the trace, on every core (--threads); --warmup leaves
+/// the first requests uncounted.
 ///
 /// Output: per cache, requests, misses, miss ratio, byte miss ratio and
 /// write-backs (evictions of objects written while cached). With --mrc (or
@@ -52,7 +53,8 @@ pub struct CachesimArgs {
     /// parameters under libCacheSim's names (`s3fifo:small-size-ratio=0.2`,
     /// or short: `s3fifo:small=0.2:move=1`, `2q:ain=0.3`,
     /// `mq:lifetime=5000`), an admission filter after `+` (`lru+bloom`,
-    /// `fifo+prob:prob=0.3`, `lru+size:size=4096`, `lru+sizeprob`). Every
+    /// `fifo+prob:prob=0.3`, `lru+size:size=4096`, `lru+sizeprob`,
+/// `lru+adaptsize`). Every
     /// policy and parameter: docs/cachesim.md.
     #[arg(long, short = 'p', value_delimiter = ',', default_value = "lru")]
     pub policy: Vec<String>,
