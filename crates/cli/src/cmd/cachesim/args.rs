@@ -54,7 +54,7 @@ pub struct CachesimArgs {
     /// or short: `s3fifo:small=0.2:move=1`, `2q:ain=0.3`,
     /// `mq:lifetime=5000`), an admission filter after `+` (`lru+bloom`,
     /// `fifo+prob:prob=0.3`, `lru+size:size=4096`, `lru+sizeprob`,
-/// `lru+adaptsize`). Every
+    /// `lru+adaptsize`). Every
     /// policy and parameter: docs/cachesim.md.
     #[arg(long, short = 'p', value_delimiter = ',', default_value = "lru")]
     pub policy: Vec<String>,
