@@ -29,17 +29,12 @@ impl BeladySize {
         }
     }
 
+    /// The largest ln(size) + ln(distance), as the lowest of its negation.
     fn victim(&mut self) -> Option<u64> {
-        let mut best: Option<(u64, f64)> = None;
         let now = self.vtime;
-        for _ in 0..self.samples {
-            let (id, charge, &next) = self.pool.sample()?;
-            let score = (charge as f64).ln() + (next.saturating_sub(now) as f64).ln();
-            if best.is_none_or(|(_, b)| b < score) {
-                best = Some((id, score));
-            }
-        }
-        best.map(|b| b.0)
+        self.pool.lowest_of(self.samples, |charge, &next| {
+            -((charge as f64).ln() + (next.saturating_sub(now) as f64).ln())
+        })
     }
 }
 

@@ -31,16 +31,10 @@ impl Hyperbolic {
     }
 
     fn victim(&mut self) -> Option<u64> {
-        let mut best: Option<(u64, f64)> = None;
-        for _ in 0..self.samples {
-            let (id, _, m) = self.pool.sample()?;
-            let age = (self.vtime - m.entered) as f64;
-            let score = 1.0e8 * m.freq as f64 / age;
-            if best.is_none_or(|(_, b)| b > score) {
-                best = Some((id, score));
-            }
-        }
-        best.map(|b| b.0)
+        let now = self.vtime;
+        self.pool.lowest_of(self.samples, |_, m| {
+            1.0e8 * m.freq as f64 / (now - m.entered) as f64
+        })
     }
 }
 

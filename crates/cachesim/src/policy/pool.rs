@@ -124,6 +124,21 @@ impl<M> Pool<M> {
         let e = &self.map[&id];
         Some((id, e.0, &e.1))
     }
+    /// Of `n` objects drawn, the first of the lowest `score(charge,
+    /// data)` (the comparison libCacheSim's sampling policies make: a later
+    /// draw wins only if strictly lower).
+    pub fn lowest_of(&mut self, n: usize, score: impl Fn(u64, &M) -> f64) -> Option<u64> {
+        let mut best: Option<(u64, f64)> = None;
+        for _ in 0..n {
+            let (id, charge, m) = self.sample()?;
+            let s = score(charge, m);
+            if best.is_none_or(|(_, b)| s < b) {
+                best = Some((id, s));
+            }
+        }
+        best.map(|b| b.0)
+    }
+
     pub fn insert(&mut self, id: u64, charge: u64, meta: M) {
         self.table.insert(id);
         self.map.insert(id, (charge, meta));
