@@ -331,6 +331,19 @@ impl Lhd {
     }
 }
 
+impl Lhd {
+    /// Evicts until `charge` more fits.
+    fn make_room(&mut self, charge: u64, evicted: &mut Vec<u64>) {
+        while self.occupied + charge > self.cap && !self.tags.is_empty() {
+            let victim = self.rank();
+            let size = self.sizes.remove(&victim).unwrap_or(0);
+            self.occupied -= size;
+            self.replaced(victim);
+            evicted.push(victim);
+        }
+    }
+}
+
 impl Policy for Lhd {
     fn name(&self) -> &'static str {
         "lhd"
@@ -340,23 +353,23 @@ impl Policy for Lhd {
     }
     fn get(&mut self, a: Access, evicted: &mut Vec<u64>) -> bool {
         if let Some(size) = self.sizes.get_mut(&a.id) {
+            let grew = *size < a.charge;
             if *size != a.charge {
                 self.occupied = self.occupied - *size + a.charge;
                 *size = a.charge;
             }
             self.update(a.id, a.charge);
+            // libCacheSim takes the new size of a hit object and lets the
+            // cache run over its capacity; here it evicts back under it.
+            if grew {
+                self.make_room(0, evicted);
+            }
             return true;
         }
         if a.charge > self.cap {
             return false;
         }
-        while self.occupied + a.charge > self.cap && !self.tags.is_empty() {
-            let victim = self.rank();
-            let size = self.sizes.remove(&victim).unwrap_or(0);
-            self.occupied -= size;
-            self.replaced(victim);
-            evicted.push(victim);
-        }
+        self.make_room(a.charge, evicted);
         self.sizes.insert(a.id, a.charge);
         self.update(a.id, a.charge);
         self.occupied += a.charge;
