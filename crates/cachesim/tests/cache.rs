@@ -248,6 +248,21 @@ proptest! {
     // 24 policies × 2 units a case: 96 cases keep it to a few seconds.
     #![proptest_config(ProptestConfig::with_cases(96))]
 
+    /// Objects whose size changes between requests (the fuzz target
+    /// found LHD taking a grown size over its capacity): still never over.
+    #[test]
+    fn capacity_holds_when_sizes_change(reqs in proptest::collection::vec((0u64..20, 1u32..9), 1..300), cap in 8u64..40) {
+        let mut reqs: Vec<Request> = reqs.iter().map(|&(id, size)| Request::read(id, size)).collect();
+        fill_next_access(&mut reqs);
+        for kind in PolicyKind::ALL {
+            let mut c = Cache::new(kind, cap, Unit::Bytes);
+            for r in &reqs {
+                c.access(r);
+                prop_assert!(c.policy().occupied() <= cap, "{} over capacity", kind);
+            }
+        }
+    }
+
     /// Policies never hold more than their capacity, and a hit never
     /// evicts — except SLRU's, as libCacheSim's: a promotion passes tails
     /// down segment by segment, and the bottom segment may already hold
