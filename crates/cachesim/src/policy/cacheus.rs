@@ -22,86 +22,19 @@
 use std::collections::BTreeSet;
 
 use super::admission::Lehmer64;
+use super::sublru::SubLru;
 use super::{Access, Policy};
-use crate::list::{List, Table};
+use crate::list::Table;
 
 const DEMOTED: u8 = 1;
 const NEW: u8 = 2;
 
-/// One of libCacheSim's LRU sub-caches (head = newest), with a capacity
-/// that SR-LRU moves.
-#[derive(Default)]
-struct Lst {
-    cap: i64,
-    t: Table,
-    l: List,
-}
-
-impl Lst {
-    fn with_cap(cap: i64) -> Lst {
-        Lst {
-            cap,
-            ..Lst::default()
-        }
-    }
-    fn bytes(&self) -> i64 {
-        self.l.bytes as i64
-    }
-    fn find(&self, id: u64) -> Option<u32> {
-        self.t.find(id)
-    }
-    fn touch(&mut self, s: u32) {
-        self.l.move_to_head(&mut self.t, s);
-    }
-    fn insert(&mut self, id: u64, size: u64) -> u32 {
-        let s = self.t.insert(id, size, 0);
-        self.l.push_head(&mut self.t, s);
-        s
-    }
-    fn remove(&mut self, id: u64) -> bool {
-        match self.t.find(id) {
-            Some(s) => {
-                self.l.unlink(&mut self.t, s);
-                self.t.remove(s);
-                true
-            }
-            None => false,
-        }
-    }
-    /// The oldest entry's (id, size, flags).
-    fn tail(&self) -> Option<(u64, u64, u8)> {
-        (!self.l.is_empty()).then(|| {
-            let e = &self.t[self.l.tail];
-            (e.id, e.size, e.tag)
-        })
-    }
-    fn pop_tail(&mut self) -> Option<(u64, u64, u8)> {
-        let e = self.tail()?;
-        self.remove(e.0);
-        Some(e)
-    }
-    /// An LRU cache's whole request (`cache_get_base`).
-    fn get(&mut self, id: u64, size: u64) {
-        if let Some(s) = self.find(id) {
-            self.touch(s);
-            return;
-        }
-        if size as i64 > self.cap {
-            return;
-        }
-        while self.bytes() + size as i64 > self.cap && !self.l.is_empty() {
-            self.pop_tail();
-        }
-        self.insert(id, size);
-    }
-}
-
 pub struct Cacheus {
     cap: u64,
     // SR-LRU.
-    sr: Lst,
-    r: Lst,
-    h: Lst,
+    sr: SubLru,
+    r: SubLru,
+    h: SubLru,
     c_demoted: u64,
     c_new: u64,
     // CR-LFU: (count, order of joining, slot of `lfu_t`).
@@ -113,8 +46,8 @@ pub struct Cacheus {
     min_freq: i64,
     max_freq: u64,
     // Cacheus.
-    lru_g: Lst,
-    lfu_g: Lst,
+    lru_g: SubLru,
+    lfu_g: SubLru,
     w_lru: f64,
     w_lfu: f64,
     lr: f64,
@@ -136,9 +69,9 @@ impl Cacheus {
         let ghost = (capacity as f64 / 2.0 * 1.0) as i64;
         Cacheus {
             cap: capacity,
-            sr: Lst::with_cap(cap / 2),
-            r: Lst::with_cap(cap / 2),
-            h: Lst::with_cap(cap),
+            sr: SubLru::with_cap(cap / 2),
+            r: SubLru::with_cap(cap / 2),
+            h: SubLru::with_cap(cap),
             c_demoted: 0,
             c_new: 0,
             lfu_t: Table::default(),
@@ -147,8 +80,8 @@ impl Cacheus {
             joined: 0,
             min_freq: 1,
             max_freq: 1,
-            lru_g: Lst::with_cap(ghost),
-            lfu_g: Lst::with_cap(ghost),
+            lru_g: SubLru::with_cap(ghost),
+            lfu_g: SubLru::with_cap(ghost),
             w_lru: 0.5,
             w_lfu: 0.5,
             lr,
@@ -181,13 +114,13 @@ impl Cacheus {
         }
         let Some(s) = in_sr else { return false };
         let size = self.sr.t[s].size;
-        self.r.insert(id, size);
+        self.r.insert(id, size, 0);
         self.sr.remove(id);
         while self.r.bytes() > self.r.cap {
             let Some((rid, rsize, flags)) = self.r.tail() else {
                 break;
             };
-            let n = self.sr.insert(rid, rsize);
+            let n = self.sr.insert(rid, rsize, 0);
             if flags & DEMOTED == 0 {
                 self.c_demoted += 1;
                 self.sr.t[n].tag |= DEMOTED;
@@ -201,14 +134,14 @@ impl Cacheus {
 
     /// H's tail leaves while H is full.
     fn trim_history(&mut self) {
-        while self.h.bytes() >= self.h.cap && !self.h.l.is_empty() {
+        while self.h.bytes() >= self.h.cap && !self.h.is_empty() {
             self.h.pop_tail();
         }
     }
 
     /// Into H (libCacheSim's `H->insert`); returns its slot.
     fn remember(&mut self, id: u64, size: u64, flags: u8) -> u32 {
-        let s = self.h.insert(id, size);
+        let s = self.h.insert(id, size, 0);
         if flags & NEW != 0 {
             self.c_new += 1;
             self.h.t[s].tag |= NEW;
@@ -220,16 +153,16 @@ impl Cacheus {
         if let Some(hs) = self.h.find(id) {
             let was_new = self.h.t[hs].tag & NEW != 0;
             self.h.remove(id);
-            while self.r.bytes() + size as i64 > self.r.cap && !self.r.l.is_empty() {
+            while self.r.bytes() + size as i64 > self.r.cap && !self.r.is_empty() {
                 let (rid, rsize, flags) = self.r.tail().expect("R is not empty");
-                let n = self.sr.insert(rid, rsize);
+                let n = self.sr.insert(rid, rsize, 0);
                 if flags & DEMOTED == 0 {
                     self.c_demoted += 1;
                     self.sr.t[n].tag |= DEMOTED;
                 }
                 self.r.pop_tail();
             }
-            self.r.insert(id, size);
+            self.r.insert(id, size, 0);
             if was_new {
                 let ratio = (self.c_demoted.checked_div(self.c_new).unwrap_or(0)) as i32;
                 let delta = f64::max(1.0, ratio as f64 + 0.5);
@@ -242,7 +175,7 @@ impl Cacheus {
                 self.r.cap = self.h.cap - self.sr.cap;
             }
         } else {
-            let s = self.sr.insert(id, size);
+            let s = self.sr.insert(id, size, 0);
             self.sr.t[s].tag |= NEW;
         }
         while self.sr.bytes() > self.sr.cap {
@@ -447,12 +380,12 @@ impl Cacheus {
             (Some((id, size, _)), lfu) if r < self.w_lru || lfu.is_none() => {
                 self.sr_lru_evict();
                 self.cr_lfu_remove(id);
-                self.lru_g.get(id, size);
+                self.lru_g.request(id, size);
             }
             (_, Some((id, size))) => {
                 self.sr_lru_remove(id);
                 self.cr_lfu_evict();
-                self.lfu_g.get(id, size);
+                self.lfu_g.request(id, size);
             }
             _ => {}
         }
@@ -542,6 +475,6 @@ impl Policy for Cacheus {
         self.sr_lru_occupied().max(0) as u64
     }
     fn len(&self) -> usize {
-        self.r.t.len() + self.sr.t.len()
+        self.r.len() + self.sr.len()
     }
 }

@@ -16,91 +16,11 @@
 //! while also resident in Q), each entry counted; an eviction step that
 //! frees nothing ends the loop instead of spinning.
 
-use rustc_hash::FxHashMap;
-
+use super::sublru::SubLru;
 use super::{Access, Policy};
-use crate::list::{List, Table};
 
 const LIR: u8 = 1;
 const RESIDENT: u8 = 2;
-
-/// One of libCacheSim's LRU sub-caches: head = most recent. Like
-/// libCacheSim's, it can hold an id twice (a demoted block that is also a
-/// resident HIR block); a lookup finds the newer, and removing that one
-/// uncovers the older.
-#[derive(Default)]
-struct Stack {
-    t: Table,
-    l: List,
-    /// Older entries of ids entered again, oldest first.
-    older: FxHashMap<u64, Vec<u32>>,
-    entries: usize,
-}
-
-impl Stack {
-    fn find(&self, id: u64) -> Option<u32> {
-        self.t.find(id)
-    }
-    fn touch(&mut self, s: u32) {
-        self.l.move_to_head(&mut self.t, s);
-    }
-    fn insert(&mut self, id: u64, size: u64, flags: u8) {
-        if let Some(old) = self.t.find(id) {
-            self.older.entry(id).or_default().push(old);
-        }
-        let s = self.t.insert(id, size, flags);
-        self.l.push_head(&mut self.t, s);
-        self.entries += 1;
-    }
-    /// Unlinks and frees one entry.
-    fn drop_slot(&mut self, s: u32) {
-        let id = self.t[s].id;
-        self.l.unlink(&mut self.t, s);
-        self.entries -= 1;
-        if self.t.find(id) == Some(s) {
-            self.t.remove(s);
-            if let Some(v) = self.older.get_mut(&id) {
-                let prev = v.pop().expect("older entries are never empty");
-                if v.is_empty() {
-                    self.older.remove(&id);
-                }
-                self.t.remap(id, prev);
-            }
-        } else {
-            let v = self.older.get_mut(&id).expect("an older twin is listed");
-            v.retain(|&x| x != s);
-            if v.is_empty() {
-                self.older.remove(&id);
-            }
-            self.t.free_slot(s);
-        }
-    }
-    /// Removes the newest entry of `id`.
-    fn remove(&mut self, id: u64) -> bool {
-        match self.t.find(id) {
-            Some(s) => {
-                self.drop_slot(s);
-                true
-            }
-            None => false,
-        }
-    }
-    /// The bottom entry's (id, size, flags).
-    fn tail(&self) -> Option<(u64, u64, u8)> {
-        (self.entries > 0).then(|| {
-            let e = &self.t[self.l.tail];
-            (e.id, e.size, e.tag)
-        })
-    }
-    fn pop_tail(&mut self) -> Option<(u64, u64, u8)> {
-        let e = self.tail()?;
-        self.drop_slot(self.l.tail);
-        Some(e)
-    }
-    fn flags(&self, s: u32) -> u8 {
-        self.t[s].tag
-    }
-}
 
 pub struct Lirs {
     cap: u64,
@@ -111,9 +31,9 @@ pub struct Lirs {
     nonresident: u64,
     occupied: u64,
     resident: usize,
-    s: Stack,
-    q: Stack,
-    nh: Stack,
+    s: SubLru,
+    q: SubLru,
+    nh: SubLru,
 }
 
 impl Lirs {
@@ -128,9 +48,9 @@ impl Lirs {
             nonresident: 0,
             occupied: 0,
             resident: 0,
-            s: Stack::default(),
-            q: Stack::default(),
-            nh: Stack::default(),
+            s: SubLru::default(),
+            q: SubLru::default(),
+            nh: SubLru::default(),
         }
     }
 
@@ -174,7 +94,7 @@ impl Lirs {
         self.occupied = self.occupied.wrapping_sub(size);
         self.resident -= 1;
         if size <= self.hirs_limit {
-            while self.hirs_count + size > self.hirs_limit && !self.q.l.is_empty() {
+            while self.hirs_count + size > self.hirs_limit && !self.q.is_empty() {
                 self.evict_hir(evicted);
             }
             self.q.insert(id, size, RESIDENT);
@@ -197,7 +117,7 @@ impl Lirs {
         match (os, oq) {
             (Some(x), _) if self.s.flags(x) & (LIR | RESIDENT) == 0 => {
                 let size = self.s.t[x].size;
-                while self.lirs_count + size > self.lirs_limit && !self.s.l.is_empty() {
+                while self.lirs_count + size > self.lirs_limit && !self.s.is_empty() {
                     self.evict_lir(evicted);
                 }
                 if self.nh.remove(a.id) {
@@ -212,7 +132,7 @@ impl Lirs {
                 if self.lirs_count + a.charge > self.lirs_limit
                     && self.hirs_count + a.charge > self.hirs_limit
                 {
-                    while self.hirs_count + a.charge > self.hirs_limit && !self.q.l.is_empty() {
+                    while self.hirs_count + a.charge > self.hirs_limit && !self.q.is_empty() {
                         self.evict_hir(evicted);
                     }
                 }
@@ -228,13 +148,13 @@ impl Lirs {
         let oq = self.q.find(a.id);
         match (os, oq) {
             (Some(x), _) if self.s.flags(x) & (LIR | RESIDENT) == 0 => {
-                while self.hirs_count >= self.hirs_limit && !self.q.l.is_empty() {
+                while self.hirs_count >= self.hirs_limit && !self.q.is_empty() {
                     self.evict_hir(evicted);
                 }
                 self.evict_lir(evicted);
             }
             (None, Some(y)) if self.q.flags(y) & RESIDENT == 0 => {
-                while self.hirs_count >= self.hirs_limit && !self.q.l.is_empty() {
+                while self.hirs_count >= self.hirs_limit && !self.q.is_empty() {
                     self.evict_hir(evicted);
                 }
             }
@@ -330,7 +250,7 @@ impl Lirs {
                 return false;
             }
             let size = self.q.t[y].size;
-            while self.lirs_count + size > self.lirs_limit && !self.s.l.is_empty() {
+            while self.lirs_count + size > self.lirs_limit && !self.s.is_empty() {
                 self.evict_lir(evicted);
             }
             self.s.insert(id, size, RESIDENT);

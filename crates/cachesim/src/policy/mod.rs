@@ -37,6 +37,7 @@ mod sieve;
 mod size;
 mod slru;
 pub mod spec;
+mod sublru;
 mod twoq;
 mod wtinylfu;
 
