@@ -24,13 +24,11 @@ use rustc_hash::FxHashSet;
 use serde::Serialize;
 
 use crate::cache::{Cache, Unit};
+use crate::mrc::Spatial;
 use crate::policy::spec::SpecError;
 use crate::policy::{PolicyKind, PolicySpec};
 use crate::request::Request;
-use tramp_core::rng::mix;
 
-/// Modulus of the sampling hash (SHARDS' own).
-const MODULUS: u64 = 1 << 24;
 /// Objects a scaled cache needs for its point to count as reliable.
 pub const MIN_OBJECTS: f64 = 100.0;
 
@@ -72,7 +70,7 @@ pub fn log_points(ws: u64, n: usize) -> Vec<u64> {
 /// Caches of each policy at each point, scaled down, fed the sampled
 /// requests.
 pub struct Miniature {
-    threshold: u64,
+    sample: Spatial,
     unit: Unit,
     /// (policy, full size, the scaled cache).
     caches: Vec<(usize, u64, Cache)>,
@@ -99,8 +97,8 @@ impl Miniature {
         rate: f64,
         warmup: u64,
     ) -> Miniature {
-        let threshold = ((rate.clamp(0.0, 1.0) * MODULUS as f64).round() as u64).max(1);
-        let r = threshold as f64 / MODULUS as f64;
+        let sample = Spatial::new(rate);
+        let r = sample.rate();
         let mut caches = Vec::new();
         for (i, p) in policies.iter().enumerate() {
             for &s in sizes {
@@ -114,7 +112,7 @@ impl Miniature {
             }
         }
         Miniature {
-            threshold,
+            sample,
             unit,
             caches,
             policies: policies.to_vec(),
@@ -130,7 +128,7 @@ impl Miniature {
 
     /// The sampling rate used (the threshold's, rounded).
     pub fn rate(&self) -> f64 {
-        self.threshold as f64 / MODULUS as f64
+        self.sample.rate()
     }
 
     /// Feeds one request of the whole trace.
@@ -146,7 +144,7 @@ impl Miniature {
             self.counted += 1;
             self.counted_bytes += req.size as u64;
         }
-        if self.threshold < MODULUS && mix(req.id) % MODULUS >= self.threshold {
+        if !self.sample.keeps(req.id) {
             return;
         }
         self.sampled += 1;

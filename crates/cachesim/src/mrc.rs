@@ -31,6 +31,35 @@ use tramp_core::rng::mix;
 /// Modulus of SHARDS' hash threshold.
 const SHARDS_MODULUS: u64 = 1 << 24;
 
+/// SHARDS' spatial sampling, which the miniature simulations share: an
+/// object is kept when a 64-bit mix of its id, modulo 2^24, falls under
+/// the rate's threshold (so the same objects at the same rate).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Spatial {
+    threshold: u64,
+}
+
+impl Spatial {
+    /// At `rate` (0 < rate ≤ 1; at least one object in 2^24).
+    pub fn new(rate: f64) -> Spatial {
+        Spatial {
+            threshold: ((rate.clamp(0.0, 1.0) * SHARDS_MODULUS as f64).round() as u64).max(1),
+        }
+    }
+    /// The rate actually used (the threshold's).
+    pub fn rate(self) -> f64 {
+        self.threshold as f64 / SHARDS_MODULUS as f64
+    }
+    /// Whether every object is kept.
+    pub fn all(self) -> bool {
+        self.threshold >= SHARDS_MODULUS
+    }
+    #[inline]
+    pub fn keeps(self, id: u64) -> bool {
+        self.all() || mix(id) % SHARDS_MODULUS < self.threshold
+    }
+}
+
 /// A Fenwick (binary indexed) tree of charges by position.
 struct Fenwick {
     tree: Vec<u64>,
@@ -76,8 +105,7 @@ impl Fenwick {
 /// Measures the LRU stack depth of every request (of the sampled objects).
 pub struct StackDistances {
     unit: Unit,
-    /// Sampling threshold out of [`SHARDS_MODULUS`] (the modulus: all).
-    threshold: u64,
+    sample: Spatial,
     /// id → (position of its last request, its charge).
     last: FxHashMap<u64, (u32, u64)>,
     /// id by position (u64::MAX: none).
@@ -108,11 +136,10 @@ impl StackDistances {
 
     /// SHARDS at `rate` (0 < rate ≤ 1; 1 is exact).
     pub fn sampled(unit: Unit, rate: f64) -> StackDistances {
-        let threshold = ((rate.clamp(0.0, 1.0) * SHARDS_MODULUS as f64).round() as u64).max(1);
         let cap = 1024;
         StackDistances {
             unit,
-            threshold,
+            sample: Spatial::new(rate),
             last: FxHashMap::default(),
             ids: vec![u64::MAX; cap],
             fenwick: Fenwick::new(cap),
@@ -128,11 +155,11 @@ impl StackDistances {
 
     /// The sampling rate actually used.
     pub fn rate(&self) -> f64 {
-        self.threshold as f64 / SHARDS_MODULUS as f64
+        self.sample.rate()
     }
 
     fn sampled_id(&self, id: u64) -> bool {
-        self.threshold >= SHARDS_MODULUS || mix(id) % SHARDS_MODULUS < self.threshold
+        self.sample.keeps(id)
     }
 
     /// Accounts for one request.
@@ -158,7 +185,7 @@ impl StackDistances {
             Some((p, c)) => {
                 let p = p as usize;
                 let depth = self.total - self.fenwick.prefix(p);
-                let depth = if self.threshold >= SHARDS_MODULUS {
+                let depth = if self.sample.all() {
                     depth
                 } else {
                     // The others' charge stands for 1/rate as much; the
@@ -208,7 +235,7 @@ impl StackDistances {
         }
         let mut depths: Vec<(u64, u64)> = self.hist.iter().map(|(&d, &n)| (d, n)).collect();
         depths.sort_unstable();
-        let (scale, total) = if self.threshold >= SHARDS_MODULUS {
+        let (scale, total) = if self.sample.all() {
             (1.0, self.requests as f64)
         } else {
             // SHARDS-adj: the expected sampled count is requests × rate;

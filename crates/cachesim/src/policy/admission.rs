@@ -29,7 +29,7 @@ use std::str::FromStr;
 
 use rustc_hash::FxHashMap;
 
-use super::spec::{ParamDef, SpecError, param, parse_params};
+use super::spec::{ParamDef, SEED, SpecError, param, parse_params};
 use super::{Access, Policy};
 
 /// libCacheSim's generator: `next_rand()` of `utils/include/mymath.h`.
@@ -59,15 +59,6 @@ enum Kind {
     SizeProb,
     AdaptSize,
 }
-
-const SEED: ParamDef = param(
-    "seed",
-    &[],
-    Lehmer64::LIBCACHESIM_SEED as f64,
-    1.0,
-    1.8e19,
-    true,
-);
 
 const KINDS: [(&str, Kind, &[ParamDef]); 5] = [
     ("bloom", Kind::Bloom, &[]),

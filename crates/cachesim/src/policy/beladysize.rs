@@ -28,14 +28,6 @@ impl BeladySize {
             vtime: 0,
         }
     }
-
-    /// The largest ln(size) + ln(distance), as the lowest of its negation.
-    fn victim(&mut self) -> Option<u64> {
-        let now = self.vtime;
-        self.pool.lowest_of(self.samples, |charge, &next| {
-            -((charge as f64).ln() + (next.saturating_sub(now) as f64).ln())
-        })
-    }
 }
 
 impl Policy for BeladySize {
@@ -58,11 +50,13 @@ impl Policy for BeladySize {
         if a.charge > self.cap {
             return false;
         }
-        while self.pool.occupied + a.charge > self.cap {
-            let Some(id) = self.victim() else { break };
-            self.pool.remove(id);
-            evicted.push(id);
-        }
+        // The largest ln(size) + ln(distance): the lowest of its negation.
+        let (now, n) = (self.vtime, self.samples);
+        self.pool.make_room(self.cap - a.charge, evicted, |p| {
+            p.lowest_of(n, |charge, &next| {
+                -((charge as f64).ln() + (next.saturating_sub(now) as f64).ln())
+            })
+        });
         if a.next_access != NEVER {
             self.pool.insert(a.id, a.charge, a.next_access);
         }

@@ -19,9 +19,8 @@
 //! worth of requests from the hit rate — which libCacheSim computes by
 //! integer division, so it is 0 unless every request hit.
 
-use std::collections::BTreeSet;
-
 use super::admission::Lehmer64;
+use super::groups::CountGroups;
 use super::sublru::SubLru;
 use super::{Access, Policy};
 use crate::list::Table;
@@ -37,12 +36,9 @@ pub struct Cacheus {
     h: SubLru,
     c_demoted: u64,
     c_new: u64,
-    // CR-LFU: (count, order of joining, slot of `lfu_t`).
+    // CR-LFU: its objects, grouped by count.
     lfu_t: Table,
-    lfu: BTreeSet<(u64, u64, u32)>,
-    /// Per slot of `lfu_t`: when it joined its count's group.
-    seq: Vec<u64>,
-    joined: u64,
+    lfu: CountGroups,
     min_freq: i64,
     max_freq: u64,
     // Cacheus.
@@ -75,9 +71,7 @@ impl Cacheus {
             c_demoted: 0,
             c_new: 0,
             lfu_t: Table::default(),
-            lfu: BTreeSet::new(),
-            seq: Vec::new(),
-            joined: 0,
+            lfu: CountGroups::default(),
             min_freq: 1,
             max_freq: 1,
             lru_g: SubLru::with_cap(ghost),
@@ -257,47 +251,21 @@ impl Cacheus {
 
     // CR-LFU.
 
-    fn group_has(&self, f: u64) -> bool {
-        self.lfu.range((f, 0, 0)..(f + 1, 0, 0)).next().is_some()
-    }
-
     /// The lowest non-empty count above the lowest, up to the highest.
     fn next_min(&self) -> Option<u64> {
-        if self.min_freq < 0 || self.min_freq as u64 >= self.max_freq {
+        if self.min_freq < 0 {
             return None;
         }
-        let from = self.min_freq as u64 + 1;
-        self.lfu
-            .range((from, 0, 0)..)
-            .next()
-            .map(|k| k.0)
-            .filter(|&f| f <= self.max_freq)
-    }
-
-    fn cr_lfu_join(&mut self, s: u32, f: u64) {
-        self.joined += 1;
-        self.lfu_t[s].freq = f;
-        let i = s as usize;
-        if self.seq.len() <= i {
-            self.seq.resize(i + 1, 0);
-        }
-        self.seq[i] = self.joined;
-        self.lfu.insert((f, self.joined, s));
-    }
-
-    fn cr_lfu_leave(&mut self, s: u32) {
-        let f = self.lfu_t[s].freq;
-        self.lfu.remove(&(f, self.seq[s as usize], s));
+        self.lfu.lowest_above(self.min_freq as u64, self.max_freq)
     }
 
     fn cr_lfu_find(&mut self, id: u64) {
         let Some(s) = self.lfu_t.find(id) else { return };
-        let f = self.lfu_t[s].freq;
-        self.cr_lfu_leave(s);
+        let f = self.lfu.leave(s);
         self.max_freq = self.max_freq.max(f + 1);
-        self.cr_lfu_join(s, f + 1);
+        self.lfu.join(s, f + 1);
         if self.min_freq == f as i64
-            && !self.group_has(f)
+            && !self.lfu.has(f)
             && let Some(m) = self.next_min()
         {
             self.min_freq = m as i64;
@@ -310,7 +278,7 @@ impl Cacheus {
         if f == 1 {
             self.min_freq = 1;
         }
-        self.cr_lfu_join(s, f);
+        self.lfu.join(s, f);
         self.max_freq = self.max_freq.max(f);
         if self.min_freq > f as i64 || self.min_freq == -1 {
             self.min_freq = f as i64;
@@ -322,8 +290,7 @@ impl Cacheus {
         if self.min_freq < 0 {
             return None;
         }
-        let f = self.min_freq as u64;
-        let &(_, _, s) = self.lfu.range((f, 0, 0)..(f + 1, 0, 0)).next_back()?;
+        let s = self.lfu.last(self.min_freq as u64)?;
         Some((self.lfu_t[s].id, self.lfu_t[s].size))
     }
 
@@ -339,27 +306,25 @@ impl Cacheus {
             return;
         };
         let s = self.lfu_t.find(id).expect("the candidate is cached");
-        let f = self.lfu_t[s].freq;
+        let f = self.lfu.count(s);
         self.note_count(id, f);
-        let alone = self.lfu.range((f, 0, 0)..(f + 1, 0, 0)).count() == 1;
-        if alone {
+        if self.lfu.single(f) {
             match self.next_min() {
                 Some(m) => self.min_freq = m as i64,
                 None => self.min_freq = -1,
             }
         }
-        self.cr_lfu_leave(s);
+        self.lfu.leave(s);
         self.lfu_t.remove(s);
     }
 
     fn cr_lfu_remove(&mut self, id: u64) {
         let Some(s) = self.lfu_t.find(id) else { return };
-        let f = self.lfu_t[s].freq;
+        let f = self.lfu.leave(s);
         self.note_count(id, f);
-        self.cr_lfu_leave(s);
         self.lfu_t.remove(s);
         if self.min_freq >= 0
-            && !self.group_has(self.min_freq as u64)
+            && !self.lfu.has(self.min_freq as u64)
             && let Some(m) = self.next_min()
         {
             self.min_freq = m as i64;

@@ -29,13 +29,6 @@ impl Hyperbolic {
             vtime: 0,
         }
     }
-
-    fn victim(&mut self) -> Option<u64> {
-        let now = self.vtime;
-        self.pool.lowest_of(self.samples, |_, m| {
-            1.0e8 * m.freq as f64 / (now - m.entered) as f64
-        })
-    }
 }
 
 impl Policy for Hyperbolic {
@@ -54,11 +47,10 @@ impl Policy for Hyperbolic {
         if a.charge > self.cap {
             return false;
         }
-        while self.pool.occupied + a.charge > self.cap {
-            let Some(id) = self.victim() else { break };
-            self.pool.remove(id);
-            evicted.push(id);
-        }
+        let (now, n) = (self.vtime, self.samples);
+        self.pool.make_room(self.cap - a.charge, evicted, |p| {
+            p.lowest_of(n, |_, m| 1.0e8 * m.freq as f64 / (now - m.entered) as f64)
+        });
         let meta = Meta {
             entered: self.vtime,
             freq: 1,

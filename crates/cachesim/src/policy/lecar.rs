@@ -18,11 +18,10 @@
 //! empty group; libCacheSim would then fail if the draw chose LFU, and
 //! here the LRU tail goes instead).
 
-use std::collections::BTreeSet;
-
 use rustc_hash::FxHashMap;
 
 use super::admission::Lehmer64;
+use super::groups::CountGroups;
 use super::{Access, Policy};
 use crate::list::{List, Table};
 
@@ -38,12 +37,10 @@ pub struct LeCaR {
     t: Table,
     /// Resident objects by recency (head = newest).
     lru: List,
-    /// Resident objects by (count, order of joining the group, slot).
-    lfu: BTreeSet<(u64, u64, u32)>,
-    /// Per slot: its key in `lfu`, and when it was evicted.
-    key: FxHashMap<u32, (u64, u64)>,
+    /// Resident objects by count.
+    lfu: CountGroups,
+    /// Per slot: when it was evicted.
     evicted_at: FxHashMap<u32, u64>,
-    joined: u64,
     min_freq: u64,
     max_freq: u64,
     ghost_lru: List,
@@ -64,10 +61,8 @@ impl LeCaR {
             occupied: 0,
             t: Table::default(),
             lru: List::default(),
-            lfu: BTreeSet::new(),
-            key: FxHashMap::default(),
+            lfu: CountGroups::default(),
             evicted_at: FxHashMap::default(),
-            joined: 0,
             min_freq: 1,
             max_freq: 1,
             ghost_lru: List::default(),
@@ -82,34 +77,18 @@ impl LeCaR {
         }
     }
 
-    fn group_nonempty(&self, f: u64) -> bool {
-        self.lfu.range((f, 0, 0)..(f + 1, 0, 0)).next().is_some()
-    }
-
     /// libCacheSim's `update_LFU_min_freq`.
     fn raise_min(&mut self) {
-        if self.min_freq >= self.max_freq {
-            return;
-        }
-        if let Some(&(f, _, _)) = self.lfu.range((self.min_freq + 1, 0, 0)..).next()
-            && f <= self.max_freq
-        {
+        if let Some(f) = self.lfu.lowest_above(self.min_freq, self.max_freq) {
             self.min_freq = f;
         }
     }
 
     fn leave_group(&mut self, s: u32) {
-        let (f, seq) = self.key.remove(&s).expect("resident objects have a group");
-        self.lfu.remove(&(f, seq, s));
-        if f == self.min_freq && !self.group_nonempty(f) {
+        let f = self.lfu.leave(s);
+        if f == self.min_freq && !self.lfu.has(f) {
             self.raise_min();
         }
-    }
-
-    fn join_group(&mut self, s: u32, f: u64) {
-        self.joined += 1;
-        self.lfu.insert((f, self.joined, s));
-        self.key.insert(s, (f, self.joined));
     }
 
     /// w_update ← w_update·e^(−lr·dʳ), both normalised.
@@ -138,11 +117,7 @@ impl LeCaR {
 
     fn evict(&mut self, evicted: &mut Vec<u64>) {
         let lru = self.lru.tail;
-        let lfu = self
-            .lfu
-            .range((self.min_freq, 0, 0)..(self.min_freq + 1, 0, 0))
-            .next()
-            .map(|k| k.2);
+        let lfu = self.lfu.first(self.min_freq);
         let (victim, expert) = if Some(lru) == lfu {
             (lru, GHOST_NONE)
         } else {
@@ -192,7 +167,7 @@ impl Policy for LeCaR {
                 let f = self.t[s].freq + 1;
                 self.t[s].freq = f;
                 self.max_freq = self.max_freq.max(f);
-                self.join_group(s, f);
+                self.lfu.join(s, f);
                 if self.resident == 1 {
                     self.raise_min();
                 }
@@ -222,7 +197,7 @@ impl Policy for LeCaR {
         self.t[s].freq = 1;
         self.lru.push_head(&mut self.t, s);
         self.min_freq = 1;
-        self.join_group(s, 1);
+        self.lfu.join(s, 1);
         self.occupied += a.charge;
         self.resident += 1;
         false

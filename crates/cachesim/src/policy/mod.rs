@@ -18,6 +18,7 @@ mod clockpro;
 mod flashprob;
 mod gdsf;
 mod ghost;
+mod groups;
 mod hyperbolic;
 mod lecar;
 mod lfu;

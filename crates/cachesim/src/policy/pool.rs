@@ -139,6 +139,21 @@ impl<M> Pool<M> {
         best.map(|b| b.0)
     }
 
+    /// Evicts the objects `victim` picks until at most `room` is occupied,
+    /// pushing their ids to `evicted`.
+    pub fn make_room(
+        &mut self,
+        room: u64,
+        evicted: &mut Vec<u64>,
+        mut victim: impl FnMut(&mut Self) -> Option<u64>,
+    ) {
+        while self.occupied > room {
+            let Some(id) = victim(self) else { break };
+            self.remove(id);
+            evicted.push(id);
+        }
+    }
+
     pub fn insert(&mut self, id: u64, charge: u64, meta: M) {
         self.table.insert(id);
         self.map.insert(id, (charge, meta));

@@ -33,13 +33,8 @@ impl Policy for Random {
         if a.charge > self.cap {
             return false;
         }
-        while self.pool.occupied + a.charge > self.cap {
-            let Some((id, _, _)) = self.pool.sample() else {
-                break;
-            };
-            self.pool.remove(id);
-            evicted.push(id);
-        }
+        self.pool
+            .make_room(self.cap - a.charge, evicted, |p| p.sample().map(|s| s.0));
         self.pool.insert(a.id, a.charge, ());
         false
     }

@@ -13,6 +13,9 @@ use super::{Policy, PolicyKind, UnknownPolicy};
 /// policies' default seed.
 const LIBCACHESIM_SEED: f64 = super::admission::Lehmer64::LIBCACHESIM_SEED as f64;
 
+/// `seed`, which every policy and filter that draws random numbers takes.
+pub(crate) const SEED: ParamDef = whole("seed", &[], LIBCACHESIM_SEED, 1.0, 1.8e19);
+
 /// One parameter a policy (or admission filter) takes.
 pub(crate) struct ParamDef {
     /// libCacheSim's name (as its `-e` option and `*_parse_params` spell it).
@@ -68,7 +71,6 @@ fn defs(kind: PolicyKind) -> &'static [ParamDef] {
     const CLOCK: &[ParamDef] = &[whole("n-bit-counter", &["bits"], 1.0, 1.0, 3.0)];
     const SLRU: &[ParamDef] = &[whole("n-seg", &["segments"], 4.0, 1.0, 16.0)];
     const LRUK: &[ParamDef] = &[whole("k", &[], 2.0, 1.0, 64.0)];
-    const SEED: ParamDef = whole("seed", &[], LIBCACHESIM_SEED, 1.0, 1.8e19);
     const RANDOM: &[ParamDef] = &[SEED];
     const LRUPROB: &[ParamDef] = &[ratio("prob", &["p"], 0.5), SEED];
     const HYPERBOLIC: &[ParamDef] = &[whole("n-sample", &["samples"], 64.0, 1.0, 1e6), SEED];
