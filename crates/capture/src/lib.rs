@@ -65,6 +65,11 @@ pub const CHUNK_MAGIC: [u8; 4] = *b"TRC1";
 /// clock at the chunk's start and end as (ns, TSC) pairs (u64 LE each).
 /// Events carry TSC deltas; readers map them to ns between the two pairs.
 pub const CHUNK_HEADER: usize = 44;
+/// Set in a chunk header's length word when the chunk ends with a spawn
+/// (`EV_SPAWN`): `tramp record` learns of the thread to come as soon as it
+/// reads the chunk, before any of that thread's chunks (which the log
+/// holds after it).
+pub const CHUNK_SPAWN: u32 = 1 << 31;
 
 pub const EV_ALLOC: u8 = 0;
 pub const EV_FREE: u8 = 1;
@@ -156,6 +161,8 @@ struct ThreadBuf {
     pending_tsc: u64,
     /// The thread's unwinder (mapped on first use with stacks on).
     unwinder: *mut Unwinder,
+    /// The buffer's last event is a spawn (the chunk header says so).
+    spawned: bool,
     data: [u8; DATA_BYTES],
 }
 
@@ -282,6 +289,47 @@ fn now_tsc() -> u64 {
     unsafe {
         core::arch::x86_64::_rdtsc()
     }
+}
+
+/// The time stamp counter read after everything before it has executed
+/// (`lfence; rdtsc`): the stamp of every heap event. A plain `rdtsc` may
+/// execute before earlier loads complete: the stamp of a free could then
+/// precede the program's lock that made the block its own, and so precede
+/// the other thread's stamp of the allocation it took the block from
+/// (seen: a free 10 ns before the allocation of its block, under load).
+/// A stamp taken before a call is always earlier than the call's stores
+/// becoming visible (they commit after the `rdtsc` retires); one taken
+/// after a call is later than everything the call read.
+#[inline(always)]
+fn now_tsc_after() -> u64 {
+    // SAFETY: lfence and rdtsc exist on every x86_64 CPU and have no
+    // preconditions.
+    #[allow(unused_unsafe)]
+    unsafe {
+        core::arch::x86_64::_mm_lfence();
+        core::arch::x86_64::_rdtsc()
+    }
+}
+
+/// A (ns, TSC) pair read as one moment: TSC, clock, TSC again, with the
+/// TSC of the middle; read again when the two TSC readings are far apart
+/// (the thread was preempted between them), so that a pair never maps a
+/// chunk's events to the wrong time.
+fn clock_pair() -> (u64, u64) {
+    let mut best = (0u64, 0u64, u64::MAX);
+    for _ in 0..4 {
+        let a = now_tsc_after();
+        let ns = now_ns();
+        let b = now_tsc_after();
+        let gap = b.wrapping_sub(a);
+        if gap < best.2 {
+            best = (ns, a + gap / 2, gap);
+        }
+        if gap < 1 << 14 {
+            break;
+        }
+    }
+    (best.0, best.1)
 }
 
 fn now_ns() -> u64 {
@@ -619,7 +667,7 @@ fn this_buffer() -> *mut ThreadBuf {
     if b.is_null() {
         return b;
     }
-    let (now_ns, now) = (now_ns(), now_tsc());
+    let (now_ns, now) = clock_pair();
     // SAFETY: the buffer is owned by this thread now (owned = 1).
     unsafe {
         let t = &mut *b;
@@ -734,8 +782,14 @@ fn flush(t: &mut ThreadBuf, foreign: bool) {
         let mut hdr = [0u8; CHUNK_HEADER];
         hdr[..4].copy_from_slice(&CHUNK_MAGIC);
         hdr[4..8].copy_from_slice(&t.tid.to_le_bytes());
-        hdr[8..12].copy_from_slice(&(len as u32).to_le_bytes());
-        let (end_ns, end_tsc) = (now_ns(), now_tsc().max(t.last_tsc));
+        let flags = if core::mem::take(&mut t.spawned) {
+            CHUNK_SPAWN
+        } else {
+            0
+        };
+        hdr[8..12].copy_from_slice(&(len as u32 | flags).to_le_bytes());
+        let (end_ns, end_tsc) = clock_pair();
+        let end_tsc = end_tsc.max(t.last_tsc);
         hdr[12..20].copy_from_slice(&t.base_ns.to_le_bytes());
         hdr[20..28].copy_from_slice(&t.base_tsc.to_le_bytes());
         hdr[28..36].copy_from_slice(&end_ns.to_le_bytes());
@@ -1336,7 +1390,7 @@ fn record_alloc_as(kind: u8, size: usize, p: *mut c_void, caller: Caller) {
     with_buffer(|t| {
         let mut w = Writer::new(t);
         let s = site(&mut w, caller);
-        let now = now_tsc();
+        let now = now_tsc_after();
         w.byte(kind);
         w.varint(size as u64);
         w.addr(p as u64);
@@ -1355,7 +1409,7 @@ fn record_free(p: *mut c_void, caller: Caller) {
     let with_site = POINTERS.load(Ordering::Relaxed);
     with_buffer(|t| {
         let mut w = Writer::new(t);
-        let now = now_tsc();
+        let now = now_tsc_after();
         if with_site {
             w.byte(EV_FREE_AT);
             w.addr(p as u64);
@@ -1370,26 +1424,37 @@ fn record_free(p: *mut c_void, caller: Caller) {
     });
 }
 
+/// A realloc event of `kind` (`EV_REALLOC` or `EV_BLOCK_REALLOC`): `before`
+/// is the TSC read before the call, `after` the one read after it. The
+/// event carries both: the old block ended no earlier than `before`, the
+/// new one started no later than `after`, and `tramp record` places the
+/// event between them where no other thread's use of either address comes
+/// out of order (docs/formats/capture.md, "Order per address").
 #[inline(always)]
-fn record_realloc(old: *mut c_void, size: usize, new: *mut c_void, caller: Caller) {
-    record_realloc_as(EV_REALLOC, old, size, new, caller)
-}
-
-/// A realloc event of `kind` (`EV_REALLOC` or `EV_BLOCK_REALLOC`).
-#[inline(always)]
-fn record_realloc_as(kind: u8, old: *mut c_void, size: usize, new: *mut c_void, caller: Caller) {
+fn record_realloc_as(
+    kind: u8,
+    old: *mut c_void,
+    size: usize,
+    new: *mut c_void,
+    caller: Caller,
+    before: u64,
+    after: u64,
+) {
     with_buffer(|t| {
         let mut w = Writer::new(t);
         let s = site(&mut w, caller);
-        let now = now_tsc();
         w.byte(kind);
         w.varint(size as u64);
         w.addr(old as u64);
         w.addr(new as u64);
         w.site(s);
-        w.time(now);
+        w.time(after);
+        // How long before `after` the call began (the old block's end);
+        // `before` may precede the chunk's start when the buffer was
+        // written out in between.
+        w.varint(after.saturating_sub(before));
         w.commit();
-        flush_if_stale(t, now);
+        flush_if_stale(t, after);
     });
 }
 
@@ -1400,7 +1465,7 @@ fn record_block_free(p: *mut c_void, caller: Caller) {
     }
     with_buffer(|t| {
         let mut w = Writer::new(t);
-        let now = now_tsc();
+        let now = now_tsc_after();
         w.byte(EV_BLOCK_FREE);
         w.addr(p as u64);
         w.site(caller.ret() as u64);
@@ -1579,12 +1644,17 @@ extern "C" fn calloc_impl(n: usize, size: usize, sp: usize, bp: usize) -> *mut c
 }
 
 extern "C" fn realloc_impl(old: *mut c_void, size: usize, sp: usize, bp: usize) -> *mut c_void {
+    // The old block's end is stamped before the call (once it returns,
+    // another thread may already have been handed the old address), the
+    // new block's start after it.
+    let before = now_tsc_after();
     // SAFETY: glibc's realloc on the caller's block.
     let new = unsafe { sys::__libc_realloc(old, size) };
+    let after = now_tsc_after();
     // Recorded: any success, and realloc(p, 0), which frees p and returns
     // NULL. A failed resize (NULL for a non-zero size) changes nothing.
     if !new.is_null() || (size == 0 && !old.is_null()) {
-        record_realloc(old, size, new, Caller { sp, bp });
+        record_realloc_as(EV_REALLOC, old, size, new, Caller { sp, bp }, before, after);
     }
     new
 }
@@ -1683,7 +1753,8 @@ extern "C" fn block_realloc_impl(
 ) {
     // As realloc: a failed resize (NULL for a non-zero size) changed nothing.
     if !new.is_null() || (size == 0 && !old.is_null()) {
-        record_realloc_as(EV_BLOCK_REALLOC, old, size, new, Caller { sp, bp });
+        let now = now_tsc_after();
+        record_realloc_as(EV_BLOCK_REALLOC, old, size, new, Caller { sp, bp }, now, now);
     }
 }
 
@@ -1778,22 +1849,35 @@ pub unsafe extern "C" fn pthread_create(
             w.byte(EV_SPAWN);
             w.time(now_tsc());
             w.commit();
+            t.spawned = true;
         });
-        TLS.with(|t| {
-            let b = t.buf.get();
-            if !b.is_null() && !t.busy.get() {
-                t.busy.set(true);
-                // SAFETY: this thread's own buffer.
-                flush(unsafe { &mut *b }, false);
-                t.busy.set(false);
-            }
-        });
+        flush_own();
     }
     // SAFETY: `f` is the next pthread_create, which has this signature.
-    unsafe {
+    let r = unsafe {
         let real: PthreadCreate = core::mem::transmute(f);
         real(thread, attr, start, arg)
+    };
+    // And again after it: pthread_create allocates the new thread's TLS,
+    // and a creator that then blocks in pthread_join would hold that
+    // event while the new threads' later ones are written.
+    if STATE.load(Ordering::Acquire) == READY {
+        flush_own();
     }
+    r
+}
+
+/// Writes the calling thread's buffer (unless it is inside the library).
+fn flush_own() {
+    TLS.with(|t| {
+        let b = t.buf.get();
+        if !b.is_null() && !t.busy.get() {
+            t.busy.set(true);
+            // SAFETY: this thread's own buffer.
+            flush(unsafe { &mut *b }, false);
+            t.busy.set(false);
+        }
+    });
 }
 
 /// Flushes before a variadic exec (execl, execlp, execle) and returns the

@@ -279,13 +279,12 @@ impl State {
     pub(crate) fn emit<O: TraceOut>(
         &mut self,
         ev: &RawEvent,
+        time: u64,
         file: usize,
         tid: u32,
-        t0: u64,
         w: &mut O,
         stats: &mut ConvertStats,
     ) -> Result<(), Error> {
-        let time = ev.time().saturating_sub(t0);
         let base = |kind: EventKind| {
             let mut e = Event::new(kind);
             e.thread = tid as u64;

@@ -36,6 +36,7 @@ use tramp_core::Error;
 use tramp_core::io::Output;
 use tramp_hatf::{Field, Interp, Item, Meta, Policy, Width};
 
+use crate::clock::Clock;
 use crate::convert::{ConvertStats, State, TraceOut};
 use crate::launch::{RecordOptions, TraceKind, child_output, program_of};
 use crate::pointers::{Access, PointerOut};
@@ -156,7 +157,7 @@ struct Stream {
     current: Option<ChunkDecoder>,
     /// Its events decoded and not written yet.
     events: VecDeque<RawEvent>,
-    /// Where the thread's last chunk ended (ns): its next events are later.
+    /// Where the thread's last chunk ended (TSC): its next events are later.
     last_end: u64,
     /// The thread's end was read (until a chunk of a new thread with the
     /// same id comes).
@@ -180,15 +181,18 @@ struct Proc {
     state: State,
     stats: ConvertStats,
     t0: Option<u64>,
-    /// The latest time written.
+    /// The process's TSC → ns map, from every chunk header.
+    clock: Clock,
+    /// The latest TSC written.
     last: u64,
-    /// Times of thread starts (pthread_create) whose new thread has not
-    /// shown up yet: nothing later is written until it does (or until
-    /// [`LAG_NS`] passes: a thread that never allocates never shows up).
-    spawns: VecDeque<u64>,
-    /// New threads that showed up before the spawn that started them was
-    /// written.
-    early: u32,
+    /// Reallocs that moved their block, waiting for the place in the
+    /// merge where neither address comes out of order (see [`Proc::put`]).
+    open: Vec<Opened>,
+    /// Times of thread starts (pthread_create, from chunks flagged as
+    /// ending with one) whose new thread has not shown up yet: nothing
+    /// later is written until it does (or until [`LAG_NS`] passes: a thread
+    /// that never allocates never shows up).
+    spawns: Vec<u64>,
 }
 
 /// A recording's logs, converted while they are written.
@@ -404,9 +408,10 @@ impl Proc {
             state: State::default(),
             stats: ConvertStats::default(),
             t0: None,
+            clock: Clock::default(),
             last: 0,
-            spawns: VecDeque::new(),
-            early: 0,
+            open: Vec::new(),
+            spawns: Vec::new(),
         }
     }
 
@@ -503,7 +508,7 @@ impl Proc {
         // Decode the front chunk of streams that have none decoded.
         for i in 0..self.streams.len() {
             if self.streams[i].events.is_empty() && self.refill(i) {
-                let t = self.streams[i].events.front().map_or(0, RawEvent::time);
+                let t = self.streams[i].events.front().map_or(0, RawEvent::key);
                 self.heap.push(Reverse((t, i)));
             }
         }
@@ -518,8 +523,22 @@ impl Proc {
             Some(&i) => self.streams[i].ended,
             None => self.streams.iter().any(|s| s.log == log),
         };
-        if appears && self.spawns.pop_front().is_none() {
-            self.early += 1;
+        if appears {
+            // Its spawn is in a chunk read before (the log holds it first),
+            // but not necessarily the oldest one waiting: threads start in
+            // any order. It takes the latest spawn before its first chunk,
+            // so that an older spawn whose thread has not shown up keeps
+            // holding what is later.
+            let spawn = (self.spawns.iter().enumerate())
+                .filter(|&(_, &t)| t < c.base_tsc)
+                .max_by_key(|&(_, &t)| t)
+                .map(|(j, _)| j);
+            if let Some(j) = spawn {
+                self.spawns.swap_remove(j);
+            }
+        }
+        if c.spawn {
+            self.spawns.push(c.end_tsc);
         }
         let i = *self.by_key.entry((log, c.tid)).or_insert_with(|| {
             self.streams.push(Stream {
@@ -528,10 +547,10 @@ impl Proc {
                 chunks: VecDeque::new(),
                 current: None,
                 events: VecDeque::new(),
-                last_end: c.base_ns,
+                last_end: c.base_tsc,
                 ended: false,
                 broken: false,
-                first_base: c.base_ns,
+                first_base: c.base_tsc,
             });
             self.streams.len() - 1
         });
@@ -540,7 +559,9 @@ impl Proc {
             return;
         }
         s.ended = false;
-        s.last_end = c.end_ns;
+        s.last_end = c.end_tsc;
+        self.clock.pair(c.base_ns, c.base_tsc);
+        self.clock.pair(c.end_ns, c.end_tsc);
         self.queued += payload.len();
         s.chunks.push_back((c, payload));
     }
@@ -589,7 +610,8 @@ impl Proc {
     }
 
     /// Writes every event no thread can precede any more (see the module
-    /// doc); with `all`, every event.
+    /// doc); with `all`, every event. Times are TSC readings, the one
+    /// clock every thread's events are ordered by.
     fn emit_ready(&mut self, now: u64, all: bool) -> Result<(), Error> {
         let mut wm = u64::MAX;
         for s in &self.streams {
@@ -600,20 +622,16 @@ impl Proc {
         // The log's own clock: the latest chunk end read. (The wall clock
         // ran ahead of it whenever the conversion fell behind, and then
         // every event read was "old": 4 to 6 % of larson's were late.)
-        let read_to = self
-            .streams
-            .iter()
-            .map(|s| s.last_end)
-            .max()
-            .unwrap_or(0)
-            .min(now);
-        let lag = read_to.saturating_sub(LAG_NS);
+        let read_to = self.streams.iter().map(|s| s.last_end).max().unwrap_or(0);
+        let lag = if now == u64::MAX {
+            u64::MAX
+        } else {
+            read_to.saturating_sub(self.clock.ticks(LAG_NS))
+        };
         // A spawn whose thread has not shown up holds back what is later;
         // one older than the lag never will (its thread did not allocate).
-        while self.spawns.front().is_some_and(|&t| t <= lag) {
-            self.spawns.pop_front();
-        }
-        if let Some(&t) = self.spawns.front() {
+        self.spawns.retain(|&t| t > lag);
+        if let Some(&t) = self.spawns.iter().min() {
             wm = wm.min(t);
         }
         while let Some(Reverse((_, first))) = self.heap.pop() {
@@ -625,37 +643,32 @@ impl Proc {
                 let t = self.streams[i]
                     .events
                     .front()
-                    .map_or(u64::MAX, RawEvent::time);
+                    .map_or(u64::MAX, RawEvent::key);
                 let forced = self.queued > WINDOW_BYTES;
                 if !(all || forced || t <= wm || t <= lag) {
                     self.heap.push(Reverse((t, i)));
                     return Ok(());
                 }
-                let t0 = *self.t0.get_or_insert_with(|| {
-                    self.streams.iter().map(|s| s.first_base).min().unwrap_or(0)
-                });
+                if self.t0.is_none() {
+                    let first = self.streams.iter().map(|s| s.first_base).min();
+                    self.t0 = Some(self.clock.at(first.unwrap_or(0)));
+                }
                 // Written from the queue and popped after: moved out
                 // first, the event (a 1-byte tag before its fields) was
                 // copied by overlapping moves whose read-back stalled
                 // (15 % of the conversion on CPython).
                 let s = &self.streams[i];
                 let ev = s.events.front().expect("streams in the heap have events");
-                if let RawEvent::Spawn { time } = ev {
-                    if self.early > 0 {
-                        // Its thread is here already.
-                        self.early -= 1;
-                    } else if !all {
-                        self.spawns.push_back(*time);
-                        wm = wm.min(*time);
-                    }
-                }
-                if ev.time() < self.last {
-                    self.stats.late += 1;
-                } else {
-                    self.last = ev.time();
-                }
-                self.state
-                    .emit(ev, s.log, s.tid, t0, &mut self.out, &mut self.stats)?;
+                let mut w = Put {
+                    state: &mut self.state,
+                    out: &mut self.out,
+                    stats: &mut self.stats,
+                    clock: &mut self.clock,
+                    last: &mut self.last,
+                    open: &mut self.open,
+                    t0: self.t0.unwrap_or(0),
+                };
+                w.put(ev, s.log, s.tid)?;
                 self.streams[i].events.pop_front();
                 if self.streams[i].events.is_empty() && !self.refill(i) {
                     if self.open(&self.streams[i]) {
@@ -663,14 +676,117 @@ impl Proc {
                     }
                     break;
                 }
-                let t = self.streams[i].events.front().map_or(0, RawEvent::time);
+                let t = self.streams[i].events.front().map_or(0, RawEvent::key);
                 if t > next_other {
                     self.heap.push(Reverse((t, i)));
                     break;
                 }
             }
         }
+        if all && !self.open.is_empty() {
+            let mut w = Put {
+                state: &mut self.state,
+                out: &mut self.out,
+                stats: &mut self.stats,
+                clock: &mut self.clock,
+                last: &mut self.last,
+                open: &mut self.open,
+                t0: self.t0.unwrap_or(0),
+            };
+            w.settle(u64::MAX, None)?;
+        }
         Ok(())
+    }
+}
+
+/// A realloc that moved its block, held until its place in the merge.
+struct Opened {
+    ev: RawEvent,
+    log: usize,
+    tid: u32,
+}
+
+/// The writing side of a process's merge: events in merge order become
+/// trace records with ns times, and reallocs that moved their block are
+/// placed where the order per address is the allocator's.
+///
+/// A moved realloc of `old` to `new` carries two readings: `began`, before
+/// the call (the old block existed until then at least), and its `time`,
+/// after it (the new block existed from then at the latest). Inside the
+/// call, the allocator made the new block before it freed the old one (it
+/// copies from one to the other), so another thread's free of `new`
+/// (stamped before its call) is earlier than any other thread's allocation
+/// of `old` (stamped after its call). The realloc is opened when the merge
+/// reaches `began` and written at the first of: an event that starts a
+/// block at `old` (it must follow the realloc), an event read at or after
+/// `time`, the end. Frees of `new` in the window are written before it.
+struct Put<'a> {
+    state: &'a mut State,
+    out: &'a mut Out,
+    stats: &'a mut ConvertStats,
+    clock: &'a mut Clock,
+    last: &'a mut u64,
+    open: &'a mut Vec<Opened>,
+    t0: u64,
+}
+
+impl Put<'_> {
+    /// One event, in merge order (by [`RawEvent::key`]).
+    fn put(&mut self, ev: &RawEvent, log: usize, tid: u32) -> Result<(), Error> {
+        let key = ev.key();
+        if !self.open.is_empty() {
+            self.settle(key, ev.starts())?;
+        }
+        if ev.moves() {
+            self.open.push(Opened {
+                ev: ev.clone(),
+                log,
+                tid,
+            });
+            return Ok(());
+        }
+        self.write(ev, log, tid, key)
+    }
+
+    /// Writes the open reallocs whose window closed by `key`, and those
+    /// whose old block is `starts` (an event about to start a block there),
+    /// each after what it must follow.
+    fn settle(&mut self, key: u64, starts: Option<u64>) -> Result<(), Error> {
+        loop {
+            let pick = self
+                .open
+                .iter()
+                .enumerate()
+                .filter(|(_, o)| o.ev.time() <= key || starts.is_some_and(|a| o.ev.old() == a))
+                .min_by_key(|(_, o)| o.ev.time())
+                .map(|(j, _)| j);
+            let Some(j) = pick else { return Ok(()) };
+            let o = self.open.swap_remove(j);
+            let RawEvent::Realloc { began, time, .. } = o.ev else {
+                unreachable!("only moved reallocs are opened")
+            };
+            // Its new block may be where another open realloc moved from.
+            if !self.open.is_empty() {
+                let at = (*self.last).max(began).min(time);
+                self.settle(at, o.ev.starts())?;
+            }
+            let at = (*self.last).max(began).min(time);
+            self.write(&o.ev, o.log, o.tid, at)?;
+        }
+    }
+
+    /// Writes one event at TSC reading `tsc`.
+    fn write(&mut self, ev: &RawEvent, log: usize, tid: u32, tsc: u64) -> Result<(), Error> {
+        if tsc < *self.last {
+            self.stats.late += 1;
+            if std::env::var_os("TRAMP_DEBUG_LATE").is_some() {
+                eprintln!("late by {} ticks: tid {tid} tsc {tsc} {:?}", *self.last - tsc, ev);
+            }
+        } else {
+            *self.last = tsc;
+        }
+        let time = self.clock.ns(tsc).saturating_sub(self.t0);
+        self.state.emit(ev, time, log, tid, self.out, self.stats)
     }
 }
 

@@ -16,6 +16,8 @@ use std::path::Path;
 // library writes, so the two sides cannot drift apart unnoticed.
 pub const CHUNK_MAGIC: [u8; 4] = *b"TRC1";
 pub const CHUNK_HEADER: usize = 44;
+/// The length word's flag for a chunk that ends with a spawn.
+pub const CHUNK_SPAWN: u32 = 1 << 31;
 /// A chunk payload can never be longer than the capture library's buffer.
 pub const MAX_PAYLOAD: usize = 1 << 18;
 
@@ -65,6 +67,9 @@ pub struct ChunkRef {
     pub base_tsc: u64,
     pub end_ns: u64,
     pub end_tsc: u64,
+    /// The chunk ends with a spawn: a thread of the process starts after
+    /// `end_tsc`.
+    pub spawn: bool,
 }
 
 impl ChunkRef {
@@ -144,7 +149,8 @@ pub fn parse_header(hdr: &[u8; CHUNK_HEADER], offset: u64) -> Result<ChunkRef, R
         return Err(RawError::Magic { offset });
     }
     let tid = u32::from_le_bytes(hdr[4..8].try_into().expect("4 bytes"));
-    let len = u32::from_le_bytes(hdr[8..12].try_into().expect("4 bytes"));
+    let word_len = u32::from_le_bytes(hdr[8..12].try_into().expect("4 bytes"));
+    let (len, spawn) = (word_len & !CHUNK_SPAWN, word_len & CHUNK_SPAWN != 0);
     let word = |i: usize| u64::from_le_bytes(hdr[i..i + 8].try_into().expect("8 bytes"));
     if len as usize > MAX_PAYLOAD {
         return Err(RawError::Length { offset, len });
@@ -157,6 +163,7 @@ pub fn parse_header(hdr: &[u8; CHUNK_HEADER], offset: u64) -> Result<ChunkRef, R
         base_tsc: word(20),
         end_ns: word(28),
         end_tsc: word(36),
+        spawn,
     })
 }
 
@@ -183,7 +190,9 @@ impl UnwindStats {
     }
 }
 
-/// One decoded event, with absolute time.
+/// One decoded event. Its `time` is the TSC reading the capture took (the
+/// moment that orders it among every thread's events); `tramp record` maps
+/// it to nanoseconds with the process's one [`Clock`](crate::clock::Clock).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RawEvent {
     /// `heap` (here and in `Free` and `Realloc`): 0 for the C allocator's
@@ -204,8 +213,12 @@ pub enum RawEvent {
         site: u64,
         heap: u64,
     },
+    /// `time` is read after the call returned (the new block exists from
+    /// then at the latest), `began` before it was made (the old block
+    /// existed until then at least).
     Realloc {
         time: u64,
+        began: u64,
         size: u64,
         old: u64,
         new: u64,
@@ -309,6 +322,58 @@ impl RawEvent {
     }
 }
 
+impl RawEvent {
+    /// Where the event sits in the merge of a process's threads: its TSC
+    /// reading, but for a realloc that ends its old block (moved or freed
+    /// it) the reading taken before the call.
+    #[inline]
+    pub fn key(&self) -> u64 {
+        match self {
+            RawEvent::Realloc {
+                began, old, new, ..
+            } if *old != 0 && new != old => *began,
+            e => e.time(),
+        }
+    }
+
+    /// The address a block starts at with this event (an allocation, a
+    /// realloc's new block).
+    #[inline]
+    pub fn starts(&self) -> Option<u64> {
+        match self {
+            RawEvent::Alloc { address, .. } => Some(*address),
+            RawEvent::Realloc { new, old, .. } if *new != 0 && new != old => Some(*new),
+            _ => None,
+        }
+    }
+
+    /// Moves an event without a reading of its own to `tsc` (never back).
+    fn set_time(&mut self, tsc: u64) {
+        if let RawEvent::Frames { time, .. }
+        | RawEvent::Module { time, .. }
+        | RawEvent::Process { time, .. }
+        | RawEvent::Lsan { time, .. } = self
+        {
+            *time = (*time).max(tsc);
+        }
+    }
+
+    /// The old block of a realloc (0 for anything else).
+    pub fn old(&self) -> u64 {
+        match self {
+            RawEvent::Realloc { old, .. } => *old,
+            _ => 0,
+        }
+    }
+
+    /// Whether this is a realloc that moved its block (two readings apart).
+    #[inline]
+    pub fn moves(&self) -> bool {
+        matches!(self, RawEvent::Realloc { old, new, began, time, .. }
+            if *old != 0 && *new != 0 && old != new && began < time)
+    }
+}
+
 /// Reads a chunk's payload.
 pub fn read_chunk(f: &mut File, c: &ChunkRef, buf: &mut Vec<u8>) -> Result<(), RawError> {
     buf.resize(c.len as usize, 0);
@@ -325,7 +390,6 @@ struct Cursor<'a> {
     at: usize,
     kind: u8,
     tsc: u64,
-    time: u64,
     /// The last address, site and value.
     last: [u64; 3],
 }
@@ -342,7 +406,6 @@ impl<'a> Cursor<'a> {
             at: 0,
             kind: 0,
             tsc: c.base_tsc,
-            time: c.base_ns,
             last: [0; 3],
         }
     }
@@ -403,8 +466,7 @@ impl<'a> Cursor<'a> {
     #[inline(always)]
     fn clock(&mut self) -> Result<u64, RawError> {
         self.tsc = self.tsc.wrapping_add(self.varint()?);
-        self.time = self.c.ns(self.tsc);
-        Ok(self.time)
+        Ok(self.tsc)
     }
 
     /// The event at `at` (there is at least one byte).
@@ -436,14 +498,23 @@ impl<'a> Cursor<'a> {
                 time: self.clock()?,
                 heap: heap_of(kind == EV_BLOCK_FREE),
             },
-            EV_REALLOC | EV_BLOCK_REALLOC => RawEvent::Realloc {
-                size: self.varint()?,
-                old: self.diff(ADDR)?,
-                new: self.diff(ADDR)?,
-                site: self.diff(SITE)?,
-                time: self.clock()?,
-                heap: heap_of(kind == EV_BLOCK_REALLOC),
-            },
+            EV_REALLOC | EV_BLOCK_REALLOC => {
+                let size = self.varint()?;
+                let old = self.diff(ADDR)?;
+                let new = self.diff(ADDR)?;
+                let site = self.diff(SITE)?;
+                let time = self.clock()?;
+                let back = self.varint()?;
+                RawEvent::Realloc {
+                    time,
+                    began: time.saturating_sub(back),
+                    size,
+                    old,
+                    new,
+                    site,
+                    heap: heap_of(kind == EV_BLOCK_REALLOC),
+                }
+            }
             EV_LOAD | EV_STORE => RawEvent::Access {
                 store: kind == EV_STORE,
                 address: self.diff(ADDR)?,
@@ -479,7 +550,7 @@ impl<'a> Cursor<'a> {
     /// Events a chunk has few of (or damage).
     #[inline(never)]
     fn rare(&mut self, kind: u8) -> Result<RawEvent, RawError> {
-        let time = self.time;
+        let time = self.tsc;
         Ok(match kind {
             EV_FRAMES => {
                 let keep = self.varint()?;
@@ -552,10 +623,39 @@ pub fn decode_chunk(
     out: &mut VecDeque<RawEvent>,
 ) -> Result<(), RawError> {
     let mut cur = Cursor::new(c, payload);
+    let mut untimed = None;
     while cur.at < payload.len() {
-        out.push_back(cur.event()?);
+        push(out, cur.event()?, &mut untimed);
     }
     Ok(())
+}
+
+/// Appends an event. Events the capture writes without reading the clock
+/// (a stack's frames, a module, the process header, LeakSanitizer text)
+/// carry the previous event's reading, which can be long before they were
+/// written (a thread that blocked in between): they take the reading of the
+/// next event of their chunk, the one they were written for, so that they
+/// are not taken for events written late. `untimed`: where in `out` such
+/// events wait for it.
+fn push(out: &mut VecDeque<RawEvent>, ev: RawEvent, untimed: &mut Option<usize>) {
+    let timed = !matches!(
+        ev,
+        RawEvent::Frames { .. }
+            | RawEvent::Module { .. }
+            | RawEvent::Process { .. }
+            | RawEvent::Lsan { .. }
+    );
+    if timed {
+        if let Some(from) = untimed.take() {
+            let key = ev.key();
+            for e in out.range_mut(from..) {
+                e.set_time(key);
+            }
+        }
+    } else if untimed.is_none() {
+        *untimed = Some(out.len());
+    }
+    out.push_back(ev);
 }
 
 /// A chunk decoded a batch of events at a time, so that a reader holds a
@@ -566,19 +666,17 @@ pub struct ChunkDecoder {
     payload: Vec<u8>,
     at: usize,
     tsc: u64,
-    time: u64,
     last: [u64; 3],
 }
 
 impl ChunkDecoder {
     pub fn new(c: ChunkRef, payload: Vec<u8>) -> ChunkDecoder {
-        let (tsc, time) = (c.base_tsc, c.base_ns);
+        let tsc = c.base_tsc;
         ChunkDecoder {
             c,
             payload,
             at: 0,
             tsc,
-            time,
             last: [0; 3],
         }
     }
@@ -592,16 +690,17 @@ impl ChunkDecoder {
             at: self.at,
             kind: 0,
             tsc: self.tsc,
-            time: self.time,
             last: self.last,
         };
-        for _ in 0..n {
-            if cur.at >= cur.payload.len() {
-                break;
-            }
-            out.push_back(cur.event()?);
+        // Events without a clock reading of their own go out with the
+        // event that gives them one (see `push`).
+        let mut untimed = None;
+        let mut k = 0;
+        while cur.at < cur.payload.len() && (k < n || untimed.is_some()) {
+            push(out, cur.event()?, &mut untimed);
+            k += 1;
         }
-        (self.at, self.tsc, self.time, self.last) = (cur.at, cur.tsc, cur.time, cur.last);
+        (self.at, self.tsc, self.last) = (cur.at, cur.tsc, cur.last);
         Ok(())
     }
 

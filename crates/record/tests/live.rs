@@ -34,8 +34,11 @@ fn varint(out: &mut Vec<u8>, mut v: u64) {
     out.push(v as u8);
 }
 
-/// A chunk of thread `tid` spanning [base, end] ns whose TSC ticks are ns
-/// (base TSC 0), with events at the given ns offsets from `base`.
+/// A chunk of thread `tid` spanning [base, end] ns, with events at the
+/// given ns offsets from `base`. The TSC is the machine's one clock: here
+/// it ticks once a ns and reads the ns. A chunk whose last event is a
+/// spawn says so in its header, as the capture's do (it writes its buffer
+/// right after a spawn).
 fn chunk(tid: u32, base: u64, end: u64, events: &[(u64, Ev)]) -> Vec<u8> {
     let mut payload = Vec::new();
     let mut prev = 0;
@@ -74,8 +77,10 @@ fn chunk(tid: u32, base: u64, end: u64, events: &[(u64, Ev)]) -> Vec<u8> {
     }
     let mut c = b"TRC1".to_vec();
     c.extend_from_slice(&tid.to_le_bytes());
-    c.extend_from_slice(&(payload.len() as u32).to_le_bytes());
-    for w in [base, 0, end, end - base] {
+    let spawn = matches!(events.last(), Some((_, Ev::Spawn)));
+    let flag = if spawn { 1u32 << 31 } else { 0 };
+    c.extend_from_slice(&(payload.len() as u32 | flag).to_le_bytes());
+    for w in [base, base, end, end] {
         c.extend_from_slice(&w.to_le_bytes());
     }
     c.extend_from_slice(&payload);
@@ -536,26 +541,16 @@ fn a_spawned_thread_is_waited_for() {
     let log = logs.join("trace.100.1.raw");
     let t = monotonic_ns();
     let mut s = session(&logs, &out);
-    // The main thread starts, spawns at 1 ms, allocates at 3 ms and has
-    // flushed to 4 ms; the new thread's chunk is not there yet.
+    // The main thread starts and spawns at 1 ms (its buffer is written
+    // then), allocates at 3 ms and has flushed to 4 ms; the new thread's
+    // chunk is not there yet.
     append(
         &log,
-        &chunk(
-            1,
-            t,
-            t + 4 * MS,
-            &[
-                (50, Ev::Start),
-                (MS, Ev::Spawn),
-                (
-                    3 * MS,
-                    Ev::Alloc {
-                        size: 3,
-                        addr: 0x3000,
-                    },
-                ),
-            ],
-        ),
+        &chunk(1, t, t + MS, &[(50, Ev::Start), (MS, Ev::Spawn)]),
+    );
+    append(
+        &log,
+        &alloc_chunk(1, t + MS, t + 4 * MS, 2 * MS, 3, 0x3000),
     );
     s.poll().unwrap();
     // Its first events, at 1.5 and 2 ms.
