@@ -242,6 +242,8 @@ static PATHS: PathCell = PathCell(core::cell::UnsafeCell::new(Paths {
 struct Tls {
     buf: Cell<*mut ThreadBuf>,
     busy: Cell<bool>,
+    /// Rounds of pthread key destructors this thread has run ours in.
+    exit_rounds: Cell<u8>,
 }
 
 // 16 zero bytes of thread-local storage: zero is `Tls { buf: null, busy:
@@ -292,7 +294,11 @@ fn now_tsc() -> u64 {
 }
 
 /// The time stamp counter read after everything before it has executed
-/// (`lfence; rdtsc`): the stamp of every heap event. A plain `rdtsc` may
+/// (`rdtscp`, which waits for earlier instructions and for earlier loads to
+/// be globally visible, on Intel and AMD alike; `lfence; rdtsc` does so on
+/// AMD only where the kernel made `lfence` dispatch-serializing, and a
+/// recording on an AMD EPYC guest still showed one realloc read after the
+/// allocation its free made possible): the stamp of every heap event. A plain `rdtsc` may
 /// execute before earlier loads complete: the stamp of a free could then
 /// precede the program's lock that made the block its own, and so precede
 /// the other thread's stamp of the allocation it took the block from
@@ -302,12 +308,12 @@ fn now_tsc() -> u64 {
 /// after a call is later than everything the call read.
 #[inline(always)]
 fn now_tsc_after() -> u64 {
-    // SAFETY: lfence and rdtsc exist on every x86_64 CPU and have no
-    // preconditions.
+    // SAFETY: rdtscp exists on every x86_64 CPU tramp records on (the
+    // `rdtscp` flag; every one since 2008) and writes only `aux`.
     #[allow(unused_unsafe)]
     unsafe {
-        core::arch::x86_64::_mm_lfence();
-        core::arch::x86_64::_rdtsc()
+        let mut aux = 0u32;
+        core::arch::x86_64::__rdtscp(&mut aux)
     }
 }
 
@@ -957,6 +963,22 @@ unsafe extern "C" fn thread_exit(value: *mut c_void) {
     TLS.with(|t| t.busy.set(true));
     // SAFETY: the value we set with pthread_setspecific: this thread's buffer.
     let t = unsafe { &mut *t };
+    // Other keys' destructors run after ours and may free (a value freed by
+    // its key's destructor): while a round of destructors recorded
+    // something, write it out and ask for one more round (glibc gives four),
+    // so that those frees are this thread's, before its end, and not late.
+    let round = TLS.with(|tls| {
+        let r = tls.exit_rounds.get() + 1;
+        tls.exit_rounds.set(r);
+        r
+    });
+    if round < 4 && (round == 1 || t.len.load(Ordering::Relaxed) > 0) {
+        flush(t, false);
+        // SAFETY: our key, this thread's own buffer as its value.
+        unsafe { sys::pthread_setspecific(KEY.load(Ordering::Acquire), value) };
+        TLS.with(|t| t.busy.set(false));
+        return;
+    }
     if !t.closed.load(Ordering::Relaxed) {
         if t.pending_site != 0 {
             write_pending_store(t);
@@ -970,7 +992,10 @@ unsafe extern "C" fn thread_exit(value: *mut c_void) {
     flush(t, false);
     TLS.with(|t| t.buf.set(null_mut()));
     t.owned.store(0, Ordering::Release);
-    TLS.with(|t| t.busy.set(false));
+    TLS.with(|t| {
+        t.busy.set(false);
+        t.exit_rounds.set(0);
+    });
 }
 
 /// In a fork child: a log of its own, and only this thread's buffer.

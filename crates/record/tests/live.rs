@@ -24,6 +24,15 @@ enum Ev {
     Free {
         addr: u64,
     },
+    /// A realloc whose call began `back` ns before its time.
+    Realloc {
+        size: u64,
+        old: u64,
+        new: u64,
+        back: u64,
+    },
+    /// A stack's frames (no clock reading of its own): one new frame.
+    Frames,
 }
 
 fn varint(out: &mut Vec<u8>, mut v: u64) {
@@ -72,6 +81,29 @@ fn chunk(tid: u32, base: u64, end: u64, events: &[(u64, Ev)]) -> Vec<u8> {
                 payload.push(1);
                 zz(&mut payload, *addr, &mut prev_addr);
                 varint(&mut payload, dt);
+            }
+            Ev::Realloc {
+                size,
+                old,
+                new,
+                back,
+            } => {
+                payload.push(2);
+                varint(&mut payload, *size);
+                zz(&mut payload, *old, &mut prev_addr);
+                zz(&mut payload, *new, &mut prev_addr);
+                zz(&mut payload, 0x401000, &mut prev_site);
+                varint(&mut payload, dt);
+                varint(&mut payload, *back);
+            }
+            Ev::Frames => {
+                // keep 0, one listed frame; its time is the previous
+                // event's (the delta is not advanced).
+                payload.push(13);
+                varint(&mut payload, 0);
+                varint(&mut payload, 1);
+                zz(&mut payload, 0x402000, &mut prev_site);
+                prev = prev.min(*at);
             }
         }
     }
@@ -614,4 +646,139 @@ fn the_lag_counts_in_the_logs_time_not_the_wall_clock() {
         .map(|e| e.1)
         .collect();
     assert_eq!(allocs, [0x2000, 0x3000]);
+}
+
+/// (kind, address, new address, thread) of every heap event, in order.
+fn heap_events(path: &Path) -> Vec<(EventKind, u64, u64, u64)> {
+    let mut r = tramp_hatf::Reader::new(std::fs::File::open(path).unwrap());
+    let mut out = Vec::new();
+    while let Some(item) = r.next_item().unwrap() {
+        if let Item::Event(e) = item
+            && !matches!(e.kind, EventKind::CreateThread | EventKind::DestroyThread | EventKind::CreateHeap)
+        {
+            out.push((e.kind, e.address, e.new_address, e.thread));
+        }
+    }
+    out
+}
+
+/// A realloc that moved its block, read before (1 ms) and after (3 ms)
+/// its call, is placed where neither address is out of order: after
+/// another thread's free of the new block at 1.5 ms (which the allocator
+/// saw first: it made the new block from it), before a third thread's
+/// allocation of the old block at 2 ms (which it handed out after the
+/// realloc freed it). Written at either reading alone, one of the two
+/// would come out of order.
+#[test]
+fn a_moved_realloc_goes_between_the_uses_of_its_two_addresses() {
+    let (_d, logs, out) = setup();
+    let log = logs.join("trace.100.1.raw");
+    let t = monotonic_ns();
+    let mut s = session(&logs, &out);
+    let (p, q) = (0x1000, 0x2000);
+    append(&log, &chunk(1, t, t + 100, &[(10, Ev::Start)]));
+    append(&log, &chunk(2, t, t + 100, &[(20, Ev::Start)]));
+    append(&log, &chunk(3, t, t + 100, &[(30, Ev::Start)]));
+    // Thread 1 allocates p, thread 3 allocates q, before everything else.
+    append(&log, &alloc_chunk(1, t + 100, t + 200, 10, 16, p));
+    append(&log, &alloc_chunk(3, t + 100, t + 200, 20, 16, q));
+    // Thread 1's realloc p -> q: after the call at 3 ms, begun at 1 ms.
+    append(
+        &log,
+        &chunk(
+            1,
+            t + 200,
+            t + 4 * MS,
+            &[(
+                3 * MS - 200,
+                Ev::Realloc {
+                    size: 64,
+                    old: p,
+                    new: q,
+                    back: 2 * MS,
+                },
+            )],
+        ),
+    );
+    // Thread 2 allocates p at 2 ms; thread 3 freed q at 1.5 ms.
+    append(&log, &alloc_chunk(2, t + 200, t + 4 * MS, 2 * MS - 200, 8, p));
+    append(
+        &log,
+        &chunk(3, t + 200, t + 4 * MS, &[(MS * 3 / 2 - 200, Ev::Free { addr: q })]),
+    );
+    s.poll().unwrap();
+    let done = s.finish(None).unwrap();
+    assert_eq!(done.traces[0].2.late, 0);
+    let evs = heap_events(&out);
+    let at = |want: &dyn Fn(&(EventKind, u64, u64, u64)) -> bool| {
+        evs.iter().position(want).unwrap_or_else(|| panic!("{evs:?}"))
+    };
+    let free_q = at(&|e| e.0 == EventKind::Free && e.1 == q && e.3 == 3);
+    let realloc = at(&|e| e.0 == EventKind::ReallocAllocFree && e.1 == p && e.2 == q);
+    let alloc_p = at(&|e| e.0 == EventKind::Alloc && e.1 == p && e.3 == 2);
+    assert!(free_q < realloc && realloc < alloc_p, "{evs:?}");
+}
+
+/// Threads show up in any order: the second thread started showing up
+/// first does not release what is later than the first one's spawn.
+#[test]
+fn spawned_threads_that_show_up_out_of_order_are_each_waited_for() {
+    let (_d, logs, out) = setup();
+    let log = logs.join("trace.100.1.raw");
+    let t = monotonic_ns();
+    let mut s = session(&logs, &out);
+    append(&log, &chunk(1, t, t + MS, &[(50, Ev::Start), (MS, Ev::Spawn)]));
+    append(&log, &chunk(1, t + MS, t + 2 * MS, &[(MS, Ev::Spawn)]));
+    // The main thread allocates at 5 ms and has flushed to 6 ms.
+    append(&log, &alloc_chunk(1, t + 2 * MS, t + 6 * MS, 3 * MS, 1, 0x5000));
+    // The second thread (started at 2 ms) shows up first, allocating at
+    // 3 ms; the first (started at 1 ms) holds an allocation at 4 ms.
+    append(
+        &log,
+        &chunk(3, t + 2 * MS + 10, t + 7 * MS, &[(MS - 10, Ev::Alloc { size: 3, addr: 0x3000 })]),
+    );
+    s.poll().unwrap();
+    append(
+        &log,
+        &chunk(2, t + MS + 10, t + 7 * MS, &[(3 * MS - 10, Ev::Alloc { size: 4, addr: 0x4000 })]),
+    );
+    s.poll().unwrap();
+    let done = s.finish(None).unwrap();
+    assert_eq!(done.traces[0].2.late, 0);
+    let allocs: Vec<u64> = heap_events(&out).iter().map(|e| e.1).collect();
+    assert_eq!(allocs, [0x3000, 0x4000, 0x5000]);
+}
+
+/// A stack's frames, written after the thread blocked, carry the reading
+/// of the allocation they belong to, not the previous event's: nothing is
+/// late.
+#[test]
+fn frames_written_after_a_block_are_not_late() {
+    let (_d, logs, out) = setup();
+    let log = logs.join("trace.100.1.raw");
+    let t = monotonic_ns();
+    let mut s = session(&logs, &out);
+    append(&log, &chunk(1, t, t + 100, &[(10, Ev::Start)]));
+    append(&log, &chunk(2, t, t + 100, &[(20, Ev::Start)]));
+    // Thread 1 allocated at 1 ms, blocked, and allocates at 9 ms with a new
+    // stack; thread 2 allocated at 5 ms.
+    append(
+        &log,
+        &chunk(
+            1,
+            t + 100,
+            t + 10 * MS,
+            &[
+                (MS, Ev::Alloc { size: 1, addr: 0x1000 }),
+                (MS, Ev::Frames),
+                (9 * MS, Ev::Alloc { size: 9, addr: 0x9000 }),
+            ],
+        ),
+    );
+    append(&log, &alloc_chunk(2, t + 100, t + 10 * MS, 5 * MS, 5, 0x5000));
+    s.poll().unwrap();
+    let done = s.finish(None).unwrap();
+    assert_eq!(done.traces[0].2.late, 0);
+    let allocs: Vec<u64> = heap_events(&out).iter().map(|e| e.1).collect();
+    assert_eq!(allocs, [0x1000, 0x5000, 0x9000]);
 }
