@@ -1779,7 +1779,15 @@ extern "C" fn block_realloc_impl(
     // As realloc: a failed resize (NULL for a non-zero size) changed nothing.
     if !new.is_null() || (size == 0 && !old.is_null()) {
         let now = now_tsc_after();
-        record_realloc_as(EV_BLOCK_REALLOC, old, size, new, Caller { sp, bp }, now, now);
+        record_realloc_as(
+            EV_BLOCK_REALLOC,
+            old,
+            size,
+            new,
+            Caller { sp, bp },
+            now,
+            now,
+        );
     }
 }
 

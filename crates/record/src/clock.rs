@@ -66,10 +66,9 @@ impl Clock {
     /// it is known).
     pub fn ticks(&self, ns: u64) -> u64 {
         match (self.anchor, self.far) {
-            (Some((ans, atsc)), Some((fns, ftsc))) => {
-                (ns as u128 * (ftsc - atsc) as u128 / (fns - ans) as u128).min(u64::MAX as u128)
-                    as u64
-            }
+            (Some((ans, atsc)), Some((fns, ftsc))) => (ns as u128 * (ftsc - atsc) as u128
+                / (fns - ans) as u128)
+                .min(u64::MAX as u128) as u64,
             _ => ns,
         }
     }

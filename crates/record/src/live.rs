@@ -780,7 +780,11 @@ impl Put<'_> {
         if tsc < *self.last {
             self.stats.late += 1;
             if std::env::var_os("TRAMP_DEBUG_LATE").is_some() {
-                eprintln!("late by {} ticks: tid {tid} tsc {tsc} {:?}", *self.last - tsc, ev);
+                eprintln!(
+                    "late by {} ticks: tid {tid} tsc {tsc} {:?}",
+                    *self.last - tsc,
+                    ev
+                );
             }
         } else {
             *self.last = tsc;

@@ -580,10 +580,7 @@ fn a_spawned_thread_is_waited_for() {
         &log,
         &chunk(1, t, t + MS, &[(50, Ev::Start), (MS, Ev::Spawn)]),
     );
-    append(
-        &log,
-        &alloc_chunk(1, t + MS, t + 4 * MS, 2 * MS, 3, 0x3000),
-    );
+    append(&log, &alloc_chunk(1, t + MS, t + 4 * MS, 2 * MS, 3, 0x3000));
     s.poll().unwrap();
     // Its first events, at 1.5 and 2 ms.
     append(
@@ -654,7 +651,10 @@ fn heap_events(path: &Path) -> Vec<(EventKind, u64, u64, u64)> {
     let mut out = Vec::new();
     while let Some(item) = r.next_item().unwrap() {
         if let Item::Event(e) = item
-            && !matches!(e.kind, EventKind::CreateThread | EventKind::DestroyThread | EventKind::CreateHeap)
+            && !matches!(
+                e.kind,
+                EventKind::CreateThread | EventKind::DestroyThread | EventKind::CreateHeap
+            )
         {
             out.push((e.kind, e.address, e.new_address, e.thread));
         }
@@ -701,17 +701,27 @@ fn a_moved_realloc_goes_between_the_uses_of_its_two_addresses() {
         ),
     );
     // Thread 2 allocates p at 2 ms; thread 3 freed q at 1.5 ms.
-    append(&log, &alloc_chunk(2, t + 200, t + 4 * MS, 2 * MS - 200, 8, p));
     append(
         &log,
-        &chunk(3, t + 200, t + 4 * MS, &[(MS * 3 / 2 - 200, Ev::Free { addr: q })]),
+        &alloc_chunk(2, t + 200, t + 4 * MS, 2 * MS - 200, 8, p),
+    );
+    append(
+        &log,
+        &chunk(
+            3,
+            t + 200,
+            t + 4 * MS,
+            &[(MS * 3 / 2 - 200, Ev::Free { addr: q })],
+        ),
     );
     s.poll().unwrap();
     let done = s.finish(None).unwrap();
     assert_eq!(done.traces[0].2.late, 0);
     let evs = heap_events(&out);
     let at = |want: &dyn Fn(&(EventKind, u64, u64, u64)) -> bool| {
-        evs.iter().position(want).unwrap_or_else(|| panic!("{evs:?}"))
+        evs.iter()
+            .position(want)
+            .unwrap_or_else(|| panic!("{evs:?}"))
     };
     let free_q = at(&|e| e.0 == EventKind::Free && e.1 == q && e.3 == 3);
     let realloc = at(&|e| e.0 == EventKind::ReallocAllocFree && e.1 == p && e.2 == q);
@@ -727,20 +737,48 @@ fn spawned_threads_that_show_up_out_of_order_are_each_waited_for() {
     let log = logs.join("trace.100.1.raw");
     let t = monotonic_ns();
     let mut s = session(&logs, &out);
-    append(&log, &chunk(1, t, t + MS, &[(50, Ev::Start), (MS, Ev::Spawn)]));
+    append(
+        &log,
+        &chunk(1, t, t + MS, &[(50, Ev::Start), (MS, Ev::Spawn)]),
+    );
     append(&log, &chunk(1, t + MS, t + 2 * MS, &[(MS, Ev::Spawn)]));
     // The main thread allocates at 5 ms and has flushed to 6 ms.
-    append(&log, &alloc_chunk(1, t + 2 * MS, t + 6 * MS, 3 * MS, 1, 0x5000));
+    append(
+        &log,
+        &alloc_chunk(1, t + 2 * MS, t + 6 * MS, 3 * MS, 1, 0x5000),
+    );
     // The second thread (started at 2 ms) shows up first, allocating at
     // 3 ms; the first (started at 1 ms) holds an allocation at 4 ms.
     append(
         &log,
-        &chunk(3, t + 2 * MS + 10, t + 7 * MS, &[(MS - 10, Ev::Alloc { size: 3, addr: 0x3000 })]),
+        &chunk(
+            3,
+            t + 2 * MS + 10,
+            t + 7 * MS,
+            &[(
+                MS - 10,
+                Ev::Alloc {
+                    size: 3,
+                    addr: 0x3000,
+                },
+            )],
+        ),
     );
     s.poll().unwrap();
     append(
         &log,
-        &chunk(2, t + MS + 10, t + 7 * MS, &[(3 * MS - 10, Ev::Alloc { size: 4, addr: 0x4000 })]),
+        &chunk(
+            2,
+            t + MS + 10,
+            t + 7 * MS,
+            &[(
+                3 * MS - 10,
+                Ev::Alloc {
+                    size: 4,
+                    addr: 0x4000,
+                },
+            )],
+        ),
     );
     s.poll().unwrap();
     let done = s.finish(None).unwrap();
@@ -769,13 +807,28 @@ fn frames_written_after_a_block_are_not_late() {
             t + 100,
             t + 10 * MS,
             &[
-                (MS, Ev::Alloc { size: 1, addr: 0x1000 }),
+                (
+                    MS,
+                    Ev::Alloc {
+                        size: 1,
+                        addr: 0x1000,
+                    },
+                ),
                 (MS, Ev::Frames),
-                (9 * MS, Ev::Alloc { size: 9, addr: 0x9000 }),
+                (
+                    9 * MS,
+                    Ev::Alloc {
+                        size: 9,
+                        addr: 0x9000,
+                    },
+                ),
             ],
         ),
     );
-    append(&log, &alloc_chunk(2, t + 100, t + 10 * MS, 5 * MS, 5, 0x5000));
+    append(
+        &log,
+        &alloc_chunk(2, t + 100, t + 10 * MS, 5 * MS, 5, 0x5000),
+    );
     s.poll().unwrap();
     let done = s.finish(None).unwrap();
     assert_eq!(done.traces[0].2.late, 0);
