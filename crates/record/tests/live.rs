@@ -645,8 +645,11 @@ fn the_lag_counts_in_the_logs_time_not_the_wall_clock() {
     assert_eq!(allocs, [0x2000, 0x3000]);
 }
 
-/// (kind, address, new address, thread) of every heap event, in order.
-fn heap_events(path: &Path) -> Vec<(EventKind, u64, u64, u64)> {
+/// (kind, address, new address, thread) of a heap event.
+type HeapEv = (EventKind, u64, u64, u64);
+
+/// Every heap event of a trace, in order.
+fn heap_events(path: &Path) -> Vec<HeapEv> {
     let mut r = tramp_hatf::Reader::new(std::fs::File::open(path).unwrap());
     let mut out = Vec::new();
     while let Some(item) = r.next_item().unwrap() {
@@ -718,7 +721,7 @@ fn a_moved_realloc_goes_between_the_uses_of_its_two_addresses() {
     let done = s.finish(None).unwrap();
     assert_eq!(done.traces[0].2.late, 0);
     let evs = heap_events(&out);
-    let at = |want: &dyn Fn(&(EventKind, u64, u64, u64)) -> bool| {
+    let at = |want: &dyn Fn(&HeapEv) -> bool| {
         evs.iter()
             .position(want)
             .unwrap_or_else(|| panic!("{evs:?}"))
