@@ -779,13 +779,6 @@ impl Put<'_> {
     fn write(&mut self, ev: &RawEvent, log: usize, tid: u32, tsc: u64) -> Result<(), Error> {
         if tsc < *self.last {
             self.stats.late += 1;
-            if std::env::var_os("TRAMP_DEBUG_LATE").is_some() {
-                eprintln!(
-                    "late by {} ticks: tid {tid} tsc {tsc} {:?}",
-                    *self.last - tsc,
-                    ev
-                );
-            }
         } else {
             *self.last = tsc;
         }
