@@ -63,7 +63,8 @@ static ALLOC: LibcAlloc = LibcAlloc;
 pub const CHUNK_MAGIC: [u8; 4] = *b"TRC1";
 /// Chunk header: magic, tid (u32 LE), payload length (u32 LE), then the
 /// clock at the chunk's start and end as (ns, TSC) pairs (u64 LE each).
-/// Events carry TSC deltas; readers map them to ns between the two pairs.
+/// Events carry TSC deltas; readers order every thread's events by TSC and
+/// map it to ns through the pairs of all chunks.
 pub const CHUNK_HEADER: usize = 44;
 /// Set in a chunk header's length word when the chunk ends with a spawn
 /// (`EV_SPAWN`): `tramp record` learns of the thread to come as soon as it

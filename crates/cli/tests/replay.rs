@@ -3,17 +3,13 @@
 //! trace heaps on jemalloc's arenas and mimalloc's heaps (Debian's
 //! libjemalloc2 and libmimalloc2.0, which setup.sh installs).
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
 use std::process::{Command, Output};
 
+use common::tramp;
 use serde_json::Value;
-
-fn tramp(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tramp"))
-        .args(args)
-        .output()
-        .expect("tramp runs")
-}
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
@@ -24,27 +20,14 @@ fn json(o: &Output) -> Value {
         .unwrap_or_else(|e| panic!("{e}: {}\n{}", String::from_utf8_lossy(&o.stdout), stderr(o)))
 }
 
-fn programs() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs")
-}
-
 /// Compiles a C program of tests/programs (`shared`: as a library).
 fn cc(dir: &Path, src: &str, out: &str, shared: bool) -> String {
-    let out = dir.join(out);
-    let mut c = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()));
-    if shared {
-        c.args(["-O2", "-fno-builtin", "-shared", "-fPIC", "-pthread"]);
+    let flags: &[&str] = if shared {
+        &["-O2", "-fno-builtin", "-shared", "-fPIC", "-pthread"]
     } else {
-        c.args(["-O1", "-pthread"]);
-    }
-    let status = c
-        .arg("-o")
-        .arg(&out)
-        .arg(programs().join(src))
-        .status()
-        .expect("the C compiler runs");
-    assert!(status.success(), "building {src}");
-    out.to_str().unwrap().to_string()
+        &["-O1", "-pthread"]
+    };
+    common::cc_program(dir, src, out, flags)
 }
 
 /// Where the dynamic linker finds a shared library (`ldconfig -p`), so

@@ -4,32 +4,15 @@
 //! replay plan to move (issue 47; docs/formats/capture.md, "Order per
 //! address").
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
 
+use std::path::Path;
+
+use common::tramp;
 use serde_json::Value;
 
-fn programs() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs")
-}
-
 fn build(dir: &Path, src: &str) -> String {
-    let out = dir.join(src.trim_end_matches(".c"));
-    let status = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
-        .args(["-O2", "-pthread", "-o"])
-        .arg(&out)
-        .arg(programs().join(src))
-        .status()
-        .expect("the C compiler runs");
-    assert!(status.success(), "building {src}");
-    out.to_str().unwrap().to_string()
-}
-
-fn tramp(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_tramp"))
-        .args(args)
-        .output()
-        .expect("tramp runs")
+    common::cc_program(dir, src, src.trim_end_matches(".c"), &["-O2", "-pthread"])
 }
 
 fn json(out: &std::process::Output) -> Value {

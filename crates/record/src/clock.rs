@@ -47,7 +47,7 @@ impl Clock {
     /// never map earlier than it (the rate may be refined between two
     /// calls); an earlier reading (an event written late) maps on the line.
     pub fn ns(&mut self, tsc: u64) -> u64 {
-        let ns = self.line(tsc);
+        let ns = self.at(tsc);
         if tsc >= self.last.0 {
             let ns = ns.max(self.last.1);
             self.last = (tsc, ns);
@@ -55,11 +55,6 @@ impl Clock {
         } else {
             ns
         }
-    }
-
-    /// The ns of a TSC reading on the line, without the monotone guard.
-    pub fn at(&self, tsc: u64) -> u64 {
-        self.line(tsc)
     }
 
     /// TSC ticks in `ns` nanoseconds at the current rate (one per ns until
@@ -73,9 +68,10 @@ impl Clock {
         }
     }
 
-    /// The line through the anchor and the far pair (1 ns per tick until
-    /// there is a far pair; ticks before the anchor map to it).
-    fn line(&self, tsc: u64) -> u64 {
+    /// The ns of a TSC reading on the line through the anchor and the far
+    /// pair, without the monotone guard (1 ns per tick until there is a far
+    /// pair; ticks before the anchor map to it).
+    pub fn at(&self, tsc: u64) -> u64 {
         let Some((ans, atsc)) = self.anchor else {
             return 0;
         };

@@ -170,7 +170,7 @@ struct Stream {
 /// One process: its logs (an exec starts a new one), threads and trace.
 struct Proc {
     target: PathBuf,
-    out: Out,
+    trace: Trace,
     logs: Vec<Log>,
     streams: Vec<Stream>,
     by_key: FxHashMap<(usize, u32), usize>,
@@ -178,16 +178,8 @@ struct Proc {
     heap: BinaryHeap<Reverse<(u64, usize)>>,
     /// Raw bytes queued in `chunks` of all streams.
     queued: usize,
-    state: State,
-    stats: ConvertStats,
-    t0: Option<u64>,
-    /// The process's TSC → ns map, from every chunk header.
-    clock: Clock,
-    /// The latest TSC written.
-    last: u64,
-    /// Reallocs that moved their block, waiting for the place in the
-    /// merge where neither address comes out of order (see [`Proc::put`]).
-    open: Vec<Opened>,
+    /// The merge's writing side.
+    order: Order,
     /// Times of thread starts (pthread_create, from chunks flagged as
     /// ending with one) whose new thread has not shown up yet: nothing
     /// later is written until it does (or until [`LAG_NS`] passes: a thread
@@ -256,13 +248,12 @@ impl Session {
     /// event that is ready. Returns whether anything was read.
     pub fn poll(&mut self) -> Result<bool, Error> {
         self.attach_new()?;
-        let now = monotonic_ns();
         let mut progress = false;
         let mut disk = 0u64;
         let mut most = 0u64;
         for p in self.procs.values_mut() {
             progress |= p.read(self.punch, &mut self.buf, false)?;
-            p.emit_ready(now, false)?;
+            p.emit_ready(false)?;
             for l in p.logs.iter().filter(|l| !l.finished) {
                 let Ok(m) = l.file.metadata() else { continue };
                 disk += m.blocks() * 512;
@@ -292,7 +283,7 @@ impl Session {
         if threads != self.threads {
             self.threads = threads;
             for p in self.procs.values_mut() {
-                p.out.set_threads(threads)?;
+                p.trace.out.set_threads(threads)?;
             }
         }
         Ok(())
@@ -306,31 +297,33 @@ impl Session {
         let mut out = Vec::new();
         for (pid, mut p) in std::mem::take(&mut self.procs) {
             // The program is gone: what is left to convert has every core.
-            p.out.set_threads(self.spread_threads)?;
+            p.trace.out.set_threads(self.spread_threads)?;
             while p.read(self.punch, &mut self.buf, true)? {}
-            p.emit_ready(u64::MAX, true)?;
+            p.emit_ready(true)?;
             if let Some(signal) = interrupted {
-                p.state.comment(
-                    &mut p.out,
+                p.trace.state.comment(
+                    &mut p.trace.out,
                     &Annotation::Interrupted { signal },
-                    &mut p.stats,
+                    &mut p.trace.stats,
                 )?;
-                p.stats.interrupted = Some(signal);
+                p.trace.stats.interrupted = Some(signal);
             }
-            p.state.write_symbols(&mut p.out, &mut p.stats)?;
-            p.state.finish_stats(&mut p.stats);
-            p.stats.pid = pid;
-            p.out.finish()?;
+            p.trace
+                .state
+                .write_symbols(&mut p.trace.out, &mut p.trace.stats)?;
+            p.trace.state.finish_stats(&mut p.trace.stats);
+            p.trace.stats.pid = pid;
+            p.trace.out.finish()?;
             // Other processes' traces are named by the program they ran
             // last, known for sure only now (after any exec).
             if pid != self.root {
-                let named = child_output(&self.opts.output, &p.stats.program, pid);
+                let named = child_output(&self.opts.output, &p.trace.stats.program, pid);
                 if named != p.target {
                     std::fs::rename(&p.target, &named)?;
                     p.target = named;
                 }
             }
-            out.push((pid, p.target, p.stats));
+            out.push((pid, p.target, p.trace.stats));
         }
         let root = self.root;
         out.sort_by_key(|(pid, _, _)| (*pid != root, *pid));
@@ -379,7 +372,7 @@ impl Session {
                     out.set_threads(self.threads)?;
                     let mut proc = Proc::new(target, out);
                     // Until the log's first module names the program.
-                    proc.stats.program = program;
+                    proc.trace.stats.program = program;
                     v.insert(proc)
                 }
             };
@@ -399,18 +392,17 @@ impl Proc {
     fn new(target: PathBuf, out: Out) -> Proc {
         Proc {
             target,
-            out,
+            trace: Trace {
+                out,
+                state: State::default(),
+                stats: ConvertStats::default(),
+            },
             logs: Vec::new(),
             streams: Vec::new(),
             by_key: FxHashMap::default(),
             heap: BinaryHeap::new(),
             queued: 0,
-            state: State::default(),
-            stats: ConvertStats::default(),
-            t0: None,
-            clock: Clock::default(),
-            last: 0,
-            open: Vec::new(),
+            order: Order::default(),
             spawns: Vec::new(),
         }
     }
@@ -463,7 +455,8 @@ impl Proc {
             log.offset += at as u64;
             let rest = size - log.offset;
             if let Some(e) = damage {
-                self.stats
+                self.trace
+                    .stats
                     .damage
                     .push(format!("{}: {e}", log.path.display()));
                 log.finished = true;
@@ -482,7 +475,8 @@ impl Proc {
                         len,
                     }
                 };
-                self.stats
+                self.trace
+                    .stats
                     .damage
                     .push(format!("{}: {e}", log.path.display()));
                 log.finished = true;
@@ -560,8 +554,8 @@ impl Proc {
         }
         s.ended = false;
         s.last_end = c.end_tsc;
-        self.clock.pair(c.base_ns, c.base_tsc);
-        self.clock.pair(c.end_ns, c.end_tsc);
+        self.order.clock.pair(c.base_ns, c.base_tsc);
+        self.order.clock.pair(c.end_ns, c.end_tsc);
         self.queued += payload.len();
         s.chunks.push_back((c, payload));
     }
@@ -584,7 +578,10 @@ impl Proc {
             // Straight into the stream's queue (it is empty).
             if let Err(e) = dec.decode(&mut s.events, BATCH) {
                 let path = &self.logs[s.log].path;
-                self.stats.damage.push(format!("{}: {e}", path.display()));
+                self.trace
+                    .stats
+                    .damage
+                    .push(format!("{}: {e}", path.display()));
                 s.broken = true;
                 self.queued -= s.chunks.iter().map(|(_, p)| p.len()).sum::<usize>();
                 s.chunks.clear();
@@ -612,7 +609,7 @@ impl Proc {
     /// Writes every event no thread can precede any more (see the module
     /// doc); with `all`, every event. Times are TSC readings, the one
     /// clock every thread's events are ordered by.
-    fn emit_ready(&mut self, now: u64, all: bool) -> Result<(), Error> {
+    fn emit_ready(&mut self, all: bool) -> Result<(), Error> {
         let mut wm = u64::MAX;
         for s in &self.streams {
             if s.events.is_empty() && self.open(s) {
@@ -623,11 +620,7 @@ impl Proc {
         // ran ahead of it whenever the conversion fell behind, and then
         // every event read was "old": 4 to 6 % of larson's were late.)
         let read_to = self.streams.iter().map(|s| s.last_end).max().unwrap_or(0);
-        let lag = if now == u64::MAX {
-            u64::MAX
-        } else {
-            read_to.saturating_sub(self.clock.ticks(LAG_NS))
-        };
+        let lag = read_to.saturating_sub(self.order.clock.ticks(LAG_NS));
         // A spawn whose thread has not shown up holds back what is later;
         // one older than the lag never will (its thread did not allocate).
         self.spawns.retain(|&t| t > lag);
@@ -649,9 +642,9 @@ impl Proc {
                     self.heap.push(Reverse((t, i)));
                     return Ok(());
                 }
-                if self.t0.is_none() {
+                if self.order.t0.is_none() {
                     let first = self.streams.iter().map(|s| s.first_base).min();
-                    self.t0 = Some(self.clock.at(first.unwrap_or(0)));
+                    self.order.t0 = Some(self.order.clock.at(first.unwrap_or(0)));
                 }
                 // Written from the queue and popped after: moved out
                 // first, the event (a 1-byte tag before its fields) was
@@ -659,16 +652,7 @@ impl Proc {
                 // (15 % of the conversion on CPython).
                 let s = &self.streams[i];
                 let ev = s.events.front().expect("streams in the heap have events");
-                let mut w = Put {
-                    state: &mut self.state,
-                    out: &mut self.out,
-                    stats: &mut self.stats,
-                    clock: &mut self.clock,
-                    last: &mut self.last,
-                    open: &mut self.open,
-                    t0: self.t0.unwrap_or(0),
-                };
-                w.put(ev, s.log, s.tid)?;
+                self.order.put(ev, s.log, s.tid, &mut self.trace)?;
                 self.streams[i].events.pop_front();
                 if self.streams[i].events.is_empty() && !self.refill(i) {
                     if self.open(&self.streams[i]) {
@@ -683,17 +667,8 @@ impl Proc {
                 }
             }
         }
-        if all && !self.open.is_empty() {
-            let mut w = Put {
-                state: &mut self.state,
-                out: &mut self.out,
-                stats: &mut self.stats,
-                clock: &mut self.clock,
-                last: &mut self.last,
-                open: &mut self.open,
-                t0: self.t0.unwrap_or(0),
-            };
-            w.settle(u64::MAX, None)?;
+        if all {
+            self.order.settle(u64::MAX, None, &mut self.trace)?;
         }
         Ok(())
     }
@@ -704,6 +679,14 @@ struct Opened {
     ev: RawEvent,
     log: usize,
     tid: u32,
+}
+
+/// A process's trace being written: the output, the conversion's state and
+/// its counts.
+struct Trace {
+    out: Out,
+    state: State,
+    stats: ConvertStats,
 }
 
 /// The writing side of a process's merge: events in merge order become
@@ -720,22 +703,24 @@ struct Opened {
 /// reaches `began` and written at the first of: an event that starts a
 /// block at `old` (it must follow the realloc), an event read at or after
 /// `time`, the end. Frees of `new` in the window are written before it.
-struct Put<'a> {
-    state: &'a mut State,
-    out: &'a mut Out,
-    stats: &'a mut ConvertStats,
-    clock: &'a mut Clock,
-    last: &'a mut u64,
-    open: &'a mut Vec<Opened>,
-    t0: u64,
+#[derive(Default)]
+struct Order {
+    /// The process's TSC → ns map, from every chunk header.
+    clock: Clock,
+    /// The ns that trace times count from (the first chunk's start).
+    t0: Option<u64>,
+    /// The latest TSC written.
+    last: u64,
+    /// Reallocs that moved their block, waiting for their place.
+    open: Vec<Opened>,
 }
 
-impl Put<'_> {
+impl Order {
     /// One event, in merge order (by [`RawEvent::key`]).
-    fn put(&mut self, ev: &RawEvent, log: usize, tid: u32) -> Result<(), Error> {
+    fn put(&mut self, ev: &RawEvent, log: usize, tid: u32, t: &mut Trace) -> Result<(), Error> {
         let key = ev.key();
         if !self.open.is_empty() {
-            self.settle(key, ev.starts())?;
+            self.settle(key, ev.starts(), t)?;
         }
         if ev.moves() {
             self.open.push(Opened {
@@ -745,13 +730,13 @@ impl Put<'_> {
             });
             return Ok(());
         }
-        self.write(ev, log, tid, key)
+        self.write(ev, log, tid, key, t)
     }
 
     /// Writes the open reallocs whose window closed by `key`, and those
     /// whose old block is `starts` (an event about to start a block there),
     /// each after what it must follow.
-    fn settle(&mut self, key: u64, starts: Option<u64>) -> Result<(), Error> {
+    fn settle(&mut self, key: u64, starts: Option<u64>, t: &mut Trace) -> Result<(), Error> {
         loop {
             let pick = self
                 .open
@@ -767,23 +752,29 @@ impl Put<'_> {
             };
             // Its new block may be where another open realloc moved from.
             if !self.open.is_empty() {
-                let at = (*self.last).max(began).min(time);
-                self.settle(at, o.ev.starts())?;
+                self.settle(self.last.max(began).min(time), o.ev.starts(), t)?;
             }
-            let at = (*self.last).max(began).min(time);
-            self.write(&o.ev, o.log, o.tid, at)?;
+            let at = self.last.max(began).min(time);
+            self.write(&o.ev, o.log, o.tid, at, t)?;
         }
     }
 
     /// Writes one event at TSC reading `tsc`.
-    fn write(&mut self, ev: &RawEvent, log: usize, tid: u32, tsc: u64) -> Result<(), Error> {
-        if tsc < *self.last {
-            self.stats.late += 1;
+    fn write(
+        &mut self,
+        ev: &RawEvent,
+        log: usize,
+        tid: u32,
+        tsc: u64,
+        t: &mut Trace,
+    ) -> Result<(), Error> {
+        if tsc < self.last {
+            t.stats.late += 1;
         } else {
-            *self.last = tsc;
+            self.last = tsc;
         }
-        let time = self.clock.ns(tsc).saturating_sub(self.t0);
-        self.state.emit(ev, time, log, tid, self.out, self.stats)
+        let time = self.clock.ns(tsc).saturating_sub(self.t0.unwrap_or(0));
+        t.state.emit(ev, time, log, tid, &mut t.out, &mut t.stats)
     }
 }
 

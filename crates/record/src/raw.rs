@@ -72,26 +72,6 @@ pub struct ChunkRef {
     pub spawn: bool,
 }
 
-impl ChunkRef {
-    /// Maps a TSC reading inside the chunk to ns (linear between the
-    /// chunk's two clock readings).
-    #[inline]
-    pub fn ns(&self, tsc: u64) -> u64 {
-        let span_tsc = self.end_tsc.saturating_sub(self.base_tsc);
-        let span_ns = self.end_ns.saturating_sub(self.base_ns);
-        if span_tsc == 0 {
-            return self.base_ns;
-        }
-        let d = tsc.saturating_sub(self.base_tsc).min(span_tsc);
-        // The same quotient in u64 when the product fits (every chunk of a
-        // few seconds or less): a 128-bit division costs several times more.
-        match d.checked_mul(span_ns) {
-            Some(p) => self.base_ns + p / span_tsc,
-            None => self.base_ns + (d as u128 * span_ns as u128 / span_tsc as u128) as u64,
-        }
-    }
-}
-
 /// Indexes the chunks of a raw log. A cut-off last chunk (the process was
 /// killed while writing) ends the index; it is reported in `truncated`.
 pub struct Index {

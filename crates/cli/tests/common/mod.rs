@@ -144,3 +144,19 @@ pub fn build_heap_fixture(dir: &tempfile::TempDir, name: &str) -> String {
     assert!(built.success(), "cc {src}");
     exe
 }
+
+/// Builds `crates/cli/tests/programs/SRC` into `dir/OUT` with the C
+/// compiler (CC, else cc) and `flags`; returns the program's path.
+pub fn cc_program(dir: &Path, src: &str, out: &str, flags: &[&str]) -> String {
+    let programs = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs");
+    let out = dir.join(out);
+    let status = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
+        .args(flags)
+        .arg("-o")
+        .arg(&out)
+        .arg(programs.join(src))
+        .status()
+        .expect("the C compiler runs");
+    assert!(status.success(), "building {src}");
+    out.to_str().unwrap().to_string()
+}
