@@ -470,6 +470,28 @@ impl Input {
         Self::from_reader(name, raw, raw_len)
     }
 
+    /// Reads a whole text input (a path or `-`, compressed or not): text
+    /// that is not UTF-8 is an error naming `what`, the line, the column
+    /// and the byte offset.
+    pub fn read_text(name: &str, what: &str) -> Result<String, crate::Error> {
+        let mut input = Input::open(name)?;
+        let mut bytes = Vec::new();
+        input.reader.read_to_end(&mut bytes)?;
+        String::from_utf8(bytes).map_err(|e| {
+            let bytes = e.as_bytes();
+            let at = e.utf8_error().valid_up_to();
+            let line = bytes[..at].iter().filter(|b| **b == b'\n').count() + 1;
+            let line_start = bytes[..at]
+                .iter()
+                .rposition(|b| *b == b'\n')
+                .map_or(0, |i| i + 1);
+            let column = at - line_start + 1;
+            crate::Error::Usage(format!(
+                "{what} {name} is not UTF-8: line {line}, column {column} (byte offset {at})"
+            ))
+        })
+    }
+
     /// Wraps any reader (in-memory buffers, pipes) the same way as `open`.
     pub fn from_reader(
         name: &str,

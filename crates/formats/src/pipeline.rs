@@ -132,6 +132,21 @@ impl Source for RealAddresses {
 }
 
 impl Opened {
+    /// Refuses a trace whose schema holds none of what a command works on
+    /// (its tables would be all zeros): `needs` says what `tramp COMMAND`
+    /// needs, and the error what the trace holds instead.
+    pub fn require(&self, holds: bool, command: &str, needs: &str) -> Result<(), Error> {
+        if holds {
+            return Ok(());
+        }
+        Err(Error::Usage(format!(
+            "{} ({}) holds {}: `tramp {command}` needs {needs}",
+            self.name,
+            self.format,
+            self.source.schema().domains().describe()
+        )))
+    }
+
     /// Stops at the note of a trace with synthetic addresses
     /// ([`RealAddresses`]).
     pub fn refuse_synthetic(&mut self, command: &'static str) {

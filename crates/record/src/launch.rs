@@ -293,6 +293,47 @@ impl Recording {
             .then(|| self.status.signal())
             .flatten()
     }
+
+    /// What a front end tells the user once the program has ended, a line
+    /// each (without the `tramp: ` prefix): each process's trace and its
+    /// counts, damage, events written late, the temporary disk, the traces
+    /// written, the signal that killed the program and the one that
+    /// interrupted the recording.
+    pub fn notes(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for (pid, path, st) in &self.traces {
+            out.push(format!("pid {pid}: {st} -> {}", path.display()));
+            for d in &st.damage {
+                out.push(format!("pid {pid}: log damaged, events after it lost: {d}"));
+            }
+            if st.late > 0 {
+                out.push(format!(
+                    "pid {pid}: {} events ({:.2} %) were written late: a thread held them while others' later events were written, so they are out of time order in the trace (with their own times); none was lost",
+                    st.late,
+                    100.0 * st.late as f64 / st.records.max(1) as f64
+                ));
+            }
+        }
+        out.push(self.disk_summary());
+        if self.traces.len() > 1 {
+            out.push(format!(
+                "wrote {} traces, one per process:",
+                self.traces.len()
+            ));
+            for (pid, path, _) in &self.traces {
+                out.push(format!("  {} (pid {pid})", path.display()));
+            }
+        }
+        if let Some(sig) = self.signal() {
+            out.push(format!("the program was killed by signal {sig}"));
+        }
+        if let Some(sig) = self.interrupted() {
+            out.push(format!(
+                "the recording was interrupted by signal {sig}; every event until the program ended is kept, and the traces say so (a tramp:interrupted comment)"
+            ));
+        }
+        out
+    }
 }
 
 /// Writes the capture library where the dynamic loader can map it: a

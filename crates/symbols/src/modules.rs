@@ -107,6 +107,11 @@ pub struct Modules {
 }
 
 impl Modules {
+    /// The recorded program: a recording's first module.
+    pub fn program(&self) -> Option<&str> {
+        self.modules.first().map(|(_, p)| p.as_str())
+    }
+
     /// Names code addresses and allocation sites of the trace.
     pub fn names(&self) -> Names {
         ModuleMap {

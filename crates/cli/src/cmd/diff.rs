@@ -57,16 +57,10 @@ struct Read {
 
 /// Reads one trace's site totals by named call stack.
 fn stacks(path: &str) -> Result<Read> {
-    let args = InputArgs {
-        input: path.to_string(),
-        format: None,
-        dtd: None,
-        desc: None,
-    };
+    let args = InputArgs::path(path);
     let mut o = super::open(&args, false)?;
     let domains = o.source.schema().domains();
-    super::require(
-        &o,
+    o.require(
         domains.heap,
         "diff",
         "heap events (allocations, frees, reallocs)",

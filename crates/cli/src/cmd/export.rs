@@ -118,12 +118,7 @@ fn open_heap(
     let out = Output::create(path, compression).with_context(|| format!("creating {path}"))?;
     let o = super::open(input, false)?;
     let holds = o.source.schema().domains().heap;
-    super::require(
-        &o,
-        holds,
-        command,
-        "heap events (allocations, frees, reallocs)",
-    )?;
+    o.require(holds, command, "heap events (allocations, frees, reallocs)")?;
     Ok((out, o))
 }
 
@@ -141,15 +136,6 @@ fn finish(
         .and_then(|_| out.finish())
         .with_context(|| format!("writing {path}"))?;
     super::end_run(run, o, Some(path), covers)
-}
-
-/// The recorded program (a recording's first module), else the input's
-/// name.
-fn program(modules: &tramp_symbols::Modules, o: &super::Opened) -> String {
-    modules
-        .modules
-        .first()
-        .map_or(o.name.clone(), |(_, p)| p.clone())
 }
 
 /// A heap trace's heap over time as massif's output.
@@ -174,7 +160,7 @@ fn massif(input: &InputArgs, path: &str) -> Result<()> {
     let (at_peak, at_end) = (named(|t| t.peak_bytes), named(|t| t.live_bytes));
     let peak: Vec<Held<'_>> = at_peak.iter().map(|(s, b)| (&s[..], *b)).collect();
     let end: Vec<Held<'_>> = at_end.iter().map(|(s, b)| (&s[..], *b)).collect();
-    let cmd = program(&modules, &o);
+    let cmd = modules.program().unwrap_or(&o.name).to_string();
     let text = massif::write(&cmd, &snaps.snapshots(), (snaps.peak, &peak), &end);
     finish(
         out,
@@ -194,7 +180,7 @@ fn dhat(input: &InputArgs, path: &str) -> Result<()> {
     let run = o.run(&mut [&mut flow, &mut modules], Vec::new());
     let counts = tramp_core::Analysis::finish(flow);
     let modules = tramp_core::Analysis::finish(modules);
-    let cmd = program(&modules, &o);
+    let cmd = modules.program().unwrap_or(&o.name).to_string();
     let dhat = Dhat::new(
         &counts,
         &mut modules.names(),

@@ -52,8 +52,7 @@ pub fn run(input: &InputArgs, dir: &str, json: bool) -> Result<()> {
     let (ev_out, st_out, pr_out) = (create(&ev)?, create(&st)?, create(&pr)?);
     let mut o = super::open(input, false)?;
     let holds = o.source.schema().domains().heap;
-    super::require(
-        &o,
+    o.require(
         holds,
         "export --parquet",
         "heap events (allocations, frees, reallocs)",
@@ -69,7 +68,7 @@ pub fn run(input: &InputArgs, dir: &str, json: bool) -> Result<()> {
         .with_context(|| format!("writing {ev}"))?;
     let modules = tramp_core::Analysis::finish(modules);
     let mut row = row.noted(&notes);
-    row.program = modules.modules.first().map(|(_, p)| p.clone());
+    row.program = modules.program().map(str::to_string);
     row.complete = run.stop.is_none() && run.damage().is_none();
     let (st_out, stacks) = write_stacks(
         st_out,

@@ -27,7 +27,7 @@ pub mod workload;
 use anyhow::{Context, Result};
 use clap::Args;
 use tramp_core::io::Input;
-use tramp_core::{OpenOptions, Run, Source};
+use tramp_core::{OpenOptions, Run};
 use tramp_formats::Format;
 
 /// Options shared by commands that read a trace.
@@ -48,6 +48,18 @@ pub struct InputArgs {
     /// the trace is read as the records it describes (format tramp-desc).
     #[arg(long, value_name = "FILE", conflicts_with = "format")]
     pub desc: Option<String>,
+}
+
+impl InputArgs {
+    /// A trace file read in its detected format.
+    pub fn path(input: impl Into<String>) -> InputArgs {
+        InputArgs {
+            input: input.into(),
+            format: None,
+            dtd: None,
+            desc: None,
+        }
+    }
 }
 
 /// A text file a command reads besides its traces (a script, a
@@ -76,31 +88,14 @@ pub fn read_desc(path: &str) -> Result<String> {
     Ok(text)
 }
 
-/// A DTD file's text (from disk only: DTDs are never fetched).
-/// Reads a DTD like any other input: a path or `-`, compressed or not;
-/// text that is not UTF-8 is an error naming the line and column.
+/// A DTD file's text (from disk only: DTDs are never fetched): a path or
+/// `-`, compressed or not; text that is not UTF-8 is an error naming the
+/// line and column.
 pub fn read_dtd(path: &str) -> Result<String> {
-    use std::io::Read;
-    let mut input = Input::open(path).with_context(|| format!("opening the DTD {path}"))?;
-    let mut bytes = Vec::new();
-    input
-        .reader
-        .read_to_end(&mut bytes)
-        .with_context(|| format!("reading the DTD {path}"))?;
-    String::from_utf8(bytes).map_err(|e| {
-        let bytes = e.as_bytes();
-        let at = e.utf8_error().valid_up_to();
-        let line = bytes[..at].iter().filter(|b| **b == b'\n').count() + 1;
-        let column = at
-            - bytes[..at]
-                .iter()
-                .rposition(|b| *b == b'\n')
-                .map_or(0, |i| i + 1)
-            + 1;
-        anyhow::anyhow!(
-            "the DTD {path} is not UTF-8: line {line}, column {column} (byte offset {at})"
-        )
-    })
+    match Input::read_text(path, "the DTD") {
+        Err(tramp_core::Error::Io(e)) => Err(e).context(format!("opening the DTD {path}")),
+        r => Ok(r?),
+    }
 }
 
 /// An input whose format is known, not yet decoded.
@@ -165,21 +160,6 @@ pub fn open(args: &InputArgs, metadata: bool) -> Result<Opened> {
     detect(args)?.open(args, metadata)
 }
 
-/// Refuses a trace whose schema holds none of what a command works on
-/// (its tables would be all zeros): `needs` says what the command needs,
-/// `what` names it for the message.
-pub fn require(o: &Opened, holds: bool, command: &str, needs: &str) -> Result<()> {
-    if !holds {
-        anyhow::bail!(
-            "{} ({}) holds {}: `tramp {command}` needs {needs}",
-            o.name,
-            o.format,
-            o.source.schema().domains().describe()
-        );
-    }
-    Ok(())
-}
-
 /// Writes to stdout; a closed pipe is reported as an error (and then
 /// treated as success by main), never a panic.
 pub fn print(text: &str) -> Result<()> {
@@ -195,7 +175,7 @@ pub fn print_report<R: serde::Serialize + std::fmt::Display + ?Sized>(
     report: &R,
     json: bool,
 ) -> Result<()> {
-    print(&tramp_core::render(report, json))
+    write_report(&mut std::io::stdout().lock(), report, json)
 }
 
 /// Writes a report as text or JSON to `out` (stdout, stderr, a file).

@@ -58,9 +58,7 @@ pub fn run(a: RdsArgs) -> Result<()> {
     }
     let mut o = super::open(&a.input, false)?;
     let d = o.source.schema().domains();
-    super::require(
-        &o,
-        d.objects || (d.heap && d.accesses),
+    o.require(d.objects || (d.heap && d.accesses),
         "rds",
         "an object graph (PTF) or heap events with pointer loads and stores (`tramp cc`, then `tramp record --pointers`)",
     )?;

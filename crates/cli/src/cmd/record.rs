@@ -162,35 +162,10 @@ pub fn run(a: RecordArgs) -> Result<u8> {
     // tramp stays to convert what it recorded and marks the traces.
     crate::signals::pass_on_to(opts.child.clone(), opts.interrupted.clone());
     let rec = tramp_record::record(&lib, &a.command, &opts).context("recording")?;
-    for (pid, path, st) in &rec.traces {
-        eprintln!("tramp: pid {pid}: {st} -> {}", path.display());
-        for d in &st.damage {
-            eprintln!("tramp: pid {pid}: log damaged, events after it lost: {d}");
-        }
-        if st.late > 0 {
-            eprintln!(
-                "tramp: pid {pid}: {} events ({:.2} %) were written late: a thread held them while others' later events were written, so they are out of time order in the trace (with their own times); none was lost",
-                st.late,
-                100.0 * st.late as f64 / st.records.max(1) as f64
-            );
-        }
-    }
-    eprintln!("tramp: {}", rec.disk_summary());
-    if rec.traces.len() > 1 {
-        eprintln!("tramp: wrote {} traces, one per process:", rec.traces.len());
-        for (pid, path, _) in &rec.traces {
-            eprintln!("tramp:   {} (pid {pid})", path.display());
-        }
+    for line in rec.notes() {
+        eprintln!("tramp: {line}");
     }
     let code = rec.exit_code();
-    if let Some(sig) = rec.signal() {
-        eprintln!("tramp: the program was killed by signal {sig}");
-    }
-    if let Some(sig) = rec.interrupted() {
-        eprintln!(
-            "tramp: the recording was interrupted by signal {sig}; every event until the program ended is kept, and the traces say so (a tramp:interrupted comment)"
-        );
-    }
     // A run that recorded nothing is not a recording.
     if let Some(why) = rec.nothing_captured(&program, a.pointers) {
         anyhow::bail!("{why}");
@@ -202,13 +177,7 @@ pub fn run(a: RecordArgs) -> Result<u8> {
         let sites = a.sites.then_some(a.top);
         let mut started = Vec::new();
         let mut root_report = None;
-        if let Some((_, path, _)) = rec.traces.first() {
-            let args = InputArgs {
-                input: path.to_string_lossy().into_owned(),
-                format: None,
-                dtd: None,
-                desc: None,
-            };
+        if let Some(args) = started_trace(&rec) {
             let o = super::open(&args, false)?;
             root_report = Some(super::stats::heap(o, a.json, sites, None, &mut started)?);
         }
@@ -245,15 +214,15 @@ pub fn run(a: RecordArgs) -> Result<u8> {
             }
         }
     }
-    if let (Some(file), Some((_, path, _))) = (&a.report, rec.traces.first()) {
-        let args = InputArgs {
-            input: path.to_string_lossy().into_owned(),
-            format: None,
-            dtd: None,
-            desc: None,
-        };
+    if let (Some(file), Some(args)) = (&a.report, started_trace(&rec)) {
         super::report::write(&args, file).with_context(|| format!("--report {file}"))?;
         eprintln!("tramp: heap profile written to {file} (open it in a browser)");
     }
     Ok(code)
+}
+
+/// The started process's trace, as a command's input.
+fn started_trace(rec: &tramp_record::Recording) -> Option<InputArgs> {
+    let (_, path, _) = rec.traces.first()?;
+    Some(InputArgs::path(path.to_string_lossy()))
 }

@@ -140,8 +140,7 @@ pub fn run(a: ReplayArgs) -> Result<()> {
         o.refuse_synthetic("replay");
     }
     let holds = o.source.schema().domains().heap;
-    super::require(
-        &o,
+    o.require(
         holds,
         "replay",
         "heap events (allocations, frees, reallocs)",

@@ -44,8 +44,7 @@ pub fn write(input: &InputArgs, output: &str) -> Result<()> {
         .with_context(|| format!("creating {output}"))?;
     let mut o = super::open(input, false)?;
     let domains = o.source.schema().domains();
-    super::require(
-        &o,
+    o.require(
         domains.heap,
         "report",
         "heap events (allocations, frees, reallocs)",

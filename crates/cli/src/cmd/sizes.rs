@@ -67,8 +67,7 @@ pub fn run(a: SizesArgs) -> Result<()> {
     let mut o = d.open(&a.input, false)?;
     // A described layout or a DTD of other records: no heap events to size.
     let holds = o.source.schema().domains().heap;
-    super::require(
-        &o,
+    o.require(
         holds,
         "sizes",
         "heap events (allocations, frees, reallocs): it studies heap traces",

@@ -191,12 +191,7 @@ fn heap_stats(o: &mut super::Opened) -> (HeapStats, tramp_core::Run) {
 
 /// The heap statistics of a trace file (damage is an error).
 pub fn heap_report(path: &str) -> Result<tramp_heap::Report> {
-    let args = super::InputArgs {
-        input: path.to_string(),
-        format: None,
-        dtd: None,
-        desc: None,
-    };
+    let args = super::InputArgs::path(path);
     let mut o = super::open(&args, false)?;
     let (stats, run) = heap_stats(&mut o);
     end_run(run, &o, None, "")?;
