@@ -79,9 +79,10 @@ impl Clock {
         match self.far {
             Some((fns, ftsc)) => {
                 let (span_ns, span_tsc) = ((fns - ans) as u128, (ftsc - atsc) as u128);
-                ans + (d * span_ns / span_tsc) as u64
+                let ns = (d * span_ns / span_tsc).min(u64::MAX as u128) as u64;
+                ans.saturating_add(ns)
             }
-            None => ans + d as u64,
+            None => ans.saturating_add(d as u64),
         }
     }
 }

@@ -674,6 +674,9 @@ impl Proc {
     }
 }
 
+/// Moved reallocs held open at most (one per thread of the process).
+const MAX_OPEN: usize = 1024;
+
 /// A realloc that moved its block, held until its place in the merge.
 struct Opened {
     ev: RawEvent,
@@ -728,6 +731,13 @@ impl Order {
                 log,
                 tid,
             });
+            // A thread has at most one open at a time (its next event
+            // closes it); more than this many is a damaged log, whose
+            // oldest is written at once so that the work stays linear.
+            if self.open.len() > MAX_OPEN {
+                let oldest = self.open.iter().map(|o| o.ev.time()).min();
+                self.settle(oldest.unwrap_or(0), None, t)?;
+            }
             return Ok(());
         }
         self.write(ev, log, tid, key, t)
