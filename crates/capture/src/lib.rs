@@ -16,6 +16,7 @@
 
 #![allow(clippy::missing_safety_doc)]
 
+mod sampled;
 mod sys;
 mod unwind;
 
@@ -206,6 +207,12 @@ static CHECK_MODULES: AtomicBool = AtomicBool::new(false);
 /// Whether 8-byte loads and stores are recorded (TRAMP_CAPTURE_POINTERS,
 /// set by `tramp record --pointers`).
 static POINTERS: AtomicBool = AtomicBool::new(false);
+/// `--sample`: the mean bytes between sample points (0: every allocation).
+static SAMPLE_MEAN: AtomicU64 = AtomicU64::new(0);
+/// `--sample-seed`: the samplers' seed (0: from the clock); each thread's
+/// is drawn from it in the order the threads first allocate.
+static SAMPLE_SEED: AtomicU64 = AtomicU64::new(0);
+static SAMPLERS: AtomicU64 = AtomicU64::new(0);
 
 /// Written during init (single thread) and in a fork child (single thread),
 /// read afterwards: the log's directory, path and the executable's path.
@@ -245,15 +252,18 @@ struct Tls {
     busy: Cell<bool>,
     /// Rounds of pthread key destructors this thread has run ours in.
     exit_rounds: Cell<u8>,
+    /// The thread's sampler (`--sample`).
+    countdown: Cell<sampled::Countdown>,
 }
 
-// 16 zero bytes of thread-local storage: zero is `Tls { buf: null, busy:
-// false }`, every thread's starting state.
+// 32 zero bytes of thread-local storage: zero is `Tls { buf: null, busy:
+// false, exit_rounds: 0, countdown: not drawn }`, every thread's starting
+// state.
 core::arch::global_asm!(
     ".pushsection .tbss,\"awT\",@nobits",
     ".p2align 3",
     "tramp_capture_tls:",
-    ".zero 16",
+    ".zero 32",
     ".popsection",
 );
 
@@ -277,7 +287,7 @@ impl TlsKey {
                 options(nostack, pure, readonly),
             );
         }
-        // SAFETY: the slot is this thread's, 16 bytes, 8-aligned, zero at
+        // SAFETY: the slot is this thread's, 32 bytes, 8-aligned, zero at
         // thread start, which is a valid `Tls`; only this thread uses it.
         f(unsafe { &*p })
     }
@@ -570,6 +580,12 @@ fn init_from(at_load: bool) -> bool {
     }
     if env_number(c"TRAMP_CAPTURE_POINTERS").is_some_and(|n| n > 0) {
         POINTERS.store(true, Ordering::Relaxed);
+    }
+    if let Some(n) = env_number(c"TRAMP_CAPTURE_SAMPLE") {
+        SAMPLE_MEAN.store(n, Ordering::Relaxed);
+    }
+    if let Some(n) = env_number(c"TRAMP_CAPTURE_SEED") {
+        SAMPLE_SEED.store(n, Ordering::Relaxed);
     }
     if !open_log() {
         STATE.store(DISABLED, Ordering::Release);
@@ -1031,6 +1047,7 @@ unsafe extern "C" fn fork_child() {
         p = t.next;
     }
     TLS.with(|t| t.buf.set(null_mut()));
+    sampled::after_fork();
     if !own.is_null() {
         // SAFETY: as above; this thread's buffer goes back to the pool and is
         // taken again below with the child's tid.
@@ -1059,6 +1076,7 @@ fn write_process_header(t: &mut ThreadBuf) {
     w.varint(unsafe { sys::getpid() } as u64);
     w.varint(unsafe { sys::getppid() } as u64);
     w.varint(STACK_DEPTH.load(Ordering::Relaxed) as u64);
+    w.varint(SAMPLE_MEAN.load(Ordering::Relaxed));
     w.commit();
 }
 
@@ -1423,13 +1441,20 @@ fn record_alloc(size: usize, p: *mut c_void, caller: Caller) {
 /// reported block).
 #[inline(always)]
 fn record_alloc_as(kind: u8, size: usize, p: *mut c_void, caller: Caller) {
-    if p.is_null() {
+    if p.is_null() || !sample(size, p) {
         return;
     }
+    record_sampled_alloc(kind, size, p, caller, 0);
+}
+
+/// Writes an allocation event that is to be recorded, stamped `now` (0:
+/// read after the unwinding).
+#[inline(always)]
+fn record_sampled_alloc(kind: u8, size: usize, p: *mut c_void, caller: Caller, now: u64) {
     with_buffer(|t| {
         let mut w = Writer::new(t);
         let s = site(&mut w, caller);
-        let now = now_tsc_after();
+        let now = if now == 0 { now_tsc_after() } else { now };
         w.byte(kind);
         w.varint(size as u64);
         w.addr(p as u64);
@@ -1440,15 +1465,61 @@ fn record_alloc_as(kind: u8, size: usize, p: *mut c_void, caller: Caller) {
     });
 }
 
+/// Whether an allocation is recorded: always, unless sampling is on; then
+/// when the thread's countdown passes a sample point in it, and the block
+/// is noted as sampled. Recording is set up first, so that no allocation
+/// is recorded unsampled once sampling is known to be on.
+#[inline(always)]
+fn sample(size: usize, p: *mut c_void) -> bool {
+    if STATE.load(Ordering::Relaxed) != READY && !init() {
+        return true;
+    }
+    let mean = SAMPLE_MEAN.load(Ordering::Relaxed);
+    if mean == 0 {
+        return true;
+    }
+    let taken = TLS.with(|t| {
+        let mut c = t.countdown.get();
+        let seed = if c.rng != 0 {
+            0
+        } else {
+            let fixed = SAMPLE_SEED.load(Ordering::Relaxed);
+            let n = SAMPLERS.fetch_add(1, Ordering::Relaxed) + 1;
+            if fixed != 0 {
+                fixed ^ n.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            } else {
+                now_tsc() ^ ((p as u64) << 17) ^ (t as *const Tls as u64)
+            }
+        };
+        let taken = c.take(mean, size, seed);
+        t.countdown.set(c);
+        taken
+    });
+    taken && sampled::insert(p as usize)
+}
+
+/// Whether a block's end is recorded: always, unless sampling is on; then
+/// when its allocation was (it leaves the set of sampled blocks). Called
+/// before the call that ends it.
+#[inline(always)]
+fn sampled_end(p: *mut c_void) -> bool {
+    SAMPLE_MEAN.load(Ordering::Relaxed) == 0 || sampled::remove(p as usize)
+}
+
 #[inline(always)]
 fn record_free(p: *mut c_void, caller: Caller) {
-    if p.is_null() {
+    if p.is_null() || !sampled_end(p) {
         return;
     }
+    record_free_at(p, caller, now_tsc_after());
+}
+
+/// A free stamped `now` (a realloc's end of a sampled block whose new
+/// block is not sampled is stamped before its call).
+fn record_free_at(p: *mut c_void, caller: Caller, now: u64) {
     let with_site = POINTERS.load(Ordering::Relaxed);
     with_buffer(|t| {
         let mut w = Writer::new(t);
-        let now = now_tsc_after();
         if with_site {
             w.byte(EV_FREE_AT);
             w.addr(p as u64);
@@ -1499,7 +1570,7 @@ fn record_realloc_as(
 
 /// The end of a reported block, with the site that ended it.
 fn record_block_free(p: *mut c_void, caller: Caller) {
-    if p.is_null() {
+    if p.is_null() || !sampled_end(p) {
         return;
     }
     with_buffer(|t| {
@@ -1685,7 +1756,10 @@ extern "C" fn calloc_impl(n: usize, size: usize, sp: usize, bp: usize) -> *mut c
 extern "C" fn realloc_impl(old: *mut c_void, size: usize, sp: usize, bp: usize) -> *mut c_void {
     // The old block's end is stamped before the call (once it returns,
     // another thread may already have been handed the old address), the
-    // new block's start after it.
+    // new block's start after it. Sampling: the old block leaves the set
+    // before the call for the same reason.
+    let sampling = SAMPLE_MEAN.load(Ordering::Relaxed) != 0;
+    let old_taken = !old.is_null() && (!sampling || sampled::remove(old as usize));
     let before = now_tsc_after();
     // SAFETY: glibc's realloc on the caller's block.
     let new = unsafe { sys::__libc_realloc(old, size) };
@@ -1693,9 +1767,58 @@ extern "C" fn realloc_impl(old: *mut c_void, size: usize, sp: usize, bp: usize) 
     // Recorded: any success, and realloc(p, 0), which frees p and returns
     // NULL. A failed resize (NULL for a non-zero size) changes nothing.
     if !new.is_null() || (size == 0 && !old.is_null()) {
-        record_realloc_as(EV_REALLOC, old, size, new, Caller { sp, bp }, before, after);
+        resized(
+            EV_REALLOC,
+            old,
+            old_taken,
+            size,
+            new,
+            Caller { sp, bp },
+            before,
+            after,
+        );
+    } else if sampling && old_taken {
+        // Still the caller's block, still sampled.
+        sampled::insert(old as usize);
     }
     new
+}
+
+/// Records a realloc that happened: `old_taken` says whether the old block
+/// was recorded (always, unless sampling left it out). Under sampling the
+/// new block is drawn as an allocation of its own; a realloc of a sampled
+/// block into one that is not is recorded as the old block's free, and one
+/// of a block that was not into a sampled one as an allocation.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn resized(
+    kind: u8,
+    old: *mut c_void,
+    old_taken: bool,
+    size: usize,
+    new: *mut c_void,
+    caller: Caller,
+    before: u64,
+    after: u64,
+) {
+    if SAMPLE_MEAN.load(Ordering::Relaxed) == 0 {
+        record_realloc_as(kind, old, size, new, caller, before, after);
+        return;
+    }
+    let new_taken = !new.is_null() && sample(size, new);
+    match (old.is_null() || old_taken, new_taken) {
+        (true, true) => record_realloc_as(kind, old, size, new, caller, before, after),
+        (true, false) if !old.is_null() => record_free_at(old, caller, before),
+        (false, true) => {
+            let alloc = if kind == EV_REALLOC {
+                EV_ALLOC
+            } else {
+                EV_BLOCK_ALLOC
+            };
+            record_sampled_alloc(alloc, size, new, caller, after);
+        }
+        _ => {}
+    }
 }
 
 extern "C" fn reallocarray_impl(
@@ -1792,10 +1915,12 @@ extern "C" fn block_realloc_impl(
 ) {
     // As realloc: a failed resize (NULL for a non-zero size) changed nothing.
     if !new.is_null() || (size == 0 && !old.is_null()) {
+        let taken = !old.is_null() && sampled_end(old);
         let now = now_tsc_after();
-        record_realloc_as(
+        resized(
             EV_BLOCK_REALLOC,
             old,
+            taken,
             size,
             new,
             Caller { sp, bp },

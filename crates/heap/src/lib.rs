@@ -7,6 +7,7 @@
 //!   shared by statistics, replay and the object-graph view.
 //! * [`replay`]: allocator replay, trace side (heap events → operations).
 //! * [`processes`]: a recording's processes, a row of statistics each.
+//! * [`sampling`]: sampled recordings: weights, estimates, standard errors.
 //! * [`timeline`]: the heap over time in constant memory.
 //! * [`synthetic`]: addresses for traces that have none.
 //! * [`stats`]: heap statistics (the HATF paper's Table 3 and more), as text
@@ -17,6 +18,7 @@ pub mod lifetimes;
 pub mod live;
 pub mod processes;
 pub mod replay;
+pub mod sampling;
 pub mod site;
 pub mod stats;
 pub mod synthetic;

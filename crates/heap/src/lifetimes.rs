@@ -177,6 +177,7 @@ mod tests {
                 &HeapStep {
                     event,
                     live: Live::default(),
+                    sampling: None,
                 },
             )
             .unwrap()

@@ -15,6 +15,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
 use tramp_core::{Analysis, Error, Record};
 
+use crate::sampling::{Estimates, Sampling, SamplingReport};
 use crate::view::{Context, Heap, HeapEvent, HeapFlow, HeapStep, Keep, Live};
 
 /// How many freed addresses are remembered for double-free detection. When
@@ -79,6 +80,10 @@ pub struct Report {
     pub per_thread: BTreeMap<u64, Activity>,
     pub per_heap: BTreeMap<u64, Activity>,
     pub size_histogram: Vec<Bucket>,
+    /// A sampled trace (`tramp record --sample`): every count and byte
+    /// total above is an estimate, made as this says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sampling: Option<SamplingReport>,
 }
 
 /// Activity per id: small ids (the common case) in a vector, others hashed.
@@ -140,6 +145,8 @@ pub struct HeapTotals {
     per_heap: Tally,
     /// `hist[0]` counts size 0; `hist[k]` sizes in `[2^(k-1), 2^k)`.
     hist: Vec<u64>,
+    /// A sampled trace's estimates (from its first sampled step).
+    sampled: Option<(Sampling, Box<Estimates>)>,
 }
 
 impl HeapTotals {
@@ -150,6 +157,12 @@ impl HeapTotals {
     /// Accounts for one heap event.
     #[inline(always)]
     pub fn step<K: Keep>(&mut self, step: &HeapStep<K>) {
+        if let Some(s) = step.sampling {
+            self.sampled
+                .get_or_insert_with(|| (s, Box::default()))
+                .1
+                .step(s, step);
+        }
         self.live = step.live;
         self.max_objects = self.max_objects.max(step.live.objects);
         self.max_bytes = self.max_bytes.max(step.live.bytes);
@@ -268,7 +281,7 @@ impl HeapTotals {
                 }
             })
             .collect();
-        Report {
+        let mut r = Report {
             records,
             records_by_type,
             total_allocs: self.allocs,
@@ -298,7 +311,12 @@ impl HeapTotals {
             per_thread: self.per_thread.to_map(),
             per_heap: self.per_heap.to_map(),
             size_histogram,
+            sampling: None,
+        };
+        if let Some((s, e)) = &self.sampled {
+            r.sampling = Some(e.apply(*s, &mut r));
         }
+        r
     }
 }
 
@@ -505,6 +523,30 @@ impl fmt::Display for Report {
         ];
         for (k, v) in rows {
             let _ = writeln!(s, "  {k:<26} {v:>16}");
+        }
+        if let Some(sm) = &self.sampling {
+            let e = &sm.standard_errors;
+            let _ = writeln!(
+                s,
+                "\nsampled every {} bytes on average: {} allocations recorded; \
+                 the counts and bytes above are estimates (standard errors)",
+                human(sm.mean_bytes),
+                human(sm.samples)
+            );
+            for (k, v) in [
+                ("total allocs", e.total_allocs),
+                ("total frees", e.total_frees),
+                ("total bytes allocated", e.bytes_allocated),
+                ("max live bytes", e.max_live_bytes),
+                ("live objects at end", e.live_objects_at_end),
+                ("live bytes at end", e.live_bytes_at_end),
+            ] {
+                let _ = writeln!(
+                    s,
+                    "  {k:<26} {:>16}",
+                    format!("± {}", human(v.round() as u64))
+                );
+            }
         }
         let _ = writeln!(s, "\nanomalies");
         let _ = writeln!(

@@ -25,6 +25,7 @@ use tramp_core::{Analysis, Error, Events, ReallocOutcome, Record, RecordKind, Ro
 
 use crate::implied::ImpliedRecords;
 use crate::live::{LiveObjects, Object};
+use crate::sampling::Sampling;
 use crate::site::{SITE_PLAIN, Site, decode_site};
 
 /// Who did it and when: the context every heap event carries.
@@ -223,6 +224,10 @@ pub struct Live {
 pub struct HeapStep<K = Born> {
     pub event: HeapEvent<K>,
     pub live: Live,
+    /// The trace's sampling (a `tramp:sampling` comment before its events):
+    /// every count and byte total is then an estimate, each object weighed
+    /// by [`Sampling::weight`] of its size.
+    pub sampling: Option<Sampling>,
 }
 
 /// The stream of heap events whose objects carry `K`
@@ -301,6 +306,8 @@ pub struct HeapView<K = Born> {
     /// free came after it: what a free must end to be a temporary
     /// allocation.
     last_alloc: Option<(u64, u64)>,
+    /// The trace's sampling, once its comment was read.
+    sampling: Option<Sampling>,
 }
 
 /// The last attributes decoded into a site: allocations mostly repeat
@@ -358,6 +365,7 @@ impl<K: Keep> HeapView<K> {
             records: 0,
             last_site: LastSite::default(),
             last_alloc: None,
+            sampling: None,
         }
     }
 
@@ -471,6 +479,7 @@ impl<K: Keep> HeapView<K> {
                     .live_bytes()
                     .saturating_add(self.nested_live.bytes),
             },
+            sampling: self.sampling,
         }
     }
 
@@ -493,6 +502,16 @@ impl<K: Keep> HeapView<K> {
         self.records += 1;
         let ty = rec.record_type();
         let kind = ty.kind;
+        if kind == RecordKind::Comment {
+            if let Some(s) = rec
+                .role(Role::Text)
+                .and_then(|v| v.as_bytes())
+                .and_then(Sampling::parse)
+            {
+                self.sampling = Some(s);
+            }
+            return Ok(());
+        }
         if !matches!(
             kind,
             RecordKind::Alloc

@@ -292,6 +292,7 @@ mod tests {
             let s = HeapStep {
                 event,
                 live: Live { objects, bytes },
+                sampling: None,
             };
             Analysis::<Heap<Lived>>::observe(&mut d, &s).unwrap();
         };

@@ -57,6 +57,8 @@ pub struct ConvertStats {
     pub stack_nodes: u64,
     /// Code addresses symbolized at the end and stored in the trace.
     pub symbols: u64,
+    /// `--sample`: the mean bytes between sample points (0: every event).
+    pub sample: u64,
 }
 
 impl std::fmt::Display for ConvertStats {
@@ -296,6 +298,7 @@ impl State {
                 pid,
                 ppid,
                 stack_depth,
+                sample,
                 ..
             } => {
                 self.pid = *pid;
@@ -307,6 +310,13 @@ impl State {
                     stack_depth: *stack_depth,
                 };
                 self.comment(w, &a, stats)?;
+                if *sample > 0 {
+                    let s = tramp_heap::sampling::Sampling {
+                        mean_bytes: *sample,
+                    };
+                    self.comment(w, &Annotation::Sampling(s), stats)?;
+                    stats.sample = *sample;
+                }
             }
             RawEvent::Module { base: b, path, .. } => {
                 // A log's first module is its program (after an exec, the

@@ -21,6 +21,11 @@ pub struct RecordOptions {
     /// Frames of call stack per allocation (0: the return address only;
     /// default 64).
     pub stack: usize,
+    /// Byte-weighted Poisson sampling of allocations with this mean (0:
+    /// every event; `tramp_heap::sampling`).
+    pub sample: u64,
+    /// The samplers' seed (0: from the clock), for a sample that repeats.
+    pub sample_seed: u64,
     /// How tpack output is packed ([`RecordOptions::RECORD_PACK`] unless
     /// told otherwise). Its threads are those the conversion codes on
     /// while the program waits for it and after the program ends
@@ -184,6 +189,8 @@ impl RecordOptions {
         RecordOptions {
             output,
             stack: 64,
+            sample: 0,
+            sample_seed: 0,
             pack: tramp_tpack::Options::parse_for_machine(Self::RECORD_PACK)
                 .expect("a valid codec"),
             backlog: BACKLOG_PER_LOG,
@@ -468,6 +475,8 @@ pub fn record(lib: &Path, cmd: &[OsString], opts: &RecordOptions) -> Result<Reco
         .env("LD_PRELOAD", preload)
         .env("TRAMP_CAPTURE_DIR", &logs)
         .env("TRAMP_CAPTURE_STACK", opts.stack.to_string())
+        .env("TRAMP_CAPTURE_SAMPLE", opts.sample.to_string())
+        .env("TRAMP_CAPTURE_SEED", opts.sample_seed.to_string())
         .env(
             "TRAMP_CAPTURE_POINTERS",
             if opts.pointers { "1" } else { "0" },

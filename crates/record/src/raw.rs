@@ -249,6 +249,8 @@ pub enum RawEvent {
         pid: u64,
         ppid: u64,
         stack_depth: u64,
+        /// `--sample`: mean bytes between sample points (0: not sampled).
+        sample: u64,
     },
     /// The thread waited this long for `tramp record` to catch up before it
     /// could go on (the capture's back-pressure).
@@ -583,6 +585,7 @@ impl<'a> Cursor<'a> {
                 pid: self.varint()?,
                 ppid: self.varint()?,
                 stack_depth: self.varint()?,
+                sample: self.varint()?,
             },
             other => {
                 return Err(RawError::Kind {

@@ -61,6 +61,9 @@ pub enum Annotation {
     Interrupted {
         signal: i32,
     },
+    /// The recording is sampled (`--sample`): the heap view weighs each
+    /// recorded block (`tramp_heap::sampling`).
+    Sampling(tramp_heap::sampling::Sampling),
 }
 
 impl Annotation {
@@ -131,6 +134,7 @@ impl Annotation {
                 format!("tramp:stall thread={thread} waited_ns={waited_ns}")
             }
             Annotation::Interrupted { signal } => format!("tramp:interrupted signal={signal}"),
+            Annotation::Sampling(s) => s.to_comment(),
         }
     }
 
@@ -138,6 +142,9 @@ impl Annotation {
     pub fn parse(comment: &[u8]) -> Option<Annotation> {
         let s = std::str::from_utf8(comment).ok()?;
         let rest = s.strip_prefix("tramp:")?;
+        if let Some(sampling) = tramp_heap::sampling::Sampling::parse(comment) {
+            return Some(Annotation::Sampling(sampling));
+        }
         if let Some(t) = rest.strip_prefix("lsan-suppressions ") {
             return Some(Annotation::LsanSuppressions(t.to_string()));
         }
@@ -316,6 +323,7 @@ mod tests {
                 ppid: 1,
                 stack_depth: 8,
             },
+            Annotation::Sampling(tramp_heap::sampling::Sampling { mean_bytes: 4096 }),
             Annotation::Module {
                 base: 0x7f00_0000_0000,
                 path: "/usr/lib/x86_64-linux-gnu/libc.so.6".into(),

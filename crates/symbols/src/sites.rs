@@ -13,6 +13,7 @@
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 use tramp_core::Analysis;
+use tramp_heap::sampling::{Estimate, Sampling};
 use tramp_heap::site::{SITE_RETURN_ADDRESS, SITE_STACK, Site};
 use tramp_heap::{Heap, HeapEvent, HeapStep};
 
@@ -20,8 +21,9 @@ use crate::modules::{Modules, Names};
 use crate::suppressions::{Suppression, Suppressions};
 use crate::symbolizer::Place;
 
-/// Totals for one site.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+/// Totals for one site (of a sampled trace: estimates, with their
+/// standard errors).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct SiteTotals {
     pub allocs: u64,
     pub bytes: u64,
@@ -32,6 +34,37 @@ pub struct SiteTotals {
     /// Its allocations freed as the very next heap event (heaptrack's
     /// temporary allocations).
     pub temporary: u64,
+    /// A sampled trace's standard errors of the estimates above.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub standard_errors: Option<SiteErrors>,
+}
+
+/// The variances of a site's estimates (sampled traces), serialized as
+/// their square roots, the standard errors.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SiteErrors {
+    pub allocs: f64,
+    pub bytes: f64,
+    pub live_bytes: f64,
+}
+
+impl SiteErrors {
+    fn add(&mut self, o: &SiteErrors) {
+        self.allocs += o.allocs;
+        self.bytes += o.bytes;
+        self.live_bytes += o.live_bytes;
+    }
+}
+
+impl Serialize for SiteErrors {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct("SiteErrors", 3)?;
+        st.serialize_field("allocs", &self.allocs.max(0.0).sqrt())?;
+        st.serialize_field("bytes", &self.bytes.max(0.0).sqrt())?;
+        st.serialize_field("live_bytes", &self.live_bytes.max(0.0).sqrt())?;
+        st.end()
+    }
 }
 
 impl SiteTotals {
@@ -55,11 +88,16 @@ impl SiteTotals {
         self.live_bytes = self.live_bytes.saturating_add(t.live_bytes);
         self.peak_bytes = self.peak_bytes.saturating_add(t.peak_bytes);
         self.temporary = self.temporary.saturating_add(t.temporary);
+        if let Some(e) = &t.standard_errors {
+            self.standard_errors
+                .get_or_insert_with(SiteErrors::default)
+                .add(e);
+        }
     }
 }
 
 /// One row of a site table.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct SiteRow {
     /// Innermost frame first (one entry for return-address sites).
     pub stack: Vec<Place>,
@@ -88,7 +126,7 @@ pub struct Leaks {
 }
 
 /// The site tables.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct SitesReport {
     pub sites: u64,
     pub peak: Peak,
@@ -114,6 +152,30 @@ pub struct SiteCounts {
     /// How many times the heap reached a new peak.
     epoch: u64,
     peak: Peak,
+    /// A sampled trace's estimates: per row, and the heap's live totals.
+    sampled: Option<Sampled>,
+}
+
+/// Estimates of a sampled trace, beside the exact counts of what it
+/// recorded.
+struct Sampled {
+    sampling: Sampling,
+    rows: Vec<SiteEstimates>,
+    live_bytes: Estimate,
+    live_objects: Estimate,
+    peak: f64,
+}
+
+/// One site's estimates (`tramp_heap::sampling`).
+#[derive(Clone, Copy, Default)]
+struct SiteEstimates {
+    allocs: Estimate,
+    bytes: Estimate,
+    live_objects: Estimate,
+    live_bytes: Estimate,
+    temporary: Estimate,
+    /// `live_bytes` at the last peak.
+    peak_bytes: Estimate,
 }
 
 impl SiteCounts {
@@ -121,9 +183,10 @@ impl SiteCounts {
         Self::default()
     }
 
-    /// The row of `site`, made if `make`.
+    /// The index of `site`'s row, made if `make`, with what it held at the
+    /// last peak kept first (it is about to change).
     #[inline]
-    fn row(&mut self, site: Site, make: bool) -> Option<&mut SiteTotals> {
+    fn row_index(&mut self, site: Site, make: bool) -> Option<usize> {
         let i = match self.last {
             Some((s, i)) if s == site => i,
             _ => {
@@ -132,6 +195,9 @@ impl SiteCounts {
                     None if make => {
                         self.rows.push((site, SiteTotals::default()));
                         self.stamps.push(self.epoch);
+                        if let Some(e) = &mut self.sampled {
+                            e.rows.push(SiteEstimates::default());
+                        }
                         self.index.insert(site, self.rows.len() - 1);
                         self.rows.len() - 1
                     }
@@ -141,19 +207,41 @@ impl SiteCounts {
                 i
             }
         };
-        // About to change: first keep what it held at the last peak.
-        let t = &mut self.rows[i].1;
         if self.stamps[i] < self.epoch {
+            let t = &mut self.rows[i].1;
             t.peak_bytes = t.live_bytes;
+            if let Some(e) = &mut self.sampled {
+                e.rows[i].peak_bytes = e.rows[i].live_bytes;
+            }
             self.stamps[i] = self.epoch;
         }
-        Some(t)
+        Some(i)
     }
 
     fn forget(&mut self, site: Site, size: u64) {
-        if let Some(t) = self.row(site, false) {
+        if let Some(i) = self.row_index(site, false) {
+            let t = &mut self.rows[i].1;
             t.live_objects -= 1;
             t.live_bytes = t.live_bytes.saturating_sub(size);
+            if let Some(e) = &mut self.sampled {
+                let w = e.sampling.weight(size);
+                let r = &mut e.rows[i];
+                r.live_objects.sub(w, 1.0);
+                r.live_bytes.sub(w, size as f64);
+                e.live_objects.sub(w, 1.0);
+                e.live_bytes.sub(w, size as f64);
+            }
+        }
+    }
+
+    /// Counts a temporary allocation of `size` bytes at `site`.
+    fn temporary(&mut self, site: Site, size: u64) {
+        if let Some(i) = self.row_index(site, false) {
+            self.rows[i].1.temporary += 1;
+            if let Some(e) = &mut self.sampled {
+                let w = e.sampling.weight(size);
+                e.rows[i].temporary.add(w, 1.0);
+            }
         }
     }
 
@@ -297,15 +385,40 @@ impl SiteCounts {
         for (i, (site, t)) in self.rows.iter().enumerate() {
             let r = resolved.entry(site.resolved(stacks)).or_default();
             // Unchanged since the last peak: it holds now what it held then.
-            let peak_bytes = if self.stamps[i] < self.epoch {
+            let unchanged = self.stamps[i] < self.epoch;
+            let peak_bytes = if unchanged {
                 t.live_bytes
             } else {
                 t.peak_bytes
             };
-            r.add(&SiteTotals {
-                peak_bytes,
-                ..t.clone()
-            });
+            let t = match &self.sampled {
+                None => SiteTotals {
+                    peak_bytes,
+                    ..t.clone()
+                },
+                Some(e) => {
+                    let x = &e.rows[i];
+                    SiteTotals {
+                        allocs: x.allocs.rounded(),
+                        bytes: x.bytes.rounded(),
+                        live_objects: x.live_objects.rounded(),
+                        live_bytes: x.live_bytes.rounded(),
+                        peak_bytes: if unchanged {
+                            x.live_bytes
+                        } else {
+                            x.peak_bytes
+                        }
+                        .rounded(),
+                        temporary: x.temporary.rounded(),
+                        standard_errors: Some(SiteErrors {
+                            allocs: x.allocs.standard_error().powi(2),
+                            bytes: x.bytes.standard_error().powi(2),
+                            live_bytes: x.live_bytes.standard_error().powi(2),
+                        }),
+                    }
+                }
+            };
+            r.add(&t);
         }
         let mut all: Vec<(Site, SiteTotals)> = resolved.into_iter().collect();
         all.sort_by_key(|(k, _)| *k);
@@ -452,13 +565,35 @@ impl<K: tramp_heap::Keep> Analysis<Heap<K>> for SiteCounts {
 
     #[inline]
     fn observe(&mut self, step: &HeapStep<K>) -> Result<(), tramp_core::Error> {
+        if self.sampled.is_none()
+            && let Some(sampling) = step.sampling
+        {
+            self.sampled = Some(Sampled {
+                sampling,
+                rows: vec![SiteEstimates::default(); self.rows.len()],
+                live_bytes: Estimate::default(),
+                live_objects: Estimate::default(),
+                peak: 0.0,
+            });
+        }
         match step.event {
             HeapEvent::Alloc { object, .. } => {
-                let t = self.row(object.extra.site(), true).expect("made");
+                let i = self.row_index(object.extra.site(), true).expect("made");
+                let t = &mut self.rows[i].1;
                 t.allocs += 1;
                 t.bytes = t.bytes.saturating_add(object.size);
                 t.live_objects += 1;
                 t.live_bytes = t.live_bytes.saturating_add(object.size);
+                if let Some(e) = &mut self.sampled {
+                    let (w, x) = (e.sampling.weight(object.size), object.size as f64);
+                    let r = &mut e.rows[i];
+                    r.allocs.add(w, 1.0);
+                    r.bytes.add(w, x);
+                    r.live_objects.add(w, 1.0);
+                    r.live_bytes.add(w, x);
+                    e.live_objects.add(w, 1.0);
+                    e.live_bytes.add(w, x);
+                }
             }
             HeapEvent::Displaced { object, .. } => self.forget(object.extra.site(), object.size),
             HeapEvent::Free {
@@ -466,8 +601,8 @@ impl<K: tramp_heap::Keep> Analysis<Heap<K>> for SiteCounts {
                 temporary,
                 ..
             } => {
-                if temporary && let Some(t) = self.row(object.extra.site(), false) {
-                    t.temporary += 1;
+                if temporary {
+                    self.temporary(object.extra.site(), object.size);
                 }
                 self.forget(object.extra.site(), object.size)
             }
@@ -477,33 +612,61 @@ impl<K: tramp_heap::Keep> Analysis<Heap<K>> for SiteCounts {
                 from,
                 ..
             } => {
-                if temporary
-                    && let Some(o) = from
-                    && let Some(t) = self.row(o.extra.site(), false)
-                {
-                    t.temporary += 1;
+                if temporary && let Some(o) = from {
+                    self.temporary(o.extra.site(), o.size);
                 }
                 if let Some((object, before)) = resized
-                    && let Some(t) = self.row(object.extra.site(), false)
+                    && let Some(i) = self.row_index(object.extra.site(), false)
                 {
+                    let t = &mut self.rows[i].1;
                     t.live_bytes = t
                         .live_bytes
                         .saturating_sub(before)
                         .saturating_add(object.size);
+                    if let Some(e) = &mut self.sampled {
+                        // The object now weighs as its new size does.
+                        let (w0, w1) = (e.sampling.weight(before), e.sampling.weight(object.size));
+                        let r = &mut e.rows[i];
+                        r.live_objects.sub(w0, 1.0);
+                        r.live_bytes.sub(w0, before as f64);
+                        r.live_objects.add(w1, 1.0);
+                        r.live_bytes.add(w1, object.size as f64);
+                        if object.size > before {
+                            r.bytes.add(w1, (object.size - before) as f64);
+                        }
+                        e.live_objects.sub(w0, 1.0);
+                        e.live_bytes.sub(w0, before as f64);
+                        e.live_objects.add(w1, 1.0);
+                        e.live_bytes.add(w1, object.size as f64);
+                    }
                 }
             }
             _ => {}
         }
         // A new peak, once the event is applied (a displacement's step
-        // comes before its allocation's, with the totals after both).
-        if step.live.bytes > self.peak.bytes && !matches!(step.event, HeapEvent::Displaced { .. }) {
-            let time = match step.event {
-                HeapEvent::Alloc { cx, .. } | HeapEvent::Realloc { cx, .. } => cx.time,
-                _ => 0,
-            };
+        // comes before its allocation's, with the totals after both). A
+        // sampled trace's peak is that of its estimated live bytes.
+        if matches!(step.event, HeapEvent::Displaced { .. }) {
+            return Ok(());
+        }
+        let time = match step.event {
+            HeapEvent::Alloc { cx, .. } | HeapEvent::Realloc { cx, .. } => cx.time,
+            _ => 0,
+        };
+        let peak = match &mut self.sampled {
+            None => {
+                (step.live.bytes > self.peak.bytes).then_some((step.live.bytes, step.live.objects))
+            }
+            Some(e) if e.live_bytes.value() > e.peak => {
+                e.peak = e.live_bytes.value();
+                Some((e.live_bytes.rounded(), e.live_objects.rounded()))
+            }
+            Some(_) => None,
+        };
+        if let Some((bytes, objects)) = peak {
             self.peak = Peak {
-                bytes: step.live.bytes,
-                objects: step.live.objects,
+                bytes,
+                objects,
                 time,
             };
             self.epoch += 1;
@@ -615,7 +778,12 @@ mod tests {
         let mut step = |c: &mut SiteCounts, ev: HeapEvent<Site>, dbytes: i64, dobj: i64| {
             live.bytes = (live.bytes as i64 + dbytes) as u64;
             live.objects = (live.objects as i64 + dobj) as u64;
-            c.observe(&HeapStep { event: ev, live }).unwrap();
+            c.observe(&HeapStep {
+                event: ev,
+                live,
+                sampling: None,
+            })
+            .unwrap();
         };
         let cx = |time| Context {
             thread: 0,

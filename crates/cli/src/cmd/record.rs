@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use clap::Args;
 
 use super::InputArgs;
@@ -67,6 +67,23 @@ pub struct RecordArgs {
     /// (fastest).
     #[arg(long, value_name = "N")]
     stack: Option<usize>,
+    /// Record a sample of the allocations instead of all of them, for long
+    /// runs and production: each thread draws the bytes to its next sample
+    /// point from an exponential distribution of mean BYTES; an allocation
+    /// that holds a point is recorded with its stack (blocks of BYTES or
+    /// more always), and only the frees and reallocs of recorded blocks are.
+    /// The trace says so (`tramp:sampling mean=BYTES`), and `stats`,
+    /// `report`, `diff` and the exporters report estimates: each recorded
+    /// block of s bytes stands for 1 / (1 − exp(−s / BYTES)) blocks, with
+    /// standard errors (docs/heap-profile.md, "Sampling"). 4096 is a
+    /// common choice.
+    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..))]
+    sample: Option<u64>,
+    /// With --sample: seed the samplers (each thread's in the order the
+    /// threads first allocate), so that a single-threaded program's sample
+    /// repeats run after run. Default: a new sample every run.
+    #[arg(long, value_name = "N", requires = "sample", value_parser = clap::value_parser!(u64).range(1..))]
+    sample_seed: Option<u64>,
     /// How a tpack trace is packed: `CODEC[,block=N][,threads=N]` as `tramp
     /// convert --policy` takes it (raw, zstd-N, xz-N, gzip-N). Default
     /// zstd-3,block=256K, which keeps up with the program; `tramp convert
@@ -153,6 +170,13 @@ pub fn run(a: RecordArgs) -> Result<u8> {
     let mut opts = tramp_record::RecordOptions::new(output.clone().into());
     opts.stack = a.stack.unwrap_or(if a.pointers { 0 } else { 64 });
     opts.pointers = a.pointers;
+    if let Some(n) = a.sample {
+        if a.pointers {
+            bail!("--sample records some allocations; --pointers needs them all");
+        }
+        opts.sample = n;
+        opts.sample_seed = a.sample_seed.unwrap_or(0);
+    }
     opts.backlog = (a.temp_limit.max(0.0) * (1u64 << 20) as f64) as u64;
     if let Some(p) = &a.pack {
         opts.set_pack(p).context("--pack")?;
