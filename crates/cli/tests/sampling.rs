@@ -185,6 +185,33 @@ fn a_sampled_recording_estimates_the_exact_one() {
         size(&sampled),
         size(&exact)
     );
+    // pprof's profile carries the sampling as Go's heap profiles do (the
+    // period in bytes, the values scaled), read by pprof itself.
+    let pb = path_in(&dir, "s.pb.gz");
+    assert!(
+        tramp(&["export", "--pprof", &pb, &sampled])
+            .status
+            .success()
+    );
+    let raw = Command::new("go")
+        .args(["tool", "pprof", "-raw", &pb])
+        .output()
+        .expect("go tool pprof runs");
+    let raw = String::from_utf8_lossy(&raw.stdout);
+    assert!(raw.contains("PeriodType: space bytes"), "{raw}");
+    assert!(raw.contains("Period: 4096"), "{raw}");
+    assert!(raw.contains("values are estimates"), "{raw}");
+    // DHAT's and massif's files have no estimates: refused, nothing written.
+    for (flag, file) in [("--dhat", "d.json"), ("--massif", "massif.out")] {
+        let target = path_in(&dir, file);
+        let out = tramp(&["export", flag, &target, &sampled]);
+        assert!(!out.status.success());
+        assert!(String::from_utf8_lossy(&out.stderr).contains("the trace is sampled"));
+        assert!(!Path::new(&target).exists(), "{file}");
+    }
+    // The text of the site tables says they are estimates.
+    let text = tramp(&["stats", "--sites", &sampled]);
+    assert!(String::from_utf8_lossy(&text.stdout).contains("the figures are estimates"));
 }
 
 /// jemalloc's heap_v2 profile of `prog`, per site function: (allocated

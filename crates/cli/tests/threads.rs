@@ -114,3 +114,32 @@ fn frees_by_later_key_destructors_belong_to_their_thread() {
     }
     assert_eq!(r["frees_of_unknown_addresses"], 0);
 }
+
+/// Sampled (`--sample`): a free is recorded exactly when its block's
+/// allocation was, whichever thread frees it, so threads that pass blocks
+/// and resize them still show no anomaly.
+#[test]
+fn sampled_threads_record_the_frees_of_sampled_blocks_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = build(dir.path(), "slots.c");
+    let trace = dir.path().join("s.tpack");
+    let trace = trace.to_str().unwrap();
+    for run in 0..2 {
+        let out = tramp(&["record", "--sample", "512", "-o", trace, "--", &prog]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let r = json(&tramp(&["stats", "--json", trace]));
+        for key in [
+            "double_frees",
+            "allocs_of_live_addresses",
+            "frees_of_unknown_addresses",
+        ] {
+            assert_eq!(r[key], 0, "run {run}: {key}");
+        }
+        assert_eq!(r["sampling"]["mean_bytes"], 512);
+        assert!(r["sampling"]["samples"].as_u64().unwrap() > 1000, "{r}");
+    }
+}

@@ -49,11 +49,18 @@ pub struct DhatCounts {
     peak_bytes: u64,
     peak_time: u64,
     end_time: u64,
+    sampling: Option<tramp_heap::sampling::Sampling>,
 }
 
 impl DhatCounts {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// The trace's sampling, if it is sampled: DHAT's counts have no
+    /// estimates, so `tramp export --dhat` refuses such a trace.
+    pub fn sampling(&self) -> Option<tramp_heap::sampling::Sampling> {
+        self.sampling
     }
 
     fn point(&mut self, site: Site) -> &mut Point {
@@ -95,6 +102,7 @@ impl<K: Keep> Analysis<Heap<K>> for DhatCounts {
     type Report = DhatCounts;
 
     fn observe(&mut self, step: &HeapStep<K>) -> Result<(), Error> {
+        self.sampling = self.sampling.or(step.sampling);
         let birth = |k: &K| k.birth().unwrap_or(0);
         match step.event {
             HeapEvent::Alloc { object, cx, .. } => {

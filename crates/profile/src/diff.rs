@@ -102,6 +102,12 @@ pub struct Diff {
     /// How many rows the text shows.
     #[serde(skip)]
     pub top: usize,
+    /// The sampling of trace A and of trace B, where sampled: their costs
+    /// are then estimates (`Diff::sampled`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sampling_a: Option<tramp_heap::sampling::Sampling>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sampling_b: Option<tramp_heap::sampling::Sampling>,
 }
 
 impl Diff {
@@ -151,7 +157,20 @@ impl Diff {
             unchanged,
             rows,
             top,
+            sampling_a: None,
+            sampling_b: None,
         }
+    }
+
+    /// Says which traces are sampled (their costs are estimates).
+    pub fn sampled(
+        mut self,
+        a: Option<tramp_heap::sampling::Sampling>,
+        b: Option<tramp_heap::sampling::Sampling>,
+    ) -> Diff {
+        self.sampling_a = a;
+        self.sampling_b = b;
+        self
     }
 }
 
@@ -165,6 +184,15 @@ fn signed(v: i128) -> String {
 
 impl fmt::Display for Diff {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (name, s) in [("A", self.sampling_a), ("B", self.sampling_b)] {
+            if let Some(s) = s {
+                writeln!(
+                    f,
+                    "trace {name} is sampled every {} bytes on average: its costs are estimates",
+                    s.mean_bytes
+                )?;
+            }
+        }
         writeln!(
             f,
             "{:<10} {:>14} {:>14} {:>14} {:>14} {:>14}",

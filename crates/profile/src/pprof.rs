@@ -131,10 +131,14 @@ pub const SAMPLE_TYPES: [(&str, &str); 4] = [
 /// Builds the profile from every site's totals (`SiteCounts::resolved`),
 /// the trace's names (each code address is symbolized once, for its
 /// location) and modules (load address, path).
+/// A sampled trace's rows are estimates already; its `sampling` becomes
+/// the profile's period, as in Go's heap profiles (whose values are scaled
+/// too, and whose period is the sampling rate in bytes).
 pub fn profile(
     rows: &[(Site, SiteTotals)],
     names: &mut Names,
     modules: &[(u64, String)],
+    sampling: Option<tramp_heap::sampling::Sampling>,
 ) -> Profile {
     let mut b = Builder::default();
     b.string(""); // string_table[0] is "".
@@ -150,14 +154,21 @@ pub fn profile(
             r#type: b.string("space"),
             unit: b.string("bytes"),
         }),
-        // Every allocation is in the trace: nothing is sampled.
-        period: 1,
+        // Every allocation is in the trace (1), or one every so many bytes.
+        period: sampling.map_or(1, |s| i64::try_from(s.mean_bytes).unwrap_or(i64::MAX)),
         ..Profile::default()
     };
     // The whole run's allocations are what a trace shows best; the live
     // objects at its end are its leaks.
     p.default_sample_type = b.string("alloc_space");
     p.comment = vec![b.string("recorded and exported by tramp")];
+    if let Some(s) = sampling {
+        let note = format!(
+            "sampled every {} bytes on average: values are estimates",
+            s.mean_bytes
+        );
+        p.comment.push(b.string(&note));
+    }
     let mut modules: Vec<(u64, String)> = modules.to_vec();
     modules.sort();
     for (site, t) in rows {

@@ -129,6 +129,9 @@ pub struct Leaks {
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct SitesReport {
     pub sites: u64,
+    /// A sampled trace: every figure below is an estimate.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sampling: Option<Sampling>,
     pub peak: Peak,
     pub leaks: Leaks,
     pub by_count: Vec<SiteRow>,
@@ -245,6 +248,12 @@ impl SiteCounts {
         }
     }
 
+    /// The trace's sampling, if it is sampled (its rows are then
+    /// estimates).
+    pub fn sampling(&self) -> Option<Sampling> {
+        self.sampled.as_ref().map(|e| e.sampling)
+    }
+
     /// The top `n` sites by allocation count, by bytes, and by bytes live
     /// at the end of the trace (leaks), named with the trace's modules
     /// (whose process notes also say what a plain site number is).
@@ -310,6 +319,7 @@ impl SiteCounts {
         };
         SitesReport {
             sites: all.len() as u64,
+            sampling: self.sampling(),
             peak: self.peak.clone(),
             by_count: top(&all, &|t| t.allocs, &mut names),
             by_bytes: top(&all, &|t| t.bytes, &mut names),
@@ -682,6 +692,13 @@ impl<K: tramp_heap::Keep> Analysis<Heap<K>> for SiteCounts {
 impl std::fmt::Display for SitesReport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         writeln!(f, "\nallocation sites: {}", self.sites)?;
+        if let Some(s) = self.sampling {
+            writeln!(
+                f,
+                "(sampled every {} bytes on average: the figures are estimates)",
+                s.mean_bytes
+            )?;
+        }
         let peak = format!(
             "by bytes live at the peak ({} bytes in {} objects, time {})",
             self.peak.bytes, self.peak.objects, self.peak.time

@@ -51,6 +51,7 @@ fn parse_cost(s: &str) -> Result<Cost, String> {
 /// opened input and how its run went.
 struct Read {
     stacks: Vec<(Vec<String>, SiteTotals)>,
+    sampling: Option<tramp_heap::sampling::Sampling>,
     opened: super::Opened,
     run: tramp_core::Run,
 }
@@ -72,6 +73,7 @@ fn stacks(path: &str) -> Result<Read> {
     let stacks = sites.by_stack(&tramp_core::Analysis::finish(modules));
     Ok(Read {
         stacks,
+        sampling: sites.sampling(),
         opened: o,
         run,
     })
@@ -102,7 +104,8 @@ pub fn run(a: DiffArgs) -> Result<()> {
             .and_then(|_| out.finish())
             .with_context(|| format!("writing {path}"))?;
     }
-    let diff = tramp_profile::diff::Diff::new(&ta.stacks, &tb.stacks, a.top);
+    let diff = tramp_profile::diff::Diff::new(&ta.stacks, &tb.stacks, a.top)
+        .sampled(ta.sampling, tb.sampling);
     let (ra, rb) = (ta.run, tb.run);
     let complete =
         ra.stop.is_none() && ra.warning_count == 0 && rb.stop.is_none() && rb.warning_count == 0;

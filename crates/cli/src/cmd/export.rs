@@ -138,6 +138,21 @@ fn finish(
     super::end_run(run, o, Some(path), covers)
 }
 
+/// A sampled trace's figures are estimates, which `what` cannot say: the
+/// export is refused (nothing is written) rather than passing the sample's
+/// own counts off as the program's.
+fn refuse_sampled(sampling: Option<tramp_heap::sampling::Sampling>, what: &str) -> Result<()> {
+    if let Some(s) = sampling {
+        bail!(
+            "the trace is sampled (one allocation every {} bytes on average): {what} would be \
+             the sample's, not estimates of the program's; export --pprof scales them, and \
+             `tramp stats --sites` and `tramp report` show the estimates",
+            s.mean_bytes
+        );
+    }
+    Ok(())
+}
+
 /// A heap trace's heap over time as massif's output.
 fn massif(input: &InputArgs, path: &str) -> Result<()> {
     let (out, mut o) = open_heap(input, path, None, "export --massif")?;
@@ -146,6 +161,7 @@ fn massif(input: &InputArgs, path: &str) -> Result<()> {
     let mut modules = ModuleMap::new();
     let run = o.run(&mut [&mut stats, &mut modules], Vec::new());
     let (_, (sites, snaps)) = stats.finish_with();
+    refuse_sampled(sites.sampling(), "massif's snapshots")?;
     let modules = tramp_core::Analysis::finish(modules);
     // Only the stacks that held something at the peak or at the end are
     // named (a trace of a million stacks names a few).
@@ -179,6 +195,7 @@ fn dhat(input: &InputArgs, path: &str) -> Result<()> {
     let mut modules = ModuleMap::new();
     let run = o.run(&mut [&mut flow, &mut modules], Vec::new());
     let counts = tramp_core::Analysis::finish(flow);
+    refuse_sampled(counts.sampling(), "DHAT's counts")?;
     let modules = tramp_core::Analysis::finish(modules);
     let cmd = modules.program().unwrap_or(&o.name).to_string();
     let dhat = Dhat::new(
@@ -214,7 +231,12 @@ fn pprof(input: &InputArgs, path: &str) -> Result<()> {
     let (_, sites) = stats.finish_with();
     let modules = tramp_core::Analysis::finish(modules);
     let rows = sites.resolved(&modules);
-    let profile = tramp_profile::pprof::profile(&rows, &mut modules.names(), &modules.modules);
+    let profile = tramp_profile::pprof::profile(
+        &rows,
+        &mut modules.names(),
+        &modules.modules,
+        sites.sampling(),
+    );
     finish(
         out,
         path,

@@ -92,6 +92,20 @@ pub fn write(input: &InputArgs, output: &str) -> Result<()> {
         ),
         figure("call stacks", (kept + merged).to_string()),
     ];
+    if let Some(s) = &totals.sampling {
+        summary.insert(
+            0,
+            figure(
+                "SAMPLED",
+                format!(
+                    "one allocation every {} bytes on average was recorded ({} in all): the \
+                     figures and stacks are estimates; the heap over time and the lifetimes \
+                     show the recorded blocks only",
+                    s.mean_bytes, s.samples
+                ),
+            ),
+        );
+    }
     let damage = run
         .damage()
         .map(|d| d.to_string())
