@@ -23,6 +23,12 @@ command -v chromium >/dev/null 2>&1 || need+=(chromium)
 # go tool pprof: `tramp export --pprof`'s profiles are read by pprof itself
 # (crates/cli/tests/foreign.rs).
 command -v go >/dev/null 2>&1 || need+=(golang-go)
+# gdb: `tramp record -p` loads the capture library into a running process
+# through it (crates/cli/tests/attach.rs); libc6-dbg names glibc's
+# internal frames, so that the attach can tell a thread stopped inside
+# the allocator and let it leave first.
+command -v gdb >/dev/null 2>&1 || need+=(gdb)
+[ -d /usr/lib/debug/.build-id ] && dpkg -s libc6-dbg >/dev/null 2>&1 || need+=(libc6-dbg)
 # valgrind: DHAT, whose JSON `tramp export --dhat`'s is compared with on
 # the same program (crates/cli/tests/foreign.rs); lackey and cachegrind
 # (crates/cli/tests/memtrace.rs).

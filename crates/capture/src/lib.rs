@@ -16,6 +16,7 @@
 
 #![allow(clippy::missing_safety_doc)]
 
+mod attach;
 mod sampled;
 mod sys;
 mod unwind;
@@ -415,6 +416,10 @@ fn open_log() -> bool {
 }
 
 fn reopen_log() -> bool {
+    // Detached: the log is closed for good.
+    if STATE.load(Ordering::Acquire) == DISABLED {
+        return false;
+    }
     // SAFETY: the path is NUL-terminated by open_log; open/fcntl/close are
     // plain system calls.
     unsafe {
@@ -527,6 +532,26 @@ fn env_number(name: &core::ffi::CStr) -> Option<u64> {
     )
 }
 
+/// Keeps the log directory `dir` (NUL-terminated) and the program's path.
+fn set_dir(dir: *const c_char) {
+    // SAFETY: see PathCell; `dir` is NUL-terminated (strlen), and
+    // readlink writes at most the length we give it.
+    let p = unsafe { &mut *PATHS.0.get() };
+    let n = unsafe { sys::strlen(dir) }.min(p.dir.len() - 1);
+    // SAFETY: `dir` has at least `n` readable bytes.
+    let src = unsafe { core::slice::from_raw_parts(dir as *const u8, n) };
+    p.dir[..n].copy_from_slice(src);
+    p.dir_len = n;
+    let k = unsafe {
+        sys::readlink(
+            c"/proc/self/exe".as_ptr(),
+            p.exe.as_mut_ptr() as *mut c_char,
+            p.exe.len(),
+        )
+    };
+    p.exe_len = k.max(0) as usize;
+}
+
 /// One-time setup: read the environment, open the log, install hooks.
 /// Returns whether recording is on.
 #[cold]
@@ -551,24 +576,7 @@ fn init_from(at_load: bool) -> bool {
         STATE.store(next, Ordering::Release);
         return false;
     }
-    {
-        // SAFETY: see PathCell; `dir` is NUL-terminated (strlen), and
-        // readlink writes at most the length we give it.
-        let p = unsafe { &mut *PATHS.0.get() };
-        let n = unsafe { sys::strlen(dir) }.min(p.dir.len() - 1);
-        // SAFETY: `dir` has at least `n` readable bytes.
-        let src = unsafe { core::slice::from_raw_parts(dir as *const u8, n) };
-        p.dir[..n].copy_from_slice(src);
-        p.dir_len = n;
-        let k = unsafe {
-            sys::readlink(
-                c"/proc/self/exe".as_ptr(),
-                p.exe.as_mut_ptr() as *mut c_char,
-                p.exe.len(),
-            )
-        };
-        p.exe_len = k.max(0) as usize;
-    }
+    set_dir(dir);
     if let Some(n) = env_number(c"TRAMP_CAPTURE_STACK") {
         STACK_DEPTH.store((n as usize).min(MAX_FRAMES), Ordering::Relaxed);
     }
@@ -587,6 +595,12 @@ fn init_from(at_load: bool) -> bool {
     if let Some(n) = env_number(c"TRAMP_CAPTURE_SEED") {
         SAMPLE_SEED.store(n, Ordering::Relaxed);
     }
+    start(false)
+}
+
+/// Opens the log and installs the hooks (the signal handlers only when the
+/// program starts under the library: a process attached to keeps its own).
+fn start(attached: bool) -> bool {
     if !open_log() {
         STATE.store(DISABLED, Ordering::Release);
         return false;
@@ -600,6 +614,9 @@ fn init_from(at_load: bool) -> bool {
         sys::pthread_key_create(&mut key, Some(thread_exit));
         sys::pthread_atfork(None, None, Some(fork_child));
         for sig in [6, 11, 7, 4, 8, 15, 2, 3, 1] {
+            if attached {
+                break;
+            }
             let act = sys::SigAction {
                 sa_handler: fatal_signal as *const () as usize,
                 sa_mask: [0; 16],
@@ -625,6 +642,55 @@ fn init_from(at_load: bool) -> bool {
         connect_pointer_hooks();
     }
     true
+}
+
+/// Recording is on (started under the library or attached).
+fn recording() -> bool {
+    STATE.load(Ordering::Acquire) == READY
+}
+
+/// Set when attached to a running process: the trace starts there.
+static ATTACHED_AT: AtomicBool = AtomicBool::new(false);
+
+/// Starts recording in a process attached to (`attach::tramp_attach`),
+/// configured by arguments instead of the environment. The library was
+/// loaded without `TRAMP_CAPTURE_DIR`, so its constructor left it off.
+fn start_attached(dir: *const c_char, stack: u64, sample: u64, backlog: u64) -> bool {
+    let was = STATE.load(Ordering::Acquire);
+    if (was != DISABLED && was != UNINIT)
+        || STATE
+            .compare_exchange(was, INITIALIZING, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+    {
+        return false;
+    }
+    set_dir(dir);
+    STACK_DEPTH.store((stack as usize).min(MAX_FRAMES), Ordering::Relaxed);
+    SAMPLE_MEAN.store(sample, Ordering::Relaxed);
+    BACKLOG.store(backlog, Ordering::Relaxed);
+    ATTACHED_AT.store(true, Ordering::Relaxed);
+    // Threads already running: order events as a threaded process's.
+    THREADED.store(true, Ordering::Relaxed);
+    start(true)
+}
+
+/// Stops recording after a detach: every buffer written out, the log
+/// closed. Threads still inside the library finish their calls; their
+/// events are dropped (the buffers are closed).
+fn stop_attached() {
+    TLS.with(|t| t.busy.set(true));
+    flush_everything(true);
+    STATE.store(DISABLED, Ordering::Release);
+    // SAFETY: our log's descriptor; nothing writes to it once disabled
+    // (writers check the state first, and a late one finds it closed).
+    unsafe { sys::close(FD.swap(-1, Ordering::AcqRel)) };
+    TLS.with(|t| t.busy.set(false));
+}
+
+/// Modules were loaded (an attached process's dlopen): the map is written
+/// again after the next event.
+fn modules_changed() {
+    CHECK_MODULES.store(true, Ordering::Relaxed);
 }
 
 /// Runs at load time so that the log exists even for programs that never
@@ -987,7 +1053,8 @@ fn record_modules(t: &mut ThreadBuf) {
 
 unsafe extern "C" fn thread_exit(value: *mut c_void) {
     let t = value as *mut ThreadBuf;
-    if t.is_null() {
+    // Not after a detach: the recording is over.
+    if t.is_null() || STATE.load(Ordering::Acquire) != READY {
         return;
     }
     TLS.with(|t| t.busy.set(true));
@@ -1077,6 +1144,7 @@ fn write_process_header(t: &mut ThreadBuf) {
     w.varint(unsafe { sys::getppid() } as u64);
     w.varint(STACK_DEPTH.load(Ordering::Relaxed) as u64);
     w.varint(SAMPLE_MEAN.load(Ordering::Relaxed));
+    w.varint(u64::from(ATTACHED_AT.load(Ordering::Relaxed)));
     w.commit();
 }
 

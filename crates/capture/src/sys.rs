@@ -129,7 +129,33 @@ unsafe extern "C" {
         data: *mut c_void,
     ) -> c_int;
     pub fn dlsym(handle: *mut c_void, name: *const c_char) -> *mut c_void;
+    pub fn dlopen(file: *const c_char, mode: c_int) -> *mut c_void;
+    pub fn dladdr(addr: *const c_void, info: *mut DlInfo) -> c_int;
+    pub fn mprotect(addr: *mut c_void, len: usize, prot: c_int) -> c_int;
     pub fn strlen(s: *const c_char) -> usize;
+}
+
+pub const RTLD_NOW: c_int = 2;
+pub const RTLD_NOLOAD: c_int = 4;
+
+/// `Dl_info`, as dladdr fills it.
+#[repr(C)]
+pub struct DlInfo {
+    pub dli_fname: *const c_char,
+    pub dli_fbase: *mut c_void,
+    pub dli_sname: *const c_char,
+    pub dli_saddr: *mut c_void,
+}
+
+impl Default for DlInfo {
+    fn default() -> Self {
+        DlInfo {
+            dli_fname: core::ptr::null(),
+            dli_fbase: core::ptr::null_mut(),
+            dli_sname: core::ptr::null(),
+            dli_saddr: core::ptr::null_mut(),
+        }
+    }
 }
 
 /// `RTLD_NEXT` for dlsym.

@@ -1,5 +1,6 @@
 //! tramp-heap: the heap view of a trace and what is computed from it.
 //!
+//! * [`attach`]: traces that start at an attach to a running process.
 //! * [`view`]: turns records of any format into heap events, by record kind
 //!   and field roles, so analyses do not care where a trace came from.
 //! * [`live`]: the live-object map (address interval → object: size, and
@@ -13,6 +14,7 @@
 //! * [`stats`]: heap statistics (the HATF paper's Table 3 and more), as text
 //!   or JSON.
 
+pub mod attach;
 pub mod implied;
 pub mod lifetimes;
 pub mod live;

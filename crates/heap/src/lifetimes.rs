@@ -178,6 +178,7 @@ mod tests {
                     event,
                     live: Live::default(),
                     sampling: None,
+                    attached: false,
                 },
             )
             .unwrap()

@@ -71,6 +71,11 @@ pub struct Report {
     /// its new one, as heaptrack records it): see docs/heap-profile.md.
     pub temporary_allocations: u64,
     pub frees_of_unknown_addresses: u64,
+    /// A trace recorded by attaching to a running process (`record -p`):
+    /// frees of blocks it never saw allocated, which the process allocated
+    /// before the attach (not anomalies). Absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frees_allocated_before_attach: Option<u64>,
     pub double_frees: u64,
     pub allocs_of_live_addresses: u64,
     pub threads_created: u64,
@@ -137,6 +142,8 @@ pub struct HeapTotals {
     temporary: u64,
     freed: FxHashSet<u64>,
     unknown_frees: u64,
+    /// Of an attached trace: frees of blocks allocated before the attach.
+    before_attach: Option<u64>,
     double_frees: u64,
     live_reallocs: u64,
     threads: (u64, u64),
@@ -164,6 +171,9 @@ impl HeapTotals {
                 .step(s, step);
         }
         self.live = step.live;
+        if step.attached && self.before_attach.is_none() {
+            self.before_attach = Some(0);
+        }
         self.max_objects = self.max_objects.max(step.live.objects);
         self.max_bytes = self.max_bytes.max(step.live.bytes);
         match step.event {
@@ -224,6 +234,7 @@ impl HeapTotals {
                         self.freed.insert(address);
                     }
                     None if self.freed.contains(&address) => self.double_frees += 1,
+                    None if step.attached => *self.before_attach.get_or_insert(0) += 1,
                     None => self.unknown_frees += 1,
                 }
             }
@@ -302,6 +313,7 @@ impl HeapTotals {
             live_bytes_at_end: self.live.bytes,
             temporary_allocations: self.temporary,
             frees_of_unknown_addresses: self.unknown_frees,
+            frees_allocated_before_attach: self.before_attach,
             double_frees: self.double_frees,
             allocs_of_live_addresses: self.live_reallocs,
             threads_created: self.threads.0,
@@ -547,6 +559,14 @@ impl fmt::Display for Report {
                     format!("± {}", human(v.round() as u64))
                 );
             }
+        }
+        if let Some(n) = self.frees_allocated_before_attach {
+            let _ = writeln!(
+                s,
+                "\nthe trace starts at an attach to the running process: {} frees of blocks \
+                 allocated before it (not anomalies)",
+                human(n)
+            );
         }
         let _ = writeln!(s, "\nanomalies");
         let _ = writeln!(

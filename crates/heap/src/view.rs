@@ -228,6 +228,10 @@ pub struct HeapStep<K = Born> {
     /// every count and byte total is then an estimate, each object weighed
     /// by [`Sampling::weight`] of its size.
     pub sampling: Option<Sampling>,
+    /// The trace starts at an attach to a running process (a
+    /// `tramp:attached` comment): frees of unknown blocks are of blocks
+    /// allocated before it.
+    pub attached: bool,
 }
 
 /// The stream of heap events whose objects carry `K`
@@ -308,6 +312,8 @@ pub struct HeapView<K = Born> {
     last_alloc: Option<(u64, u64)>,
     /// The trace's sampling, once its comment was read.
     sampling: Option<Sampling>,
+    /// The trace starts at an attach (its comment was read).
+    attached: bool,
 }
 
 /// The last attributes decoded into a site: allocations mostly repeat
@@ -366,6 +372,7 @@ impl<K: Keep> HeapView<K> {
             last_site: LastSite::default(),
             last_alloc: None,
             sampling: None,
+            attached: false,
         }
     }
 
@@ -480,6 +487,7 @@ impl<K: Keep> HeapView<K> {
                     .saturating_add(self.nested_live.bytes),
             },
             sampling: self.sampling,
+            attached: self.attached,
         }
     }
 
@@ -503,12 +511,12 @@ impl<K: Keep> HeapView<K> {
         let ty = rec.record_type();
         let kind = ty.kind;
         if kind == RecordKind::Comment {
-            if let Some(s) = rec
-                .role(Role::Text)
-                .and_then(|v| v.as_bytes())
-                .and_then(Sampling::parse)
-            {
-                self.sampling = Some(s);
+            if let Some(text) = rec.role(Role::Text).and_then(|v| v.as_bytes()) {
+                if let Some(s) = Sampling::parse(text) {
+                    self.sampling = Some(s);
+                } else if crate::attach::is_attached_note(text) {
+                    self.attached = true;
+                }
             }
             return Ok(());
         }

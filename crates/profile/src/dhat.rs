@@ -301,6 +301,7 @@ mod tests {
                 event,
                 live: Live { objects, bytes },
                 sampling: None,
+                attached: false,
             };
             Analysis::<Heap<Lived>>::observe(&mut d, &s).unwrap();
         };

@@ -59,6 +59,8 @@ pub struct ConvertStats {
     pub symbols: u64,
     /// `--sample`: the mean bytes between sample points (0: every event).
     pub sample: u64,
+    /// Recorded by attaching to the running process (`record -p`).
+    pub attached: bool,
 }
 
 impl std::fmt::Display for ConvertStats {
@@ -299,6 +301,7 @@ impl State {
                 ppid,
                 stack_depth,
                 sample,
+                attached,
                 ..
             } => {
                 self.pid = *pid;
@@ -310,6 +313,10 @@ impl State {
                     stack_depth: *stack_depth,
                 };
                 self.comment(w, &a, stats)?;
+                if *attached {
+                    self.comment(w, &Annotation::Attached, stats)?;
+                    stats.attached = true;
+                }
                 if *sample > 0 {
                     let s = tramp_heap::sampling::Sampling {
                         mean_bytes: *sample,

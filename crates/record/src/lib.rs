@@ -18,7 +18,10 @@
 //! * [`notes`]: `tramp dump`'s site notes after each allocation's line.
 //! * [`launch`]: running a command under the capture library and collecting
 //!   what it recorded.
+//! * [`attach`]: recording a running process (gdb loads the library, which
+//!   redirects the GOT entries of every loaded module).
 
+pub mod attach;
 pub mod cc;
 pub mod clock;
 pub mod convert;

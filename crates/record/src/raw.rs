@@ -251,6 +251,9 @@ pub enum RawEvent {
         stack_depth: u64,
         /// `--sample`: mean bytes between sample points (0: not sampled).
         sample: u64,
+        /// The library was attached to the running process (`record -p`):
+        /// blocks allocated before are unknown to the trace.
+        attached: bool,
     },
     /// The thread waited this long for `tramp record` to catch up before it
     /// could go on (the capture's back-pressure).
@@ -586,6 +589,7 @@ impl<'a> Cursor<'a> {
                 ppid: self.varint()?,
                 stack_depth: self.varint()?,
                 sample: self.varint()?,
+                attached: self.varint()? != 0,
             },
             other => {
                 return Err(RawError::Kind {

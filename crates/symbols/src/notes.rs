@@ -64,6 +64,8 @@ pub enum Annotation {
     /// The recording is sampled (`--sample`): the heap view weighs each
     /// recorded block (`tramp_heap::sampling`).
     Sampling(tramp_heap::sampling::Sampling),
+    /// The trace starts at an attach to the running process (`record -p`).
+    Attached,
 }
 
 impl Annotation {
@@ -135,6 +137,7 @@ impl Annotation {
             }
             Annotation::Interrupted { signal } => format!("tramp:interrupted signal={signal}"),
             Annotation::Sampling(s) => s.to_comment(),
+            Annotation::Attached => tramp_heap::attach::COMMENT.to_string(),
         }
     }
 
@@ -142,6 +145,9 @@ impl Annotation {
     pub fn parse(comment: &[u8]) -> Option<Annotation> {
         let s = std::str::from_utf8(comment).ok()?;
         let rest = s.strip_prefix("tramp:")?;
+        if tramp_heap::attach::is_attached_note(comment) {
+            return Some(Annotation::Attached);
+        }
         if let Some(sampling) = tramp_heap::sampling::Sampling::parse(comment) {
             return Some(Annotation::Sampling(sampling));
         }
@@ -324,6 +330,7 @@ mod tests {
                 stack_depth: 8,
             },
             Annotation::Sampling(tramp_heap::sampling::Sampling { mean_bytes: 4096 }),
+            Annotation::Attached,
             Annotation::Module {
                 base: 0x7f00_0000_0000,
                 path: "/usr/lib/x86_64-linux-gnu/libc.so.6".into(),

@@ -799,6 +799,7 @@ mod tests {
                 event: ev,
                 live,
                 sampling: None,
+                attached: false,
             })
             .unwrap();
         };

@@ -132,9 +132,24 @@ pub struct RecordArgs {
     /// With --sites: how many sites per table.
     #[arg(long, default_value_t = 10, requires = "sites")]
     top: usize,
+    /// Attach to this running process instead of starting one: gdb loads the
+    /// capture library into it, which redirects the malloc family in every
+    /// loaded module (and in those it loads later); at the end (--duration,
+    /// Ctrl-C or SIGTERM to tramp, or the process's exit) the redirection
+    /// is undone and the process runs on as before. Blocks allocated before
+    /// the attach are unknown: their frees are counted as "allocated before
+    /// the attach", never as anomalies, and the trace says it starts there
+    /// (docs/heap-profile.md, "Attaching"). Needs gdb and the right to
+    /// ptrace the process. Default output: PROGRAM.PID.tpack.
+    #[arg(short = 'p', long = "pid", value_name = "PID", conflicts_with_all = ["command", "pointers"])]
+    pid: Option<u32>,
+    /// With --pid: detach after this many seconds (default: at Ctrl-C,
+    /// SIGTERM or the process's exit).
+    #[arg(long, value_name = "SECONDS", requires = "pid")]
+    duration: Option<f64>,
     /// The command and its arguments.
     #[arg(
-        required = true,
+        required_unless_present = "pid",
         trailing_var_arg = true,
         allow_hyphen_values = true,
         value_name = "CMD"
@@ -144,10 +159,14 @@ pub struct RecordArgs {
 
 /// Records; returns the program's exit status (128 + signal if killed).
 pub fn run(a: RecordArgs) -> Result<u8> {
-    let program = std::path::Path::new(&a.command[0])
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "trace".into());
+    let program = match (a.pid, a.command.first()) {
+        (Some(pid), _) => format!("{}.{pid}", tramp_record::launch::program_of(pid as u64)),
+        (None, Some(c)) => std::path::Path::new(c)
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "trace".into()),
+        (None, None) => "trace".into(),
+    };
     let output = a.output.unwrap_or_else(|| {
         if a.pointers {
             format!("{program}.mtf.zst")
@@ -184,8 +203,31 @@ pub fn run(a: RecordArgs) -> Result<u8> {
     // Ctrl-C reaches the recorded program (same process group), which
     // flushes and ends; a signal sent to tramp alone is passed on to it.
     // tramp stays to convert what it recorded and marks the traces.
-    crate::signals::pass_on_to(opts.child.clone(), opts.interrupted.clone());
-    let rec = tramp_record::record(&lib, &a.command, &opts).context("recording")?;
+    let rec = if let Some(pid) = a.pid {
+        // Ctrl-C and SIGTERM end the attach, not the process.
+        crate::signals::pass_on_to(
+            std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0)),
+            opts.interrupted.clone(),
+        );
+        let duration = a
+            .duration
+            .map(|s| std::time::Duration::from_secs_f64(s.max(0.0)));
+        let (rec, times) = tramp_record::attach::attach(&lib, pid, duration, &opts)
+            .with_context(|| format!("attaching to process {pid}"))?;
+        eprintln!(
+            "tramp: attached to process {pid} in {:.2} s, detached in {:.2} s{}",
+            times.attach.as_secs_f64(),
+            times.detach.as_secs_f64(),
+            match times.restored {
+                Some(n) => format!(" ({n} GOT entries restored; it runs on)"),
+                None => " (it exited while attached)".into(),
+            }
+        );
+        rec
+    } else {
+        crate::signals::pass_on_to(opts.child.clone(), opts.interrupted.clone());
+        tramp_record::record(&lib, &a.command, &opts).context("recording")?
+    };
     for line in rec.notes() {
         eprintln!("tramp: {line}");
     }

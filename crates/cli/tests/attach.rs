@@ -1,0 +1,148 @@
+//! `tramp record -p PID` (issue 47): attaching to a running threaded
+//! program, recording it, detaching, and the program running on and
+//! exiting as it would have; the refusals (no such process, a static
+//! binary, a process that exits during the attach).
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use common::{path_in, tramp};
+use serde_json::Value;
+
+fn build(dir: &Path, src: &str, flags: &[&str]) -> String {
+    common::cc_program(dir, src, src.trim_end_matches(".c"), flags)
+}
+
+#[test]
+fn an_attached_program_is_recorded_and_runs_on_after_the_detach() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = build(
+        dir.path(),
+        "server.c",
+        &["-O1", "-g", "-fno-omit-frame-pointer", "-pthread"],
+    );
+    let stop = dir.path().join("stop");
+    let mut server = Command::new(&prog)
+        .arg(&stop)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(server.stdout.take().unwrap());
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    assert_eq!(line, "ready\n");
+    let pid = server.id().to_string();
+    let trace = path_in(&dir, "att.tpack");
+    let rec = tramp(&["record", "-p", &pid, "--duration", "1.5", "-o", &trace]);
+    let err = String::from_utf8_lossy(&rec.stderr).into_owned();
+    assert!(rec.status.success(), "{err}");
+    assert!(err.contains("GOT entries restored; it runs on"), "{err}");
+    // Still running after the detach, and still allocating: its GOT is
+    // its own again (a call into the detached library would still work,
+    // but it would record nothing and the program would not exit cleanly
+    // if anything were left broken).
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(
+        server.try_wait().unwrap().is_none(),
+        "the program ended after the detach"
+    );
+    std::fs::write(&stop, b"").unwrap();
+    let status = server.wait().unwrap();
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut out, &mut rest).unwrap();
+    assert!(status.success(), "{status:?}");
+    assert_eq!(rest, "done 1\n");
+    // The trace: both sites by function, its threads, no anomaly, and the
+    // frees of blocks allocated before the attach counted apart.
+    let v: Value = serde_json::from_slice(
+        &tramp(&["stats", "--sites", "--top", "20", "--json", &trace]).stdout,
+    )
+    .unwrap();
+    for k in [
+        "frees_of_unknown_addresses",
+        "double_frees",
+        "allocs_of_live_addresses",
+    ] {
+        assert_eq!(v[k], 0, "{k}: {v}");
+    }
+    // The 32-block rings of both workers were allocated before the attach
+    // and freed while attached.
+    assert!(
+        v["frees_allocated_before_attach"].as_u64().unwrap() > 0,
+        "{v}"
+    );
+    let functions: Vec<&str> = v["sites"]["by_count"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["stack"][0]["function"].as_str())
+        .collect();
+    assert!(
+        functions.contains(&"site_a") && functions.contains(&"site_b"),
+        "{functions:?}"
+    );
+    let per = v["per_thread"].as_object().unwrap();
+    assert!(per.len() >= 2, "{per:?}");
+    // The two sites allocate in step: one each per iteration.
+    let count = |f: &str| {
+        v["sites"]["by_count"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["stack"][0]["function"] == f)
+            .map(|r| r["allocs"].as_u64().unwrap())
+            .sum::<u64>()
+    };
+    let (a, b) = (count("site_a"), count("site_b"));
+    assert!(a > 1000 && a.abs_diff(b) <= 4, "{a} {b}");
+    // The text says where the trace starts.
+    let text = tramp(&["stats", &trace]);
+    assert!(String::from_utf8_lossy(&text.stdout).contains("starts at an attach"));
+}
+
+#[test]
+fn processes_that_cannot_be_attached_are_refused_by_cause() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = path_in(&dir, "x.tpack");
+    // No such process (pids stay below 2^22).
+    let out = tramp(&["record", "-p", "4000000", "-o", &trace]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no process 4000000"));
+    // A static binary: no dynamic loader to load the library with; it runs
+    // on untouched.
+    std::fs::write(
+        dir.path().join("st.c"),
+        "#include <unistd.h>\nint main(void) { sleep(3); return 7; }\n",
+    )
+    .unwrap();
+    let st = dir.path().join("st");
+    assert!(
+        Command::new("cc")
+            .args(["-static", "-o"])
+            .arg(&st)
+            .arg(dir.path().join("st.c"))
+            .status()
+            .unwrap()
+            .success()
+    );
+    let mut child = Command::new(&st).spawn().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    let out = tramp(&["record", "-p", &child.id().to_string(), "-o", &trace]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("statically linked"));
+    assert_eq!(child.wait().unwrap().code(), Some(7));
+    // A process that exits while gdb attaches.
+    let mut short = Command::new("sleep").arg("0.05").spawn().unwrap();
+    let out = tramp(&["record", "-p", &short.id().to_string(), "-o", &trace]);
+    let _ = short.wait();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("exited") || err.contains("no process"),
+        "{err}"
+    );
+    assert!(!Path::new(&trace).exists());
+}
