@@ -1,7 +1,7 @@
 /* A long-running program to attach to (crates/cli/tests/attach.rs): two
  * worker threads allocate in a loop at two call sites (site_a: 64-byte
- * blocks, freed soon; site_b: 4 KiB blocks, one in 64 kept), counting what
- * they do, until the file named by argv[1] exists; then they stop, the
+ * blocks, freed soon; site_b: 4 KiB blocks, one in 64 kept), paced at
+ * 100,000 iterations a second each, until the file named by argv[1] exists; then they stop, the
  * main thread frees what was kept, prints the counts and exits 0. Blocks
  * allocated before an attach are freed after it. */
 #include <pthread.h>
@@ -26,6 +26,8 @@ static void *work(void *arg) {
     struct worker *w = arg;
     void *ring[32] = {0};
     long i = 0;
+    struct timespec start;
+    clock_gettime(CLOCK_MONOTONIC, &start);
     while (!atomic_load(&stop)) {
         int k = (int)(i & 31);
         free(ring[k]);
@@ -34,9 +36,18 @@ static void *work(void *arg) {
         if (i % 64 == 0 && w->nkept < 4096) w->kept[w->nkept++] = b; else free(b);
         atomic_fetch_add(&allocs, 2);
         i++;
-        if (i % 256 == 0) {
-            struct timespec ts = {0, 200000};
-            nanosleep(&ts, NULL);
+        /* Paced: iteration i is due 10 us after the thread's start times
+         * i, so the allocation rate (100,000 per site per second per
+         * thread) does not depend on what a tracer costs per call. */
+        if (i % 64 == 0) {
+            struct timespec now;
+            clock_gettime(CLOCK_MONOTONIC, &now);
+            long ahead = (start.tv_sec * 1000000000L + start.tv_nsec + i * 10000L)
+                         - (now.tv_sec * 1000000000L + now.tv_nsec);
+            if (ahead > 0) {
+                struct timespec ts = {ahead / 1000000000L, ahead % 1000000000L};
+                nanosleep(&ts, NULL);
+            }
         }
     }
     for (int k = 0; k < 32; k++) free(ring[k]);
