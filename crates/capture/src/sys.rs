@@ -16,6 +16,7 @@ pub const PROT_READ: c_int = 1;
 pub const PROT_WRITE: c_int = 2;
 pub const MAP_PRIVATE: c_int = 2;
 pub const MAP_ANONYMOUS: c_int = 0x20;
+pub const MAP_NORESERVE: c_int = 0x4000;
 pub const MAP_FAILED: *mut c_void = !0usize as *mut c_void;
 pub const CLOCK_MONOTONIC: c_int = 1;
 pub const SYS_EXIT_GROUP: c_long = 231;
