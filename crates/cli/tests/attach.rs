@@ -146,3 +146,55 @@ fn processes_that_cannot_be_attached_are_refused_by_cause() {
     );
     assert!(!Path::new(&trace).exists());
 }
+
+/// A fork after the attach is followed: the child has the redirected
+/// GOT and a log of its own, and its trace starts at the attach too.
+#[test]
+fn a_fork_after_the_attach_is_recorded_as_its_own_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = build(dir.path(), "forker.c", &["-O1", "-g"]);
+    let stop = dir.path().join("stop");
+    let mut p = Command::new(&prog)
+        .arg(&stop)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(p.stdout.take().unwrap());
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    assert_eq!(line, "ready\n");
+    let trace = path_in(&dir, "f.tpack");
+    let rec = tramp(&[
+        "record",
+        "-p",
+        &p.id().to_string(),
+        "--duration",
+        "2.5",
+        "-o",
+        &trace,
+    ]);
+    let err = String::from_utf8_lossy(&rec.stderr).into_owned();
+    assert!(rec.status.success(), "{err}");
+    std::fs::write(&stop, b"").unwrap();
+    assert!(p.wait().unwrap().success());
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut out, &mut rest).unwrap();
+    assert_eq!(rest, "child 3\n");
+    assert!(err.contains("wrote 2 traces"), "{err}");
+    let child = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().contains("f.forker."))
+        .expect("the child's trace");
+    let v: Value = serde_json::from_slice(
+        &tramp(&["stats", "--sites", "--json", child.to_str().unwrap()]).stdout,
+    )
+    .unwrap();
+    assert_eq!(v["total_allocs"], 1000, "{v}");
+    assert_eq!(v["frees_of_unknown_addresses"], 0);
+    assert_eq!(v["frees_allocated_before_attach"], 0);
+    assert_eq!(
+        v["sites"]["by_count"][0]["stack"][0]["function"],
+        "child_site"
+    );
+}
