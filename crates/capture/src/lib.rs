@@ -1533,6 +1533,16 @@ fn record_sampled_alloc(kind: u8, size: usize, p: *mut c_void, caller: Caller, n
     });
 }
 
+/// Writes this thread's buffer out now if the next events might not fit,
+/// so that the events that follow begin without a flush.
+fn make_room() {
+    with_buffer(|t| {
+        if t.len.load(Ordering::Relaxed) + 2 * MAX_EVENT > DATA_BYTES {
+            flush(t, false);
+        }
+    });
+}
+
 /// Whether an allocation is recorded: always, unless sampling is on; then
 /// when the thread's countdown passes a sample point in it, and the block
 /// is noted as sampled. Recording is set up first, so that no allocation
@@ -1579,15 +1589,19 @@ fn record_free(p: *mut c_void, caller: Caller) {
     if p.is_null() || !sampled_end(p) {
         return;
     }
-    record_free_at(p, caller, now_tsc_after());
+    record_free_at(p, caller, None);
 }
 
-/// A free stamped `now` (a realloc's end of a sampled block whose new
-/// block is not sampled is stamped before its call).
-fn record_free_at(p: *mut c_void, caller: Caller, now: u64) {
+/// A free stamped `at`, or, with `None`, when its event is begun: after
+/// any flush that making room for it takes, since an event's time cannot
+/// precede its chunk's start (it would be moved up to it, past the call).
+/// A realloc's end of a sampled block whose new block is not sampled is
+/// stamped before its call; the realloc made room first (`make_room`).
+fn record_free_at(p: *mut c_void, caller: Caller, at: Option<u64>) {
     let with_site = POINTERS.load(Ordering::Relaxed);
     with_buffer(|t| {
         let mut w = Writer::new(t);
+        let now = at.unwrap_or_else(now_tsc_after);
         if with_site {
             w.byte(EV_FREE_AT);
             w.addr(p as u64);
@@ -1828,6 +1842,11 @@ extern "C" fn realloc_impl(old: *mut c_void, size: usize, sp: usize, bp: usize) 
     // before the call for the same reason.
     let sampling = SAMPLE_MEAN.load(Ordering::Relaxed) != 0;
     let old_taken = !old.is_null() && (!sampling || sampled::remove(old as usize));
+    if sampling && old_taken {
+        // Its end may be written as a free stamped `before`: no flush may
+        // come between (see `record_free_at`).
+        make_room();
+    }
     let before = now_tsc_after();
     // SAFETY: glibc's realloc on the caller's block.
     let new = unsafe { sys::__libc_realloc(old, size) };
@@ -1876,7 +1895,7 @@ fn resized(
     let new_taken = !new.is_null() && sample(size, new);
     match (old.is_null() || old_taken, new_taken) {
         (true, true) => record_realloc_as(kind, old, size, new, caller, before, after),
-        (true, false) if !old.is_null() => record_free_at(old, caller, before),
+        (true, false) if !old.is_null() => record_free_at(old, caller, Some(before)),
         (false, true) => {
             let alloc = if kind == EV_REALLOC {
                 EV_ALLOC
