@@ -221,6 +221,9 @@ pub fn attach(
         }
     };
     let (lib_s, dir_s) = (quoted(lib)?, quoted(&logs)?);
+    let mut attached = opts.clone();
+    attached.attached = true;
+    let opts = &attached;
     let mut session = Session::new(&logs, pid as u64, opts);
     // The log's bound holds only where read bytes can be given back.
     let mut bounded = opts.clone();

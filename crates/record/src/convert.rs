@@ -313,8 +313,12 @@ impl State {
                     stack_depth: *stack_depth,
                 };
                 self.comment(w, &a, stats)?;
+                // An attach's trace began with its note (`live`); a log
+                // converted on its own says it here.
                 if *attached {
-                    self.comment(w, &Annotation::Attached, stats)?;
+                    if !stats.attached {
+                        self.comment(w, &Annotation::Attached, stats)?;
+                    }
                     stats.attached = true;
                 }
                 if *sample > 0 {

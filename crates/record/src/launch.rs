@@ -26,6 +26,9 @@ pub struct RecordOptions {
     pub sample: u64,
     /// The samplers' seed (0: from the clock), for a sample that repeats.
     pub sample_seed: u64,
+    /// The processes are attached to, not started (`record -p`): every
+    /// trace begins with `tramp:attached`.
+    pub attached: bool,
     /// How tpack output is packed ([`RecordOptions::RECORD_PACK`] unless
     /// told otherwise). Its threads are those the conversion codes on
     /// while the program waits for it and after the program ends
@@ -191,6 +194,7 @@ impl RecordOptions {
             stack: 64,
             sample: 0,
             sample_seed: 0,
+            attached: false,
             pack: tramp_tpack::Options::parse_for_machine(Self::RECORD_PACK)
                 .expect("a valid codec"),
             backlog: BACKLOG_PER_LOG,

@@ -370,9 +370,18 @@ impl Session {
                     };
                     let mut out = Out::create(&target, &self.opts)?;
                     out.set_threads(self.threads)?;
+                    // An attach's trace says so first, before any thread's
+                    // event (the process note comes with the first thread
+                    // to make a call, and another's earlier events may be
+                    // merged ahead of it).
+                    if self.opts.attached {
+                        let note = Annotation::Attached.to_comment();
+                        out.write_item(&Item::Comment(note.as_bytes()))?;
+                    }
                     let mut proc = Proc::new(target, out);
                     // Until the log's first module names the program.
                     proc.trace.stats.program = program;
+                    proc.trace.stats.attached = self.opts.attached;
                     v.insert(proc)
                 }
             };
