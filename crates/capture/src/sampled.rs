@@ -169,19 +169,7 @@ impl Shard {
             // SAFETY: `t` is a published table of at least `mask + 1`
             // slots (above), never unmapped.
             let s = unsafe { slots(t, mask) };
-            let mut i = h as usize & (s.len() - 1);
-            let mut found = false;
-            for _ in 0..s.len() {
-                let v = s[i].load(Ordering::Relaxed);
-                if v == 0 {
-                    break;
-                }
-                if v == addr {
-                    found = true;
-                    break;
-                }
-                i = (i + 1) & (s.len() - 1);
-            }
+            let found = find(s, addr, h).is_some();
             fence(Ordering::Acquire);
             if self.seq.load(Ordering::Relaxed) == s1 {
                 return found;
@@ -264,20 +252,8 @@ impl Shard {
         // SAFETY: the shard's table, under its lock.
         let s = unsafe { slots(t, self.mask.load(Ordering::Relaxed)) };
         let m = s.len() - 1;
-        let mut i = h as usize & m;
-        let mut found = false;
-        for _ in 0..s.len() {
-            let v = s[i].load(Ordering::Relaxed);
-            if v == 0 {
-                break;
-            }
-            if v == addr {
-                found = true;
-                break;
-            }
-            i = (i + 1) & m;
-        }
-        if found {
+        let found = find(s, addr, h);
+        if let Some(i) = found {
             self.begin_write();
             // Backward-shift deletion: no tombstones, so misses stay short.
             let mut hole = i;
@@ -300,8 +276,24 @@ impl Shard {
             self.end_write();
         }
         self.unlock();
-        found
+        found.is_some()
     }
+}
+
+/// The slot holding `addr` (hash `h`) in a table, probing from its home
+/// slot to the first empty one.
+#[inline(always)]
+fn find(s: &[AtomicUsize], addr: usize, h: u64) -> Option<usize> {
+    let m = s.len() - 1;
+    let mut i = h as usize & m;
+    for _ in 0..s.len() {
+        match s[i].load(Ordering::Relaxed) {
+            0 => return None,
+            v if v == addr => return Some(i),
+            _ => i = (i + 1) & m,
+        }
+    }
+    None
 }
 
 /// Puts `addr` into a table with room; false if it was there.

@@ -42,6 +42,17 @@ impl Sampling {
         (mean_bytes > 0).then_some(Sampling { mean_bytes })
     }
 
+    /// Why an export into `what` (a format without estimates) is refused:
+    /// its figures would be the sample's own, not the program's.
+    pub fn export_refusal(&self, what: &str) -> String {
+        format!(
+            "the trace is sampled (one allocation every {} bytes on average): {what} would be \
+             the sample's, not estimates of the program's; export --pprof scales them, and \
+             `tramp stats --sites` and `tramp report` show the estimates",
+            self.mean_bytes
+        )
+    }
+
     /// The probability that a block of `size` bytes was recorded.
     pub fn probability(&self, size: u64) -> f64 {
         if size >= self.mean_bytes {

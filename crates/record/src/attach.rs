@@ -316,6 +316,7 @@ pub fn attach(
             temp_dir: logs,
         },
         AttachTimes {
+            pid,
             attach: attach_time,
             detach: detach_time,
             restored,
@@ -326,11 +327,28 @@ pub fn attach(
 /// How the attach went.
 #[derive(Clone, Debug)]
 pub struct AttachTimes {
+    pub pid: u32,
     pub attach: Duration,
     pub detach: Duration,
     /// GOT entries written back at the detach (`None`: the process had
     /// exited).
     pub restored: Option<i64>,
+}
+
+impl std::fmt::Display for AttachTimes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "attached to process {} in {:.2} s, detached in {:.2} s",
+            self.pid,
+            self.attach.as_secs_f64(),
+            self.detach.as_secs_f64()
+        )?;
+        match self.restored {
+            Some(n) => write!(f, " ({n} GOT entries restored; it runs on)"),
+            None => write!(f, " (it exited while attached)"),
+        }
+    }
 }
 
 #[cfg(test)]

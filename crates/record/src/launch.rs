@@ -179,6 +179,19 @@ impl RecordOptions {
     /// zstd-9` re-packs.
     pub const RECORD_PACK: &str = "zstd-3,block=256K";
 
+    /// Samples allocations with this mean (`--sample`), the samplers seeded
+    /// with `seed` (0: from the clock); a pointer trace needs every event.
+    pub fn set_sample(&mut self, mean: u64, seed: u64) -> Result<(), Error> {
+        if self.pointers {
+            return Err(Error::Usage(
+                "--sample records some allocations; --pointers needs them all".into(),
+            ));
+        }
+        self.sample = mean;
+        self.sample_seed = seed;
+        Ok(())
+    }
+
     /// Sets the tpack packing from `CODEC[,block=N][,threads=N]` (as
     /// `tramp convert --policy` takes it).
     pub fn set_pack(&mut self, spec: &str) -> Result<(), Error> {
@@ -427,6 +440,29 @@ pub fn child_output(output: &Path, program: &str, pid: u64) -> PathBuf {
         .map(|c| if c == '/' || c.is_control() { '_' } else { c })
         .collect();
     output.with_file_name(format!("{stem}.{program}.{pid}{ext}"))
+}
+
+/// The default name of a recording: `PROGRAM.tpack` for a command
+/// (`PROGRAM.mtf.zst` with pointers), `PROGRAM.PID.tpack` for a process
+/// attached to, `trace.tpack` when neither names one.
+pub fn default_output(
+    pid: Option<u32>,
+    command: Option<&std::ffi::OsStr>,
+    pointers: bool,
+) -> String {
+    let program = match (pid, command) {
+        (Some(pid), _) => format!("{}.{pid}", program_of(pid as u64)),
+        (None, Some(c)) => Path::new(c)
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "trace".into()),
+        (None, None) => "trace".into(),
+    };
+    if pointers {
+        format!("{program}.mtf.zst")
+    } else {
+        format!("{program}.tpack")
+    }
 }
 
 /// The name of the program a process runs (its executable's file name,

@@ -138,19 +138,13 @@ fn finish(
     super::end_run(run, o, Some(path), covers)
 }
 
-/// A sampled trace's figures are estimates, which `what` cannot say: the
-/// export is refused (nothing is written) rather than passing the sample's
-/// own counts off as the program's.
+/// A sampled trace's export into a format without estimates is refused
+/// (nothing is written).
 fn refuse_sampled(sampling: Option<tramp_heap::sampling::Sampling>, what: &str) -> Result<()> {
-    if let Some(s) = sampling {
-        bail!(
-            "the trace is sampled (one allocation every {} bytes on average): {what} would be \
-             the sample's, not estimates of the program's; export --pprof scales them, and \
-             `tramp stats --sites` and `tramp report` show the estimates",
-            s.mean_bytes
-        );
+    match sampling {
+        Some(s) => bail!(s.export_refusal(what)),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// A heap trace's heap over time as massif's output.

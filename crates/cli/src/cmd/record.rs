@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use clap::Args;
 
 use super::InputArgs;
@@ -159,20 +159,12 @@ pub struct RecordArgs {
 
 /// Records; returns the program's exit status (128 + signal if killed).
 pub fn run(a: RecordArgs) -> Result<u8> {
-    let program = match (a.pid, a.command.first()) {
-        (Some(pid), _) => format!("{}.{pid}", tramp_record::launch::program_of(pid as u64)),
-        (None, Some(c)) => std::path::Path::new(c)
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "trace".into()),
-        (None, None) => "trace".into(),
-    };
     let output = a.output.unwrap_or_else(|| {
-        if a.pointers {
-            format!("{program}.mtf.zst")
-        } else {
-            format!("{program}.tpack")
-        }
+        tramp_record::launch::default_output(
+            a.pid,
+            a.command.first().map(|c| c.as_os_str()),
+            a.pointers,
+        )
     });
     // Everything that can be refused is refused before the program runs:
     // a run's recording is never lost to a bad name or directory.
@@ -190,11 +182,7 @@ pub fn run(a: RecordArgs) -> Result<u8> {
     opts.stack = a.stack.unwrap_or(if a.pointers { 0 } else { 64 });
     opts.pointers = a.pointers;
     if let Some(n) = a.sample {
-        if a.pointers {
-            bail!("--sample records some allocations; --pointers needs them all");
-        }
-        opts.sample = n;
-        opts.sample_seed = a.sample_seed.unwrap_or(0);
+        opts.set_sample(n, a.sample_seed.unwrap_or(0))?;
     }
     opts.backlog = (a.temp_limit.max(0.0) * (1u64 << 20) as f64) as u64;
     if let Some(p) = &a.pack {
@@ -214,15 +202,7 @@ pub fn run(a: RecordArgs) -> Result<u8> {
             .map(|s| std::time::Duration::from_secs_f64(s.max(0.0)));
         let (rec, times) = tramp_record::attach::attach(&lib, pid, duration, &opts)
             .with_context(|| format!("attaching to process {pid}"))?;
-        eprintln!(
-            "tramp: attached to process {pid} in {:.2} s, detached in {:.2} s{}",
-            times.attach.as_secs_f64(),
-            times.detach.as_secs_f64(),
-            match times.restored {
-                Some(n) => format!(" ({n} GOT entries restored; it runs on)"),
-                None => " (it exited while attached)".into(),
-            }
-        );
+        eprintln!("tramp: {times}");
         rec
     } else {
         crate::signals::pass_on_to(opts.child.clone(), opts.interrupted.clone());
@@ -233,6 +213,12 @@ pub fn run(a: RecordArgs) -> Result<u8> {
     }
     let code = rec.exit_code();
     // A run that recorded nothing is not a recording.
+    let program = match (a.pid, a.command.first()) {
+        (Some(pid), _) => tramp_record::launch::program_of(pid as u64),
+        (None, c) => c
+            .and_then(|c| std::path::Path::new(c).file_name())
+            .map_or("trace".into(), |n| n.to_string_lossy().into_owned()),
+    };
     if let Some(why) = rec.nothing_captured(&program, a.pointers) {
         anyhow::bail!("{why}");
     }
