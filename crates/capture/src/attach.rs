@@ -3,10 +3,15 @@
 //! [`tramp_attach`]; loaded that late, the library's malloc and friends
 //! interpose nothing by name, so every loaded module's GOT entries for
 //! them (and for `dlopen`, to patch modules loaded later) are pointed at
-//! ours, as heaptrack's injector does. [`tramp_detach`] writes the saved
-//! entries back, writes out every thread's events and turns recording
-//! off; the library stays loaded (a thread may still be returning through
-//! it), doing nothing.
+//! ours, as heaptrack's injector does. The entries are written one by
+//! one while the program runs, so recording starts only at
+//! [`tramp_begin`], once all are ours and gdb has seen every thread
+//! outside the allocator (no call begun through an old entry is still
+//! running): a block freed through our `free` and handed out again by a
+//! `malloc` that is not ours would show a double free. [`tramp_detach`]
+//! stops taking events first, then writes the saved entries back, writes
+//! out every thread's events and closes the log; the library stays loaded
+//! (a thread may still be returning through it), doing nothing.
 
 use core::ffi::{CStr, c_char, c_int, c_void};
 use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -325,11 +330,12 @@ unsafe extern "C" fn dlopen_hook(file: *const c_char, mode: c_int) -> *mut c_voi
     h
 }
 
-/// Attaches: `dir` is where the raw log goes, `own` this library's path
-/// (to find its own definitions), `stack` the frames per event, `sample`
-/// the sampling mean (0: every event), `backlog` the log's bound (0: none).
-/// Returns 0, or a positive code: 1 already recording, 2 the log could not
-/// be opened, 3 this library's definitions could not be found.
+/// Attaches, armed: `dir` is where the raw log goes, `own` this library's
+/// path (to find its own definitions), `stack` the frames per event,
+/// `sample` the sampling mean (0: every event), `backlog` the log's bound
+/// (0: none). Nothing is recorded until [`tramp_begin`]. Returns 0, or a
+/// positive code: 1 already recording, 2 the log could not be opened, 3
+/// this library's definitions could not be found.
 ///
 /// # Safety
 /// Called once, by gdb, with NUL-terminated strings.
@@ -378,6 +384,17 @@ pub unsafe extern "C" fn tramp_attach(
     0
 }
 
+/// Starts recording after [`tramp_attach`]: 0, or -1 when not attached
+/// and armed.
+#[unsafe(no_mangle)]
+pub extern "C" fn tramp_begin() -> c_int {
+    if ATTACHED.load(Ordering::Acquire) && crate::begin_attached() {
+        0
+    } else {
+        -1
+    }
+}
+
 /// Detaches: every GOT entry written back, every thread's events written
 /// out, recording off. Returns how many entries were restored.
 #[unsafe(no_mangle)]
@@ -385,6 +402,7 @@ pub extern "C" fn tramp_detach() -> c_int {
     if !ATTACHED.swap(false, Ordering::AcqRel) {
         return -1;
     }
+    crate::pause_attached();
     lock();
     let n = N_SLOTS.load(Ordering::Acquire);
     for s in SLOTS[..n].iter().rev() {

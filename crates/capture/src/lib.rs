@@ -178,6 +178,11 @@ const UNINIT: u8 = 0;
 const INITIALIZING: u8 = 1;
 const READY: u8 = 2;
 const DISABLED: u8 = 3;
+/// Attached, recording nothing: the log is open and the GOT entries may
+/// be ours, but no event is taken (between the patching and
+/// `attach::tramp_begin`, and from the start of `attach::tramp_detach`):
+/// the trace covers only the span in which every call is ours.
+const ARMED: u8 = 4;
 
 static STATE: AtomicU8 = AtomicU8::new(UNINIT);
 static FD: AtomicI32 = AtomicI32::new(-1);
@@ -637,7 +642,7 @@ fn start(attached: bool) -> bool {
         }
     }
     KEY.store(key, Ordering::Release);
-    STATE.store(READY, Ordering::Release);
+    STATE.store(if attached { ARMED } else { READY }, Ordering::Release);
     if POINTERS.load(Ordering::Relaxed) {
         connect_pointer_hooks();
     }
@@ -652,9 +657,10 @@ fn recording() -> bool {
 /// Set when attached to a running process: the trace starts there.
 static ATTACHED_AT: AtomicBool = AtomicBool::new(false);
 
-/// Starts recording in a process attached to (`attach::tramp_attach`),
-/// configured by arguments instead of the environment. The library was
-/// loaded without `TRAMP_CAPTURE_DIR`, so its constructor left it off.
+/// Sets up recording in a process attached to (`attach::tramp_attach`),
+/// configured by arguments instead of the environment, armed: nothing is
+/// recorded until [`begin_attached`]. The library was loaded without
+/// `TRAMP_CAPTURE_DIR`, so its constructor left it off.
 fn start_attached(dir: *const c_char, stack: u64, sample: u64, backlog: u64) -> bool {
     let was = STATE.load(Ordering::Acquire);
     if (was != DISABLED && was != UNINIT)
@@ -672,6 +678,20 @@ fn start_attached(dir: *const c_char, stack: u64, sample: u64, backlog: u64) -> 
     // Threads already running: order events as a threaded process's.
     THREADED.store(true, Ordering::Relaxed);
     start(true)
+}
+
+/// Turns recording on in an armed process (`attach::tramp_begin`).
+fn begin_attached() -> bool {
+    STATE
+        .compare_exchange(ARMED, READY, Ordering::AcqRel, Ordering::Acquire)
+        .is_ok()
+}
+
+/// Stops taking events, first thing in a detach (before any GOT entry is
+/// written back, so that no call made through a restored entry can fall
+/// between two recorded events of its block).
+fn pause_attached() {
+    let _ = STATE.compare_exchange(READY, ARMED, Ordering::AcqRel, Ordering::Acquire);
 }
 
 /// Stops recording after a detach: every buffer written out, the log
@@ -961,7 +981,7 @@ fn write_chunk(hdr: &[u8], payload: &[u8]) -> u64 {
 /// `modules`, first records the module map (not from a signal handler:
 /// dl_iterate_phdr takes a lock).
 fn flush_everything(modules: bool) {
-    if STATE.load(Ordering::Acquire) != READY {
+    if !matches!(STATE.load(Ordering::Acquire), READY | ARMED) {
         return;
     }
     if modules {

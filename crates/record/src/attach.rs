@@ -12,7 +12,10 @@
 //! and copes with signals arriving meanwhile; what tramp adds is that the
 //! thread that makes the calls first leaves the allocator if it was
 //! stopped inside it (a `dlopen` nested in a half-done `malloc` would
-//! corrupt the heap). docs/heap-profile.md, "Attaching", says what a
+//! corrupt the heap), and that recording starts (`tramp_begin`) only
+//! after every thread has been seen outside the allocator with the GOT
+//! entries already ours, so that no call begun through an old entry
+//! returns into the trace. docs/heap-profile.md, "Attaching", says what a
 //! trace that starts at an attach holds.
 
 use std::io::Write as _;
@@ -39,25 +42,47 @@ ALLOCATOR = ("malloc", "free", "calloc", "realloc", "memalign", "valloc",
              "munmap_chunk", "mremap_chunk", "alloc_perturb", "_mid_memalign",
              "heap_trim", "systrim", "mtrim", "malloc_consolidate")
 
+def allocator(name):
+    # glibc's own names carry prefixes: __GI___libc_malloc, __libc_free.
+    for p in ("__GI_", "__libc_", "__"):
+        if name.startswith(p) and not name.startswith("_int_"):
+            name = name[len(p):]
+    return any(name.startswith(a) for a in ALLOCATOR)
+
 def in_allocator():
     f = gdb.newest_frame()
     outer = None
     depth = 0
     while f is not None and depth < 64:
-        name = f.name() or ""
-        if any(name.startswith(a) or name.startswith("__libc_" + a) for a in ALLOCATOR):
+        if allocator(f.name() or ""):
             outer = f
         f = f.older()
         depth += 1
     return outer
 
-for _ in range(32):
-    f = in_allocator()
-    if f is None:
-        break
-    f.select()
-    gdb.execute("finish", to_string=True)
-if in_allocator() is not None:
+def leave_allocator():
+    for _ in range(32):
+        f = in_allocator()
+        if f is None:
+            return True
+        f.select()
+        gdb.execute("finish", to_string=True)
+    return in_allocator() is None
+
+def all_threads_out():
+    # Each thread seen outside the allocator once; after the GOT entries
+    # are ours, a thread that left it can only enter it through them.
+    first = gdb.selected_thread()
+    ok = True
+    for t in gdb.selected_inferior().threads():
+        if t.is_valid():
+            t.switch()
+            ok = leave_allocator() and ok
+    if first.is_valid():
+        first.switch()
+    return ok
+
+if not leave_allocator():
     print("TRAMP-BUSY")
 else:
     {CALL}
@@ -71,6 +96,12 @@ fn attach_call(lib: &str, dir: &str, opts: &RecordOptions) -> String {
          print('TRAMP-DLOPEN ' + gdb.parse_and_eval('(char *) dlerror()').string())\n    \
          else:\n        \
          r = int(gdb.parse_and_eval('(int) tramp_attach(\"{dir}\", \"{lib}\", {}, {}, {})'))\n        \
+         if r == 0 and not all_threads_out():\n            \
+         gdb.parse_and_eval('(int) tramp_detach()')\n            \
+         print('TRAMP-BUSY')\n        \
+         else:\n            \
+         if r == 0:\n                \
+         r = int(gdb.parse_and_eval('(int) tramp_begin()'))\n            \
          print('TRAMP-ATTACH %d' % r)",
         opts.stack, opts.sample, opts.backlog
     )
@@ -235,7 +266,8 @@ pub fn attach(
     let attach_time = t0.elapsed();
     if out.contains("TRAMP-BUSY") {
         return Err(Error::Usage(format!(
-            "process {pid} stayed inside the allocator: nothing was loaded; try again"
+            "process {pid} stayed inside the allocator: the attach was undone (nothing \
+             recorded, its GOT its own again); try again"
         )));
     }
     if let Some(why) = out.lines().find_map(|l| l.strip_prefix("TRAMP-DLOPEN ")) {
