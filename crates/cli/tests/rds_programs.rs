@@ -525,3 +525,31 @@ fn a_pool_reported_through_tramp_h_is_seen_block_by_block() {
         assert_eq!(j["counts"]["allocations"], 1);
     }
 }
+
+#[test]
+fn storing_the_value_a_field_holds_is_no_new_edge() {
+    // Issue 48, case 1: on the main of 2026-12-01 the five re-stores, each
+    // past the transient window, counted as five more forward edges.
+    check("restore", |j| {
+        assert_eq!(instances(j), vec![(3, "list".into())], "{j}");
+        let i = &j["instances"][0];
+        assert_eq!(i["forward_edges"], 2, "{i}");
+        assert_eq!(i["backward_edges"], 0);
+        assert_eq!(i["transient_edges"], 0);
+        // 5 rounds × 300 walks × 2 edges, all in one interval.
+        assert_eq!(i["accesses"], 3000);
+        assert_eq!(i["rsf"], 1);
+    });
+}
+
+#[test]
+fn a_tree_built_by_recursive_insertion_has_one_edge_per_node() {
+    // Issue 48, case 1: 2,985 forward edges before the fix.
+    check("bst", |j| {
+        assert_eq!(instances(j), vec![(1000, "tree".into())], "{j}");
+        let i = &j["instances"][0];
+        assert_eq!(i["forward_edges"], 999, "{i}");
+        assert_eq!(i["backward_edges"], 0);
+        assert_eq!(i["transient_edges"], 0);
+    });
+}

@@ -174,6 +174,8 @@ pub struct Counts {
     /// Stores and loads of pointers from an object into itself: no shape
     /// edge (an array of records linked to each other is one node).
     pub self_pointers: u64,
+    /// Stores of the value a field already held (no edge, no alteration).
+    pub stores_unchanged: u64,
 }
 
 /// Builds an RDS profile from object and pointer events.
@@ -297,6 +299,18 @@ impl Builder {
             self.replace_field(s, offset);
             return;
         }
+        // A store of the value the field already holds (the recursive
+        // `t->l = ins(t->l, k)` stores back every field on its path) is no
+        // new edge and no alteration: an edge is a distinct (field,
+        // target) pair alive at a time.
+        let dd = self.obj(d).dynid;
+        let o = self.obj(s);
+        if o.out.iter().any(|e| e.0 == offset && e.1 == dd)
+            || o.pending.iter().any(|p| p.0 == offset && p.1 == dd)
+        {
+            self.counts.stores_unchanged += 1;
+            return;
+        }
         self.counts.edges_added += 1;
         // The field's old value, if it was an instance edge, is replaced.
         self.replace_field(s, offset);
@@ -305,7 +319,6 @@ impl Builder {
         if self.ssg.same_scc(ss, ds) {
             self.join(s, d, offset, pc);
         } else {
-            let dd = self.obj(d).dynid;
             let o = self.obj_mut(s);
             o.pending.retain(|p| p.0 != offset);
             o.pending.push((offset, dd, pc));

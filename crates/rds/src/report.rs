@@ -382,6 +382,13 @@ impl fmt::Display for RdsReport {
         if c.self_pointers > 0 {
             write!(f, ", self pointers {} (no edges)", c.self_pointers)?;
         }
+        if c.stores_unchanged > 0 {
+            write!(
+                f,
+                ", stores of the value held {} (no edges)",
+                c.stores_unchanged
+            )?;
+        }
         writeln!(f)?;
         writeln!(f)?;
         writeln!(
