@@ -146,8 +146,81 @@ fn a_trace_without_heap_events_is_refused_before_anything_is_written() {
     let out = p(&dir, "pq");
     let r = tramp(&["export", "--parquet", &out, &din]);
     assert!(!r.status.success());
-    let left: Vec<_> = walk(std::path::Path::new(&out));
-    assert!(left.is_empty(), "{left:?}");
+    // Nothing left, not even the table directories (issue 48, case 2).
+    assert!(
+        !std::path::Path::new(&out).exists(),
+        "{:?}",
+        walk(std::path::Path::new(&out))
+    );
+}
+
+#[test]
+fn a_trace_whose_files_an_earlier_export_wrote_is_refused_naming_it() {
+    // Issue 48, case 2: two traces with the same stem (from two
+    // directories) exported into one DIR; the second replaced the first's
+    // tables silently.
+    let dir = tempfile::tempdir().unwrap();
+    let a = recorded(&dir, "temporaries");
+    std::fs::create_dir(dir.path().join("other")).unwrap();
+    let b = p(&dir, "other/temporaries.tpack");
+    std::fs::copy(recorded(&dir, "grows"), &b).unwrap();
+    let out = p(&dir, "pq");
+    ok(&tramp(&["export", "--parquet", &out, &a]));
+    let before: Vec<Vec<u8>> = walk(std::path::Path::new(&out))
+        .iter()
+        .map(|f| std::fs::read(f).unwrap())
+        .collect();
+    let r = tramp(&["export", "--parquet", &out, &b]);
+    assert!(!r.status.success());
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(err.contains("temporaries.parquet exists"), "{err}");
+    assert!(err.contains(&format!("(the export of {a})")), "{err}");
+    let after: Vec<Vec<u8>> = walk(std::path::Path::new(&out))
+        .iter()
+        .map(|f| std::fs::read(f).unwrap())
+        .collect();
+    assert_eq!(before, after, "the earlier export's files changed");
+}
+
+#[test]
+fn an_interrupted_export_leaves_no_directory() {
+    // Issue 48, case 2: the input a FIFO nobody writes, so the export
+    // waits with its tables' directories made; SIGINT must take them away.
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = p(&dir, "in.hatf");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let out = p(&dir, "pq");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tramp"))
+        .args(["export", "--parquet", &out, &fifo])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let made = std::path::Path::new(&out).join("events");
+    let t0 = std::time::Instant::now();
+    while !made.exists() && t0.elapsed().as_secs() < 20 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(made.exists(), "the export did not start");
+    assert!(
+        Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let st = child.wait().unwrap();
+    assert_eq!(st.code(), Some(130));
+    assert!(
+        !std::path::Path::new(&out).exists(),
+        "{:?}",
+        walk(std::path::Path::new(&out))
+    );
 }
 
 /// Files under `dir` (none if it does not exist).

@@ -31,6 +31,8 @@ struct Guard {
     outputs: Vec<(FileId, String)>,
     /// Temporary files of outputs not yet finished.
     unfinished: Vec<std::path::PathBuf>,
+    /// Directories made for outputs not yet finished (parents first).
+    made_dirs: Vec<std::path::PathBuf>,
 }
 
 static GUARD: std::sync::Mutex<Option<Guard>> = std::sync::Mutex::new(None);
@@ -110,9 +112,64 @@ pub fn check_output(name: &str) -> io::Result<()> {
 /// signal handler: the process is about to exit without unwinding, so no
 /// destructor would remove them.
 pub fn remove_unfinished() {
-    let paths = with_guard(|g| std::mem::take(&mut g.unfinished));
+    let (paths, dirs) = with_guard(|g| {
+        (
+            std::mem::take(&mut g.unfinished),
+            std::mem::take(&mut g.made_dirs),
+        )
+    });
     for p in paths {
         let _ = std::fs::remove_file(p);
+    }
+    // Innermost first; a directory something else wrote into stays.
+    for d in dirs.iter().rev() {
+        let _ = std::fs::remove_dir(d);
+    }
+}
+
+/// Directories a run made for its outputs: removed when it fails or is
+/// interrupted (those left empty: a file something else put there keeps
+/// its directory), kept once [`MadeDirs::keep`] says the run succeeded.
+#[derive(Debug, Default)]
+pub struct MadeDirs {
+    dirs: Vec<std::path::PathBuf>,
+}
+
+impl MadeDirs {
+    pub fn new() -> MadeDirs {
+        MadeDirs::default()
+    }
+
+    /// Creates `dir` and its missing parents, noting the ones it made.
+    pub fn create(&mut self, dir: &Path) -> io::Result<()> {
+        let mut missing = Vec::new();
+        let mut d = Some(dir);
+        while let Some(p) = d.filter(|p| !p.as_os_str().is_empty() && !p.exists()) {
+            missing.push(p.to_path_buf());
+            d = p.parent();
+        }
+        std::fs::create_dir_all(dir)?;
+        for m in missing.into_iter().rev() {
+            with_guard(|g| g.made_dirs.push(m.clone()));
+            self.dirs.push(m);
+        }
+        Ok(())
+    }
+
+    /// The run succeeded: the directories stay.
+    pub fn keep(mut self) {
+        let dirs = std::mem::take(&mut self.dirs);
+        with_guard(|g| g.made_dirs.retain(|d| !dirs.contains(d)));
+    }
+}
+
+impl Drop for MadeDirs {
+    fn drop(&mut self) {
+        let dirs = std::mem::take(&mut self.dirs);
+        with_guard(|g| g.made_dirs.retain(|d| !dirs.contains(d)));
+        for d in dirs.iter().rev() {
+            let _ = std::fs::remove_dir(d);
+        }
     }
 }
 

@@ -7,10 +7,13 @@
 //!   heap event, with its object, stack and, for a free, the object's
 //!   lifetime), `stacks` (one row per frame) and `processes` (one row per
 //!   trace) — and the report of what was written.
+//! * [`layout`]: where the three files of a trace go in an export's
+//!   directory, and the refusal of files an earlier export wrote.
 //!
 //! Layout and decisions: docs/formats/parquet.md.
 
 pub mod heap;
+pub mod layout;
 pub mod table;
 
 pub use heap::{EventRows, ExportReport, ProcessNotes, ProcessRow, write_process, write_stacks};

@@ -46,7 +46,9 @@ use super::InputArgs;
 /// pc, function, file, line, module) and `DIR/processes/NAME.parquet` (the
 /// trace's process: pid, program, counts, times, whether complete); NAME is
 /// the trace's file name without extensions, so each recorded process
-/// (each trace) adds its own files to the same folders. Row groups of 1 Mi
+/// (each trace) adds its own files to the same folders; a trace whose files
+/// an earlier export wrote (the same NAME) is refused, naming that export's
+/// trace, and a failed or interrupted export removes what it made. Row groups of 1 Mi
 /// rows, zstd pages, text dictionary-encoded; the rows and bytes of each
 /// column are printed (`--json` for JSON). docs/formats/parquet.md has a query for
 /// each engine.

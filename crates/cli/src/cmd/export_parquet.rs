@@ -1,49 +1,24 @@
 //! `tramp export --parquet DIR`: a heap trace as three Parquet tables.
 
 use anyhow::{Context, Result};
-use tramp_core::io::{Compression, Output};
+use tramp_core::io::{Compression, MadeDirs, Output};
 use tramp_heap::{Born, HeapFlow};
 use tramp_parquet::{EventRows, ExportReport, ProcessNotes, write_process, write_stacks};
 use tramp_symbols::ModuleMap;
 
 use super::InputArgs;
 
-/// `DIR/TABLE/NAME.parquet` for the three tables, the directories made.
-fn paths(dir: &str, name: &str) -> Result<[String; 3]> {
-    let file = format!("{name}.parquet");
-    let out = ["events", "stacks", "processes"].map(|t| {
-        std::path::Path::new(dir)
-            .join(t)
-            .join(&file)
-            .to_string_lossy()
-            .into_owned()
-    });
-    for p in &out {
-        let d = std::path::Path::new(p).parent().expect("a table directory");
-        std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
-    }
-    Ok(out)
-}
-
-/// The trace's file name without its extensions (`-`: `stdin`).
-fn stem(input: &str) -> String {
-    let name = std::path::Path::new(input)
-        .file_name()
-        .map_or("stdin".to_string(), |n| n.to_string_lossy().into_owned());
-    let name = tramp_core::io::Compression::strip_extension(&name).to_string();
-    match name.rsplit_once('.') {
-        Some((s, _)) if !s.is_empty() => s.to_string(),
-        _ => name,
-    }
-}
-
 pub fn run(input: &InputArgs, dir: &str, json: bool) -> Result<()> {
-    let name = if input.input == "-" {
-        "stdin".to_string()
-    } else {
-        stem(&input.input)
-    };
-    let [ev, st, pr] = paths(dir, &name)?;
+    let paths = tramp_parquet::layout::table_paths(std::path::Path::new(dir), &input.input)?;
+    // Made before the work, removed again if it fails or is interrupted
+    // (dropped after the outputs below, whose temporary files they hold).
+    let mut made = MadeDirs::new();
+    for p in &paths {
+        let d = p.parent().expect("a table directory");
+        made.create(d)
+            .with_context(|| format!("creating {}", d.display()))?;
+    }
+    let [ev, st, pr] = paths.map(|p| p.to_string_lossy().into_owned());
     // Created before the work: an output that cannot be written is refused
     // first; each is a temporary file renamed when written whole.
     let create = |p: &str| {
@@ -88,6 +63,7 @@ pub fn run(input: &InputArgs, dir: &str, json: bool) -> Result<()> {
         processes,
         process: row,
     };
+    made.keep();
     super::print_report(&report, json)?;
     super::end_run(
         run,
