@@ -442,6 +442,33 @@ pub fn child_output(output: &Path, program: &str, pid: u64) -> PathBuf {
     output.with_file_name(format!("{stem}.{program}.{pid}{ext}"))
 }
 
+/// Refuses, before the program runs, a side output (`--stats-out`,
+/// `--report`) that is the trace itself or cannot be created: the run
+/// would otherwise be recorded whole and then fail.
+pub fn check_side_output(file: &str, trace: &str) -> Result<(), Error> {
+    // Compared as the files they would be: the directory resolved (links
+    // and `..`), the name as given.
+    let resolved = |p: &str| {
+        let p = Path::new(p);
+        let dir = match p.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        dir.canonicalize()
+            .ok()
+            .zip(p.file_name().map(|n| n.to_os_string()))
+            .map(|(d, n)| d.join(n))
+    };
+    if file != "-" && (file == trace || resolved(file).is_some_and(|f| Some(f) == resolved(trace)))
+    {
+        return Err(Error::Usage(format!(
+            "{file} is also the trace's output: name another file"
+        )));
+    }
+    tramp_core::io::Output::check_creatable(file)?;
+    Ok(())
+}
+
 /// The default name of a recording: `PROGRAM.tpack` for a command
 /// (`PROGRAM.mtf.zst` with pointers), `PROGRAM.PID.tpack` for a process
 /// attached to, `trace.tpack` when neither names one.

@@ -27,7 +27,8 @@ static CAPTURE_LIBRARY: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/libtra
 /// --stats-out) that cannot be created. Module maps, call stacks and
 /// stalls are comment records (docs/formats/capture.md). A run that
 /// recorded nothing (no heap call seen; with --pointers, no load or store)
-/// exits 1 saying why.
+/// says why on stderr and still exits with the program's status (with
+/// --strict: 1 when the program itself succeeded).
 ///
 /// Ctrl-C reaches the program, and SIGINT, SIGTERM or SIGHUP sent to tramp
 /// alone are passed on to it; tramp then finishes every trace, which ends
@@ -65,8 +66,8 @@ pub struct RecordArgs {
     /// event; the trace stores the stacks as a tree (each stack once, one id
     /// per event). `--stack 0` keeps only the caller's return address
     /// (fastest).
-    #[arg(long, value_name = "N")]
-    stack: Option<usize>,
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(0..=64))]
+    stack: Option<u16>,
     /// Record a sample of the allocations instead of all of them, for long
     /// runs and production: each thread draws the bytes to its next sample
     /// point from an exponential distribution of mean BYTES; an allocation
@@ -129,6 +130,11 @@ pub struct RecordArgs {
     /// event: expect tens of times the program's own time.
     #[arg(long)]
     pointers: bool,
+    /// Fail (exit 1, when the program itself exited 0) if nothing was
+    /// recorded; without it that is a warning and the program's status
+    /// passes through.
+    #[arg(long)]
+    strict: bool,
     /// With --sites: how many sites per table.
     #[arg(long, default_value_t = 10, requires = "sites")]
     top: usize,
@@ -151,7 +157,6 @@ pub struct RecordArgs {
     #[arg(
         required_unless_present = "pid",
         trailing_var_arg = true,
-        allow_hyphen_values = true,
         value_name = "CMD"
     )]
     command: Vec<std::ffi::OsString>,
@@ -168,18 +173,16 @@ pub fn run(a: RecordArgs) -> Result<u8> {
     });
     // Everything that can be refused is refused before the program runs:
     // a run's recording is never lost to a bad name or directory.
-    if let Some(file) = &a.stats_out {
-        tramp_core::io::Output::check_creatable(file)
-            .with_context(|| format!("--stats-out {file}"))?;
-    }
-    if let Some(file) = &a.report {
-        tramp_core::io::Output::check_creatable(file)
-            .with_context(|| format!("--report {file}"))?;
+    for (flag, file) in [("--stats-out", &a.stats_out), ("--report", &a.report)] {
+        if let Some(file) = file {
+            tramp_record::launch::check_side_output(file, &output)
+                .with_context(|| format!("{flag} {file}"))?;
+        }
     }
     let lib = tramp_record::launch::install_library(CAPTURE_LIBRARY)
         .context("installing the capture library")?;
     let mut opts = tramp_record::RecordOptions::new(output.clone().into());
-    opts.stack = a.stack.unwrap_or(if a.pointers { 0 } else { 64 });
+    opts.stack = a.stack.map_or(if a.pointers { 0 } else { 64 }, usize::from);
     opts.pointers = a.pointers;
     if let Some(n) = a.sample {
         opts.set_sample(n, a.sample_seed.unwrap_or(0))?;
@@ -219,8 +222,16 @@ pub fn run(a: RecordArgs) -> Result<u8> {
             .and_then(|c| std::path::Path::new(c).file_name())
             .map_or("trace".into(), |n| n.to_string_lossy().into_owned()),
     };
+    // The program's status passes through: nothing recorded is a warning
+    // (--strict: a failure where the program succeeded).
     if let Some(why) = rec.nothing_captured(&program, a.pointers) {
-        anyhow::bail!("{why}");
+        if a.strict && code == 0 {
+            anyhow::bail!("{why} (--strict)");
+        }
+        eprintln!("tramp: warning: {why}");
+        if rec.traces.is_empty() {
+            return Ok(code);
+        }
     }
     if a.stats {
         // Gathered, then written: to stderr, or to --stats-out through a
