@@ -492,6 +492,17 @@ pub fn default_output(
     }
 }
 
+/// The program a recording ran: the attached process's (`pid`), else the
+/// command's file name, else `trace`.
+pub fn program_name(pid: Option<u32>, command: Option<&OsString>) -> String {
+    match (pid, command) {
+        (Some(pid), _) => program_of(u64::from(pid)),
+        (None, c) => c
+            .and_then(|c| Path::new(c).file_name())
+            .map_or("trace".into(), |n| n.to_string_lossy().into_owned()),
+    }
+}
+
 /// The name of the program a process runs (its executable's file name,
 /// else its `comm`), or `process` if it is gone.
 pub fn program_of(pid: u64) -> String {

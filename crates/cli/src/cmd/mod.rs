@@ -14,6 +14,7 @@ pub mod gen_code;
 pub mod heap_views;
 pub mod rds;
 pub mod record;
+pub mod record_stats;
 pub mod replay;
 pub mod report;
 pub mod run;

@@ -1,7 +1,5 @@
 //! `tramp record`: run a program under the capture library.
 
-use std::io::Write;
-
 use anyhow::{Context, Result};
 use clap::Args;
 
@@ -216,12 +214,7 @@ pub fn run(a: RecordArgs) -> Result<u8> {
     }
     let code = rec.exit_code();
     // A run that recorded nothing is not a recording.
-    let program = match (a.pid, a.command.first()) {
-        (Some(pid), _) => tramp_record::launch::program_of(pid as u64),
-        (None, c) => c
-            .and_then(|c| std::path::Path::new(c).file_name())
-            .map_or("trace".into(), |n| n.to_string_lossy().into_owned()),
-    };
+    let program = tramp_record::launch::program_name(a.pid, a.command.first());
     // The program's status passes through: nothing recorded is a warning
     // (--strict: a failure where the program succeeded).
     if let Some(why) = rec.nothing_captured(&program, a.pointers) {
@@ -234,48 +227,13 @@ pub fn run(a: RecordArgs) -> Result<u8> {
         }
     }
     if a.stats {
-        // Gathered, then written: to stderr, or to --stats-out through a
-        // temporary file that appears only when complete. Each trace is
-        // read once: the started process's full statistics give its row.
-        let sites = a.sites.then_some(a.top);
-        let mut started = Vec::new();
-        let mut root_report = None;
-        if let Some(args) = started_trace(&rec) {
-            let o = super::open(&args, false)?;
-            root_report = Some(super::stats::heap(o, a.json, sites, None, &mut started)?);
-        }
-        let mut text = Vec::new();
-        if rec.traces.len() > 1 {
-            let mut rows = Vec::new();
-            for (i, (pid, path, st)) in rec.traces.iter().enumerate() {
-                let name = path.to_string_lossy().into_owned();
-                let report = match (i, &root_report) {
-                    (0, Some(r)) => r.clone(),
-                    _ => super::stats::heap_report(&name)?,
-                };
-                rows.push(tramp_heap::processes::ProcessRow::new(
-                    *pid,
-                    &st.program,
-                    &name,
-                    &report,
-                ));
-            }
-            let table = tramp_heap::processes::Processes::new(rows);
-            super::write_report(&mut text, &table, a.json)?;
-            if !a.json {
-                writeln!(text, "\nthe started process ({output}):")?;
-            }
-        }
-        text.extend_from_slice(&started);
-        match &a.stats_out {
-            None => std::io::stderr().lock().write_all(&text)?,
-            Some(file) => {
-                let mut out = tramp_core::io::Output::create(file, None)
-                    .with_context(|| format!("creating {file}"))?;
-                out.write_all(&text)?;
-                out.finish().with_context(|| format!("finishing {file}"))?;
-            }
-        }
+        super::record_stats::write(
+            &rec,
+            &output,
+            a.sites.then_some(a.top),
+            a.json,
+            a.stats_out.as_deref(),
+        )?;
     }
     if let (Some(file), Some(args)) = (&a.report, started_trace(&rec)) {
         super::report::write(&args, file).with_context(|| format!("--report {file}"))?;
@@ -285,7 +243,7 @@ pub fn run(a: RecordArgs) -> Result<u8> {
 }
 
 /// The started process's trace, as a command's input.
-fn started_trace(rec: &tramp_record::Recording) -> Option<InputArgs> {
+pub(super) fn started_trace(rec: &tramp_record::Recording) -> Option<InputArgs> {
     let (_, path, _) = rec.traces.first()?;
     Some(InputArgs::path(path.to_string_lossy()))
 }
