@@ -99,7 +99,12 @@ impl<R: BufRead> AndroidReader<R> {
         match op {
             "malloc" => self.push(EventKind::Alloc, tid, dec(a[0])?, ptr, 0),
             "calloc" => {
-                let n = dec(a[0])?.saturating_mul(dec(a[1])?);
+                // calloc fails (ENOMEM) when the product does not fit: a
+                // record of one that returned a block is damage.
+                let (count, size) = (dec(a[0])?, dec(a[1])?);
+                let n = count
+                    .checked_mul(size)
+                    .ok_or(AllocTraceError::CallocOverflow(count, size))?;
                 self.push(EventKind::Alloc, tid, n, ptr, 0)
             }
             "memalign" => self.push(EventKind::Alloc, tid, dec(a[1])?, ptr, 0),

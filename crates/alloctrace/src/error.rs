@@ -16,4 +16,6 @@ pub enum AllocTraceError {
     CallerTag,
     #[error("allocation {0} is not live (never made, or freed already)")]
     NotLive(u64),
+    #[error("calloc({0}, {1}): the product passes 2^64, so calloc fails and makes no block")]
+    CallocOverflow(u64, u64),
 }

@@ -486,17 +486,8 @@ fn values_that_do_not_fit_are_errors_and_totals_do_not_wrap() {
         assert!(stderr(&out).contains(says), "{value}: {}", stderr(&out));
         assert!(stderr(&out).contains("line 2"), "{value}: {}", stderr(&out));
     }
-    let t = path_in(&dir, "big.hatf.txt");
-    std::fs::write(
-        &t,
-        "# tramp hatf-text 1\nalloc size=0xffffffffffffffff address=0x10\nalloc size=0xffffffffffffffff address=0x20\n",
-    )
-    .unwrap();
-    let s = ok(&tramp(&["stats", "--json", &t]));
-    let v: serde_json::Value = serde_json::from_str(&s).unwrap();
-    assert_eq!(v["bytes_allocated"].as_u64(), Some(u64::MAX));
-    assert_eq!(v["max_live_bytes"].as_u64(), Some(u64::MAX));
-    assert_eq!(v["total_allocs"].as_u64(), Some(2));
+    // Totals past 2^64: trust3.rs (issue 48 made them 128-bit, and a
+    // block above 2^63 − 1 bytes an error).
 }
 
 /// The packets line of `tramp stats` on a Heph trace.

@@ -91,3 +91,66 @@ fn side_outputs_onto_the_trace_and_unknown_options_are_refused_before_the_run() 
     let out = tramp(&["record", "-o", &trace, "ls", "-la", "/"]);
     assert!(out.status.success(), "{}", stderr(&out));
 }
+
+#[test]
+fn sums_past_2_64_are_exact_and_impossible_blocks_are_errors() {
+    // Case 4: two blocks of 2^64 − 1 gave "total bytes allocated
+    // 18,446,744,073,709,551,615" with exit 0.
+    let dir = tempfile::tempdir().unwrap();
+    let s = i64::MAX; // the largest block an allocator can give
+    let t = path_in(&dir, "big.hatf.txt");
+    std::fs::write(
+        &t,
+        format!(
+            "# tramp hatf-text 1\nalloc size={s} address=0x10\nfree address=0x10\n\
+             alloc size={s} address=0x10\nfree address=0x10\nalloc size={s} address=0x10\n"
+        ),
+    )
+    .unwrap();
+    // 3 × (2^63 − 1), worked by hand: 27,670,116,110,564,327,421.
+    let json = common::ok(&tramp(&["stats", "--json", &t]));
+    assert!(
+        json.contains("\"bytes_allocated\": 27670116110564327421"),
+        "{json}"
+    );
+    let text = common::ok(&tramp(&["stats", &t]));
+    assert!(text.contains("27,670,116,110,564,327,421"), "{text}");
+    // A block no allocator gives: an error naming the record, the records
+    // before it reported.
+    let huge = path_in(&dir, "huge.hatf.txt");
+    std::fs::write(
+        &huge,
+        "# tramp hatf-text 1\nalloc size=5 address=0x100\nalloc size=0xffffffffffffffff address=0x10\n",
+    )
+    .unwrap();
+    let out = tramp(&["stats", &huge]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains("record 2: a block of 18446744073709551615 bytes"),
+        "{err}"
+    );
+    assert!(err.contains("more than any allocator gives"), "{err}");
+    // An Android calloc whose count × size overflows: calloc fails, so a
+    // record of the block it returned is an error, not one huge block.
+    let android = path_in(&dir, "a.txt");
+    std::fs::write(&android, "100: calloc 0x2000 4294967296 4294967297\n").unwrap();
+    let out = tramp(&["stats", "--format", "android", &android]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("calloc(4294967296, 4294967297): the product passes 2^64"),
+        "{}",
+        stderr(&out)
+    );
+    // pprof's values are int64: the 3 × (2^63 − 1) bytes are written as
+    // 2^63 − 1 and said so, and go tool pprof reads every sample.
+    let pb = path_in(&dir, "big.pb.gz");
+    common::ok(&tramp(&["export", "--pprof", &pb, &t]));
+    let top = std::process::Command::new("go")
+        .args(["tool", "pprof", "-sample_index=alloc_objects", "-top", &pb])
+        .output()
+        .expect("go (setup.sh installs golang-go)");
+    let top = String::from_utf8_lossy(&top.stdout).into_owned();
+    assert!(top.contains("of 3 total"), "{top}");
+    assert!(top.contains("1 values passed 2^63 - 1"), "{top}");
+}

@@ -20,7 +20,7 @@ pub struct ProcessRow {
     pub malloc_calls: u64,
     pub realloc_calls: u64,
     pub free_calls: u64,
-    pub bytes_allocated: u64,
+    pub bytes_allocated: u128,
     /// The process's own peak; in the total row, the sum of the peaks
     /// (an upper bound: the processes' peaks need not coincide).
     pub max_live_bytes: u64,
@@ -71,7 +71,7 @@ impl Processes {
             total.malloc_calls = total.malloc_calls.saturating_add(p.malloc_calls);
             total.realloc_calls = total.realloc_calls.saturating_add(p.realloc_calls);
             total.free_calls = total.free_calls.saturating_add(p.free_calls);
-            total.bytes_allocated = total.bytes_allocated.saturating_add(p.bytes_allocated);
+            total.bytes_allocated += p.bytes_allocated;
             total.max_live_bytes = total.max_live_bytes.saturating_add(p.max_live_bytes);
             total.live_bytes_at_end = total.live_bytes_at_end.saturating_add(p.live_bytes_at_end);
         }
@@ -129,14 +129,15 @@ mod tests {
         let mut r = crate::HeapStats::new().report();
         r.records = 10;
         r.malloc_calls = 4;
-        r.bytes_allocated = u64::MAX - 1;
+        r.bytes_allocated = u128::from(u64::MAX - 1);
         r.max_live_bytes = 100;
         let a = ProcessRow::new(1, "sh", "x.tpack", &r);
         let b = ProcessRow::new(2, "ls", "x.ls.2.tpack", &r);
         let p = Processes::new(vec![a, b]);
         assert_eq!(p.total.records, 20);
         assert_eq!(p.total.malloc_calls, 8);
-        assert_eq!(p.total.bytes_allocated, u64::MAX);
+        // Two rows of 2^64 − 2: the sum in 128 bits.
+        assert_eq!(p.total.bytes_allocated, 2 * u128::from(u64::MAX - 1));
         assert_eq!(p.total.max_live_bytes, 200);
         let text = p.to_string();
         assert_eq!(text.lines().count(), 5, "{text}");

@@ -273,7 +273,7 @@ impl Estimates {
                             allocs: e[0].rounded(),
                             frees: e[1].rounded(),
                             reallocs: e[2].rounded(),
-                            bytes_allocated: e[3].rounded(),
+                            bytes_allocated: u128::from(e[3].rounded()),
                         },
                     )
                 })
@@ -285,7 +285,7 @@ impl Estimates {
         r.realloc_calls = r.total_reallocs;
         r.malloc_calls = (self.allocs.value() - self.implied_allocs.value()).round() as u64;
         r.free_calls = (self.frees.value() - self.implied_frees.value()).round() as u64;
-        r.bytes_allocated = self.bytes.rounded();
+        r.bytes_allocated = u128::from(self.bytes.rounded());
         r.max_live_bytes = self.max_bytes.rounded();
         r.max_live_objects = self.max_objects.round() as u64;
         r.live_objects_at_end = self.live_objects.rounded();

@@ -29,7 +29,8 @@ pub struct Activity {
     pub allocs: u64,
     pub frees: u64,
     pub reallocs: u64,
-    pub bytes_allocated: u64,
+    /// In 128 bits: a sum of blocks of up to 2^63 − 1 bytes passes 2^64.
+    pub bytes_allocated: u128,
 }
 
 /// One bucket of the size histogram: sizes in `[low, high]`.
@@ -60,7 +61,9 @@ pub struct Report {
     pub realloc_calls: u64,
     /// free calls: frees that no realloc implied.
     pub free_calls: u64,
-    pub bytes_allocated: u64,
+    /// In 128 bits, so that no sum saturates (blocks are at most 2^63 − 1
+    /// bytes, and three of those pass 2^64).
+    pub bytes_allocated: u128,
     pub max_live_objects: u64,
     pub max_live_bytes: u64,
     pub average_object_size: f64,
@@ -135,7 +138,7 @@ pub struct HeapTotals {
     /// Allocations and frees a realloc implied (its accompanying records).
     implied_allocs: u64,
     implied_frees: u64,
-    bytes: u64,
+    bytes: u128,
     live: Live,
     max_objects: u64,
     max_bytes: u64,
@@ -188,7 +191,7 @@ impl HeapTotals {
                 if implied {
                     self.implied_allocs += 1;
                 }
-                self.bytes = self.bytes.saturating_add(size);
+                self.bytes += u128::from(size);
                 let b = if size == 0 {
                     0
                 } else {
@@ -200,9 +203,9 @@ impl HeapTotals {
                 self.hist[b] += 1;
                 let (t, h) = self.activity(&cx);
                 t.allocs += 1;
-                t.bytes_allocated = t.bytes_allocated.saturating_add(size);
+                t.bytes_allocated += u128::from(size);
                 h.allocs += 1;
-                h.bytes_allocated = h.bytes_allocated.saturating_add(size);
+                h.bytes_allocated += u128::from(size);
                 if displaced > 0 {
                     self.live_reallocs += 1;
                 }
@@ -259,10 +262,10 @@ impl HeapTotals {
                     && size > before
                 {
                     let growth = size - before;
-                    self.bytes = self.bytes.saturating_add(growth);
+                    self.bytes += u128::from(growth);
                     let (t, h) = self.activity(&cx);
-                    t.bytes_allocated = t.bytes_allocated.saturating_add(growth);
-                    h.bytes_allocated = h.bytes_allocated.saturating_add(growth);
+                    t.bytes_allocated += u128::from(growth);
+                    h.bytes_allocated += u128::from(growth);
                 }
             }
             HeapEvent::HeapCreate { .. } => self.heaps.0 += 1,
@@ -461,7 +464,8 @@ impl<K: Keep, A: Analysis<Heap<K>>> Analysis for HeapStats<A, K> {
     }
 }
 
-pub(crate) fn human(n: u64) -> String {
+pub(crate) fn human(n: impl Into<u128>) -> String {
+    let n: u128 = n.into();
     // 1234567 -> "1,234,567"
     let s = n.to_string();
     let mut out = String::new();
@@ -654,7 +658,7 @@ mod tests {
         assert_eq!((r.total_frees, r.free_calls), (2, 1));
         assert_eq!((r.total_reallocs, r.realloc_calls), (2, 2));
         assert_eq!(r.bytes_allocated, 16 + 64 + 36);
-        let rows: u64 = r.per_thread.values().map(|a| a.bytes_allocated).sum();
+        let rows: u128 = r.per_thread.values().map(|a| a.bytes_allocated).sum();
         assert_eq!(
             rows, r.bytes_allocated,
             "the thread rows add up to the total"

@@ -23,7 +23,8 @@ pub struct Slice {
     /// Live bytes after the slice's last event.
     pub live_bytes: u64,
     pub allocations: u64,
-    pub bytes_allocated: u64,
+    /// In 128 bits, as every sum of sizes (blocks reach 2^63 − 1 bytes).
+    pub bytes_allocated: u128,
     pub frees: u64,
 }
 
@@ -33,7 +34,7 @@ struct Bucket {
     max: u64,
     end: u64,
     allocs: u64,
-    bytes: u64,
+    bytes: u128,
     frees: u64,
 }
 
@@ -44,7 +45,7 @@ impl Bucket {
             max: a.max.max(b.max),
             end: if b.seen { b.end } else { a.end },
             allocs: a.allocs + b.allocs,
-            bytes: a.bytes.saturating_add(b.bytes),
+            bytes: a.bytes + b.bytes,
             frees: a.frees + b.frees,
         }
     }
@@ -157,7 +158,7 @@ impl<K: Keep> Analysis<Heap<K>> for Timeline {
             b.end = step.live.bytes;
             if let Some(size) = alloc {
                 b.allocs += 1;
-                b.bytes = b.bytes.saturating_add(size);
+                b.bytes += u128::from(size);
             }
             if free {
                 b.frees += 1;
@@ -245,7 +246,7 @@ mod tests {
                     s.max_live_bytes,
                     s.live_bytes,
                     s.allocations,
-                    s.bytes_allocated,
+                    s.bytes_allocated as u64,
                     s.frees,
                 ]
             })

@@ -282,6 +282,9 @@ impl RoleIndex {
     }
 }
 
+/// The largest block an allocator can give: PTRDIFF_MAX.
+pub const MAX_BLOCK: u64 = i64::MAX as u64;
+
 /// Turns records into heap events and keeps the live objects (each with
 /// what `K` keeps). Per record type it remembers where the roles are, so
 /// no field is searched for per record.
@@ -543,6 +546,20 @@ impl<K: Keep> HeapView<K> {
             heap: u(ix.heap),
             time: u(ix.time),
         };
+        // No allocator hands out a block above PTRDIFF_MAX (glibc's, and
+        // every C allocator, fails the call): such a record is damage, not
+        // a block whose bytes would swamp every total.
+        if matches!(kind, RecordKind::Alloc | RecordKind::Realloc(_)) && u(ix.size) > MAX_BLOCK {
+            return Err(Error::Schema {
+                record_type: ty.name.clone(),
+                message: format!(
+                    "record {}: a block of {} bytes, more than any allocator gives (PTRDIFF_MAX, 2^63 − 1): \
+                     the allocation would have failed",
+                    self.records,
+                    u(ix.size)
+                ),
+            });
+        }
         let step = match kind {
             RecordKind::Alloc => {
                 let (size, address) = (u(ix.size), u(ix.address));

@@ -14,7 +14,8 @@ use tramp_symbols::sites::SiteTotals;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Costs {
     pub allocations: u64,
-    pub bytes: u64,
+    /// In 128 bits, as every sum of sizes.
+    pub bytes: u128,
     pub temporary: u64,
     pub peak: u64,
     pub leaked: u64,
@@ -24,7 +25,7 @@ impl Costs {
     /// Adds `c` (saturating).
     pub fn add(&mut self, c: &Costs) {
         self.allocations = self.allocations.saturating_add(c.allocations);
-        self.bytes = self.bytes.saturating_add(c.bytes);
+        self.bytes += c.bytes;
         self.temporary = self.temporary.saturating_add(c.temporary);
         self.peak = self.peak.saturating_add(c.peak);
         self.leaked = self.leaked.saturating_add(c.leaked);
@@ -58,7 +59,8 @@ impl Change {
         let d = |x: u64, y: u64| i128::from(y) - i128::from(x);
         Change {
             allocations: d(a.allocations, b.allocations),
-            bytes: d(a.bytes, b.bytes),
+            // Sums of sizes stay far below 2^127.
+            bytes: b.bytes as i128 - a.bytes as i128,
             temporary: d(a.temporary, b.temporary),
             peak: d(a.peak, b.peak),
             leaked: d(a.leaked, b.leaked),
@@ -255,7 +257,7 @@ mod tests {
     fn t(allocs: u64, bytes: u64, live: u64) -> SiteTotals {
         SiteTotals {
             allocs,
-            bytes,
+            bytes: u128::from(bytes),
             live_bytes: live,
             ..SiteTotals::default()
         }

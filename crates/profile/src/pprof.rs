@@ -171,6 +171,7 @@ pub fn profile(
     }
     let mut modules: Vec<(u64, String)> = modules.to_vec();
     modules.sort();
+    let mut clamped = 0u64;
     for (site, t) in rows {
         let frames = match site.kind {
             SITE_STACK => names.stack(site.value),
@@ -183,11 +184,30 @@ pub fn profile(
             .iter()
             .map(|&pc| b.location(pc, names, &modules))
             .collect();
-        let v = |x: u64| i64::try_from(x).unwrap_or(i64::MAX);
+        // pprof's values are int64: a sum past 2^63 − 1 is written as that
+        // (counted in `clamped`, and said).
+        let mut v = |x: u128| {
+            i64::try_from(x).unwrap_or_else(|_| {
+                clamped += 1;
+                i64::MAX
+            })
+        };
+        let value = vec![
+            v(u128::from(t.allocs)),
+            v(t.bytes),
+            v(u128::from(t.live_objects)),
+            v(u128::from(t.live_bytes)),
+        ];
         p.sample.push(Sample {
             location_id: ids,
-            value: vec![v(t.allocs), v(t.bytes), v(t.live_objects), v(t.live_bytes)],
+            value,
         });
+    }
+    if clamped > 0 {
+        let note = format!(
+            "{clamped} values passed 2^63 - 1, pprof's largest, and are written as 2^63 - 1"
+        );
+        p.comment.push(b.string(&note));
     }
     p.mapping = b.mappings.into_values().collect();
     p.mapping.sort_by_key(|m| m.id);

@@ -147,7 +147,7 @@ mod tests {
     fn totals(allocs: u64, bytes: u64) -> SiteTotals {
         SiteTotals {
             allocs,
-            bytes,
+            bytes: u128::from(bytes),
             ..Default::default()
         }
     }

@@ -152,7 +152,7 @@ mod tests {
     fn t(allocs: u64, bytes: u64) -> SiteTotals {
         SiteTotals {
             allocs,
-            bytes,
+            bytes: u128::from(bytes),
             ..SiteTotals::default()
         }
     }
@@ -176,7 +176,7 @@ mod tests {
             (td.roots[0].frame.as_str(), td.roots[0].costs.bytes),
             ("main", 60)
         );
-        let kids: Vec<(&str, u64)> = td.roots[0]
+        let kids: Vec<(&str, u128)> = td.roots[0]
             .children
             .iter()
             .map(|n| (n.frame.as_str(), n.costs.bytes))
@@ -187,7 +187,7 @@ mod tests {
             (bu.roots[0].frame.as_str(), bu.roots[0].costs.allocations),
             ("xmalloc", 6)
         );
-        let callers: Vec<(&str, u64)> = bu.roots[0]
+        let callers: Vec<(&str, u128)> = bu.roots[0]
             .children
             .iter()
             .map(|n| (n.frame.as_str(), n.costs.bytes))

@@ -26,7 +26,8 @@ use crate::symbolizer::Place;
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct SiteTotals {
     pub allocs: u64,
-    pub bytes: u64,
+    /// In 128 bits, as every sum of sizes (blocks reach 2^63 − 1 bytes).
+    pub bytes: u128,
     pub live_objects: u64,
     pub live_bytes: u64,
     /// Bytes live from this site when the heap was at its peak.
@@ -68,12 +69,19 @@ impl Serialize for SiteErrors {
 }
 
 impl SiteTotals {
+    /// `bytes` as a u64 (2^64 − 1 when the sum passed it).
+    pub fn bytes_u64(&self) -> u64 {
+        u64::try_from(self.bytes).unwrap_or(u64::MAX)
+    }
+
     /// The five costs of the heap profile, in this order: allocations,
     /// bytes, temporary, peak, leaked.
+    /// Bytes past 2^64 − 1 (a sum of several blocks near 2^63) give
+    /// 2^64 − 1 here, for ranking and drawing; `bytes` keeps the sum.
     pub fn costs(&self) -> [u64; 5] {
         [
             self.allocs,
-            self.bytes,
+            self.bytes_u64(),
             self.temporary,
             self.peak_bytes,
             self.live_bytes,
@@ -83,7 +91,7 @@ impl SiteTotals {
     /// Adds another site's totals (saturating): sites that read the same.
     pub fn add(&mut self, t: &SiteTotals) {
         self.allocs = self.allocs.saturating_add(t.allocs);
-        self.bytes = self.bytes.saturating_add(t.bytes);
+        self.bytes += t.bytes;
         self.live_objects = self.live_objects.saturating_add(t.live_objects);
         self.live_bytes = self.live_bytes.saturating_add(t.live_bytes);
         self.peak_bytes = self.peak_bytes.saturating_add(t.peak_bytes);
@@ -322,7 +330,7 @@ impl SiteCounts {
             sampling: self.sampling(),
             peak: self.peak.clone(),
             by_count: top(&all, &|t| t.allocs, &mut names),
-            by_bytes: top(&all, &|t| t.bytes, &mut names),
+            by_bytes: top(&all, &|t| t.bytes_u64(), &mut names),
             by_bytes_at_peak: top(&all, &|t| t.peak_bytes, &mut names),
             by_live_bytes_at_exit: top(&leaking, &|t| t.live_bytes, &mut names),
             leaks,
@@ -378,7 +386,7 @@ impl Cost {
     pub fn of(self, t: &SiteTotals) -> u64 {
         match self {
             Cost::Allocations => t.allocs,
-            Cost::Bytes => t.bytes,
+            Cost::Bytes => t.bytes_u64(),
             Cost::Temporary => t.temporary,
             Cost::Peak => t.peak_bytes,
             Cost::Leaked => t.live_bytes,
@@ -410,7 +418,7 @@ impl SiteCounts {
                     let x = &e.rows[i];
                     SiteTotals {
                         allocs: x.allocs.rounded(),
-                        bytes: x.bytes.rounded(),
+                        bytes: u128::from(x.bytes.rounded()),
                         live_objects: x.live_objects.rounded(),
                         live_bytes: x.live_bytes.rounded(),
                         peak_bytes: if unchanged {
@@ -591,7 +599,7 @@ impl<K: tramp_heap::Keep> Analysis<Heap<K>> for SiteCounts {
                 let i = self.row_index(object.extra.site(), true).expect("made");
                 let t = &mut self.rows[i].1;
                 t.allocs += 1;
-                t.bytes = t.bytes.saturating_add(object.size);
+                t.bytes += u128::from(object.size);
                 t.live_objects += 1;
                 t.live_bytes = t.live_bytes.saturating_add(object.size);
                 if let Some(e) = &mut self.sampled {
