@@ -154,3 +154,44 @@ fn sums_past_2_64_are_exact_and_impossible_blocks_are_errors() {
     assert!(top.contains("of 3 total"), "{top}");
     assert!(top.contains("1 values passed 2^63 - 1"), "{top}");
 }
+
+#[test]
+fn replays_fidelity_line_follows_the_numbers() {
+    // Case 5: "the replay's counts equal the trace's" stood under a trace
+    // line of 1 free and 106 reallocs and a replayed line of 107 frees and
+    // no realloc, saying nothing of why.
+    let dir = tempfile::tempdir().unwrap();
+    let exe = program(
+        &dir,
+        "r0",
+        "for (int i = 0; i < 106; i++) { char *p = malloc(100 + i); p = realloc(p, 0); if (p) free(p); } \
+         free(malloc(10)); return 0;",
+    );
+    let trace = path_in(&dir, "r0.tpack");
+    common::ok(&tramp(&["record", "-o", &trace, "--", &exe]));
+    let out = common::ok(&tramp(&["replay", &trace]));
+    assert!(
+        out.contains("trace        107 malloc, 1 free, 106 realloc calls"),
+        "{out}"
+    );
+    assert!(
+        out.contains("replayed     107 malloc, 107 free, 0 realloc"),
+        "{out}"
+    );
+    let fidelity = out.lines().find(|l| l.starts_with("fidelity")).unwrap();
+    assert!(fidelity.ends_with("once these are counted:"), "{out}");
+    assert!(
+        out.contains("  106 realloc(p, 0) calls replayed as frees"),
+        "{out}"
+    );
+    // A trace without them: the plain headline, nothing under it.
+    let plain = program(&dir, "plain", "free(malloc(10)); return 0;");
+    let trace = path_in(&dir, "plain.tpack");
+    common::ok(&tramp(&["record", "-o", &trace, "--", &plain]));
+    let out = common::ok(&tramp(&["replay", &trace]));
+    assert!(
+        out.trim_end()
+            .ends_with("fidelity     the replay's counts equal the trace's"),
+        "{out}"
+    );
+}
