@@ -55,6 +55,12 @@ if ! python3 -c "import duckdb" >/dev/null 2>&1; then
   python3 -m pip install -q "duckdb==2.0.1" 2>/dev/null ||
     python3 -m pip install -q --break-system-packages "duckdb==2.0.1"
 fi
+# libCacheSim's Python binding, pinned: the peer whose parameter ranges
+# crates/cachesim/tests/params.rs walks.
+if ! python3 -c "import libcachesim" >/dev/null 2>&1; then
+  python3 -m pip install -q "libcachesim==0.3.5" 2>/dev/null ||
+    python3 -m pip install -q --break-system-packages "libcachesim==0.3.5"
+fi
 # Toolchain components (no-ops where already installed).
 if command -v rustup >/dev/null 2>&1; then
   rustup component add rustfmt clippy >/dev/null 2>&1 || true

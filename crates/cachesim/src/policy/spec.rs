@@ -27,6 +27,9 @@ pub(crate) struct ParamDef {
     min: f64,
     max: f64,
     integer: bool,
+    /// The ends excluded (libCacheSim refuses the value at that end).
+    min_open: bool,
+    max_open: bool,
 }
 
 const fn ratio(name: &'static str, aliases: &'static [&'static str], default: f64) -> ParamDef {
@@ -46,7 +49,11 @@ const fn whole(
 /// The parameters of `kind`, with libCacheSim 0.3.5's defaults.
 fn defs(kind: PolicyKind) -> &'static [ParamDef] {
     const S3FIFO: &[ParamDef] = &[
-        ratio("small-size-ratio", &["small", "fifo-size-ratio"], 0.1),
+        ParamDef {
+            min_open: true,
+            max_open: true,
+            ..ratio("small-size-ratio", &["small", "fifo-size-ratio"], 0.1)
+        },
         ParamDef {
             max: 64.0,
             ..ratio("ghost-size-ratio", &["ghost"], 0.9)
@@ -65,6 +72,7 @@ fn defs(kind: PolicyKind) -> &'static [ParamDef] {
         whole("lifetime", &[], 10_000.0, 1.0, 1e15),
         ParamDef {
             max: 64.0,
+            min_open: true,
             ..ratio("Qout-size-ratio", &["qout"], 4.0)
         },
     ];
@@ -84,7 +92,10 @@ fn defs(kind: PolicyKind) -> &'static [ParamDef] {
         whole("move-to-main-threshold", &["move"], 1.0, 1.0, 255.0),
         ratio("corr-window-ratio", &["corr"], 0.5),
     ];
-    const WTINYLFU: &[ParamDef] = &[ratio("window-size", &["window"], 0.01)];
+    const WTINYLFU: &[ParamDef] = &[ParamDef {
+        max_open: true,
+        ..ratio("window-size", &["window"], 0.01)
+    }];
     const LHD: &[ParamDef] = &[SEED];
     const CACHEUS: &[ParamDef] = &[SEED];
     const CLOCKPRO: &[ParamDef] = &[
@@ -97,7 +108,11 @@ fn defs(kind: PolicyKind) -> &'static [ParamDef] {
         SEED,
     ];
     const FLASHPROB: &[ParamDef] = &[
-        ratio("ram-size-ratio", &["ram"], 0.05),
+        ParamDef {
+            min_open: true,
+            max_open: true,
+            ..ratio("ram-size-ratio", &["ram"], 0.05)
+        },
         ratio("disk-admit-prob", &["p"], 0.2),
         SEED,
     ];
@@ -160,6 +175,28 @@ impl PolicySpec {
                     .map(|d| d.default)
             })
             .unwrap_or_else(|| panic!("{} has no parameter {name}", self.kind))
+    }
+
+    /// Refuses a size at which libCacheSim 0.3.5 refuses the policy: S3-FIFO
+    /// and FlashProb split the cache by a ratio, and a part of no unit
+    /// (`(capacity × ratio)` rounded down, or the rest) is an error there.
+    pub fn check_capacity(&self, capacity: u64) -> Result<(), SpecError> {
+        let split = match self.kind {
+            PolicyKind::S3Fifo => Some(("small-size-ratio", "small FIFO", "main FIFO")),
+            PolicyKind::FlashProb => Some(("ram-size-ratio", "RAM cache", "disk cache")),
+            _ => None,
+        };
+        if let Some((name, a, b)) = split {
+            let part = (capacity as f64 * self.param(name)) as u64;
+            if part == 0 || part >= capacity {
+                return Err(SpecError::Refused(format!(
+                    "{self} at size {capacity}: the {a} would hold {part} and the {b} {} \
+                     (libCacheSim refuses a part of size 0)",
+                    capacity.saturating_sub(part)
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// A cache of this policy holding `capacity` units (with its admission
@@ -332,13 +369,31 @@ pub(crate) fn parse_params(
             .trim()
             .parse()
             .map_err(|_| bad("not a number".into()))?;
-        if !(v >= def.min && v <= def.max) {
-            return Err(bad(format!("outside {}..={}", def.min, def.max)));
+        let low = if def.min_open {
+            v > def.min
+        } else {
+            v >= def.min
+        };
+        let high = if def.max_open {
+            v < def.max
+        } else {
+            v <= def.max
+        };
+        if !(low && high) {
+            return Err(bad(format!(
+                "outside {}{}, {}{} (libCacheSim 0.3.5's range)",
+                if def.min_open { "(" } else { "[" },
+                def.min,
+                def.max,
+                if def.max_open { ")" } else { "]" }
+            )));
         }
         if def.integer && v.fract() != 0.0 {
             return Err(bad("a whole number is needed".into()));
         }
-        out.retain(|(n, _)| *n != def.name);
+        if out.iter().any(|(n, _)| *n == def.name) {
+            return Err(bad("given twice".into()));
+        }
         out.push((def.name, v));
     }
     Ok(out)
@@ -359,6 +414,8 @@ pub(crate) const fn param(
         min,
         max,
         integer,
+        min_open: false,
+        max_open: false,
     }
 }
 

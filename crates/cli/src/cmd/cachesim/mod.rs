@@ -88,6 +88,11 @@ pub fn run(a: CachesimArgs) -> Result<()> {
         }
     };
     let sizes: Vec<u64> = sizes.iter().map(|s| s.resolve(ws.size(unit))).collect();
+    for p in &policies {
+        for &s in &sizes {
+            p.check_capacity(s)?;
+        }
+    }
     let opts = Options {
         curves: (!mini.is_empty()).then(|| Curves {
             policies: mini,
