@@ -195,3 +195,44 @@ fn replays_fidelity_line_follows_the_numbers() {
         "{out}"
     );
 }
+
+#[test]
+fn a_text_trace_with_no_record_is_an_error_in_every_command() {
+    // Case 9: cachesim took a file cut inside its header for an empty csv
+    // (a table of 0 requests, exit 0), and a header or comment alone was
+    // accepted by stats, report and cachesim.
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text, says) in [
+        ("cut.hatf.txt", "# tramp hatf-text", "the file was cut"),
+        ("hdr.hatf.txt", "# tramp hatf-text 1\n", "holds no record"),
+        (
+            "com.hatf.txt",
+            "# tramp hatf-text 1\n# a comment\n",
+            "holds no record",
+        ),
+    ] {
+        let t = path_in(&dir, name);
+        std::fs::write(&t, text).unwrap();
+        let html = path_in(&dir, "r.html");
+        for args in [
+            vec!["stats", &t],
+            vec!["cachesim", &t],
+            vec!["report", &t, "-o", &html],
+        ] {
+            let out = tramp(&args);
+            assert_eq!(out.status.code(), Some(1), "{args:?}: {}", stderr(&out));
+            let err = stderr(&out);
+            assert!(err.contains(says) && err.contains(name), "{args:?}: {err}");
+        }
+    }
+    // A csv of only its header: no table of zeros either.
+    let csv = path_in(&dir, "h.csv");
+    std::fs::write(&csv, "# time, object, size\n").unwrap();
+    let out = tramp(&["cachesim", &csv]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("holds no request"),
+        "{}",
+        stderr(&out)
+    );
+}

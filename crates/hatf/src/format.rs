@@ -33,7 +33,9 @@ pub static HATF_TEXT: FormatDesc = FormatDesc {
     family: "hatf",
     about: "HATF text form, one record per line (extension .hatf.txt or .txt)",
     extensions: &[".hatf.txt", ".txt"],
-    sniff: |head| Sniff::magic(head, &[crate::text::HEADER.as_bytes()]),
+    // The header's start, so that a file cut inside its header is still
+    // read as HATF text (and said to be cut), not taken for another format.
+    sniff: |head| Sniff::magic(head, &[crate::text::MAGIC.as_bytes()]),
     text_form: Some("hatf-text"),
     holds: Holds::ByRole(hatf_schema),
     open: |input, _| Ok(Box::new(HatfTextSource::new(input)) as Box<dyn Source + Send>),

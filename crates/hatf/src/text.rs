@@ -23,6 +23,8 @@ use crate::spec::{EventKind, Field, Interp, Meta, Width};
 
 /// First line of every text dump; lines starting with `#` are ignored.
 pub const HEADER: &str = "# tramp hatf-text 1";
+/// What every HATF text file starts with, whatever its version.
+pub const MAGIC: &str = "# tramp hatf-text";
 const FORMAT: &str = "hatf-text";
 /// Longest line the reader accepts (a 65535-byte attribute in hex is ~131 KB).
 pub const MAX_LINE: usize = 1 << 20;
@@ -531,6 +533,14 @@ impl<R: BufRead> TextReader<R> {
                 .read_until(b'\n', &mut self.line)
                 .inspect_err(|_| self.done = true)?;
             if n == 0 {
+                if self.record == 0 {
+                    // One verdict for every command: a text trace with no
+                    // record (only its header, or comments) is no trace.
+                    return Err(self.fail(
+                        "the file holds no record (only a header or comments): nothing to read"
+                            .into(),
+                    ));
+                }
                 self.done = true;
                 return Ok(None);
             }

@@ -135,6 +135,14 @@ pub fn run(a: CachesimArgs) -> Result<()> {
     };
     let out = simulate(input, layout, &opts, &mapping, lcs)
         .with_context(|| format!("reading {}", a.input))?;
+    // No table of zeros for a trace of no request (a csv of only its
+    // header, a heap trace of no heap record).
+    if out.damage.is_none() && out.report.requests == 0 {
+        anyhow::bail!(
+            "{}: the trace holds no request: nothing to simulate",
+            a.input
+        );
+    }
     let shown = tramp_core::Outcome {
         report: &out.report,
         complete: out.damage.is_none(),
