@@ -285,8 +285,11 @@ impl fmt::Display for MiniReport {
         };
         writeln!(
             f,
-            "Miss-ratio curves by miniature simulation (rate {:.4}: {} of {} requests, {} objects sampled)",
-            self.rate, self.sampled, self.requests, self.sampled_objects
+            "Miss-ratio curves by miniature simulation (rate {}: {} of {} requests, {} objects sampled)",
+            crate::mrc::rate_text(self.rate),
+            self.sampled,
+            self.requests,
+            self.sampled_objects
         )?;
         for c in &self.curves {
             writeln!(f, "{}:", c.policy)?;

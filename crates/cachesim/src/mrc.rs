@@ -260,6 +260,7 @@ impl StackDistances {
                 _ => steps.push((d, r)),
             }
         }
+        let charges: u64 = self.last.values().map(|v| v.1).sum();
         Mrc {
             summary: MrcSummary {
                 unit: self.unit,
@@ -268,6 +269,12 @@ impl StackDistances {
                 rate: self.rate(),
                 distinct: (self.last.len() as f64 * scale).round() as u64,
                 cold_misses: cold.round() as u64,
+                sampled_objects: self.last.len() as u64,
+                mean_charge: if self.last.is_empty() {
+                    0.0
+                } else {
+                    charges as f64 / self.last.len() as f64
+                },
             },
             steps,
         }
@@ -315,6 +322,16 @@ impl Mrc {
     }
 }
 
+/// A sampling rate with four significant digits, however small (not
+/// `0.0000` for 10^-5).
+pub fn rate_text(rate: f64) -> String {
+    if rate >= 0.001 {
+        format!("{rate:.4}")
+    } else {
+        format!("{rate:.3e}")
+    }
+}
+
 /// The curve at chosen sizes, for reports.
 #[derive(Clone, Debug, Serialize)]
 pub struct MrcReport {
@@ -334,24 +351,54 @@ pub struct MrcSummary {
     /// Distinct objects (estimated when sampling).
     pub distinct: u64,
     pub cold_misses: u64,
+    /// Distinct objects in the sample, and their mean charge (1 by
+    /// objects, their mean size by bytes).
+    pub sampled_objects: u64,
+    pub mean_charge: f64,
 }
 
 #[derive(Clone, Debug, Serialize)]
 pub struct MrcPoint {
     pub size: u64,
     pub miss_ratio: f64,
+    /// Whether the point stands on enough of the sample: exact, or the
+    /// cache scaled by the rate holds at least [`crate::mini::MIN_OBJECTS`]
+    /// sampled objects (the rule of the miniature curves).
+    pub reliable: bool,
 }
 
 impl MrcReport {
     pub fn new(mrc: &Mrc, sizes: &[u64]) -> MrcReport {
+        let s = &mrc.summary;
+        let reliable = |size: u64| {
+            s.rate >= 1.0
+                || (s.mean_charge > 0.0
+                    && size as f64 * s.rate / s.mean_charge >= crate::mini::MIN_OBJECTS)
+        };
         MrcReport {
-            summary: mrc.summary.clone(),
+            summary: s.clone(),
             points: mrc
                 .at(sizes)
                 .into_iter()
-                .map(|(size, miss_ratio)| MrcPoint { size, miss_ratio })
+                .map(|(size, miss_ratio)| MrcPoint {
+                    size,
+                    miss_ratio,
+                    reliable: reliable(size),
+                })
                 .collect(),
         }
+    }
+
+    /// Why no curve can be drawn: a sample that holds no request.
+    pub fn refusal(&self) -> Option<String> {
+        let s = &self.summary;
+        (s.requests > 0 && s.sampled == 0).then(|| {
+            format!(
+                "the SHARDS sample at rate {} holds none of the {} requests: no curve from it",
+                rate_text(s.rate),
+                s.requests
+            )
+        })
     }
 }
 
@@ -365,8 +412,11 @@ impl fmt::Display for MrcReport {
         if s.rate < 1.0 {
             writeln!(
                 f,
-                "LRU miss-ratio curve (SHARDS, rate {:.4}: {} of {} requests sampled)",
-                s.rate, s.sampled, s.requests
+                "LRU miss-ratio curve (SHARDS, rate {}: {} of {} requests, {} objects sampled)",
+                rate_text(s.rate),
+                s.sampled,
+                s.requests,
+                s.sampled_objects
             )?;
         } else {
             writeln!(
@@ -382,7 +432,21 @@ impl fmt::Display for MrcReport {
         )?;
         writeln!(f, "{:>14} {:>10}", format!("size ({unit})"), "miss ratio")?;
         for p in &self.points {
-            writeln!(f, "{:>14} {:>10.6}", p.size, p.miss_ratio)?;
+            writeln!(
+                f,
+                "{:>14} {:>10.6}{}",
+                p.size,
+                p.miss_ratio,
+                if p.reliable { "" } else { "  (few objects)" }
+            )?;
+        }
+        let few = self.points.iter().filter(|p| !p.reliable).count();
+        if few > 0 {
+            writeln!(
+                f,
+                "  {few} point(s) marked: the cache scaled by the rate holds fewer than {} sampled objects",
+                crate::mini::MIN_OBJECTS
+            )?;
         }
         Ok(())
     }

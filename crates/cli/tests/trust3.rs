@@ -236,3 +236,47 @@ fn a_text_trace_with_no_record_is_an_error_in_every_command() {
         stderr(&out)
     );
 }
+
+#[test]
+fn shards_curves_from_almost_nothing_are_marked_or_refused() {
+    // Case 7: `--shards 0.00001` on the 1 M requests sampled 8 and printed
+    // a one-point curve of 0.30 (true 0.94) unmarked, as `rate 0.0000`; a
+    // rate whose sample is empty printed 0.000 at every size.
+    let trace = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/cache/twitter_cluster52.csv.zst")
+        .to_string_lossy()
+        .into_owned();
+    let out = common::ok(&tramp(&["cachesim", "--shards", "0.00001", &trace]));
+    assert!(
+        out.contains("rate 1.001e-5: 8 of 1000000 requests, 3 objects sampled"),
+        "{out}"
+    );
+    // The curve's rows: a size, then a miss ratio.
+    let rows: Vec<&str> = out
+        .lines()
+        .filter(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            w.len() >= 2 && w[0].parse::<u64>().is_ok() && w[1].parse::<f64>().is_ok()
+        })
+        .collect();
+    assert!(
+        !rows.is_empty() && rows.iter().all(|l| l.ends_with("(few objects)")),
+        "{out}"
+    );
+    let out = tramp(&["cachesim", "--shards", "0.0000001", &trace]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("holds none of the 1000000 requests: no curve"),
+        "{}",
+        stderr(&out)
+    );
+    // A rate that samples plenty: no point marked at the larger sizes.
+    let out = common::ok(&tramp(&[
+        "cachesim", "--shards", "0.1", "--size", "10000", &trace,
+    ]));
+    let row = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("10000 "))
+        .unwrap();
+    assert!(!row.contains("few objects"), "{out}");
+}

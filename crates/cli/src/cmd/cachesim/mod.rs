@@ -143,6 +143,9 @@ pub fn run(a: CachesimArgs) -> Result<()> {
             a.input
         );
     }
+    if let Some(why) = out.report.mrc.as_ref().and_then(|m| m.refusal()) {
+        anyhow::bail!("{}: {why}", a.input);
+    }
     let shown = tramp_core::Outcome {
         report: &out.report,
         complete: out.damage.is_none(),
