@@ -28,6 +28,10 @@ command -v go >/dev/null 2>&1 || need+=(golang-go)
 # internal frames, so that the attach can tell a thread stopped inside
 # the allocator and let it leave first.
 command -v gdb >/dev/null 2>&1 || need+=(gdb)
+# binutils' objcopy, readelf and addr2line: the separate-debug-file tests
+# split a program's DWARF as dh_strip does and check lines against
+# addr2line (crates/cli/tests/trust3.rs).
+command -v objcopy >/dev/null 2>&1 && command -v addr2line >/dev/null 2>&1 || need+=(binutils)
 [ -d /usr/lib/debug/.build-id ] && dpkg -s libc6-dbg >/dev/null 2>&1 || need+=(libc6-dbg)
 # valgrind: DHAT, whose JSON `tramp export --dhat`'s is compared with on
 # the same program (crates/cli/tests/foreign.rs); lackey and cachegrind

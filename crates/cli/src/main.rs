@@ -22,6 +22,11 @@ use clap::{Parser, Subcommand};
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// A directory of separate debug information, searched before
+    /// /usr/lib/debug when naming code (by build-id, DIR/.build-id/xx/….debug,
+    /// and by .gnu_debuglink); may be given more than once.
+    #[arg(long, global = true, value_name = "DIR")]
+    debug_dir: Vec<std::path::PathBuf>,
 }
 
 #[derive(Subcommand)]
@@ -58,6 +63,7 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    tramp_symbols::debugfile::set_debug_dirs(cli.debug_dir.clone());
     if !matches!(cli.command, Command::Record(_)) {
         signals::clean_up_on_signals();
     }

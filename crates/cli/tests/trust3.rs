@@ -280,3 +280,176 @@ fn shards_curves_from_almost_nothing_are_marked_or_refused() {
         .unwrap();
     assert!(!row.contains("few objects"), "{out}");
 }
+
+/// The sites' frames of `stats --sites --json`: (function, file, line, module).
+fn frames(trace: &str) -> Vec<(String, String, u64, String)> {
+    let v: serde_json::Value = serde_json::from_str(&common::ok(&tramp(&[
+        "stats", "--sites", "--top", "50", "--json", trace,
+    ])))
+    .unwrap();
+    let mut out = Vec::new();
+    for row in v["sites"]["by_count"].as_array().unwrap() {
+        for f in row["stack"].as_array().unwrap() {
+            let s = |k: &str| f[k].as_str().unwrap_or("").to_string();
+            out.push((
+                s("function"),
+                s("file"),
+                f["line"].as_u64().unwrap_or(0),
+                s("module"),
+            ));
+        }
+    }
+    out
+}
+
+#[test]
+fn separate_debug_files_name_frames_and_the_capture_library_is_hidden() {
+    // Case 10: with libc6-dbg installed (setup.sh), the thread-start frame
+    // read `pthread_create (libc.so.6+…)`, the nearest exported symbol,
+    // and the capture library's own wrapper stood in every thread's stack.
+    let dir = tempfile::tempdir().unwrap();
+    let src = path_in(&dir, "thr.c");
+    std::fs::write(
+        &src,
+        "#include <pthread.h>\n#include <stdlib.h>\n\
+         static void *work(void *a) { (void)a; return malloc(7); }\n\
+         int main(void) { pthread_t t; void *r; pthread_create(&t, 0, work, 0); pthread_join(t, &r); free(r); return 0; }\n",
+    )
+    .unwrap();
+    let exe = path_in(&dir, "thr");
+    assert!(
+        std::process::Command::new("cc")
+            .args(["-O0", "-g", "-pthread", &src, "-o", &exe])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let trace = path_in(&dir, "thr.tpack");
+    common::ok(&tramp(&["record", "-o", &trace, "--", &exe]));
+    let all = frames(&trace);
+    assert!(
+        all.iter().all(|f| !f.3.contains("libtramp_capture")),
+        "{all:?}"
+    );
+    let start = all
+        .iter()
+        .find(|f| f.0 == "start_thread")
+        .unwrap_or_else(|| panic!("no start_thread frame: {all:?}"));
+    assert!(
+        start.1.ends_with("pthread_create.c") && start.2 > 0,
+        "{start:?}"
+    );
+    // The line binutils' addr2line gives for the same place of libc's
+    // debug file (an independent reader of the same DWARF).
+    let libc = &start.3;
+    let debug = tramp_symbols::debugfile::find(Path::new(libc)).expect("libc6-dbg's file");
+    let pprof = path_in(&dir, "thr.pb.gz");
+    common::ok(&tramp(&["export", "--pprof", &pprof, &trace]));
+    let raw = std::process::Command::new("go")
+        .args(["tool", "pprof", "-raw", &pprof])
+        .output()
+        .unwrap();
+    let raw = String::from_utf8_lossy(&raw.stdout).into_owned();
+    // The program is the first mapping, not the dynamic loader.
+    let first = raw
+        .lines()
+        .skip_while(|l| *l != "Mappings")
+        .nth(1)
+        .unwrap_or("");
+    assert!(
+        first.starts_with("1: ") && first.ends_with(&format!("{exe}  [FN][FL][LN]")),
+        "{raw}"
+    );
+    // Each location line of libc in pprof's own listing holds an address;
+    // addr2line on the debug file names start_thread at the same line.
+    let v: serde_json::Value = serde_json::from_str(&common::ok(&tramp(&[
+        "stats", "--sites", "--top", "50", "--json", &trace,
+    ])))
+    .unwrap();
+    let addr = v["sites"]["by_count"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|r| r["stack"].as_array().unwrap().iter())
+        .find(|f| f["function"] == "start_thread")
+        .and_then(|f| f["offset"].as_u64())
+        .expect("start_thread's offset in libc");
+    let a2l = std::process::Command::new("addr2line")
+        .args(["-f", "-e"])
+        .arg(&debug)
+        .arg(format!("{:#x}", addr - 1))
+        .output()
+        .unwrap();
+    let a2l = String::from_utf8_lossy(&a2l.stdout).into_owned();
+    assert!(
+        a2l.starts_with("start_thread\n") && a2l.contains(&format!("pthread_create.c:{}", start.2)),
+        "addr2line says {a2l:?}, tramp {start:?}"
+    );
+}
+
+#[test]
+fn a_debug_dir_given_is_searched_by_build_id_and_by_debuglink() {
+    // Case 10: `--debug-dir`. The program's DWARF moved out with objcopy
+    // as Debian's dh_strip does, then found by build-id and by debuglink.
+    let dir = tempfile::tempdir().unwrap();
+    let src = path_in(&dir, "p.c");
+    std::fs::write(
+        &src,
+        "#include <stdlib.h>\n__attribute__((noinline)) void *site(void) { return malloc(40); }\n\
+         int main(void) { free(site()); return 0; }\n",
+    )
+    .unwrap();
+    let exe = path_in(&dir, "p");
+    let run = |cmd: &str, args: &[&str]| {
+        let st = std::process::Command::new(cmd).args(args).status().unwrap();
+        assert!(st.success(), "{cmd} {args:?}");
+    };
+    run("cc", &["-O0", "-g", "-Wl,--build-id", &src, "-o", &exe]);
+    let debug = path_in(&dir, "p.debug");
+    run("objcopy", &["--only-keep-debug", &exe, &debug]);
+    run("objcopy", &["--strip-debug", &exe]);
+    // The link names p.debug; the file is kept elsewhere until the last
+    // case (the program is not changed after its recording: a module that
+    // changed since is not looked up).
+    run("objcopy", &[&format!("--add-gnu-debuglink={debug}"), &exe]);
+    let kept = path_in(&dir, "kept.debug");
+    std::fs::rename(&debug, &kept).unwrap();
+    let trace = path_in(&dir, "p.tpack");
+    common::ok(&tramp(&["record", "-o", &trace, "--", &exe]));
+    let site_line = |extra: &[&str]| -> Option<u64> {
+        let mut args = vec!["stats", "--sites", "--json"];
+        args.extend_from_slice(extra);
+        args.push(&trace);
+        let v: serde_json::Value = serde_json::from_str(&common::ok(&tramp(&args))).unwrap();
+        v["sites"]["by_count"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|r| r["stack"].as_array().unwrap().iter())
+            .find(|f| f["function"] == "site")
+            .and_then(|f| f["line"].as_u64())
+    };
+    // Stripped and nothing to find: no line.
+    assert_eq!(site_line(&[]), None);
+    // By build-id under the directory given.
+    let id = {
+        let out = std::process::Command::new("readelf")
+            .args(["-n", &exe])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        text.lines()
+            .find_map(|l| l.trim().strip_prefix("Build ID: ").map(str::to_string))
+            .expect("a build-id")
+    };
+    let ids = dir.path().join("dbg/.build-id").join(&id[..2]);
+    std::fs::create_dir_all(&ids).unwrap();
+    std::fs::copy(&kept, ids.join(format!("{}.debug", &id[2..]))).unwrap();
+    let dbg = path_in(&dir, "dbg");
+    assert_eq!(site_line(&["--debug-dir", &dbg]), Some(2));
+    // By debuglink, next to the program.
+    std::fs::remove_dir_all(&dbg).unwrap();
+    assert_eq!(site_line(&[]), None);
+    std::fs::rename(&kept, &debug).unwrap();
+    assert_eq!(site_line(&[]), Some(2));
+}

@@ -169,8 +169,15 @@ pub fn profile(
         );
         p.comment.push(b.string(&note));
     }
+    // The recorded program (the trace's first module) is the profile's
+    // first mapping, which pprof takes for the main binary (not the
+    // dynamic loader, whose code may come first in a stack).
+    let program = modules.first().cloned();
     let mut modules: Vec<(u64, String)> = modules.to_vec();
     modules.sort();
+    if let Some((base, path)) = &program {
+        b.mapping(path, *base, &modules);
+    }
     let mut clamped = 0u64;
     for (site, t) in rows {
         let frames = match site.kind {

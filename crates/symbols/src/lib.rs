@@ -3,6 +3,8 @@
 //! * [`notes`]: the comment records a recording writes about itself
 //!   (process, modules, call stacks, stalls, interruption).
 //! * [`symbolizer`]: code addresses to module, function, file and line.
+//! * [`debugfile`]: a module's separate debug information (build-id,
+//!   `.gnu_debuglink`, `--debug-dir`).
 //! * [`modules`]: a trace's module map and call stacks, read from its
 //!   notes, and the names they give code addresses and allocation sites.
 //! * [`stacks`]: call stacks as a tree (parent + frame → id).
@@ -12,6 +14,7 @@
 //! `tramp record` (site notes in dumps), `tramp stats --sites` and `tramp
 //! rds` (instruction names) share it.
 
+pub mod debugfile;
 pub mod modules;
 pub mod notes;
 pub mod sites;

@@ -193,11 +193,15 @@ impl Names {
         self.symbolizer.symbolize(address)
     }
 
-    /// The frames of a recorded call stack, innermost first.
+    /// The frames of a recorded call stack, innermost first, without the
+    /// capture library's own (its `pthread_create` wrapper, its hooks): a
+    /// recording's stacks are the program's.
     pub fn stack(&self, id: u64) -> Vec<u64> {
-        match self.stacks.get(&id) {
+        let mut v = match self.stacks.get(&id) {
             Some(v) => v.clone(),
             None => self.tree.frames(id),
-        }
+        };
+        v.retain(|&pc| !self.symbolizer.in_capture_library(pc));
+        v
     }
 }

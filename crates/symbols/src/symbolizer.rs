@@ -89,12 +89,27 @@ pub struct Symbolizer {
     /// stripped libraries (their `.dynsym` survives stripping).
     dynsyms: HashMap<String, Vec<(u64, u64, String)>>,
     cache: FxHashMap<u64, Place>,
+    /// Addresses looked up in the module files already (a stored place
+    /// without a line is looked up once more, see [`Symbolizer::symbolize`]).
+    upgraded: rustc_hash::FxHashSet<u64>,
 }
 
 impl Symbolizer {
     pub fn add_module(&mut self, base: u64, path: &str) {
         if let Err(i) = self.modules.binary_search_by_key(&base, |(b, _)| *b) {
             self.modules.insert(i, (base, path.to_string()));
+        }
+    }
+
+    /// Whether `address` lies in tramp's capture library (a module named
+    /// `libtramp_capture*.so`).
+    pub fn in_capture_library(&self, address: u64) -> bool {
+        let i = self.modules.partition_point(|(b, _)| *b <= address);
+        i > 0 && {
+            let path = &self.modules[i - 1].1;
+            path.rsplit('/')
+                .next()
+                .is_some_and(|n| n.starts_with("libtramp_capture"))
         }
     }
 
@@ -113,11 +128,29 @@ impl Symbolizer {
     }
 
     /// The place of a return address (the call before it is looked up).
+    /// A place the trace stored without a line is looked up again: debug
+    /// information installed since the recording (a `-dbg` package, a
+    /// `--debug-dir`) then gives its file and line — taken only when it
+    /// names the same function, so that a rebuilt program cannot give an
+    /// old address another function's line.
     pub fn symbolize(&mut self, address: u64) -> Place {
         if let Some(p) = self.cache.get(&address) {
-            return p.clone();
+            if p.line.is_some() || p.module.is_none() || self.upgraded.contains(&address) {
+                return p.clone();
+            }
+            let stored = p.clone();
+            self.upgraded.insert(address);
+            let fresh = self.lookup(address);
+            let place = if fresh.line.is_some() && fresh.function == stored.function {
+                fresh
+            } else {
+                stored
+            };
+            self.cache.insert(address, place.clone());
+            return place;
         }
         let place = self.lookup(address);
+        self.upgraded.insert(address);
         self.cache.insert(address, place.clone());
         place
     }
@@ -134,10 +167,16 @@ impl Symbolizer {
         let (base, path) = self.modules[i - 1].clone();
         place.module = Some(path.clone());
         place.offset = Some(address - base);
+        // The module's own DWARF, else its separate debug file (which
+        // holds the full symbol table too: functions by their own names,
+        // not the nearest exported one).
         let loader = self
             .loaders
             .entry(path.clone())
-            .or_insert_with(|| addr2line::Loader::new(&path).ok())
+            .or_insert_with(|| {
+                let debug = crate::debugfile::find(std::path::Path::new(&path));
+                addr2line::Loader::new(debug.as_deref().unwrap_or(std::path::Path::new(&path))).ok()
+            })
             .as_ref();
         let Some(loader) = loader else { return place };
         // A return address points after the call: look up the call itself.
