@@ -32,6 +32,8 @@ command -v gdb >/dev/null 2>&1 || need+=(gdb)
 # split a program's DWARF as dh_strip does and check lines against
 # addr2line (crates/cli/tests/trust3.rs).
 command -v objcopy >/dev/null 2>&1 && command -v addr2line >/dev/null 2>&1 || need+=(binutils)
+# GNU time: a test reads a command's peak memory with it (trust3.rs).
+[ -x /usr/bin/time ] || need+=(time)
 [ -d /usr/lib/debug/.build-id ] && dpkg -s libc6-dbg >/dev/null 2>&1 || need+=(libc6-dbg)
 # valgrind: DHAT, whose JSON `tramp export --dhat`'s is compared with on
 # the same program (crates/cli/tests/foreign.rs); lackey and cachegrind

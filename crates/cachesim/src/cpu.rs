@@ -57,7 +57,7 @@ fn available_memory() -> Option<u64> {
 }
 
 /// One set-associative cache.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct SetAssoc {
     size: u64,
     ways: u32,
@@ -72,6 +72,24 @@ pub struct SetAssoc {
     /// LRU: last-use stamp per (set, way). PLRU: tree bits per set.
     state: Vec<u64>,
     clock: u64,
+    /// Whether any line was ever filled (a clone of an unused cache takes
+    /// fresh zeroed arrays instead of copying, which would touch them all).
+    used: bool,
+}
+
+impl Clone for SetAssoc {
+    fn clone(&self) -> SetAssoc {
+        let (tags, state) = if self.used {
+            (self.tags.clone(), self.state.clone())
+        } else {
+            (vec![EMPTY; self.tags.len()], vec![0; self.state.len()])
+        };
+        SetAssoc {
+            tags,
+            state,
+            ..*self
+        }
+    }
 }
 
 const EMPTY: u64 = 0;
@@ -120,6 +138,7 @@ impl SetAssoc {
             tags: vec![EMPTY; slots],
             state: vec![0; state_len],
             clock: 0,
+            used: false,
         })
     }
 
@@ -215,6 +234,7 @@ impl SetAssoc {
             self.touch(set, way);
             return (true, None);
         }
+        self.used = true;
         let way = self.victim(set);
         let slot = set * self.ways as usize + way;
         let old = self.tags[slot];
