@@ -313,6 +313,18 @@ fn rds_names_the_code_behind_each_type() {
         "{text}"
     );
     assert!(line("traverses").contains("sum ("), "{text}");
+    // sum() loads t->left and t->right on one line (22): two instructions,
+    // one label (issue 48: labels were repeated).
+    for what in ["creates edges", "traverses"] {
+        let l = line(what);
+        let labels: Vec<&str> = l.trim_start()[what.len()..]
+            .split(", ")
+            .map(str::trim)
+            .collect();
+        let mut unique = labels.clone();
+        unique.dedup();
+        assert_eq!(labels, unique, "{text}");
+    }
     let json: Value = serde_json::from_str(&ok(&tramp(&["rds", &trace, "--json"]))).unwrap();
     let site = json["types"][0]["sites"][0].as_u64().unwrap().to_string();
     assert!(

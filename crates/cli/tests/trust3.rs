@@ -481,3 +481,29 @@ fn a_large_cpu_cache_level_costs_what_the_trace_touches() {
     // The trace touches a few thousand lines; 1 GiB would be the arrays.
     assert!(kib < 200 * 1024, "peak {kib} KiB: {err}");
 }
+
+#[test]
+fn out_of_range_options_are_refused_not_clamped() {
+    // The smaller cases: each of these ran, clamped to something else.
+    let dir = tempfile::tempdir().unwrap();
+    let t = path_in(&dir, "t.hatf.txt");
+    std::fs::write(&t, "# tramp hatf-text 1\nalloc size=8 address=0x10\n").unwrap();
+    for (args, says) in [
+        (vec!["replay", "--repeat", "0", &t], "--repeat"),
+        (vec!["replay", "--allocator", "", &t], "--allocator"),
+        (vec!["cachesim", "--shards", "1", &t], "not between 0 and 1"),
+        (vec!["cachesim", "--threads", "0", &t], "give 1 to 1024"),
+        (
+            vec!["cachesim", "--threads", "100000", &t],
+            "give 1 to 1024",
+        ),
+        (
+            vec!["cachesim", "-p", "s3fifo:small=0.2:small=0.3", &t],
+            "given twice",
+        ),
+    ] {
+        let out = tramp(&args);
+        assert!(!out.status.success(), "{args:?} ran");
+        assert!(stderr(&out).contains(says), "{args:?}: {}", stderr(&out));
+    }
+}

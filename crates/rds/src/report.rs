@@ -423,9 +423,18 @@ impl fmt::Display for RdsReport {
                     if pcs.is_empty() {
                         continue;
                     }
-                    let names: Vec<String> = pcs.iter().take(8).map(|a| self.place(*a)).collect();
-                    let more = if pcs.len() > 8 {
-                        format!(" (+{} more)", pcs.len() - 8)
+                    // Instructions of one source line read the same: named
+                    // once (issue 48: `ins (list.c:6), ins (list.c:6)`).
+                    let mut all: Vec<String> = Vec::new();
+                    for a in pcs {
+                        let n = self.place(*a);
+                        if !all.contains(&n) {
+                            all.push(n);
+                        }
+                    }
+                    let names: Vec<String> = all.iter().take(8).cloned().collect();
+                    let more = if all.len() > 8 {
+                        format!(" (+{} more)", all.len() - 8)
                     } else {
                         String::new()
                     };

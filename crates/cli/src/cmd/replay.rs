@@ -50,15 +50,15 @@ pub struct ReplayArgs {
     /// /usr/lib/x86_64-linux-gnu/libjemalloc.so.2 (Debian's libjemalloc2);
     /// named after the library. May be given more than once. Default:
     /// glibc.
-    #[arg(long, value_name = "glibc,LIB.so,...")]
+    #[arg(long, value_name = "glibc,LIB.so,...", value_parser = clap::builder::NonEmptyStringValueParser::new())]
     allocator: Vec<String>,
     /// A file of `name path` lines naming further allocators
     /// (mimalloc-bench's --external).
     #[arg(long, value_name = "FILE")]
     external: Option<String>,
     /// Runs per allocator, alternated with the others'.
-    #[arg(long, default_value_t = 1, value_name = "N")]
-    repeat: usize,
+    #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    repeat: u16,
     /// Run every operation on one thread, in trace order.
     #[arg(long)]
     serial: bool,
@@ -127,7 +127,7 @@ pub fn run(a: ReplayArgs) -> Result<()> {
         .context("installing the replay driver")?;
     let opts = ReplayOptions {
         allocators: allocators(&a)?,
-        repeat: a.repeat.max(1),
+        repeat: usize::from(a.repeat),
         no_touch: a.no_touch,
         serial: a.serial,
         memory_limit: a

@@ -87,7 +87,7 @@ pub struct CachesimArgs {
     #[arg(long)]
     pub mrc_check: bool,
     /// Sample the curve with SHARDS at this rate (0 < RATE < 1).
-    #[arg(long, value_name = "RATE")]
+    #[arg(long, value_name = "RATE", value_parser = open_unit)]
     pub shards: Option<f64>,
     /// A TRAMP format description of the trace's layout
     /// (docs/formats/tramp.md); name the object with --key.
@@ -142,7 +142,7 @@ pub struct CachesimArgs {
     /// Threads the caches run on (default: one per core; the trace is
     /// still read once, and each cache sees every request in order, so the
     /// results do not depend on it).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = threads)]
     pub threads: Option<usize>,
     /// Print JSON instead of text.
     #[arg(long)]
@@ -156,4 +156,25 @@ pub struct CachesimArgs {
     /// file's, made up by tramp) all the same; refused otherwise.
     #[arg(long)]
     pub synthetic_ok: bool,
+}
+
+/// A rate strictly between 0 and 1 (`--shards`: 1 would be the exact
+/// curve, which `--mrc` alone gives).
+fn open_unit(s: &str) -> Result<f64, String> {
+    let v: f64 = s.parse().map_err(|_| format!("{s:?} is not a number"))?;
+    if v > 0.0 && v < 1.0 {
+        Ok(v)
+    } else {
+        Err(format!(
+            "{s} is not between 0 and 1 (exclusive); for the exact curve give --mrc alone"
+        ))
+    }
+}
+
+/// Cache threads: 1 to 1,024.
+fn threads(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if (1..=1024).contains(&n) => Ok(n),
+        _ => Err(format!("{s} threads: give 1 to 1024")),
+    }
 }
