@@ -487,7 +487,7 @@ mod tests {
             .parse::<PolicySpec>()
             .unwrap_err()
             .to_string();
-        assert!(e.contains("outside 0..=1"), "{e}");
+        assert!(e.contains("outside (0, 1)"), "{e}");
         let e = "mq:n-queue=2.5"
             .parse::<PolicySpec>()
             .unwrap_err()
