@@ -507,3 +507,38 @@ fn out_of_range_options_are_refused_not_clamped() {
         assert!(stderr(&out).contains(says), "{args:?}: {}", stderr(&out));
     }
 }
+
+#[test]
+fn smaller_cases_dhat_pid_spans_tree_and_replay_units() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = program(&dir, "one", "free(malloc(24)); return 0;");
+    let trace = path_in(&dir, "one.tpack");
+    common::ok(&tramp(&["record", "-o", &trace, "--", &exe]));
+    // DHAT's pid is the recorded process's (it was 0).
+    let pid = common::ok(&tramp(&["dump", &trace]))
+        .lines()
+        .find_map(|l| {
+            l.split("tramp:process pid=")
+                .nth(1)?
+                .split_whitespace()
+                .next()
+                .map(str::to_string)
+        })
+        .expect("a process note");
+    let dhat = path_in(&dir, "one.dhat.json");
+    common::ok(&tramp(&["export", "--dhat", &dhat, &trace]));
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&dhat).unwrap()).unwrap();
+    assert_eq!(v["pid"].to_string(), pid);
+    // `spans --tree` of a stream the trace lacks fails (it exited 0).
+    let heph = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/heph/scalar.bin.log")
+        .to_string_lossy()
+        .into_owned();
+    let out = tramp(&["spans", "--tree", "99", &heph]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("no stream 99"), "{}", stderr(&out));
+    // replay's latencies each carry their unit (`30/4.9µ ns` before).
+    let out = common::ok(&tramp(&["replay", &trace]));
+    let row = out.lines().find(|l| l.starts_with("glibc ")).unwrap();
+    assert!(!row.contains("µ ns") && row.contains(" ns/"), "{row}");
+}

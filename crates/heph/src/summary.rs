@@ -131,6 +131,25 @@ impl Serialize for Summary {
     }
 }
 
+impl Summary {
+    /// Why the span tree asked for cannot be shown: its stream (or
+    /// substream) is not in the trace.
+    pub fn tree_refusal(&self) -> Option<String> {
+        let (s, sub) = self.opts.tree?;
+        if !self.kept.is_empty() {
+            return None;
+        }
+        let streams: BTreeSet<u32> = self.substreams.iter().map(|(st, _)| *st).collect();
+        Some(match sub {
+            Some(sub) if streams.contains(&s) => {
+                format!("stream {s} has no events of substream {sub}")
+            }
+            _ if streams.contains(&s) => format!("stream {s} has no events"),
+            _ => format!("the trace has no stream {s}"),
+        })
+    }
+}
+
 impl fmt::Display for Summary {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut text = String::new();

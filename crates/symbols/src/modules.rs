@@ -22,6 +22,8 @@ pub struct ModuleMap {
     stacks: Vec<(u64, Vec<u64>)>,
     tree: Stacks,
     stack_depth: u64,
+    /// The recorded process's id (its process note).
+    pid: Option<u64>,
 }
 
 impl ModuleMap {
@@ -47,7 +49,12 @@ impl ModuleMap {
             }
             Some(Annotation::Symbol(place)) => self.symbols.push(place),
             Some(Annotation::LsanSuppressions(text)) => self.lsan.push_str(&text),
-            Some(Annotation::Process { stack_depth, .. }) => self.stack_depth = stack_depth,
+            Some(Annotation::Process {
+                stack_depth, pid, ..
+            }) => {
+                self.stack_depth = stack_depth;
+                self.pid = Some(pid);
+            }
             _ => {}
         }
     }
@@ -104,6 +111,8 @@ pub struct Modules {
     pub tree: Stacks,
     /// Frames per allocation site (0: sites are return addresses).
     pub stack_depth: u64,
+    /// The recorded process's id, when the trace says it.
+    pub pid: Option<u64>,
 }
 
 impl Modules {
@@ -121,6 +130,7 @@ impl Modules {
             stacks: self.stacks.clone(),
             tree: self.tree.clone(),
             stack_depth: self.stack_depth,
+            pid: self.pid,
         }
         .names()
     }
@@ -183,6 +193,7 @@ impl tramp_core::Analysis for ModuleMap {
             stacks: self.stacks,
             tree: self.tree,
             stack_depth: self.stack_depth,
+            pid: self.pid,
         }
     }
 }

@@ -199,7 +199,7 @@ fn dhat(input: &InputArgs, path: &str) -> Result<()> {
         &mut modules.names(),
         modules.stack_depth > 0,
         &cmd,
-        0,
+        modules.pid.unwrap_or(0),
     );
     finish(
         out,

@@ -78,5 +78,8 @@ pub fn summarize(d: Detected, opts: tramp_heph::summary::Options, json: bool) ->
         damage: tramp_core::Damage::of(&warnings, warnings.len() as u64),
     };
     print_report(&shown, json)?;
+    if let Some(why) = summary.tree_refusal() {
+        anyhow::bail!("--tree: {why}");
+    }
     super::heph_damage(&d.name, warnings)
 }

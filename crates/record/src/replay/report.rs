@@ -508,11 +508,13 @@ impl Study {
     }
 }
 
+/// A latency with its unit: `30 ns`, `4.9 µs` (each value its own, so
+/// that `p50/p99` never reads `30/4.9µ ns`).
 fn ns(v: f64) -> String {
     if v >= 1000.0 {
-        format!("{:.1}µ", v / 1000.0)
+        format!("{:.1} µs", v / 1000.0)
     } else {
-        format!("{v:.0}")
+        format!("{v:.0} ns")
     }
 }
 
@@ -578,7 +580,7 @@ impl fmt::Display for Study {
         writeln!(f)?;
         writeln!(
             f,
-            "{:<12} {:>22} {:>8} {:>15} {:>15} {:>15} {:>9} {:>9}",
+            "{:<12} {:>22} {:>8} {:>17} {:>17} {:>17} {:>9} {:>9}",
             "allocator",
             "in calls s (min-max)",
             "wall s",
@@ -591,16 +593,16 @@ impl fmt::Display for Study {
         for a in &self.allocators {
             writeln!(
                 f,
-                "{:<12} {:>22} {:>8.3} {:>15} {:>15} {:>15} {:>9.1} {:>9.2}",
+                "{:<12} {:>22} {:>8.3} {:>17} {:>17} {:>17} {:>9.1} {:>9.2}",
                 a.name,
                 format!(
                     "{:.3} ({:.3}-{:.3})",
                     a.alloc_seconds.median, a.alloc_seconds.min, a.alloc_seconds.max
                 ),
                 a.wall_seconds.median,
-                format!("{}/{} ns", ns(a.malloc_p50_ns), ns(a.malloc_p99_ns)),
-                format!("{}/{} ns", ns(a.free_p50_ns), ns(a.free_p99_ns)),
-                format!("{}/{} ns", ns(a.realloc_p50_ns), ns(a.realloc_p99_ns)),
+                format!("{}/{}", ns(a.malloc_p50_ns), ns(a.malloc_p99_ns)),
+                format!("{}/{}", ns(a.free_p50_ns), ns(a.free_p99_ns)),
+                format!("{}/{}", ns(a.realloc_p50_ns), ns(a.realloc_p99_ns)),
                 a.peak_rss_kib.median / 1024.0,
                 a.footprint_over_live
             )?;
