@@ -334,7 +334,15 @@ fn the_timeline_adds_up_to_the_statistics() {
         assert!(w[0]["end"].as_u64() <= w[1]["start"].as_u64());
     }
     let text = ok(&tramp(&["stats", "--timeline", &trace]));
-    assert!(text.lines().count() <= 49, "at most 48 slices in text");
+    assert!(text.lines().count() <= 50, "at most 48 slices in text");
+    // Each row from its start to its end, with thousands separators and
+    // the unit said (issue 48: raw ns and no end column).
+    let head = text.lines().next().unwrap();
+    assert!(
+        head.contains("from (time)") && head.contains("to (time)"),
+        "{text}"
+    );
+    assert!(text.contains("nanoseconds in tramp's recordings"), "{text}");
 }
 
 /// Call trees: bottom-up, `rows` allocates at two lines and is called by

@@ -191,10 +191,19 @@ impl fmt::Display for Report {
             .max()
             .unwrap_or(0)
             .max(1);
+        // Each slice from its start to the next's, in the trace's time
+        // unit (`time`: ns in recordings) or in heap events.
+        let unit = if self.clock == "time" {
+            "time"
+        } else {
+            "event"
+        };
+        use crate::stats::human as h;
         writeln!(
             f,
-            "{:>14} {:>16} {:>12} {:>16} {:>10}  live bytes (highest)",
-            format!("from ({})", self.clock),
+            "{:>16} {:>16} {:>18} {:>12} {:>18} {:>10}  live bytes (highest)",
+            format!("from ({unit})"),
+            format!("to ({unit})"),
             "max live bytes",
             "allocations",
             "bytes allocated",
@@ -204,8 +213,19 @@ impl fmt::Display for Report {
             let bar = "#".repeat(((s.max_live_bytes as u128 * 30).div_ceil(top as u128)) as usize);
             writeln!(
                 f,
-                "{:>14} {:>16} {:>12} {:>16} {:>10}  {bar}",
-                s.start, s.max_live_bytes, s.allocations, s.bytes_allocated, s.frees
+                "{:>16} {:>16} {:>18} {:>12} {:>18} {:>10}  {bar}",
+                h(s.start),
+                h(s.end),
+                h(s.max_live_bytes),
+                h(s.allocations),
+                h(s.bytes_allocated),
+                h(s.frees)
+            )?;
+        }
+        if self.clock == "time" {
+            writeln!(
+                f,
+                "(times in the trace's unit: nanoseconds in tramp's recordings)"
             )?;
         }
         Ok(())

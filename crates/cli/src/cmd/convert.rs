@@ -9,9 +9,11 @@ use tramp_formats::fidelity;
 use super::{InputArgs, end_run, read_dtd};
 
 /// Convert a trace between formats: HATF binary and HATF text, Meta-TF
-/// binary and Meta-TF text, PTF binary and PTF ASCII, Heph, tpack (binary
-/// → text → binary is byte-identical), compressed or not. `tramp formats` lists
-/// the formats and the extensions that select them.
+/// binary and Meta-TF text, PTF binary and PTF ASCII, Heph, tpack,
+/// compressed or not (binary → text → binary is byte-identical for HATF,
+/// Meta-TF and PTF; for tpack only with the packing the file was written
+/// with, `--policy` as `tramp record` packed it: zstd-3,block=256K).
+/// `tramp formats` lists the formats and the extensions that select them.
 ///
 /// Between HATF forms the source's metadata records are kept (policy
 /// `explicit`) unless `--policy` asks for a fresh encoding. A Meta-TF
