@@ -542,3 +542,29 @@ fn smaller_cases_dhat_pid_spans_tree_and_replay_units() {
     let row = out.lines().find(|l| l.starts_with("glibc ")).unwrap();
     assert!(!row.contains("µ ns") && row.contains(" ns/"), "{row}");
 }
+
+#[test]
+fn an_incomplete_report_says_why_in_damage() {
+    // `"damage": null` stood beside `"complete": false` when the read
+    // stopped (rather than skipped): the reason belongs in `damage`.
+    let dir = tempfile::tempdir().unwrap();
+    let t = path_in(&dir, "cut.hatf.txt");
+    std::fs::write(
+        &t,
+        "# tramp hatf-text 1\nalloc size=8 address=0x10\nalloc size=9 addr",
+    )
+    .unwrap();
+    for cmd in ["stats", "cachesim"] {
+        let out = tramp(&[cmd, "--json", &t]);
+        assert_eq!(out.status.code(), Some(1));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["complete"], false, "{cmd}: {v}");
+        let why = v["damage"]["stopped"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{cmd}: {v}"));
+        assert!(
+            why.contains("line 3") && why.contains("cut"),
+            "{cmd}: {why}"
+        );
+    }
+}

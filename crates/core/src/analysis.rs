@@ -143,6 +143,10 @@ pub struct Damage {
     pub bytes: u64,
     /// The first place, as its warning reads.
     pub first: String,
+    /// Where and why the read stopped before the end, if it did (the
+    /// reason a report is not `complete` when nothing was skipped).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
 }
 
 impl Damage {
@@ -154,12 +158,34 @@ impl Damage {
             places: places.max(warnings.len() as u64),
             bytes: warnings.iter().map(|w| w.skipped).sum(),
             first: first.to_string(),
+            stopped: None,
         })
+    }
+
+    /// The damage of a read that stopped at `why` (with what it skipped
+    /// before, if anything).
+    pub fn stopped(skipped: Option<Damage>, why: String) -> Damage {
+        Damage {
+            stopped: Some(why),
+            ..skipped.unwrap_or(Damage {
+                places: 0,
+                bytes: 0,
+                first: String::new(),
+                stopped: None,
+            })
+        }
     }
 }
 
 impl fmt::Display for Damage {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(why) = &self.stopped {
+            write!(f, "the read stopped before the end: {why}")?;
+            if self.places == 0 {
+                return Ok(());
+            }
+            f.write_str("; before it, ")?;
+        }
         let one = self.places == 1;
         write!(
             f,
@@ -197,13 +223,24 @@ impl Run {
         Outcome {
             report,
             complete: self.stop.is_none() && self.warning_count == 0,
-            damage: self.damage(),
+            damage: self.reported_damage(),
         }
     }
 
     /// The damage the source skipped, if any.
     pub fn damage(&self) -> Option<Damage> {
         Damage::of(&self.warnings, self.warning_count)
+    }
+
+    /// What a report says of the run's damage: what was skipped, and where
+    /// the run stopped early, if it did (a report is never `complete:
+    /// false` with `damage: null`).
+    pub fn reported_damage(&self) -> Option<Damage> {
+        let skipped = self.damage();
+        match &self.stop {
+            Some(s) => Some(Damage::stopped(skipped, s.to_string())),
+            None => skipped,
+        }
     }
 
     /// `Ok(records)` for a run that reached the end, else why it stopped.

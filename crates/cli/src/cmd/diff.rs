@@ -113,7 +113,7 @@ pub fn run(a: DiffArgs) -> Result<()> {
         &tramp_core::Outcome {
             report: &diff,
             complete,
-            damage: ra.damage().or(rb.damage()),
+            damage: ra.reported_damage().or(rb.reported_damage()),
         },
         a.json,
     )?;

@@ -151,7 +151,8 @@ pub fn run(a: CachesimArgs) -> Result<()> {
         complete: out.damage.is_none(),
         damage: match &out.damage {
             Some(tramp_cachetrace::Error::Skipped(d)) => Some(d.clone()),
-            _ => None,
+            Some(e) => Some(tramp_core::Damage::stopped(None, e.to_string())),
+            None => None,
         },
     };
     if a.svg.as_deref() == Some("-") {
