@@ -2,7 +2,6 @@
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use tramp_core::Progress;
 use tramp_core::io::Output;
 
 use tramp_heap::{HeapFlow, HeapStats, Lived};
@@ -92,7 +91,7 @@ pub struct ExportArgs {
 
 pub fn run(a: ExportArgs) -> Result<()> {
     if let Some(p) = &a.chrome {
-        return self::chrome(&a.input, p);
+        return super::export_chrome::run(&a.input, p);
     }
     if let Some(p) = &a.pprof {
         return self::pprof(&a.input, p);
@@ -241,20 +240,4 @@ fn pprof(input: &InputArgs, path: &str) -> Result<()> {
         &o,
         "; the profile covers the records before the error",
     )
-}
-
-/// A Heph trace as Chrome Trace Event JSON.
-fn chrome(input: &InputArgs, path: &str) -> Result<()> {
-    let d = super::detect(input)?;
-    // The export reads Heph's packets directly.
-    if d.format.family != tramp_heph::records::FORMAT {
-        bail!("--chrome exports Heph traces; {} is {}", d.name, d.format);
-    }
-    let mut progress = Progress::of(&d.input);
-    let mut reader = tramp_heph::Reader::new(d.input.reader);
-    let out = Output::create(path, None).with_context(|| format!("creating {path}"))?;
-    let out = tramp_heph::chrome::export(&mut reader, out, &mut progress)
-        .with_context(|| format!("exporting {} to {path}", d.name))?;
-    out.finish().with_context(|| format!("finishing {path}"))?;
-    super::heph_damage(&d.name, reader.take_warnings())
 }

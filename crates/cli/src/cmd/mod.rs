@@ -8,6 +8,7 @@ pub mod convert;
 pub mod diff;
 pub mod dump;
 pub mod export;
+pub mod export_chrome;
 pub mod export_parquet;
 pub mod formats;
 pub mod gen_code;
