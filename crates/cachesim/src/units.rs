@@ -37,6 +37,7 @@ pub fn parse(s: &str, unit: Unit) -> Result<u64, String> {
         Ok(f) if f.is_finite() && f >= 0.0 && f * (mult as f64) < 1.8e19 => {
             Ok((f * mult as f64) as u64)
         }
+        Ok(f) if f < 0.0 => Err(format!("`{s}` is negative: a size is at least 0")),
         Ok(_) => Err(format!("`{s}` is too large")),
         Err(_) => Err(format!("`{s}` is not a size (e.g. 2000, 64k, 512M, 1.5G)")),
     }

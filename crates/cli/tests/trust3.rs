@@ -501,6 +501,8 @@ fn out_of_range_options_are_refused_not_clamped() {
             vec!["cachesim", "-p", "s3fifo:small=0.2:small=0.3", &t],
             "given twice",
         ),
+        // clap took `-1` for an option ("unexpected argument").
+        (vec!["cachesim", "-s", "-1", &t], "`-1` is negative"),
     ] {
         let out = tramp(&args);
         assert!(!out.status.success(), "{args:?} ran");

@@ -64,7 +64,12 @@ pub struct CachesimArgs {
     /// A number below 1 or a percentage is a fraction of the working set
     /// (`-s 0.001,0.01,10%`: distinct objects, or their bytes), counted by
     /// a first pass over the file.
-    #[arg(long, short = 's', value_delimiter = ',')]
+    #[arg(
+        long,
+        short = 's',
+        value_delimiter = ',',
+        allow_negative_numbers = true
+    )]
     pub size: Vec<String>,
     /// Sizes are bytes and each object charges its size (default: objects,
     /// each of size 1, as libCacheSim's ignore_obj_size).
