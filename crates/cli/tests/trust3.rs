@@ -570,3 +570,36 @@ fn an_incomplete_report_says_why_in_damage() {
         );
     }
 }
+
+#[test]
+fn heap_views_of_traces_without_heap_events_are_refused() {
+    // `stats --folded/--timeline/--tree` on PTF or Heph printed the plain
+    // statistics, the option ignored; `--sites` was refused already.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures");
+    let heph = root
+        .join("heph/scalar.bin.log")
+        .to_string_lossy()
+        .into_owned();
+    let ptf = root
+        .join("ptf/figure3.ptf.txt")
+        .to_string_lossy()
+        .into_owned();
+    for t in [&heph, &ptf] {
+        for (flag, says) in [
+            (vec!["--timeline"], "--timeline"),
+            (vec!["--folded", "bytes"], "--folded"),
+            (vec!["--tree", "top-down"], "--tree"),
+        ] {
+            let mut args = vec!["stats"];
+            args.extend(flag.iter().copied());
+            args.push(t);
+            let out = tramp(&args);
+            assert_eq!(out.status.code(), Some(1), "{args:?}");
+            assert!(
+                stderr(&out).contains(says) && stderr(&out).contains("have none"),
+                "{args:?}: {}",
+                stderr(&out)
+            );
+        }
+    }
+}

@@ -95,9 +95,17 @@ pub fn run(a: StatsArgs) -> Result<()> {
         ),
         None => None,
     };
+    // The heap views of heap traces, refused (not ignored) on others.
     let sites_of = |holds: &str| {
-        if a.sites {
-            bail!("--sites lists allocation sites of heap traces; {holds}");
+        for (asked, what) in [
+            (a.sites, "--sites lists allocation sites"),
+            (a.folded.is_some(), "--folded folds the allocating stacks"),
+            (a.timeline, "--timeline slices the heap over time"),
+            (a.tree.is_some(), "--tree builds the allocation call tree"),
+        ] {
+            if asked {
+                bail!("{what} of heap traces; {holds}");
+            }
         }
         Ok(())
     };
