@@ -603,3 +603,43 @@ fn heap_views_of_traces_without_heap_events_are_refused() {
         }
     }
 }
+
+#[test]
+fn a_compressed_input_cut_before_its_first_byte_is_said_cut_in_every_codec() {
+    // "is empty" was said of a compressed file cut inside its first frame.
+    let dir = tempfile::tempdir().unwrap();
+    let t = path_in(&dir, "t.hatf.txt");
+    let mut text = String::from("# tramp hatf-text 1\n");
+    for i in 0..2000 {
+        text += &format!(
+            "alloc size={} address={:#x}\n",
+            16 + i % 100,
+            0x1000 + 64 * i
+        );
+    }
+    std::fs::write(&t, &text).unwrap();
+    for (tool, ext, args) in [
+        ("zstd", "zst", vec!["-q", "-c"]),
+        ("gzip", "gz", vec!["-c"]),
+        ("xz", "xz", vec!["-c"]),
+    ] {
+        let out = std::process::Command::new(tool)
+            .args(&args)
+            .arg(&t)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{tool}");
+        let cut = path_in(&dir, &format!("cut.hatf.txt.{ext}"));
+        std::fs::write(&cut, &out.stdout[..12]).unwrap();
+        let r = tramp(&["stats", &cut]);
+        assert_eq!(r.status.code(), Some(1));
+        let err = stderr(&r);
+        assert!(
+            err.contains(&format!(
+                "{tool} input damaged or cut short at compressed byte 12"
+            )),
+            "{tool}: {err}"
+        );
+        assert!(!err.contains("is empty"), "{tool}: {err}");
+    }
+}

@@ -585,6 +585,11 @@ impl Input {
         let mut head = vec![0u8; HEAD_LEN];
         let (k, damage) = read_keeping(&mut inner, &mut head);
         head.truncate(k);
+        if let (0, Some(e)) = (k, &damage) {
+            // Nothing decompressed at all: the stream is cut or damaged
+            // from its start, which is what to say (not "empty").
+            return Err(io::Error::new(e.kind(), e.to_string()));
+        }
         if let Some(e) = damage {
             // Damage within the first bytes: they are still delivered, then
             // the error.
