@@ -93,7 +93,14 @@ impl<R: BufRead> AndroidReader<R> {
         match a.len() - args.min(a.len()) {
             _ if a.len() < args => return Err(AllocTraceError::Missing),
             0 => {}
-            2 => self.time = dec(a[args + 1])?.max(dec(a[args])?),
+            2 => {
+                // START END: a call cannot end before it starts.
+                let (start, end) = (dec(a[args])?, dec(a[args + 1])?);
+                if end < start {
+                    return Err(AllocTraceError::EndBeforeStart(start, end));
+                }
+                self.time = end;
+            }
             _ => return Err(AllocTraceError::UnknownLine(text.clone())),
         }
         match op {

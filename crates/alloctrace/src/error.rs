@@ -18,4 +18,6 @@ pub enum AllocTraceError {
     NotLive(u64),
     #[error("calloc({0}, {1}): the product passes 2^64, so calloc fails and makes no block")]
     CallocOverflow(u64, u64),
+    #[error("the call ends ({1}) before it starts ({0})")]
+    EndBeforeStart(u64, u64),
 }

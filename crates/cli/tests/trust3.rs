@@ -135,6 +135,17 @@ fn sums_past_2_64_are_exact_and_impossible_blocks_are_errors() {
     // record of the block it returned is an error, not one huge block.
     let android = path_in(&dir, "a.txt");
     std::fs::write(&android, "100: calloc 0x2000 4294967296 4294967297\n").unwrap();
+    // And one whose call ends before it starts (accepted silently).
+    let late = path_in(&dir, "late.txt");
+    std::fs::write(&late, "100: malloc 0x10 5 200 100\n").unwrap();
+    let out = tramp(&["stats", "--format", "android", &late]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("line 1")
+            && stderr(&out).contains("ends (100) before it starts (200)"),
+        "{}",
+        stderr(&out)
+    );
     let out = tramp(&["stats", "--format", "android", &android]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(
