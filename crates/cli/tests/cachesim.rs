@@ -174,13 +174,16 @@ fn bad_arguments_are_clear_errors() {
         (vec!["-p", "mru"], "unknown policy \"mru\""),
         (vec!["-s", "0"], "a cache needs a size above 0"),
         (vec!["-s", "10q"], "unknown suffix"),
-        (vec!["--shards", "1.5"], "sampling rate"),
         (vec!["--line", "48"], "power of two"),
     ] {
         let out = tramp(&[&["cachesim", &twitter()][..], &args].concat());
         assert_eq!(out.status.code(), Some(1), "{args:?}");
         assert!(stderr(&out).contains(msg), "{args:?}: {}", stderr(&out));
     }
+    // A rate outside (0, 1) is refused by the argument parser (exit 2).
+    let out = tramp(&["cachesim", &twitter(), "--shards", "1.5"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("not between 0 and 1"), "{}", stderr(&out));
 }
 
 #[test]
