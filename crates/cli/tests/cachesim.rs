@@ -183,7 +183,11 @@ fn bad_arguments_are_clear_errors() {
     // A rate outside (0, 1) is refused by the argument parser (exit 2).
     let out = tramp(&["cachesim", &twitter(), "--shards", "1.5"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("not between 0 and 1"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("not between 0 and 1"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]

@@ -90,7 +90,18 @@ fn a_recording_and_its_report_open_in_chromium() {
     // The summary is the statistics' own figures.
     let stats: serde_json::Value =
         serde_json::from_str(&ok(&tramp(&["stats", "--json", &trace]))).unwrap();
-    let row = |label: &str, v: &serde_json::Value| format!("<td>{label}</td><td>{v}</td>");
+    // Printed with thousands separators (issue 48), the same number.
+    let row = |label: &str, v: &serde_json::Value| {
+        let digits = v.to_string();
+        let mut grouped = String::new();
+        for (i, c) in digits.chars().enumerate() {
+            if i > 0 && (digits.len() - i) % 3 == 0 {
+                grouped.push(',');
+            }
+            grouped.push(c);
+        }
+        format!("<td>{label}</td><td>{grouped}</td>")
+    };
     assert!(dom.contains(&row("allocations", &stats["total_allocs"])));
     assert!(dom.contains(&row(
         "temporary allocations",

@@ -12,6 +12,7 @@
 //!   through analyses and sinks.
 //! * [`format`]: the [`FormatDesc`] each format crate registers.
 //! * [`ints`]: integers at fixed places of a record's bytes.
+//! * [`numbers`]: whole numbers with thousands separators, for reports.
 //! * [`progress`]: the progress bar on stderr.
 //! * [`rng`]: the one random generator (SplitMix64) and its finalizer.
 //! * [`xml`]: escaping text for the SVG and HTML tramp draws.
@@ -30,6 +31,7 @@ pub mod ints;
 pub mod io;
 pub mod linebuf;
 pub mod lines;
+pub mod numbers;
 pub mod plot;
 pub mod progress;
 pub mod record;

@@ -465,17 +465,7 @@ impl<K: Keep, A: Analysis<Heap<K>>> Analysis for HeapStats<A, K> {
 }
 
 pub(crate) fn human(n: impl Into<u128>) -> String {
-    let n: u128 = n.into();
-    // 1234567 -> "1,234,567"
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    tramp_core::numbers::grouped(n)
 }
 
 /// The records of a trace that holds no heap events, counted by type: all

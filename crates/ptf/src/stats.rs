@@ -131,37 +131,48 @@ pub struct Report {
 
 impl fmt::Display for Report {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "events                  {:>12}", self.events)?;
-        writeln!(f, "objects created         {:>12}", self.objects_created)?;
+        use tramp_core::numbers::grouped as g;
+        writeln!(f, "events                  {:>12}", g(self.events))?;
+        writeln!(f, "objects created         {:>12}", g(self.objects_created))?;
         writeln!(
             f,
             "max live objects        {:>12}  (at event {})",
-            self.max_live, self.max_live_at
+            g(self.max_live),
+            g(self.max_live_at)
         )?;
-        writeln!(f, "live at end             {:>12}", self.live_at_end)?;
+        writeln!(f, "live at end             {:>12}", g(self.live_at_end))?;
         writeln!(
             f,
             "edges written           {:>12}  ({} null)",
-            self.edges_written, self.null_edges_written
+            g(self.edges_written),
+            g(self.null_edges_written)
         )?;
-        writeln!(f, "edges read              {:>12}", self.edges_read)?;
+        writeln!(f, "edges read              {:>12}", g(self.edges_read))?;
         writeln!(
             f,
             "data reads              {:>12}  ({} array elements)",
-            self.data_reads, self.array_elements_read
+            g(self.data_reads),
+            g(self.array_elements_read)
         )?;
         writeln!(
             f,
             "data writes             {:>12}  ({} array elements)",
-            self.data_writes, self.array_elements_written
+            g(self.data_writes),
+            g(self.array_elements_written)
         )?;
         writeln!(f, "\nevents per type")?;
         for (t, n) in &self.per_type {
-            writeln!(f, "  {:<4} {:<22} {:>12}", t.mnemonic(), t.long_name(), n)?;
+            writeln!(
+                f,
+                "  {:<4} {:<22} {:>12}",
+                t.mnemonic(),
+                t.long_name(),
+                g(*n)
+            )?;
         }
         writeln!(f, "\nobjects per format")?;
         for (id, name, n) in &self.per_format {
-            writeln!(f, "  {:>6} {:<22} {:>12}", id, name, n)?;
+            writeln!(f, "  {:>6} {:<22} {:>12}", id, name, g(*n))?;
         }
         Ok(())
     }

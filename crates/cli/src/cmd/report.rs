@@ -63,34 +63,36 @@ pub fn write(input: &InputArgs, output: &str) -> Result<()> {
     if merged > 0 {
         stacks.push((vec!["[other stacks]".to_string()], other));
     }
+    use tramp_core::numbers::grouped;
     let figure = |label: &str, value: String| Figure {
         label: label.to_string(),
         value,
     };
     let mut summary = vec![
         figure("trace", format!("{} ({})", o.name, o.format)),
-        figure("records", totals.records.to_string()),
-        figure("allocations", totals.total_allocs.to_string()),
-        figure("frees", totals.total_frees.to_string()),
-        figure("reallocs", totals.total_reallocs.to_string()),
-        figure("bytes allocated", totals.bytes_allocated.to_string()),
+        figure("records", grouped(totals.records)),
+        figure("allocations", grouped(totals.total_allocs)),
+        figure("frees", grouped(totals.total_frees)),
+        figure("reallocs", grouped(totals.total_reallocs)),
+        figure("bytes allocated", grouped(totals.bytes_allocated)),
         figure(
             "peak heap (bytes live at once)",
-            totals.max_live_bytes.to_string(),
+            grouped(totals.max_live_bytes),
         ),
-        figure("objects live at most", totals.max_live_objects.to_string()),
+        figure("objects live at most", grouped(totals.max_live_objects)),
         figure(
             "temporary allocations",
-            totals.temporary_allocations.to_string(),
+            grouped(totals.temporary_allocations),
         ),
         figure(
             "leaked (live at exit)",
             format!(
                 "{} bytes in {} objects",
-                totals.live_bytes_at_end, totals.live_objects_at_end
+                grouped(totals.live_bytes_at_end),
+                grouped(totals.live_objects_at_end)
             ),
         ),
-        figure("call stacks", (kept + merged).to_string()),
+        figure("call stacks", grouped((kept + merged) as u64)),
     ];
     if let Some(s) = &totals.sampling {
         summary.insert(
