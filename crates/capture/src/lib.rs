@@ -1862,9 +1862,15 @@ extern "C" fn realloc_impl(old: *mut c_void, size: usize, sp: usize, bp: usize) 
     // before the call for the same reason.
     let sampling = SAMPLE_MEAN.load(Ordering::Relaxed) != 0;
     let old_taken = !old.is_null() && (!sampling || sampled::remove(old as usize));
-    if sampling && old_taken {
-        // Its end may be written as a free stamped `before`: no flush may
-        // come between (see `record_free_at`).
+    if old_taken {
+        // The thread's buffer exists, and has room, before `before` is
+        // read: its start event (a thread's first realloc) and its chunk
+        // (a flush) must not begin after the realloc's own first reading,
+        // or the converter meets the realloc behind what it wrote already
+        // and cannot put it before another thread's allocation of the old
+        // block (issue 47: 2 of 40 slots.c recordings under load). Sampled,
+        // its end may be written as a free stamped `before` (see
+        // `record_free_at`).
         make_room();
     }
     let before = now_tsc_after();
