@@ -137,7 +137,7 @@ pub struct Run {
 /// Damage a reader skipped and went on after: how many places, how many
 /// bytes, and the first. Its text is the one wording every command uses
 /// (the run's output stands; the exit is not 0).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Damage {
     pub places: u64,
     pub bytes: u64,
@@ -167,12 +167,7 @@ impl Damage {
     pub fn stopped(skipped: Option<Damage>, why: String) -> Damage {
         Damage {
             stopped: Some(why),
-            ..skipped.unwrap_or(Damage {
-                places: 0,
-                bytes: 0,
-                first: String::new(),
-                stopped: None,
-            })
+            ..skipped.unwrap_or_default()
         }
     }
 }

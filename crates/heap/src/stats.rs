@@ -464,9 +464,7 @@ impl<K: Keep, A: Analysis<Heap<K>>> Analysis for HeapStats<A, K> {
     }
 }
 
-pub(crate) fn human(n: impl Into<u128>) -> String {
-    tramp_core::numbers::grouped(n)
-}
+pub(crate) use tramp_core::numbers::grouped as human;
 
 /// The records of a trace that holds no heap events, counted by type: all
 /// `tramp stats` has to say of it (the heap tables would be zeros).
