@@ -12,7 +12,7 @@ use crate::MAGIC;
 use crate::reader::Reader;
 use crate::writer::{FORMAT, Options, Writer, machine_threads};
 
-/// tpack: magic `tpack\0` and the version (2 written; 1 and 2 read).
+/// tpack: magic `tpack\0` and the version (3 written; 1, 2 and 3 read).
 pub static TPACK: FormatDesc = FormatDesc {
     name: "tpack",
     family: "tpack",

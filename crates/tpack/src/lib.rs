@@ -11,6 +11,7 @@
 //!
 //! * [`streams`]: the stream ids and their byte coding (LEB128, zigzag).
 //! * [`model`]: the predictor state both sides keep, reset every block.
+//! * [`succession`]: which attributes followed which (version 3's sites).
 //! * [`writer`] / [`reader`]: the streaming codec over HATF items.
 //! * [`framer`]: the block layer the readers share (headers, checksums,
 //!   resynchronisation, decompression).
@@ -29,6 +30,7 @@ pub mod parallel;
 mod pool;
 pub mod reader;
 pub mod streams;
+pub mod succession;
 mod table;
 mod threads;
 pub mod writer;
@@ -37,9 +39,10 @@ pub use error::TpackError;
 pub use reader::Reader;
 pub use writer::{Codec, Options, Writer};
 
-/// The file magic: `tpack`, a zero byte, format version 2, and a zero.
-/// Readers also take version 1 (docs/formats/tpack.md); writers write 2.
-pub const MAGIC: [u8; 8] = *b"tpack\x00\x02\x00";
+/// The file magic: `tpack`, a zero byte, format version 3, and a zero.
+/// Readers also take versions 1 and 2 (docs/formats/tpack.md); writers
+/// write 3.
+pub const MAGIC: [u8; 8] = *b"tpack\x00\x03\x00";
 /// The magic that starts every block.
 pub const BLOCK_MAGIC: [u8; 4] = *b"TPKB";
 /// Bytes of a block header: magic, record count, body length, CRC-32.

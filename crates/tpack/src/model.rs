@@ -9,6 +9,7 @@ use std::collections::VecDeque;
 use rustc_hash::FxHashMap;
 
 use crate::streams::{TABLE, unzigzag, zigzag};
+use crate::succession::Succession;
 
 /// Chunks remembered per size class beyond the thread cache.
 pub const FREE_LIST_CAP: usize = 4096;
@@ -153,7 +154,7 @@ pub enum Guess {
 /// byte; else a hash of it with 0xff in the top byte, which a search then
 /// confirms byte by byte. Equal strings have equal keys.
 #[inline]
-fn attr_key(a: &[u8]) -> u128 {
+pub(crate) fn attr_key(a: &[u8]) -> u128 {
     if a.len() < 16 {
         // In registers: bytes copied into an array and read back as one
         // integer stalled on every call (the wide load could not be
@@ -169,17 +170,129 @@ fn attr_key(a: &[u8]) -> u128 {
     }
 }
 
+/// An attribute string's id in the block's [`Succession`] (`NO_ID` in
+/// blocks of versions 1 and 2, which keep none).
+const NO_ID: u32 = u32::MAX;
+
+/// How a version-3 writer codes an event's attributes (not empty).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AttrCode {
+    /// The last attributes' follower of this rank.
+    Follower(usize),
+    /// Entry of the recent table.
+    Recent(usize),
+    /// Stored in full.
+    New,
+}
+
+/// The [`TABLE`] most recent attribute strings, most recent first.
+#[derive(Default)]
+struct Recent {
+    /// The strings, in slots that never move.
+    attrs: Vec<Vec<u8>>,
+    /// Each slot's [`attr_key`], so that a search compares integers.
+    keys: Vec<u128>,
+    /// Each slot's id in the block's succession (version 3).
+    ids: Vec<u32>,
+    /// Slot numbers, most recent first (moving a byte is cheaper than
+    /// moving a vector).
+    order: Vec<u8>,
+}
+
+impl Recent {
+    fn clear(&mut self) {
+        self.attrs.clear();
+        self.keys.clear();
+        self.ids.clear();
+        self.order.clear();
+    }
+
+    /// The index of `a` (of key `key`), moved to the front; else `a` is
+    /// inserted at the front, with `id`, and `None` returned.
+    #[inline]
+    fn touch(&mut self, a: &[u8], key: u128, id: u32) -> Option<usize> {
+        let i = self.order.iter().position(|&slot| {
+            let slot = slot as usize;
+            self.keys[slot] == key && (a.len() < 16 || self.attrs[slot] == a)
+        });
+        match i {
+            Some(i) => self.front_at(i),
+            None => self.insert(a, key, id),
+        }
+        i
+    }
+
+    /// Moves entry `i` to the front.
+    #[inline]
+    fn front_at(&mut self, i: usize) {
+        // By hand: `rotate_right` on a few bytes took a general routine.
+        let slot = self.order[i];
+        for j in (1..=i).rev() {
+            self.order[j] = self.order[j - 1];
+        }
+        self.order[0] = slot;
+    }
+
+    /// Moves entry `i` to the front; false if the table holds fewer.
+    #[inline]
+    fn use_at(&mut self, i: usize) -> bool {
+        if i >= self.order.len() {
+            return false;
+        }
+        if i > 0 {
+            self.front_at(i);
+        }
+        true
+    }
+
+    /// The front entry (empty when the table is).
+    #[inline]
+    fn front(&self) -> &[u8] {
+        self.order
+            .first()
+            .map_or(&[], |&slot| &self.attrs[slot as usize])
+    }
+
+    /// The front entry's id (the table is not empty).
+    #[inline]
+    fn front_id(&self) -> u32 {
+        self.ids[self.order[0] as usize]
+    }
+
+    #[inline]
+    fn set_front_id(&mut self, id: u32) {
+        self.ids[self.order[0] as usize] = id;
+    }
+
+    /// Inserts `a` at the front, reusing the least recent slot when the
+    /// table is full.
+    fn insert(&mut self, a: &[u8], key: u128, id: u32) {
+        if self.order.len() == TABLE {
+            let slot = self.order[TABLE - 1];
+            // The slot's buffer is reused: no allocation per new value.
+            let v = &mut self.attrs[slot as usize];
+            v.clear();
+            v.extend_from_slice(a);
+            self.keys[slot as usize] = key;
+            self.ids[slot as usize] = id;
+            self.front_at(TABLE - 1);
+        } else {
+            self.attrs.push(a.to_vec());
+            self.keys.push(key);
+            self.ids.push(id);
+            self.order.insert(0, (self.attrs.len() - 1) as u8);
+        }
+    }
+}
+
 /// The predictor state.
 pub struct Model {
     /// Recent sizes, most recent first.
     pub sizes: [u64; TABLE],
-    /// Recent attribute strings, in slots that never move.
-    attrs: Vec<Vec<u8>>,
-    /// Each slot's [`attr_key`], so that a search compares integers.
-    attr_keys: Vec<u128>,
-    /// Slot numbers of `attrs`, most recent first (moving a byte is cheaper
-    /// than moving a vector).
-    attr_order: Vec<u8>,
+    /// Recent attribute strings.
+    recent: Recent,
+    /// Which attributes followed which (format version 3).
+    succ: Succession,
     /// Address and size of every object allocated in the block, by the
     /// order of allocation (the age of an object is how many allocations
     /// came after it, plus one).
@@ -227,9 +340,8 @@ impl Model {
     pub fn new() -> Model {
         Model {
             sizes: [0; TABLE],
-            attrs: Vec::with_capacity(TABLE),
-            attr_keys: Vec::with_capacity(TABLE),
-            attr_order: Vec::with_capacity(TABLE),
+            recent: Recent::default(),
+            succ: Succession::default(),
             objects: Vec::new(),
             // Every direct class's bin made up front (256 KiB): looking a
             // bin up is then an index, with no growth to check for.
@@ -313,9 +425,8 @@ impl Model {
     /// Forgets everything (a new block).
     pub fn reset(&mut self) {
         self.sizes = [0; TABLE];
-        self.attrs.clear();
-        self.attr_keys.clear();
-        self.attr_order.clear();
+        self.recent.clear();
+        self.succ.reset();
         self.objects.clear();
         for b in &mut self.bins_small {
             b.clear();
@@ -413,29 +524,10 @@ impl Model {
     }
 
     /// The index of `a` in the recent-attributes table, moved to the front;
-    /// new attributes are inserted at the front and `None` returned.
+    /// new attributes are inserted at the front and `None` returned
+    /// (format versions 1 and 2).
     pub fn attr_index(&mut self, a: &[u8]) -> Option<usize> {
-        let key = attr_key(a);
-        let i = self.attr_order.iter().position(|&slot| {
-            let slot = slot as usize;
-            self.attr_keys[slot] == key && (a.len() < 16 || self.attrs[slot] == a)
-        });
-        match i {
-            Some(i) => self.attr_front(i),
-            None => self.attr_insert_keyed(a, key),
-        }
-        i
-    }
-
-    /// Moves entry `i` of the recent-attributes table to the front.
-    #[inline]
-    fn attr_front(&mut self, i: usize) {
-        // By hand: `rotate_right` on a few bytes took a general routine.
-        let slot = self.attr_order[i];
-        for j in (1..=i).rev() {
-            self.attr_order[j] = self.attr_order[j - 1];
-        }
-        self.attr_order[0] = slot;
+        self.recent.touch(a, attr_key(a), NO_ID)
     }
 
     /// Moves the attributes at `i` to the front; false if the table holds
@@ -443,13 +535,7 @@ impl Model {
     /// which has nowhere to move.
     #[inline]
     pub fn attr_use(&mut self, i: usize) -> bool {
-        if i >= self.attr_order.len() {
-            return false;
-        }
-        if i > 0 {
-            self.attr_front(i);
-        }
-        true
+        self.recent.use_at(i)
     }
 
     /// The attributes at `i`, moved to the front.
@@ -460,31 +546,73 @@ impl Model {
     /// The most recent attributes (empty when the table is).
     #[inline]
     pub fn attr_front_value(&self) -> &[u8] {
-        self.attr_order
-            .first()
-            .map_or(&[], |&slot| &self.attrs[slot as usize])
+        self.recent.front()
     }
 
     /// Inserts new attributes at the front, reusing the least recent slot
-    /// when the table is full.
+    /// when the table is full (format versions 1 and 2).
     pub fn attr_insert(&mut self, a: &[u8]) {
-        self.attr_insert_keyed(a, attr_key(a));
+        self.recent.insert(a, attr_key(a), NO_ID);
     }
 
-    fn attr_insert_keyed(&mut self, a: &[u8], key: u128) {
-        if self.attr_order.len() == TABLE {
-            let slot = self.attr_order[TABLE - 1];
-            // The slot's buffer is reused: no allocation per new value.
-            let v = &mut self.attrs[slot as usize];
-            v.clear();
-            v.extend_from_slice(a);
-            self.attr_keys[slot as usize] = key;
-            self.attr_front(TABLE - 1);
-        } else {
-            self.attrs.push(a.to_vec());
-            self.attr_keys.push(key);
-            self.attr_order.insert(0, (self.attrs.len() - 1) as u8);
+    /// Version 3: how the writer codes attributes `a` (not empty), with
+    /// both tables brought up to date as the reader will.
+    #[inline]
+    pub fn attr_code(&mut self, a: &[u8]) -> AttrCode {
+        let key = attr_key(a);
+        if let Some((k, id)) = self.succ.rank(a) {
+            self.recent.touch(a, key, id);
+            self.succ.advance(id);
+            return AttrCode::Follower(k);
         }
+        let (code, id) = match self.recent.touch(a, key, NO_ID) {
+            Some(i) => (AttrCode::Recent(i), self.recent.front_id()),
+            None => {
+                // New to the table, not always to the block.
+                let id = self.succ.intern(a, key);
+                self.recent.set_front_id(id);
+                (AttrCode::New, id)
+            }
+        };
+        self.succ.advance(id);
+        code
+    }
+
+    /// Version 3, reading: the last attributes' follower of rank `k` comes
+    /// next. `None` if it has no such follower; else whether they are the
+    /// same as the last.
+    #[inline]
+    pub fn attr_follow(&mut self, k: usize) -> Option<bool> {
+        let id = self.succ.follower(k)?;
+        let same = self.succ.last() == Some(id);
+        let a = self.succ.name(id);
+        self.recent.touch(a, attr_key(a), id);
+        self.succ.advance(id);
+        Some(same)
+    }
+
+    /// Version 3, reading: entry `i` of the recent table comes next. `None`
+    /// if the table is shorter; else whether they are the same as the last.
+    #[inline]
+    pub fn attr_recent(&mut self, i: usize) -> Option<bool> {
+        if !self.recent.use_at(i) {
+            return None;
+        }
+        let id = self.recent.front_id();
+        let same = self.succ.last() == Some(id);
+        self.succ.advance(id);
+        Some(same)
+    }
+
+    /// Version 3, reading: attributes `a` stored in full come next; whether
+    /// they are the same as the last.
+    pub fn attr_new(&mut self, a: &[u8]) -> bool {
+        let key = attr_key(a);
+        let id = self.succ.intern(a, key);
+        self.recent.insert(a, key, id);
+        let same = self.succ.last() == Some(id);
+        self.succ.advance(id);
+        same
     }
 
     #[inline]
@@ -739,6 +867,52 @@ mod tests {
         }
         assert_eq!(m.attr_index(&long_a), None);
         assert_eq!(m.attr_index(b"\x01"), None);
+    }
+
+    /// Version 3's codes for a sequence of sites worked out by hand, and
+    /// the reader's calls on those codes giving back the same sites.
+    #[test]
+    fn attributes_are_coded_as_followers_of_the_last_then_as_recent() {
+        use AttrCode::*;
+        let (a, b, c) = (&b"\x02\x05"[..], &b"\x02\x07"[..], &b"\x02\x09"[..]);
+        let seq = [a, b, a, b, c, a, b, a, a, a];
+        // a: new. b: new. a: b has no follower, a is table entry 1. b: a's
+        // followers [b], rank 0. c: new (b's followers [a] miss). a: c has
+        // none; table [c, b, a]: entry 2. b: a's followers [b], rank 0.
+        // a: b's followers [c, a]: rank 1. a: a's followers [b]: no; table
+        // front: entry 0. a: a's followers now [a, b]: rank 0.
+        let want = [
+            New,
+            New,
+            Recent(1),
+            Follower(0),
+            New,
+            Recent(2),
+            Follower(0),
+            Follower(1),
+            Recent(0),
+            Follower(0),
+        ];
+        let mut w = Model::new();
+        let got: Vec<AttrCode> = seq.iter().map(|s| w.attr_code(s)).collect();
+        assert_eq!(got, want);
+        let mut r = Model::new();
+        for (i, (code, s)) in want.iter().zip(seq).enumerate() {
+            let same = match *code {
+                Follower(k) => r.attr_follow(k).unwrap(),
+                Recent(k) => r.attr_recent(k).unwrap(),
+                New => r.attr_new(s),
+            };
+            assert_eq!(r.attr_front_value(), s, "record {i}");
+            assert_eq!(same, i > 0 && seq[i - 1] == s, "record {i}");
+        }
+        // Codes that name nothing: no follower of that rank, no such entry.
+        assert_eq!(r.attr_follow(3), None);
+        assert_eq!(r.attr_recent(5), None);
+        // A new block forgets both.
+        r.reset();
+        assert_eq!(r.attr_follow(0), None);
+        assert_eq!(r.attr_recent(0), None);
     }
 
     #[test]

@@ -22,7 +22,8 @@ use crate::framer::{Framed, Framer, Streams};
 use crate::model::{Guess, Model};
 use crate::parallel::Parallel;
 use crate::streams::{
-    Cursor, NAMES, STREAMS, Stream, TABLE, addr_code, time_stream, unzigzag, wide,
+    ATTR_NEW, ATTR_RECENT, Cursor, NAMES, STREAMS, Stream, TABLE, addr_code, time_stream, unzigzag,
+    wide,
 };
 use crate::threads::Threads;
 use crate::writer::FORMAT;
@@ -331,6 +332,8 @@ pub(crate) struct Decoder {
     /// The block is of format version 1 (times as zigzag varints, ages and
     /// new sizes as varints).
     version_1: bool,
+    /// The block's format version.
+    version: u8,
 }
 
 impl Decoder {
@@ -348,6 +351,7 @@ impl Decoder {
             comment: Vec::new(),
             trailing: None,
             version_1: false,
+            version: crate::MAGIC[6],
         }
     }
 
@@ -365,6 +369,7 @@ impl Decoder {
     pub fn start_block(&mut self, start: u64, records: u32, streams: Streams, version: u8) {
         self.block_start = start;
         self.version_1 = version == 1;
+        self.version = version;
         for (c, data) in self.streams.iter_mut().zip(streams) {
             c.data = data;
             c.pos = 0;
@@ -758,7 +763,35 @@ impl Decoder {
     fn attributes(&mut self) -> Dec<()> {
         let c = self.get(Stream::AttrCode)? as usize;
         self.has_attrs = c != 0;
-        self.attrs_same = c == 1;
+        if self.version < 3 {
+            self.attrs_same = c == 1;
+            return self.attributes_v2(c);
+        }
+        let same = match c {
+            0 => Some(false),
+            c if c < ATTR_RECENT as usize => self.model.attr_follow(c - 1),
+            c if c < ATTR_NEW as usize => self.model.attr_recent(c - ATTR_RECENT as usize),
+            c if c == ATTR_NEW as usize => {
+                let n = self.var(Stream::AttrRaw)?;
+                let r = &mut self.streams[Stream::AttrRaw as usize];
+                match r.bytes(usize::try_from(n).unwrap_or(usize::MAX)) {
+                    Some(b) => Some(self.model.attr_new(b)),
+                    None => return Err(self.bad("attributes cut short")),
+                }
+            }
+            c => return Err(self.bad(format!("attributes code {c}"))),
+        };
+        match same {
+            Some(same) => {
+                self.attrs_same = same;
+                Ok(())
+            }
+            None => Err(self.bad(format!("attributes code {c} names no entry"))),
+        }
+    }
+
+    /// Attributes in blocks of versions 1 and 2: the recent table alone.
+    fn attributes_v2(&mut self, c: usize) -> Dec<()> {
         match c {
             0 => {}
             c if c <= TABLE => {

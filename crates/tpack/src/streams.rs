@@ -208,6 +208,11 @@ pub mod addr_code {
 
 /// Entries of the recent-size and recent-attributes tables.
 pub const TABLE: usize = 16;
+/// Version 3's first attr-code of the recent table (codes 1 to 4 are the
+/// last attributes' followers, `succession::FOLLOWERS` of them).
+pub const ATTR_RECENT: u8 = 1 + crate::succession::FOLLOWERS as u8;
+/// Version 3's attr-code of attributes stored in full.
+pub const ATTR_NEW: u8 = ATTR_RECENT + TABLE as u8;
 
 pub use tramp_core::varint::{put as put_varint, unzigzag, zigzag};
 

@@ -466,11 +466,13 @@ impl Encoder {
             self.s(Stream::AttrCode).push(0);
             return;
         }
-        match self.model.attr_index(a) {
-            Some(i) => self.s(Stream::AttrCode).push(i as u8 + 1),
-            None => {
-                self.s(Stream::AttrCode)
-                    .push(crate::streams::TABLE as u8 + 1);
+        use crate::model::AttrCode;
+        use crate::streams::{ATTR_NEW, ATTR_RECENT};
+        match self.model.attr_code(a) {
+            AttrCode::Follower(k) => self.s(Stream::AttrCode).push(k as u8 + 1),
+            AttrCode::Recent(i) => self.s(Stream::AttrCode).push(ATTR_RECENT + i as u8),
+            AttrCode::New => {
+                self.s(Stream::AttrCode).push(ATTR_NEW);
                 let r = self.s(Stream::AttrRaw);
                 put_varint(r, a.len() as u64);
                 r.extend_from_slice(a);

@@ -393,15 +393,16 @@ fn other_files_are_refused() {
     let (got, _, err) = unpack(b"\x00\x00\x00\x00");
     assert!(got.is_empty());
     assert!(err.unwrap().contains("not a tpack file"));
-    for v in [0u8, 3, 9] {
+    for v in [0u8, 4, 9] {
         let (_, _, err) = unpack(&[b't', b'p', b'a', b'c', b'k', 0, v, 0]);
         assert!(err.unwrap().contains(&format!("version {v}")));
     }
-    // An empty trace is the magic alone, of version 2; a version-1 magic
-    // alone is an empty trace too.
+    // An empty trace is the magic alone, of version 3; a version-1 or
+    // version-2 magic alone is an empty trace too.
     let bytes = pack(&[], Options::default());
-    assert_eq!(bytes, b"tpack\x00\x02\x00");
+    assert_eq!(bytes, b"tpack\x00\x03\x00");
     assert_eq!(unpack(b"tpack\x00\x01\x00"), (vec![], vec![], None));
+    assert_eq!(unpack(b"tpack\x00\x02\x00"), (vec![], vec![], None));
 }
 
 fn block(md: &str, lang: &str) -> String {
