@@ -19,7 +19,7 @@ use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use crate::sys;
 
 /// The functions whose GOT entries are redirected, by name.
-const NAMES: [&CStr; 14] = [
+const NAMES: [&CStr; 21] = [
     c"malloc",
     c"free",
     c"calloc",
@@ -34,10 +34,19 @@ const NAMES: [&CStr; 14] = [
     c"_exit",
     c"_Exit",
     c"dlopen",
+    // So that an exec writes out the events first (and the image it
+    // starts records itself: `inherit`).
+    c"execve",
+    c"execv",
+    c"execvp",
+    c"execvpe",
+    c"execl",
+    c"execlp",
+    c"execle",
 ];
 
 /// Our definition of each of [`NAMES`] (0 until [`tramp_attach`]).
-static OURS: [AtomicUsize; 14] = [const { AtomicUsize::new(0) }; 14];
+static OURS: [AtomicUsize; NAMES.len()] = [const { AtomicUsize::new(0) }; NAMES.len()];
 /// glibc's dlopen, for the hook.
 static REAL_DLOPEN: AtomicUsize = AtomicUsize::new(0);
 /// Attached: the GOT entries are ours.
@@ -379,6 +388,7 @@ pub unsafe extern "C" fn tramp_attach(
     if !crate::start_attached(dir, stack, sample, backlog) {
         return 2;
     }
+    crate::export_for_exec(own);
     ATTACHED.store(true, Ordering::Release);
     patch_all();
     0
@@ -403,6 +413,7 @@ pub extern "C" fn tramp_detach() -> c_int {
         return -1;
     }
     crate::pause_attached();
+    crate::inherit::restore();
     lock();
     let n = N_SLOTS.load(Ordering::Acquire);
     for s in SLOTS[..n].iter().rev() {

@@ -17,6 +17,7 @@
 #![allow(clippy::missing_safety_doc)]
 
 mod attach;
+mod inherit;
 mod sampled;
 mod sys;
 mod unwind;
@@ -678,6 +679,23 @@ fn start_attached(dir: *const c_char, stack: u64, sample: u64, backlog: u64) -> 
     // Threads already running: order events as a threaded process's.
     THREADED.store(true, Ordering::Relaxed);
     start(true)
+}
+
+/// Puts the library at `own` and this recording's settings into the
+/// environment, for the images an attached process execs
+/// ([`inherit::export`]).
+fn export_for_exec(own: *const c_char) {
+    // SAFETY: see PathCell: read-only once the directory is set.
+    let p = unsafe { &*PATHS.0.get() };
+    inherit::export(
+        own,
+        &p.dir[..p.dir_len],
+        [
+            STACK_DEPTH.load(Ordering::Relaxed) as u64,
+            SAMPLE_MEAN.load(Ordering::Relaxed),
+            BACKLOG.load(Ordering::Relaxed),
+        ],
+    );
 }
 
 /// Turns recording on in an armed process (`attach::tramp_begin`).

@@ -92,6 +92,8 @@ unsafe extern "C" {
     pub fn __libc_pvalloc(size: usize) -> *mut c_void;
 
     pub fn getenv(name: *const c_char) -> *const c_char;
+    pub fn setenv(name: *const c_char, value: *const c_char, overwrite: c_int) -> c_int;
+    pub fn unsetenv(name: *const c_char) -> c_int;
     pub fn open(path: *const c_char, flags: c_int, mode: c_int) -> c_int;
     pub fn close(fd: c_int) -> c_int;
     pub fn fstat(fd: c_int, buf: *mut [u64; 18]) -> c_int;

@@ -147,6 +147,73 @@ fn processes_that_cannot_be_attached_are_refused_by_cause() {
     assert!(!Path::new(&trace).exists());
 }
 
+/// An exec after the attach is followed: the attached process's
+/// environment hands the library and the recording's settings to the
+/// image it starts, which records itself from its first allocation (into
+/// the forked child's trace: one process, two images), and the detach
+/// gives the environment back.
+#[test]
+fn an_exec_after_the_attach_records_the_new_image() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = build(dir.path(), "execer.c", &["-O1", "-g"]);
+    let stop = dir.path().join("stop");
+    let mut p = Command::new(&prog)
+        .arg(&stop)
+        .env_remove("LD_PRELOAD")
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(p.stdout.take().unwrap());
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    assert_eq!(line, "ready\n");
+    let trace = path_in(&dir, "x.tpack");
+    let rec = tramp(&[
+        "record",
+        "-p",
+        &p.id().to_string(),
+        "--duration",
+        "2.5",
+        "-o",
+        &trace,
+    ]);
+    let err = String::from_utf8_lossy(&rec.stderr).into_owned();
+    assert!(rec.status.success(), "{err}");
+    std::fs::write(&stop, b"").unwrap();
+    assert!(p.wait().unwrap().success());
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut out, &mut rest).unwrap();
+    assert_eq!(rest, "child 4\nLD_PRELOAD none\n");
+    assert!(err.contains("wrote 2 traces"), "{err}");
+    let child = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().contains("x.execer."))
+        .expect("the child's trace");
+    let v: Value = serde_json::from_slice(
+        &tramp(&["stats", "--sites", "--json", child.to_str().unwrap()]).stdout,
+    )
+    .unwrap();
+    // 200 before the exec, 700 + 3 after, and what the new image's start
+    // allocates (libc's own: stdio buffers and the like, a few).
+    let allocs = v["total_allocs"].as_u64().unwrap();
+    assert!((903..950).contains(&allocs), "{v}");
+    assert_eq!(v["frees_of_unknown_addresses"], 0, "{v}");
+    assert_eq!(v["double_frees"], 0, "{v}");
+    assert_eq!(v["allocs_of_live_addresses"], 0, "{v}");
+    assert_eq!(v["frees_allocated_before_attach"], 0, "{v}");
+    let sites = v["sites"]["by_count"].as_array().unwrap();
+    let named = |f: &str| {
+        sites
+            .iter()
+            .find(|s| s["stack"][0]["function"] == f)
+            .map(|s| s["allocs"].as_u64().unwrap())
+    };
+    assert_eq!(named("execd_site"), Some(700), "{v}");
+    assert_eq!(named("before_exec"), Some(200), "{v}");
+    assert_eq!(v["live_bytes_at_end"], 3 * 4242, "{v}");
+}
+
 /// A fork after the attach is followed: the child has the redirected
 /// GOT and a log of its own, and its trace starts at the attach too.
 #[test]
