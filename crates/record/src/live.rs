@@ -712,9 +712,11 @@ struct Trace {
 /// copies from one to the other), so another thread's free of `new`
 /// (stamped before its call) is earlier than any other thread's allocation
 /// of `old` (stamped after its call). The realloc is opened when the merge
-/// reaches `began` and written at the first of: an event that starts a
-/// block at `old` (it must follow the realloc), an event read at or after
-/// `time`, the end. Frees of `new` in the window are written before it.
+/// reaches `began` and written at the first of: an event written that
+/// starts a block at `old` (it must follow the realloc; a moved realloc
+/// into `old` counts when it is written, not when it is opened), an event
+/// read at or after `time`, the end. Frees of `new` in the window are
+/// written before it.
 #[derive(Default)]
 struct Order {
     /// The process's TSC → ns map, from every chunk header.
@@ -732,7 +734,14 @@ impl Order {
     fn put(&mut self, ev: &RawEvent, log: usize, tid: u32, t: &mut Trace) -> Result<(), Error> {
         let key = ev.key();
         if !self.open.is_empty() {
-            self.settle(key, ev.starts(), t)?;
+            // A moved realloc starts its new block no earlier than its
+            // second reading, not at `key`, its first: an open realloc
+            // whose old block that is waits until this one is written
+            // (`settle` writes it first then). Settling it now put it
+            // before frees its own window still held (1 in about 100
+            // slots.c recordings under load).
+            let starts = if ev.moves() { None } else { ev.starts() };
+            self.settle(key, starts, t)?;
         }
         if ev.moves() {
             self.open.push(Opened {

@@ -732,6 +732,76 @@ fn a_moved_realloc_goes_between_the_uses_of_its_two_addresses() {
     assert!(free_q < realloc && realloc < alloc_p, "{evs:?}");
 }
 
+/// Two moved reallocs chained by an address: thread 1's p -> q (begun at
+/// 1 ms, done at 3 ms) and thread 2's r -> p (begun at 1.2 ms, done at 4
+/// ms: it got p once thread 1's realloc had freed it), with thread 3's
+/// free of q at 1.5 ms, which thread 1's realloc saw first. Thread 1's
+/// realloc must follow that free and precede thread 2's realloc. Opening
+/// thread 2's realloc at its first reading once wrote thread 1's there, as
+/// if p were taken at 1.2 ms, before the free of q (1 in about 100
+/// recordings of slots.c under load: one double free and one allocation
+/// of a live address).
+#[test]
+fn a_realloc_into_the_block_another_realloc_freed_waits_for_its_place() {
+    let (_d, logs, out) = setup();
+    let log = logs.join("trace.100.1.raw");
+    let t = monotonic_ns();
+    let mut s = session(&logs, &out);
+    let (p, q, r) = (0x1000, 0x2000, 0x3000);
+    append(&log, &chunk(1, t, t + 100, &[(10, Ev::Start)]));
+    append(&log, &chunk(2, t, t + 100, &[(20, Ev::Start)]));
+    append(&log, &chunk(3, t, t + 100, &[(30, Ev::Start)]));
+    append(&log, &alloc_chunk(1, t + 100, t + 200, 10, 16, p));
+    append(&log, &alloc_chunk(2, t + 100, t + 200, 15, 16, r));
+    append(&log, &alloc_chunk(3, t + 100, t + 200, 20, 16, q));
+    let realloc = |old, new, at: u64, back| {
+        (
+            at - 200,
+            Ev::Realloc {
+                size: 64,
+                old,
+                new,
+                back,
+            },
+        )
+    };
+    append(
+        &log,
+        &chunk(1, t + 200, t + 5 * MS, &[realloc(p, q, 3 * MS, 2 * MS)]),
+    );
+    append(
+        &log,
+        &chunk(
+            2,
+            t + 200,
+            t + 5 * MS,
+            &[realloc(r, p, 4 * MS, 4 * MS - 6 * MS / 5)],
+        ),
+    );
+    append(
+        &log,
+        &chunk(
+            3,
+            t + 200,
+            t + 5 * MS,
+            &[(MS * 3 / 2 - 200, Ev::Free { addr: q })],
+        ),
+    );
+    s.poll().unwrap();
+    let done = s.finish(None).unwrap();
+    assert_eq!(done.traces[0].2.late, 0);
+    let evs = heap_events(&out);
+    let at = |want: &dyn Fn(&HeapEv) -> bool| {
+        evs.iter()
+            .position(want)
+            .unwrap_or_else(|| panic!("{evs:?}"))
+    };
+    let free_q = at(&|e| e.0 == EventKind::Free && e.1 == q && e.3 == 3);
+    let first = at(&|e| e.0 == EventKind::ReallocAllocFree && e.1 == p && e.2 == q);
+    let second = at(&|e| e.0 == EventKind::ReallocAllocFree && e.1 == r && e.2 == p);
+    assert!(free_q < first && first < second, "{evs:?}");
+}
+
 /// Threads show up in any order: the second thread started showing up
 /// first does not release what is later than the first one's spawn.
 #[test]
