@@ -654,3 +654,36 @@ fn a_compressed_input_cut_before_its_first_byte_is_said_cut_in_every_codec() {
         assert!(!err.contains("is empty"), "{tool}: {err}");
     }
 }
+
+/// Heph's statistics group thousands as the heap statistics do: a log of
+/// three copies of scalar.bin.log has three times its packets and events
+/// (the copies' sequence numbers come again, as duplicates).
+#[test]
+fn heph_statistics_group_their_thousands() {
+    let dir = tempfile::tempdir().unwrap();
+    let one =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/heph/scalar.bin.log");
+    let bytes = std::fs::read(&one).unwrap();
+    let three = path_in(&dir, "three.bin.log");
+    std::fs::write(&three, [&bytes[..], &bytes[..], &bytes[..]].concat()).unwrap();
+    let count = |text: &str, key: &str| -> u64 {
+        let line = text.lines().find(|l| l.starts_with(key)).unwrap();
+        line[key.len()..].trim().replace(',', "").parse().unwrap()
+    };
+    let single = common::ok(&tramp(&["stats", one.to_str().unwrap()]));
+    let (packets, events) = (count(&single, "packets"), count(&single, "events"));
+    assert!(packets < 1000 && events < 1000, "{single}");
+    let text = common::ok(&tramp(&["stats", &three]));
+    let grouped = |n: u64| {
+        let s = n.to_string();
+        format!("{},{}", &s[..s.len() - 3], &s[s.len() - 3..])
+    };
+    assert!(
+        text.starts_with(&format!(
+            "packets     {}\nevents      {}\n",
+            grouped(3 * packets),
+            grouped(3 * events)
+        )),
+        "{text}"
+    );
+}

@@ -298,7 +298,7 @@ impl SpanStats {
             let _ = writeln!(
                 s,
                 "{:>9} {:>10} {:>10} {:>10} {:>10}  {}",
-                t.count,
+                tramp_core::numbers::grouped(t.count as u128),
                 human_ns(t.total),
                 human_ns(t.self_time),
                 human_ns(t.durations.quantile(0.5)),
@@ -311,12 +311,16 @@ impl SpanStats {
 
     /// The counter report: per stream, missing events and their ranges.
     pub fn gaps_table(&self, max_ranges: usize) -> String {
+        use tramp_core::numbers::grouped;
         let mut s = String::new();
         for (stream, g) in &self.gaps {
             let _ = write!(
                 s,
                 "stream {stream}: {} missing, {} late, {} duplicate, {} wraps",
-                g.missing_count, g.late, g.duplicates, g.wraps
+                grouped(g.missing_count as u128),
+                grouped(g.late as u128),
+                grouped(g.duplicates as u128),
+                grouped(g.wraps as u128)
             );
             if !g.missing.is_empty() {
                 let shown: Vec<String> = g

@@ -180,8 +180,9 @@ impl fmt::Display for Summary {
             return f.write_str(&text);
         }
         if self.opts.top.is_some() {
-            let _ = writeln!(text, "packets     {}", self.packets);
-            let _ = writeln!(text, "events      {}", self.spans.events);
+            use tramp_core::numbers::grouped as g;
+            let _ = writeln!(text, "packets     {}", g(self.packets as u128));
+            let _ = writeln!(text, "events      {}", g(self.spans.events as u128));
             let _ = writeln!(
                 text,
                 "epoch       {}",
@@ -190,8 +191,8 @@ impl fmt::Display for Summary {
                     crate::spans::utc(e)
                 ))
             );
-            let _ = writeln!(text, "streams     {}", self.spans.gaps.len());
-            let _ = writeln!(text, "substreams  {}", self.substreams.len());
+            let _ = writeln!(text, "streams     {}", g(self.spans.gaps.len() as u128));
+            let _ = writeln!(text, "substreams  {}", g(self.substreams.len() as u128));
             for opt in &self.options {
                 let _ = writeln!(text, "option      {opt}");
             }
