@@ -109,8 +109,8 @@ pub fn restore() {
     }
 }
 
+/// `crate::push_bytes` leaving the last byte of `dst` for a NUL.
 fn push(dst: &mut [u8], at: &mut usize, src: &[u8]) {
-    let n = src.len().min(dst.len().saturating_sub(*at + 1));
-    dst[*at..*at + n].copy_from_slice(&src[..n]);
-    *at += n;
+    let room = dst.len() - 1;
+    crate::push_bytes(&mut dst[..room], at, src);
 }

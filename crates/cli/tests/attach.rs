@@ -147,27 +147,28 @@ fn processes_that_cannot_be_attached_are_refused_by_cause() {
     assert!(!Path::new(&trace).exists());
 }
 
-/// An exec after the attach is followed: the attached process's
-/// environment hands the library and the recording's settings to the
-/// image it starts, which records itself from its first allocation (into
-/// the forked child's trace: one process, two images), and the detach
-/// gives the environment back.
-#[test]
-fn an_exec_after_the_attach_records_the_new_image() {
-    let dir = tempfile::tempdir().unwrap();
-    let prog = build(dir.path(), "execer.c", &["-O1", "-g"]);
+/// Runs `prog STOP` (it prints "ready", then allocates until STOP
+/// exists), attaches to it for 2.5 s writing `OUT` in `dir`, then stops
+/// it: tramp's stderr, the program's later output, and the `stats --sites
+/// --json` of the one child trace whose name holds `child`.
+fn attach_and_child(
+    dir: &tempfile::TempDir,
+    prog: &str,
+    out: &str,
+    child: &str,
+) -> (String, String, Value) {
     let stop = dir.path().join("stop");
-    let mut p = Command::new(&prog)
+    let mut p = Command::new(prog)
         .arg(&stop)
         .env_remove("LD_PRELOAD")
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut out = BufReader::new(p.stdout.take().unwrap());
+    let mut lines = BufReader::new(p.stdout.take().unwrap());
     let mut line = String::new();
-    out.read_line(&mut line).unwrap();
+    lines.read_line(&mut line).unwrap();
     assert_eq!(line, "ready\n");
-    let trace = path_in(&dir, "x.tpack");
+    let trace = path_in(dir, out);
     let rec = tramp(&[
         "record",
         "-p",
@@ -182,18 +183,31 @@ fn an_exec_after_the_attach_records_the_new_image() {
     std::fs::write(&stop, b"").unwrap();
     assert!(p.wait().unwrap().success());
     let mut rest = String::new();
-    std::io::Read::read_to_string(&mut out, &mut rest).unwrap();
-    assert_eq!(rest, "child 4\nLD_PRELOAD none\n");
-    assert!(err.contains("wrote 2 traces"), "{err}");
-    let child = std::fs::read_dir(dir.path())
+    std::io::Read::read_to_string(&mut lines, &mut rest).unwrap();
+    let path = std::fs::read_dir(dir.path())
         .unwrap()
         .map(|e| e.unwrap().path())
-        .find(|p| p.to_string_lossy().contains("x.execer."))
+        .find(|p| p.to_string_lossy().contains(child))
         .expect("the child's trace");
     let v: Value = serde_json::from_slice(
-        &tramp(&["stats", "--sites", "--json", child.to_str().unwrap()]).stdout,
+        &tramp(&["stats", "--sites", "--json", path.to_str().unwrap()]).stdout,
     )
     .unwrap();
+    (err, rest, v)
+}
+
+/// An exec after the attach is followed: the attached process's
+/// environment hands the library and the recording's settings to the
+/// image it starts, which records itself from its first allocation (into
+/// the forked child's trace: one process, two images), and the detach
+/// gives the environment back.
+#[test]
+fn an_exec_after_the_attach_records_the_new_image() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = build(dir.path(), "execer.c", &["-O1", "-g"]);
+    let (err, rest, v) = attach_and_child(&dir, &prog, "x.tpack", "x.execer.");
+    assert_eq!(rest, "child 4\nLD_PRELOAD none\n");
+    assert!(err.contains("wrote 2 traces"), "{err}");
     // 200 before the exec, 700 + 3 after, and what the new image's start
     // allocates (libc's own: stdio buffers and the like, a few).
     let allocs = v["total_allocs"].as_u64().unwrap();
@@ -220,43 +234,9 @@ fn an_exec_after_the_attach_records_the_new_image() {
 fn a_fork_after_the_attach_is_recorded_as_its_own_process() {
     let dir = tempfile::tempdir().unwrap();
     let prog = build(dir.path(), "forker.c", &["-O1", "-g"]);
-    let stop = dir.path().join("stop");
-    let mut p = Command::new(&prog)
-        .arg(&stop)
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut out = BufReader::new(p.stdout.take().unwrap());
-    let mut line = String::new();
-    out.read_line(&mut line).unwrap();
-    assert_eq!(line, "ready\n");
-    let trace = path_in(&dir, "f.tpack");
-    let rec = tramp(&[
-        "record",
-        "-p",
-        &p.id().to_string(),
-        "--duration",
-        "2.5",
-        "-o",
-        &trace,
-    ]);
-    let err = String::from_utf8_lossy(&rec.stderr).into_owned();
-    assert!(rec.status.success(), "{err}");
-    std::fs::write(&stop, b"").unwrap();
-    assert!(p.wait().unwrap().success());
-    let mut rest = String::new();
-    std::io::Read::read_to_string(&mut out, &mut rest).unwrap();
+    let (err, rest, v) = attach_and_child(&dir, &prog, "f.tpack", "f.forker.");
     assert_eq!(rest, "child 3\n");
     assert!(err.contains("wrote 2 traces"), "{err}");
-    let child = std::fs::read_dir(dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.to_string_lossy().contains("f.forker."))
-        .expect("the child's trace");
-    let v: Value = serde_json::from_slice(
-        &tramp(&["stats", "--sites", "--json", child.to_str().unwrap()]).stdout,
-    )
-    .unwrap();
     assert_eq!(v["total_allocs"], 1000, "{v}");
     assert_eq!(v["frees_of_unknown_addresses"], 0);
     assert_eq!(v["frees_allocated_before_attach"], 0);

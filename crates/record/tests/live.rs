@@ -648,6 +648,14 @@ fn the_lag_counts_in_the_logs_time_not_the_wall_clock() {
 /// (kind, address, new address, thread) of a heap event.
 type HeapEv = (EventKind, u64, u64, u64);
 
+/// Where the first event `want` takes is among `evs` (a panic listing
+/// them if none).
+fn position(evs: &[HeapEv], want: &dyn Fn(&HeapEv) -> bool) -> usize {
+    evs.iter()
+        .position(want)
+        .unwrap_or_else(|| panic!("{evs:?}"))
+}
+
 /// Every heap event of a trace, in order.
 fn heap_events(path: &Path) -> Vec<HeapEv> {
     let mut r = tramp_hatf::Reader::new(std::fs::File::open(path).unwrap());
@@ -721,11 +729,7 @@ fn a_moved_realloc_goes_between_the_uses_of_its_two_addresses() {
     let done = s.finish(None).unwrap();
     assert_eq!(done.traces[0].2.late, 0);
     let evs = heap_events(&out);
-    let at = |want: &dyn Fn(&HeapEv) -> bool| {
-        evs.iter()
-            .position(want)
-            .unwrap_or_else(|| panic!("{evs:?}"))
-    };
+    let at = |want: &dyn Fn(&HeapEv) -> bool| position(&evs, want);
     let free_q = at(&|e| e.0 == EventKind::Free && e.1 == q && e.3 == 3);
     let realloc = at(&|e| e.0 == EventKind::ReallocAllocFree && e.1 == p && e.2 == q);
     let alloc_p = at(&|e| e.0 == EventKind::Alloc && e.1 == p && e.3 == 2);
@@ -791,11 +795,7 @@ fn a_realloc_into_the_block_another_realloc_freed_waits_for_its_place() {
     let done = s.finish(None).unwrap();
     assert_eq!(done.traces[0].2.late, 0);
     let evs = heap_events(&out);
-    let at = |want: &dyn Fn(&HeapEv) -> bool| {
-        evs.iter()
-            .position(want)
-            .unwrap_or_else(|| panic!("{evs:?}"))
-    };
+    let at = |want: &dyn Fn(&HeapEv) -> bool| position(&evs, want);
     let free_q = at(&|e| e.0 == EventKind::Free && e.1 == q && e.3 == 3);
     let first = at(&|e| e.0 == EventKind::ReallocAllocFree && e.1 == p && e.2 == q);
     let second = at(&|e| e.0 == EventKind::ReallocAllocFree && e.1 == r && e.2 == p);
