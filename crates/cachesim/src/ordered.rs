@@ -94,7 +94,7 @@ impl Ordered {
     #[inline]
     fn home(&self, id: u64) -> usize {
         // Fibonacci hashing: the top bits of a multiplication by 2^64/φ.
-        (id.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> self.shift) as usize
+        tramp_core::rng::fibonacci(id, 64 - self.shift) as usize
     }
 
     #[inline]

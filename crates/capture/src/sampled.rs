@@ -114,7 +114,7 @@ static SET: [Shard; SHARDS] = [EMPTY; SHARDS];
 
 #[inline(always)]
 fn hash(addr: usize) -> u64 {
-    ((addr as u64) >> 4).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+    ((addr as u64) >> 4).wrapping_mul(crate::rng::GOLDEN)
 }
 
 #[inline(always)]
@@ -378,10 +378,7 @@ impl Countdown {
         }
         if self.rng == 0 {
             // Mixed (SplitMix64's finalizer): close seeds, distant streams.
-            let mut z = seed;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            self.rng = (z ^ (z >> 31)) | 1;
+            self.rng = crate::rng::mix(seed) | 1;
             self.left = self.draw(mean);
         }
         self.left -= size.max(1) as i64;

@@ -389,7 +389,7 @@ impl Unwinder {
         } else {
             f.pc.wrapping_sub(1)
         };
-        let slot = (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - CACHE_BITS)) as usize;
+        let slot = crate::rng::fibonacci(key, CACHE_BITS) as usize;
         if self.cache_key[slot] == key && key != 0 {
             return self.cache_rule[slot];
         }

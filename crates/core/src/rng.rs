@@ -2,7 +2,20 @@
 //! 2014), and its finalizer as a hash ([`mix`]). Small, fast, and the same
 //! stream on every platform, so a workload is a pure function of its seed;
 //! the cache simulator's SHARDS sampling and the command language's arrays
-//! hash ids with the finalizer.
+//! hash ids with the finalizer, and hash tables of spread keys use
+//! [`fibonacci`]. The file has no dependencies: the capture library, which
+//! has none, includes it by `#[path]`.
+
+/// 2^64 divided by the golden ratio, odd: SplitMix64's increment and the
+/// multiplier of Fibonacci hashing.
+pub const GOLDEN: u64 = 0x9e37_79b9_7f4a_7c15;
+
+/// Fibonacci hashing: the top `bits` bits (1 to 64) of `x · 2^64/φ`, a
+/// table slot for keys that are themselves well spread (addresses, ids).
+#[inline(always)]
+pub fn fibonacci(x: u64, bits: u32) -> u64 {
+    x.wrapping_mul(GOLDEN) >> (64 - bits)
+}
 
 /// SplitMix64's finalizer: a bijective 64-bit mix.
 #[inline]
@@ -24,7 +37,7 @@ impl SplitMix64 {
 
     /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        self.0 = self.0.wrapping_add(GOLDEN);
         mix(self.0)
     }
 

@@ -43,7 +43,7 @@ impl StackTree {
     /// The node of `frame` called from the stack `parent`.
     #[inline]
     pub fn node(&mut self, parent: u64, frame: u64) -> u64 {
-        let slot = ((frame ^ parent.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+        let slot = ((frame ^ parent.wrapping_mul(tramp_core::rng::GOLDEN))
             .wrapping_mul(0x2545_f491_4f6c_dd1d)
             >> (64 - MEMO_BITS)) as usize;
         let m = self.memo[slot];
