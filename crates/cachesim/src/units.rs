@@ -1,46 +1,20 @@
 //! Sizes as people write them: `1000`, `1k`, `4M`, `1.5G`, `2T`. A count
 //! of objects is decimal (k = 1,000) and a size in bytes binary (K =
 //! 1,024), whatever the letter's case: `cachesim -s 1k` is 1,000 objects,
-//! `cachesim --bytes -s 1k` 1,024 bytes. The one size parser of tramp's
-//! options (cache sizes, CPU cache levels, replay's memory limit).
+//! `cachesim --bytes -s 1k` 1,024 bytes. The parser itself is
+//! `tramp_core::units`, the one of every option.
 
 use crate::cache::Unit;
+use tramp_core::units::Base;
 
-/// The number `s` writes, in `unit`.
+/// The number `s` writes, in `unit` (`tramp_core::units`: objects count
+/// decimally, bytes binary).
 pub fn parse(s: &str, unit: Unit) -> Result<u64, String> {
-    let t = s.trim();
-    let step: u64 = match unit {
-        Unit::Objects => 1000,
-        Unit::Bytes => 1024,
+    let base = match unit {
+        Unit::Objects => Base::Decimal,
+        Unit::Bytes => Base::Binary,
     };
-    let (num, mult) = match t.char_indices().last() {
-        Some((i, c)) if c.is_ascii_alphabetic() => {
-            let power = match c.to_ascii_lowercase() {
-                'k' => 1,
-                'm' => 2,
-                'g' => 3,
-                't' => 4,
-                _ => return Err(format!("`{s}`: unknown suffix `{c}` (k, M, G or T)")),
-            };
-            (&t[..i], step.pow(power))
-        }
-        _ => (t, 1),
-    };
-    let num = num.trim();
-    if let Ok(n) = num.parse::<u64>() {
-        return n
-            .checked_mul(mult)
-            .ok_or_else(|| format!("`{s}` is too large"));
-    }
-    // A fraction of a suffix (`1.5M`); whole units only.
-    match num.parse::<f64>() {
-        Ok(f) if f.is_finite() && f >= 0.0 && f * (mult as f64) < 1.8e19 => {
-            Ok((f * mult as f64) as u64)
-        }
-        Ok(f) if f < 0.0 => Err(format!("`{s}` is negative: a size is at least 0")),
-        Ok(_) => Err(format!("`{s}` is too large")),
-        Err(_) => Err(format!("`{s}` is not a size (e.g. 2000, 64k, 512M, 1.5G)")),
-    }
+    tramp_core::units::parse(s, base)
 }
 
 /// A cache size as `--size` takes it: in the cache's unit, or a fraction

@@ -39,6 +39,7 @@ pub mod rng;
 pub mod schema;
 pub mod stream;
 pub mod text;
+pub mod units;
 pub mod varint;
 pub mod window;
 pub mod xml;

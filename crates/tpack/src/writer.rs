@@ -147,15 +147,9 @@ impl Options {
                 return Err(format!("`{p}` is neither block=N nor threads=N"));
             };
             let bad = || format!("`{p}`: records per block are 1 … 16M");
-            let (digits, mul) = match n.as_bytes().last() {
-                Some(b'K' | b'k') => (&n[..n.len() - 1], 1 << 10),
-                Some(b'M' | b'm') => (&n[..n.len() - 1], 1 << 20),
-                _ => (n, 1),
-            };
-            let v = digits
-                .parse::<usize>()
+            let v = tramp_core::units::parse(n, tramp_core::units::Base::Binary)
                 .ok()
-                .and_then(|d| d.checked_mul(mul))
+                .and_then(|v| usize::try_from(v).ok())
                 .ok_or_else(bad)?;
             if v == 0 || v > crate::MAX_BLOCK_RECORDS {
                 return Err(bad());
