@@ -9,37 +9,11 @@ use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
 
-// These constants repeat those at the top of `crates/capture/src/lib.rs` on
-// purpose: the capture library replaces malloc and friends, so linking it
-// into this crate (to share them) would interpose on tramp's own heap. The
-// end-to-end tests in `crates/cli/tests/record.rs` read what the real
-// library writes, so the two sides cannot drift apart unnoticed.
-pub const CHUNK_MAGIC: [u8; 4] = *b"TRC1";
-pub const CHUNK_HEADER: usize = 44;
-/// The length word's flag for a chunk that ends with a spawn.
-pub const CHUNK_SPAWN: u32 = 1 << 31;
-/// A chunk payload can never be longer than the capture library's buffer.
-pub const MAX_PAYLOAD: usize = 1 << 18;
-
-pub const EV_ALLOC: u8 = 0;
-pub const EV_FREE: u8 = 1;
-pub const EV_REALLOC: u8 = 2;
-pub const EV_THREAD_START: u8 = 3;
-pub const EV_THREAD_END: u8 = 4;
-pub const EV_MODULE: u8 = 6;
-pub const EV_PROCESS: u8 = 7;
-pub const EV_STALL: u8 = 8;
-pub const EV_LOAD: u8 = 9;
-pub const EV_STORE: u8 = 10;
-pub const EV_FREE_AT: u8 = 11;
-pub const EV_SPAWN: u8 = 12;
-pub const EV_FRAMES: u8 = 13;
-pub const EV_UNWIND: u8 = 14;
-pub const EV_RSS: u8 = 15;
-pub const EV_LSAN: u8 = 16;
-pub const EV_BLOCK_ALLOC: u8 = 17;
-pub const EV_BLOCK_FREE: u8 = 18;
-pub const EV_BLOCK_REALLOC: u8 = 19;
+// The wire format is the capture library's own file, included: linking the
+// library (to share it) would interpose on tramp's own heap.
+#[path = "../../capture/src/wire.rs"]
+mod wire;
+pub use wire::*;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RawError {
