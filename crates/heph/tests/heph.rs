@@ -480,7 +480,13 @@ fn span_totals_saturate_instead_of_overflowing() {
             stats.observe(&e);
         }
     }
-    let _ = stats.totals_table();
+    // One header line and one row per description, none left out.
+    let table = stats.totals_table();
+    assert!(!stats.by_description.is_empty());
+    assert_eq!(table.lines().count(), 1 + stats.by_description.len());
+    for d in stats.by_description.keys() {
+        assert!(table.contains(&*d.escape_debug().to_string()), "{d}");
+    }
 }
 
 proptest! {

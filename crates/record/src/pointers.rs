@@ -237,5 +237,38 @@ mod tests {
         let out = Output::create(path.to_str().unwrap(), None).unwrap();
         let p = PointerOut::new(out).unwrap();
         p.finish().unwrap();
+        // The file reads back as a trace of no records whose embedded DTD
+        // declares every type the writer uses, each of the kind its
+        // readers find it by.
+        use tramp_core::RecordKind as K;
+        use tramp_core::Source;
+        let file = std::fs::File::open(&path).unwrap();
+        let mut src = tramp_metatf::codec::MetaSource::open(file, None).unwrap();
+        let kinds: std::collections::HashMap<String, K> = src
+            .schema()
+            .types
+            .iter()
+            .map(|t| (t.name.clone(), t.kind))
+            .collect();
+        for (name, kind) in [
+            ("alloc", K::Alloc),
+            ("free", K::Free),
+            ("threadStart", K::ThreadCreate),
+            ("threadEnd", K::ThreadDestroy),
+            ("load", K::Load),
+            ("store", K::Store),
+        ] {
+            assert_eq!(kinds.get(name), Some(&kind), "{name}");
+        }
+        for name in [
+            "reallocInPlace",
+            "reallocMoved",
+            "blockAlloc",
+            "blockFree",
+            "note",
+        ] {
+            assert!(kinds.contains_key(name), "{name}");
+        }
+        assert!(src.next_record().unwrap().is_none());
     }
 }

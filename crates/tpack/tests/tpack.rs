@@ -482,7 +482,20 @@ fn fixture(name: &str) -> Vec<u8> {
 /// their bytes twice (an overflow panic). Now a clean run of warnings.
 #[test]
 fn resynchronising_twice_counts_offsets_once() {
-    let _ = unpack(&fix_checksums(fixture("resync-pushback.bin")));
+    let data = fix_checksums(fixture("resync-pushback.bin"));
+    let (_, warnings, error) = unpack(&data);
+    // Both damaged headers are reported, each at an offset inside the
+    // file (counted twice, the second offset ran past its end).
+    assert!(warnings.len() >= 2, "{warnings:?} {error:?}");
+    for w in &warnings {
+        let at: u64 = w
+            .split("byte offset ")
+            .nth(1)
+            .and_then(|t| t.split(|c: char| !c.is_ascii_digit()).next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no offset in {w}"));
+        assert!(at < data.len() as u64, "{w}: past the end ({})", data.len());
+    }
 }
 
 /// Fuzz find: stream table lengths summed past 2^64 (an overflow panic);
