@@ -16,13 +16,12 @@ fuzz_target!(|data: &[u8]| {
         Unit::Objects
     };
     let opts = Options {
-        policies: PolicyKind::ALL.to_vec(),
+        policies: PolicyKind::ALL.iter().map(|&k| k.into()).collect(),
         sizes: vec![1, 3, 64],
-        unit,
         mrc: true,
-        shards: None,
-        future_known: false,
-        cpu: None,
+        threads: Some(1),
+        census: true,
+        ..Options::census(unit)
     };
     let mut sim = Simulation::new(&opts);
     let mut n = 0u64;

@@ -104,7 +104,7 @@ impl SetAssoc {
             return Err(GeometryError::Line(line));
         }
         let set_bytes = ways as u64 * line as u64;
-        if size % set_bytes != 0 {
+        if !size.is_multiple_of(set_bytes) {
             return Err(GeometryError::Shape { size, ways, line });
         }
         if repl == Replacement::Plru && !ways.is_power_of_two() {

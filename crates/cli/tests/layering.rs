@@ -6,8 +6,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::Command;
 
-/// `tramp-x` → its tramp dependencies (short names), from the manifests.
-fn from_cargo() -> BTreeMap<String, BTreeSet<String>> {
+/// The workspace's packages as `cargo metadata` describes them.
+fn packages() -> Vec<serde_json::Value> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let out = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
         .args([
@@ -26,8 +26,13 @@ fn from_cargo() -> BTreeMap<String, BTreeSet<String>> {
         String::from_utf8_lossy(&out.stderr)
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    v["packages"].as_array().unwrap().clone()
+}
+
+/// `tramp-x` → its tramp dependencies (short names), from the manifests.
+fn from_cargo() -> BTreeMap<String, BTreeSet<String>> {
     let mut map = BTreeMap::new();
-    for p in v["packages"].as_array().unwrap() {
+    for p in &packages() {
         // The product's crates (bench/ holds benchmark binaries).
         if !p["manifest_path"].as_str().unwrap().contains("/crates/") {
             continue;
@@ -105,4 +110,28 @@ fn each_crates_tramp_dependencies_are_those_the_architecture_gives() {
         "docs/architecture.md is stale:\n{}",
         wrong.join("\n")
     );
+}
+
+/// `unsafe` is forbidden outside the capture crate by the workspace's lints,
+/// which every other manifest takes; every manifest states the workspace's
+/// minimum Rust (clippy's `incompatible_msrv` then checks the standard
+/// library calls against it).
+#[test]
+fn every_crate_but_capture_forbids_unsafe_and_states_the_minimum_rust() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let workspace = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    assert!(workspace.contains("[workspace.lints.rust]\nunsafe_code = \"forbid\""));
+    let mut wrong = Vec::new();
+    for p in &packages() {
+        let name = p["name"].as_str().unwrap();
+        let manifest = std::fs::read_to_string(p["manifest_path"].as_str().unwrap()).unwrap();
+        let takes_lints = manifest.contains("[lints]\nworkspace = true");
+        if takes_lints == (name == "tramp-capture") {
+            wrong.push(format!("{name}: [lints] workspace = true is {takes_lints}"));
+        }
+        if p["rust_version"].as_str() != Some("1.88") {
+            wrong.push(format!("{name}: rust-version {}", p["rust_version"]));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }

@@ -31,7 +31,7 @@ fn main() {
                 let file = (v * v * 16.0) as u32;
                 let page = (u.powi(4) * 8192.0) as u32;
                 let pid = (x >> 48) as u32 % 32;
-                let func = ((x >> 56) % 5 == 0) as u8;
+                let func = (x >> 56).is_multiple_of(5) as u8;
                 bin.write_all(&[0]).unwrap();
                 bin.write_all(&pid.to_ne_bytes()).unwrap();
                 bin.write_all(&file.to_ne_bytes()).unwrap();

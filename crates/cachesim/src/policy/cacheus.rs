@@ -427,7 +427,7 @@ impl Policy for Cacheus {
                 }
             }
         }
-        if self.cap > 0 && self.n_req % self.cap == 0 {
+        if self.cap > 0 && self.n_req.is_multiple_of(self.cap) {
             self.update_lr();
         }
         evicted.append(&mut self.out);

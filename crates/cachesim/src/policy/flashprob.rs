@@ -59,7 +59,7 @@ impl FlashProb {
         self.ram.unlink(&mut self.ram_t, v);
         let (id, size) = (self.ram_t[v].id, self.ram_t[v].size);
         self.ram_t.remove(v);
-        if self.rng.next_u64() % self.inv_prob == 0 && size <= self.disk_cap {
+        if self.rng.next_u64().is_multiple_of(self.inv_prob) && size <= self.disk_cap {
             // Into the flash: a request to it, which misses there.
             while self.disk.bytes + size > self.disk_cap {
                 self.evict_disk(evicted);

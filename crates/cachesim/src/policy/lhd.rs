@@ -211,7 +211,10 @@ impl Lhd {
         let t = &mut self.tags[idx];
         t.timestamp = timestamp;
         t.size = size as f32;
-        let explore = self.rng.next_u64() % EXPLORE_INVERSE_PROBABILITY == 0;
+        let explore = self
+            .rng
+            .next_u64()
+            .is_multiple_of(EXPLORE_INVERSE_PROBABILITY);
         if explore && self.explorer_budget > 0 && self.num_reconfigurations < 50 {
             t.explorer = true;
             self.explorer_budget = add_f32(self.explorer_budget, -t.size);

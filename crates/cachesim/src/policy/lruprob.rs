@@ -34,7 +34,7 @@ impl Policy for LruProb {
     }
     fn get(&mut self, a: Access, evicted: &mut Vec<u64>) -> bool {
         if let Some(s) = self.q.find(a.id) {
-            if self.rng.next_u64() % self.threshold == 0 {
+            if self.rng.next_u64().is_multiple_of(self.threshold) {
                 self.q.q.move_to_head(&mut self.q.t, s);
             }
             return true;
