@@ -5,7 +5,7 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
@@ -14,6 +14,45 @@ use serde_json::Value;
 
 fn build(dir: &Path, src: &str, flags: &[&str]) -> String {
     common::cc_program(dir, src, src.trim_end_matches(".c"), flags)
+}
+
+/// Whether this machine's gdb can call a function in a process (gdb 13
+/// cannot on CPUs whose XSAVE area holds AMX state: Linux refuses its
+/// register write-back). Asked of gdb itself, on a sleeping child.
+fn gdb_calls_functions() -> bool {
+    let mut child = Command::new("sleep").arg("30").spawn().unwrap();
+    let pid = child.id().to_string();
+    let out = Command::new("gdb")
+        .args(["-nx", "-batch", "-p", &pid, "-ex", "print (int) getpid()"])
+        .output()
+        .unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    String::from_utf8_lossy(&out.stdout).contains(&format!("= {pid}"))
+}
+
+/// On a machine whose gdb cannot call into a process, the attach must be
+/// refused with the cause and the way out, and the process must run on
+/// untouched: that is checked, said on stderr, and `true` returned (the
+/// rest of the test needs an attach). Elsewhere `false`.
+fn refused_for_gdb(rec: &std::process::Output) -> bool {
+    if gdb_calls_functions() {
+        return false;
+    }
+    let err = String::from_utf8_lossy(&rec.stderr);
+    assert!(!rec.status.success(), "{err}");
+    assert!(
+        err.contains("gdb cannot call functions in process") && err.contains("gdb 14"),
+        "{err}"
+    );
+    // Written past the harness's capture, so that the run shows it.
+    let _ = writeln!(
+        std::io::stderr(),
+        "NOTE: this machine's gdb cannot call functions in a process (AMX XSAVE state, gdb \
+         before 14): checked that the attach is refused with its cause; the recording \
+         half of this test needs a gdb that can"
+    );
+    true
 }
 
 #[test]
@@ -37,6 +76,11 @@ fn an_attached_program_is_recorded_and_runs_on_after_the_detach() {
     let pid = server.id().to_string();
     let trace = path_in(&dir, "att.tpack");
     let rec = tramp(&["record", "-p", &pid, "--duration", "1.5", "-o", &trace]);
+    if refused_for_gdb(&rec) {
+        std::fs::write(&stop, b"").unwrap();
+        assert!(server.wait().unwrap().success());
+        return;
+    }
     let err = String::from_utf8_lossy(&rec.stderr).into_owned();
     assert!(rec.status.success(), "{err}");
     assert!(err.contains("GOT entries restored; it runs on"), "{err}");
@@ -150,13 +194,14 @@ fn processes_that_cannot_be_attached_are_refused_by_cause() {
 /// Runs `prog STOP` (it prints "ready", then allocates until STOP
 /// exists), attaches to it for 2.5 s writing `OUT` in `dir`, then stops
 /// it: tramp's stderr, the program's later output, and the `stats --sites
-/// --json` of the one child trace whose name holds `child`.
+/// --json` of the one child trace whose name holds `child` (`None` where
+/// gdb cannot attach here: [`refused_for_gdb`]).
 fn attach_and_child(
     dir: &tempfile::TempDir,
     prog: &str,
     out: &str,
     child: &str,
-) -> (String, String, Value) {
+) -> Option<(String, String, Value)> {
     let stop = dir.path().join("stop");
     let mut p = Command::new(prog)
         .arg(&stop)
@@ -178,6 +223,11 @@ fn attach_and_child(
         "-o",
         &trace,
     ]);
+    if refused_for_gdb(&rec) {
+        std::fs::write(&stop, b"").unwrap();
+        assert!(p.wait().unwrap().success());
+        return None;
+    }
     let err = String::from_utf8_lossy(&rec.stderr).into_owned();
     assert!(rec.status.success(), "{err}");
     std::fs::write(&stop, b"").unwrap();
@@ -193,7 +243,7 @@ fn attach_and_child(
         &tramp(&["stats", "--sites", "--json", path.to_str().unwrap()]).stdout,
     )
     .unwrap();
-    (err, rest, v)
+    Some((err, rest, v))
 }
 
 /// An exec after the attach is followed: the attached process's
@@ -205,7 +255,9 @@ fn attach_and_child(
 fn an_exec_after_the_attach_records_the_new_image() {
     let dir = tempfile::tempdir().unwrap();
     let prog = build(dir.path(), "execer.c", &["-O1", "-g"]);
-    let (err, rest, v) = attach_and_child(&dir, &prog, "x.tpack", "x.execer.");
+    let Some((err, rest, v)) = attach_and_child(&dir, &prog, "x.tpack", "x.execer.") else {
+        return;
+    };
     assert_eq!(rest, "child 4\nLD_PRELOAD none\n");
     assert!(err.contains("wrote 2 traces"), "{err}");
     // 200 before the exec, 700 + 3 after, and what the new image's start
@@ -234,7 +286,9 @@ fn an_exec_after_the_attach_records_the_new_image() {
 fn a_fork_after_the_attach_is_recorded_as_its_own_process() {
     let dir = tempfile::tempdir().unwrap();
     let prog = build(dir.path(), "forker.c", &["-O1", "-g"]);
-    let (err, rest, v) = attach_and_child(&dir, &prog, "f.tpack", "f.forker.");
+    let Some((err, rest, v)) = attach_and_child(&dir, &prog, "f.tpack", "f.forker.") else {
+        return;
+    };
     assert_eq!(rest, "child 3\n");
     assert!(err.contains("wrote 2 traces"), "{err}");
     assert_eq!(v["total_allocs"], 1000, "{v}");

@@ -70,6 +70,11 @@ pub enum Error {
     /// The user asked for something that does not exist or does not fit.
     #[error("{0}")]
     Usage(String),
+    /// A running process could not be attached to, or detached from (no
+    /// such process, ptrace forbidden, the debugger unable to call into
+    /// it): the message says why and what would let it.
+    #[error("{0}")]
+    Attach(String),
 }
 
 impl Error {

@@ -116,20 +116,20 @@ const DETACH_CALL: &str =
 pub fn check_attachable(pid: u32) -> Result<PathBuf, Error> {
     let proc = PathBuf::from(format!("/proc/{pid}"));
     if !proc.exists() {
-        return Err(Error::Usage(format!("no process {pid}")));
+        return Err(Error::Attach(format!("no process {pid}")));
     }
     if gone(pid) {
-        return Err(Error::Usage(format!("process {pid} has exited")));
+        return Err(Error::Attach(format!("process {pid} has exited")));
     }
     let exe = std::fs::read_link(proc.join("exe")).map_err(|e| {
-        Error::Usage(format!(
+        Error::Attach(format!(
             "process {pid}: its executable cannot be read ({e}): it is not ours to trace \
              (another user's, or ptrace is restricted)"
         ))
     })?;
     let maps = std::fs::read_to_string(proc.join("maps")).unwrap_or_default();
     if !maps.contains("/libc.so") || !maps.contains("/ld-linux") {
-        return Err(Error::Usage(format!(
+        return Err(Error::Attach(format!(
             "process {pid} ({}) is statically linked (no dynamic loader and no libc.so in its \
              memory map): the capture library cannot be loaded into it",
             exe.display()
@@ -145,7 +145,7 @@ fn gdb(pid: u32, dir: &Path, call: &str) -> Result<String, Error> {
     let text = SCRIPT.replace("{CALL}", call);
     std::fs::File::create(&script)
         .and_then(|mut f| f.write_all(text.as_bytes()))
-        .map_err(|e| Error::Usage(format!("writing gdb's script: {e}")))?;
+        .map_err(|e| Error::Attach(format!("writing gdb's script: {e}")))?;
     let mut child = Command::new("gdb")
         .args(["-nx", "-batch", "-p", &pid.to_string()])
         .args(["-ex", "set confirm off", "-ex", "set pagination off"])
@@ -156,7 +156,7 @@ fn gdb(pid: u32, dir: &Path, call: &str) -> Result<String, Error> {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .map_err(|e| {
-            Error::Usage(format!(
+            Error::Attach(format!(
                 "cannot run gdb ({e}): attaching to a process needs gdb (Debian: apt install gdb)"
             ))
         })?;
@@ -171,7 +171,7 @@ fn gdb(pid: u32, dir: &Path, call: &str) -> Result<String, Error> {
             let _ = child.kill();
             let _ = child.wait();
             let _ = std::fs::remove_file(&script);
-            return Err(Error::Usage(format!(
+            return Err(Error::Attach(format!(
                 "gdb did not finish within {} s on process {pid}",
                 GDB_TIMEOUT.as_secs()
             )));
@@ -188,19 +188,34 @@ fn gdb(pid: u32, dir: &Path, call: &str) -> Result<String, Error> {
         let _ = std::io::Read::read_to_string(&mut s, &mut err);
     }
     if gone(pid) || err.contains("No such process") || err.contains("exited") {
-        return Err(Error::Usage(format!(
+        return Err(Error::Attach(format!(
             "process {pid} exited during the attach"
         )));
     }
     if err.contains("ptrace: Operation not permitted") {
-        return Err(Error::Usage(format!(
+        return Err(Error::Attach(format!(
             "process {pid}: ptrace is not permitted (another user's process, or \
              /proc/sys/kernel/yama/ptrace_scope forbids it: run as its user with \
              ptrace_scope 0, or with CAP_SYS_PTRACE)"
         )));
     }
+    if err.contains("Couldn't write extended state status") {
+        // gdb before 14 sizes the XSAVE area from the features it knows;
+        // Linux wants the whole area written back, which AMX's tile state
+        // makes larger: every call into the process fails.
+        return Err(Error::Attach(format!(
+            "gdb cannot call functions in process {pid} on this machine: its XSAVE area \
+             (with this CPU's AMX state) is larger than this gdb writes back (gdb \
+             before 14; Linux refuses the write: {}); attaching needs gdb 14 or \
+             later, `tramp record -- CMD` works with any",
+            err.lines()
+                .find(|l| l.contains("extended state"))
+                .unwrap_or("")
+                .trim()
+        )));
+    }
     if !status.success() && !out.contains("TRAMP-") {
-        return Err(Error::Usage(format!(
+        return Err(Error::Attach(format!(
             "gdb could not attach to process {pid}: {}",
             err.lines().last().unwrap_or("")
         )));
@@ -246,7 +261,7 @@ pub fn attach(
     let quoted = |p: &Path| {
         let s = p.to_string_lossy().into_owned();
         if s.contains(['"', '\'', '\\', '\n']) {
-            Err(Error::Usage(format!("{s}: a path gdb cannot be given")))
+            Err(Error::Attach(format!("{s}: a path gdb cannot be given")))
         } else {
             Ok(s)
         }
@@ -265,31 +280,31 @@ pub fn attach(
     let out = gdb(pid, &logs, &attach_call(&lib_s, &dir_s, &bounded))?;
     let attach_time = t0.elapsed();
     if out.contains("TRAMP-BUSY") {
-        return Err(Error::Usage(format!(
+        return Err(Error::Attach(format!(
             "process {pid} stayed inside the allocator: the attach was undone (nothing \
              recorded, its GOT its own again); try again"
         )));
     }
     if let Some(why) = out.lines().find_map(|l| l.strip_prefix("TRAMP-DLOPEN ")) {
-        return Err(Error::Usage(format!(
+        return Err(Error::Attach(format!(
             "process {pid} could not load the capture library: {why}"
         )));
     }
     match answer(&out, "TRAMP-ATTACH ") {
         Some(0) => {}
         Some(1) => {
-            return Err(Error::Usage(format!(
+            return Err(Error::Attach(format!(
                 "process {pid} is already being recorded (by tramp record or an attach)"
             )));
         }
         Some(code) => {
-            return Err(Error::Usage(format!(
+            return Err(Error::Attach(format!(
                 "process {pid}: the capture library could not start (code {code}: 2, its log \
                  could not be opened; 3, its own functions were not found)"
             )));
         }
         None => {
-            return Err(Error::Usage(format!(
+            return Err(Error::Attach(format!(
                 "gdb did not attach to process {pid}: {}",
                 out.lines().last().unwrap_or("")
             )));
