@@ -104,6 +104,12 @@ fn main() -> ExitCode {
             if is_broken_pipe(&e) {
                 return ExitCode::SUCCESS;
             }
+            // A description's diagnostics point at its lines; shown first.
+            if let Some(tramp_api::Error::Description { diagnostics, .. }) =
+                e.chain().find_map(|c| c.downcast_ref::<tramp_api::Error>())
+            {
+                eprint!("{diagnostics}");
+            }
             eprintln!("tramp: error: {e:#}");
             ExitCode::FAILURE
         }

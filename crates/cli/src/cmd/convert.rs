@@ -87,7 +87,7 @@ pub fn run(a: ConvertArgs) -> Result<()> {
     let zstd_out = compression.unwrap_or_else(|| Compression::from_path(&a.output))
         == Compression::Zstd
         && to.name != "heaptrack";
-    let mut o = super::detect(&a.input)?.open_with(&a.input, true, !zstd_out)?;
+    let mut o = super::open_with(&a.input, true, !zstd_out)?;
     // The output's header: the input's, with the DTD given instead if any.
     let mut header = o.source.header().clone();
     if let Some(path) = &a.input.dtd {

@@ -2,11 +2,11 @@
 
 use anyhow::{Context, Result};
 use clap::Args;
-use tramp_heap::HeapStats;
-use tramp_symbols::ModuleMap;
-use tramp_symbols::sites::{Cost, SiteCounts, SiteTotals};
+use tramp_api::ending::outcome_of;
+use tramp_api::heap;
+use tramp_symbols::sites::Cost;
 
-use super::{InputArgs, end_run, print_report};
+use super::{end_run, print_report};
 
 /// Compare two heap traces (two runs, two builds, two inputs): per call
 /// stack, the change from A to B in allocations, bytes allocated,
@@ -47,77 +47,26 @@ fn parse_cost(s: &str) -> Result<Cost, String> {
         .ok_or_else(|| format!("`{s}` is not a cost (allocations, bytes, temporary, peak, leaked)"))
 }
 
-/// A trace read for a diff: its site totals by named call stack, the
-/// opened input and how its run went.
-struct Read {
-    stacks: Vec<(Vec<String>, SiteTotals)>,
-    sampling: Option<tramp_heap::sampling::Sampling>,
-    opened: super::Opened,
-    run: tramp_core::Run,
-}
-
-/// Reads one trace's site totals by named call stack.
-fn stacks(path: &str) -> Result<Read> {
-    let args = InputArgs::path(path);
-    let mut o = super::open(&args, false)?;
-    let domains = o.source.schema().domains();
-    o.require(
-        domains.heap,
-        "diff",
-        "heap events (allocations, frees, reallocs)",
-    )?;
-    let mut stats: HeapStats<SiteCounts, tramp_heap::Site> = HeapStats::with(SiteCounts::new());
-    let mut modules = ModuleMap::new();
-    let run = o.run(&mut [&mut stats, &mut modules], Vec::new());
-    let (_, sites) = stats.finish_with();
-    let stacks = sites.by_stack(&tramp_core::Analysis::finish(modules));
-    Ok(Read {
-        stacks,
-        sampling: sites.sampling(),
-        opened: o,
-        run,
-    })
-}
-
 pub fn run(a: DiffArgs) -> Result<()> {
     // Created before the work: an output that cannot be written is refused
     // first.
-    let svg = match &a.flamegraph {
-        Some(path) => Some((
-            path,
-            tramp_core::io::Output::create(path, Some(tramp_core::io::Compression::None))
-                .with_context(|| format!("creating {path}"))?,
-        )),
-        None => None,
+    let svg = a
+        .flamegraph
+        .as_deref()
+        .map(tramp_api::output::create)
+        .transpose()?;
+    let side = |path: &str, which: &str| {
+        heap::side(&tramp_api::TraceSpec::path(path))
+            .with_context(|| format!("trace {which}, {path}"))
     };
-    let ta = stacks(&a.a).with_context(|| format!("trace A, {}", a.a))?;
-    let tb = stacks(&a.b).with_context(|| format!("trace B, {}", a.b))?;
-    if let Some((path, mut out)) = svg {
-        let folded = |t: &Read| {
-            tramp_profile::flame::parse_folded(&tramp_symbols::sites::folded(&t.stacks, a.cost))
-                .map_err(anyhow::Error::msg)
-        };
+    let (ta, tb) = (side(&a.a, "A")?, side(&a.b, "B")?);
+    if let Some(out) = svg {
         let title = format!("{}: {} → {}", a.cost.name(), a.a, a.b);
-        let picture =
-            tramp_profile::flame::svg_diff(&title, a.cost.unit(), &folded(&ta)?, &folded(&tb)?);
-        std::io::Write::write_all(&mut out, picture.as_bytes())
-            .and_then(|_| out.finish())
-            .with_context(|| format!("writing {path}"))?;
+        out.write(heap::flame_graph_diff(&title, &ta.stacks, &tb.stacks, a.cost).as_bytes())?;
     }
-    let diff = tramp_profile::diff::Diff::new(&ta.stacks, &tb.stacks, a.top)
-        .sampled(ta.sampling, tb.sampling);
-    let (ra, rb) = (ta.run, tb.run);
-    let complete =
-        ra.stop.is_none() && ra.warning_count == 0 && rb.stop.is_none() && rb.warning_count == 0;
-    print_report(
-        &tramp_core::Outcome {
-            report: &diff,
-            complete,
-            damage: ra.reported_damage().or(rb.reported_damage()),
-        },
-        a.json,
-    )?;
+    let diff = heap::diff(&ta, &tb, a.top);
+    print_report(&outcome_of(&diff, &[&ta.run, &tb.run]), a.json)?;
     let covers = "; the comparison covers the records before the error";
-    end_run(ra, &ta.opened, None, covers)?;
-    end_run(rb, &tb.opened, None, covers)
+    end_run(ta.run, &ta.opened, None, covers)?;
+    end_run(tb.run, &tb.opened, None, covers)
 }

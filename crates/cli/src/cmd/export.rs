@@ -1,14 +1,7 @@
 //! `tramp export`: a trace in a viewer's format.
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use clap::Args;
-use tramp_core::io::Output;
-
-use tramp_heap::{HeapFlow, HeapStats, Lived};
-use tramp_profile::dhat::{Dhat, DhatCounts};
-use tramp_profile::massif::{self, Held, MassifSnapshots};
-use tramp_symbols::ModuleMap;
-use tramp_symbols::sites::{SiteCounts, stack_of};
 
 use super::InputArgs;
 
@@ -94,150 +87,50 @@ pub fn run(a: ExportArgs) -> Result<()> {
         return super::export_chrome::run(&a.input, p);
     }
     if let Some(p) = &a.pprof {
-        return self::pprof(&a.input, p);
+        let none = Some(tramp_core::io::Compression::None);
+        return export(
+            &a.input,
+            p,
+            none,
+            "export --pprof",
+            tramp_api::export::pprof,
+        );
     }
     if let Some(p) = &a.dhat {
-        return self::dhat(&a.input, p);
+        return export(&a.input, p, None, "export --dhat", tramp_api::export::dhat);
     }
     if let Some(d) = &a.parquet {
         return super::export_parquet::run(&a.input, d, a.json);
     }
     match &a.massif {
-        Some(p) => self::massif(&a.input, p),
+        Some(p) => export(
+            &a.input,
+            p,
+            None,
+            "export --massif",
+            tramp_api::export::massif,
+        ),
         None => bail!("name what to write: --chrome, --pprof, --dhat, --massif or --parquet"),
     }
 }
 
-/// The output (created first: one that cannot be written is refused before
-/// the work) and the input, which must hold heap events.
-fn open_heap(
+/// Writes one heap export: the output created first (one that cannot be
+/// written is refused before the work), the input opened (it must hold
+/// heap events), the job run, its bytes written, the run ended.
+fn export(
     input: &InputArgs,
     path: &str,
     compression: Option<tramp_core::io::Compression>,
     command: &str,
-) -> Result<(Output, super::Opened)> {
-    let out = Output::create(path, compression).with_context(|| format!("creating {path}"))?;
-    let o = super::open(input, false)?;
-    let holds = o.source.schema().domains().heap;
-    o.require(holds, command, "heap events (allocations, frees, reallocs)")?;
-    Ok((out, o))
-}
-
-/// Writes the export, finishes the output, and ends the run (its warnings,
-/// and damage as an error, `covers` saying what the export covers).
-fn finish(
-    mut out: Output,
-    path: &str,
-    write: impl FnOnce(&mut Output) -> std::io::Result<()>,
-    run: tramp_core::Run,
-    o: &super::Opened,
-    covers: &str,
+    job: fn(&mut super::Opened) -> Result<tramp_api::export::Exported, tramp_api::Error>,
 ) -> Result<()> {
-    write(&mut out)
-        .and_then(|_| out.finish())
-        .with_context(|| format!("writing {path}"))?;
-    super::end_run(run, o, Some(path), covers)
-}
-
-/// A sampled trace's export into a format without estimates is refused
-/// (nothing is written).
-fn refuse_sampled(sampling: Option<tramp_heap::sampling::Sampling>, what: &str) -> Result<()> {
-    match sampling {
-        Some(s) => bail!(s.export_refusal(what)),
-        None => Ok(()),
-    }
-}
-
-/// A heap trace's heap over time as massif's output.
-fn massif(input: &InputArgs, path: &str) -> Result<()> {
-    let (out, mut o) = open_heap(input, path, None, "export --massif")?;
-    let mut stats: HeapStats<(SiteCounts, MassifSnapshots), tramp_heap::Site> =
-        HeapStats::with((SiteCounts::new(), MassifSnapshots::new()));
-    let mut modules = ModuleMap::new();
-    let run = o.run(&mut [&mut stats, &mut modules], Vec::new());
-    let (_, (sites, snaps)) = stats.finish_with();
-    refuse_sampled(sites.sampling(), "massif's snapshots")?;
-    let modules = tramp_core::Analysis::finish(modules);
-    // Only the stacks that held something at the peak or at the end are
-    // named (a trace of a million stacks names a few).
-    let rows = sites.resolved(&modules);
-    let (mut names, stacks) = (modules.names(), modules.stack_depth > 0);
-    let mut named = |bytes: fn(&tramp_symbols::sites::SiteTotals) -> u64| {
-        rows.iter()
-            .filter(|(_, t)| bytes(t) > 0)
-            .map(|(site, t)| (stack_of(&mut names, site.resolved(stacks)), bytes(t)))
-            .collect::<Vec<_>>()
+    let out = tramp_api::output::create_with(path, compression)?;
+    let mut o = tramp_api::heap::open_heap(&input.spec(), command)?;
+    let (bytes, run) = job(&mut o)?;
+    out.write(&bytes)?;
+    let covers = match command {
+        "export --massif" => "; the snapshots cover the records before the error",
+        _ => "; the profile covers the records before the error",
     };
-    let (at_peak, at_end) = (named(|t| t.peak_bytes), named(|t| t.live_bytes));
-    let peak: Vec<Held<'_>> = at_peak.iter().map(|(s, b)| (&s[..], *b)).collect();
-    let end: Vec<Held<'_>> = at_end.iter().map(|(s, b)| (&s[..], *b)).collect();
-    let cmd = modules.program().unwrap_or(&o.name).to_string();
-    let text = massif::write(&cmd, &snaps.snapshots(), (snaps.peak, &peak), &end);
-    finish(
-        out,
-        path,
-        |out| std::io::Write::write_all(out, text.as_bytes()),
-        run,
-        &o,
-        "; the snapshots cover the records before the error",
-    )
-}
-
-/// A heap trace's profile as DHAT's JSON.
-fn dhat(input: &InputArgs, path: &str) -> Result<()> {
-    let (out, mut o) = open_heap(input, path, None, "export --dhat")?;
-    let mut flow: HeapFlow<DhatCounts, Lived> = HeapFlow::new(DhatCounts::new());
-    let mut modules = ModuleMap::new();
-    let run = o.run(&mut [&mut flow, &mut modules], Vec::new());
-    let counts = tramp_core::Analysis::finish(flow);
-    refuse_sampled(counts.sampling(), "DHAT's counts")?;
-    let modules = tramp_core::Analysis::finish(modules);
-    let cmd = modules.program().unwrap_or(&o.name).to_string();
-    let dhat = Dhat::new(
-        &counts,
-        &mut modules.names(),
-        modules.stack_depth > 0,
-        &cmd,
-        modules.pid.unwrap_or(0),
-    );
-    finish(
-        out,
-        path,
-        |out| dhat.write(out),
-        run,
-        &o,
-        "; the profile covers the records before the error",
-    )
-}
-
-/// A heap trace's profile as pprof's profile.proto.
-fn pprof(input: &InputArgs, path: &str) -> Result<()> {
-    // Created before the work: an output that cannot be written is
-    // refused first.
-    let (out, mut o) = open_heap(
-        input,
-        path,
-        Some(tramp_core::io::Compression::None),
-        "export --pprof",
-    )?;
-    let mut stats: HeapStats<SiteCounts, tramp_heap::Site> = HeapStats::with(SiteCounts::new());
-    let mut modules = ModuleMap::new();
-    let run = o.run(&mut [&mut stats, &mut modules], Vec::new());
-    let (_, sites) = stats.finish_with();
-    let modules = tramp_core::Analysis::finish(modules);
-    let rows = sites.resolved(&modules);
-    let profile = tramp_profile::pprof::profile(
-        &rows,
-        &mut modules.names(),
-        &modules.modules,
-        sites.sampling(),
-    );
-    finish(
-        out,
-        path,
-        |out| tramp_profile::pprof::write(&profile, out),
-        run,
-        &o,
-        "; the profile covers the records before the error",
-    )
+    super::end_run(run, &o, Some(path), covers)
 }

@@ -26,10 +26,9 @@ pub mod stats;
 pub mod verify;
 pub mod workload;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
-use tramp_core::io::Input;
-use tramp_core::{OpenOptions, Run};
+use tramp_core::Run;
 use tramp_formats::Format;
 
 /// Options shared by commands that read a trace.
@@ -53,74 +52,22 @@ pub struct InputArgs {
 }
 
 impl InputArgs {
-    /// A trace file read in its detected format.
-    pub fn path(input: impl Into<String>) -> InputArgs {
-        InputArgs {
-            input: input.into(),
-            format: None,
-            dtd: None,
-            desc: None,
+    /// The trace these arguments name, as the library takes it.
+    pub fn spec(&self) -> tramp_api::TraceSpec {
+        tramp_api::TraceSpec {
+            path: self.input.clone(),
+            format: self.format.clone(),
+            dtd: self.dtd.clone(),
+            desc: self.desc.clone(),
         }
     }
 }
 
-/// A text file a command reads besides its traces (a script, a
-/// description): a path, or `-` for stdin. Noted as an input, so that no
-/// output of the command can be written over it.
-pub fn read_text(path: &str, what: &str) -> Result<String> {
-    use std::io::Read;
-    let mut text = String::new();
-    if path == "-" {
-        std::io::stdin()
-            .read_to_string(&mut text)
-            .with_context(|| format!("reading {what} from stdin"))?;
-        return Ok(text);
-    }
-    tramp_core::io::note_input(path).with_context(|| format!("reading {what} {path}"))?;
-    std::fs::read_to_string(path).with_context(|| format!("reading {what} {path}"))
-}
-
-/// A TRAMP format description's text, checked (errors name the file).
-pub fn read_desc(path: &str) -> Result<String> {
-    let text = read_text(path, "the description")?;
-    if let Err(d) = tramp_desc::parse(&text) {
-        eprint!("{}", tramp_diag::render(path, &text, &[d]));
-        anyhow::bail!("the description {path} does not parse");
-    }
-    Ok(text)
-}
-
-/// A DTD file's text (from disk only: DTDs are never fetched): a path or
-/// `-`, compressed or not; text that is not UTF-8 is an error naming the
-/// line and column.
-pub fn read_dtd(path: &str) -> Result<String> {
-    match Input::read_text(path, "the DTD") {
-        Err(tramp_core::Error::Io(e)) => Err(e).context(format!("opening the DTD {path}")),
-        r => Ok(r?),
-    }
-}
-
-/// An input whose format is known, not yet decoded.
-pub struct Detected {
-    pub input: Input,
-    pub format: Format,
-    pub name: String,
-}
+pub use tramp_api::input::{Detected, read_dtd, read_text};
 
 /// Opens the input and tells its format (given, or detected).
 pub fn detect(args: &InputArgs) -> Result<Detected> {
-    let input = Input::open(&args.input).with_context(|| format!("opening {}", args.input))?;
-    let format = match args.format.as_deref() {
-        _ if args.desc.is_some() => &tramp_desc::format::DESC,
-        Some(f) => tramp_formats::parse(f)?,
-        None => tramp_formats::detect_input(&input)
-            .with_context(|| format!("reading {}", args.input))?,
-    };
-    Ok(Detected {
-        input,
-        format,
-        name: args.input.clone(),
-    })
+    Ok(tramp_api::input::detect(&args.spec())?)
 }
 
 /// The format an output is written in (`tramp_formats::for_output`),
@@ -135,31 +82,15 @@ pub fn output_format(name: &str, to: Option<Option<&str>>, stdout: Format) -> Re
 
 pub use tramp_formats::pipeline::Opened;
 
-impl Detected {
-    /// Decodes the input as records, on a second core beside the command's
-    /// own work (tramp_core::ReadAhead).
-    pub fn open(self, args: &InputArgs, metadata: bool) -> Result<Opened> {
-        self.open_with(args, metadata, true)
-    }
-
-    /// Decodes the input as records; `ahead`: on a second core. Commands
-    /// that keep that core busy themselves (a zstd output's compressor)
-    /// decode on their own thread instead: three busy threads on two cores
-    /// ran slower than two.
-    pub fn open_with(self, args: &InputArgs, metadata: bool, ahead: bool) -> Result<Opened> {
-        let opts = OpenOptions {
-            metadata,
-            dtd: args.dtd.as_deref().map(read_dtd).transpose()?,
-            desc: args.desc.as_deref().map(read_desc).transpose()?,
-        };
-        tramp_formats::pipeline::open(self.input, Some(self.format), &opts, ahead)
-            .with_context(|| format!("reading {}", self.name))
-    }
-}
-
 /// Opens the input as records (decoded on a second core).
 pub fn open(args: &InputArgs, metadata: bool) -> Result<Opened> {
-    detect(args)?.open(args, metadata)
+    Ok(tramp_api::open(&args.spec(), metadata)?)
+}
+
+/// Opens the input as records, on a second core or not (`ahead`).
+pub fn open_with(args: &InputArgs, metadata: bool, ahead: bool) -> Result<Opened> {
+    let spec = args.spec();
+    Ok(tramp_api::input::detect(&spec)?.open(&spec, metadata, ahead)?)
 }
 
 /// Writes to stdout; a closed pipe is reported as an error (and then
@@ -191,48 +122,19 @@ pub fn write_report<R: serde::Serialize + std::fmt::Display + ?Sized>(
     Ok(())
 }
 
-/// Prints the warnings of a run on stderr, then turns the way it stopped
-/// into an error with context: `reading NAME (FORMAT)` for damage (plus
-/// `covers`, what the printed output covers), `writing OUT` for a sink.
-pub fn end_run(run: Run, o: &Opened, out: Option<&str>, covers: &str) -> Result<()> {
-    for w in &run.warnings {
-        eprintln!("tramp: warning: {}: {w}", o.name);
-    }
-    let damage = run.damage();
-    let Some(stop) = run.stop else {
-        return match damage {
-            Some(d) => Err(damaged(&o.name, &o.format.to_string(), &d, covers)),
-            None => Ok(()),
-        };
-    };
-    let mut reading = format!("reading {} ({}){covers}", o.name, o.format);
-    if let tramp_core::Stop::Read(tramp_core::Error::Io(_)) = &stop {
-        // An I/O error has no position of its own: say where the trace stops.
-        reading = format!(
-            "reading {} ({}): the last whole record read was record {}{covers}",
-            o.name, o.format, run.records
-        );
-    }
-    let out = out.unwrap_or("-");
-    Err(match stop {
-        tramp_core::Stop::Read(e) | tramp_core::Stop::Analysis(e) => {
-            anyhow::Error::new(e).context(reading)
-        }
-        tramp_core::Stop::Write(e) => anyhow::Error::new(e).context(format!("writing {out}")),
-        tramp_core::Stop::Finish(e) => anyhow::Error::new(e).context(format!("finishing {out}")),
-    })
+/// Prints the warnings of a run on stderr, then returns how it ended
+/// (`tramp_api::end`: the error names the trace, what the output above
+/// covers, and where it stopped).
+pub fn end_run(run: Run, o: &Opened, out: Option<&str>, covers: &'static str) -> Result<()> {
+    ended(tramp_api::end(run, o, out, covers))
 }
 
-/// The error for a trace whose reader skipped damage (after everything
-/// around it was delivered): the run's output stands, the exit is not 0.
-/// The damage's own text is tramp-core's, the one every command uses.
-pub fn damaged(
-    name: &str,
-    format: &str,
-    damage: &tramp_core::Damage,
-    covers: &str,
-) -> anyhow::Error {
-    anyhow::anyhow!("reading {name} ({format}){covers}: {damage}")
+/// Prints an ending's warnings on stderr and returns its error.
+pub fn ended(e: tramp_api::Ended) -> Result<()> {
+    for w in &e.warnings {
+        eprintln!("tramp: warning: {}: {w}", e.name);
+    }
+    Ok(e.into_result()?)
 }
 
 /// Prints the damage a Heph reader skipped and, if there was any, returns
@@ -241,8 +143,5 @@ pub fn heph_damage(name: &str, warnings: Vec<tramp_heph::reader::Warning>) -> Re
     for w in &warnings {
         eprintln!("tramp: warning: {name}: {w}");
     }
-    match tramp_core::Damage::of(&warnings, warnings.len() as u64) {
-        Some(d) => Err(damaged(name, "heph", &d, "")),
-        None => Ok(()),
-    }
+    tramp_api::ending::end_warnings(name, "heph", &warnings).map_or(Ok(()), |e| Err(e.into()))
 }

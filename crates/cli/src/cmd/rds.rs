@@ -1,10 +1,7 @@
 //! `tramp rds`: recursive data structure profiles.
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
-use tramp_core::drive;
-use tramp_core::io::{Compression, Output};
-use tramp_rds::analysis::RdsAnalysis;
 
 use super::{InputArgs, end_run, print_report};
 
@@ -50,56 +47,15 @@ pub struct RdsArgs {
 
 pub fn run(a: RdsArgs) -> Result<()> {
     // Checked before the work: a file where the directory should be.
-    if let Some(dir) = &a.plots
-        && std::path::Path::new(dir).exists()
-        && !std::path::Path::new(dir).is_dir()
-    {
-        anyhow::bail!("--plots {dir}: that is a file; --plots names a directory for the figures");
+    if let Some(dir) = &a.plots {
+        tramp_api::rds::check_figures_dir(dir)?;
     }
-    let mut o = super::open(&a.input, false)?;
-    let d = o.source.schema().domains();
-    o.require(d.objects || (d.heap && d.accesses),
-        "rds",
-        "an object graph (PTF) or heap events with pointer loads and stores (`tramp cc`, then `tramp record --pointers`)",
-    )?;
-    let mut rds = RdsAnalysis::new(a.top);
-    if a.gc {
-        rds = rds.with_collection();
-    }
-    let mut modules = tramp_symbols::ModuleMap::new();
-    let run = drive(
-        &mut *o.source,
-        &mut [&mut rds, &mut modules],
-        Vec::new(),
-        &mut o.progress,
-    );
-    let mut report = tramp_core::Analysis::finish(rds);
-    // A recorded program's sites and instructions by function and line.
-    let mut names = tramp_core::Analysis::finish(modules).names();
-    report.name_sites(|a, is_site| {
-        if is_site {
-            names.site(a)
-        } else {
-            names.code(a)
-        }
-    });
+    let mut o = tramp_api::rds::open(&a.input.spec())?;
+    let (report, run) = tramp_api::rds::profile(&mut o, a.top, a.gc);
     print_report(&run.outcome(&report), a.json)?;
     if let Some(dir) = &a.plots {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating the directory {dir}"))?;
-        for (name, svg) in report.figures() {
-            let path = std::path::Path::new(dir).join(name);
-            let p = path.to_string_lossy();
-            let mut out = Output::create(&p, Some(Compression::None))
-                .with_context(|| format!("creating {p}"))?;
-            std::io::Write::write_all(&mut out, svg.as_bytes())
-                .and_then(|_| out.finish())
-                .with_context(|| format!("writing {p}"))?;
-        }
+        tramp_api::rds::write_figures(&report, dir)?;
     }
-    end_run(
-        run,
-        &o,
-        None,
-        "; the profile above covers the events before the error",
-    )
+    let covers = "; the profile above covers the events before the error";
+    end_run(run, &o, None, covers)
 }

@@ -3,8 +3,6 @@
 use anyhow::{Context, Result};
 use clap::Args;
 
-use super::InputArgs;
-
 /// The capture library, compiled by build.rs and carried inside `tramp`.
 static CAPTURE_LIBRARY: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/libtramp_capture.so"));
 
@@ -226,24 +224,12 @@ pub fn run(a: RecordArgs) -> Result<u8> {
             return Ok(code);
         }
     }
-    if a.stats {
-        super::record_stats::write(
-            &rec,
-            &output,
-            a.sites.then_some(a.top),
-            a.json,
-            a.stats_out.as_deref(),
-        )?;
-    }
-    if let (Some(file), Some(args)) = (&a.report, started_trace(&rec)) {
-        super::report::write(&args, file).with_context(|| format!("--report {file}"))?;
-        eprintln!("tramp: heap profile written to {file} (open it in a browser)");
-    }
+    let after = super::record_stats::After {
+        stats: a.stats.then_some(a.sites.then_some(a.top)),
+        json: a.json,
+        stats_out: a.stats_out.as_deref(),
+        report: a.report.as_deref(),
+    };
+    super::record_stats::write(&rec, &output, after)?;
     Ok(code)
-}
-
-/// The started process's trace, as a command's input.
-pub(super) fn started_trace(rec: &tramp_record::Recording) -> Option<InputArgs> {
-    let (_, path, _) = rec.traces.first()?;
-    Some(InputArgs::path(path.to_string_lossy()))
 }

@@ -1,59 +1,100 @@
-//! `tramp record --stats`: the statistics of a finished recording, a row
-//! per process when the run had several, then the started process's in
-//! full, to stderr or `--stats-out`.
+//! `tramp record --stats` and `--report`: the statistics of a finished
+//! recording, a row per process when the run had several, then the started
+//! process's in full, to stderr or `--stats-out`; and its HTML report. The
+//! started process's trace is decoded once for both
+//! (`tramp_api::heap::profile`).
 
 use std::io::Write;
 
 use anyhow::{Context, Result};
+use tramp_api::{TraceSpec, heap};
 
-/// Writes the statistics of `rec` (whose started trace is `output`).
-pub fn write(
+/// What `tramp record` was asked to write after the recording.
+pub struct After<'a> {
+    /// The statistics, with this many sites per table if `Some`.
+    pub stats: Option<Option<usize>>,
+    pub json: bool,
+    pub stats_out: Option<&'a str>,
+    /// The HTML report's file.
+    pub report: Option<&'a str>,
+}
+
+/// Writes what `after` asks of `rec` (whose started trace is `output`).
+pub fn write(rec: &tramp_record::Recording, output: &str, after: After) -> Result<()> {
+    let Some((_, path, _)) = rec.traces.first() else {
+        return Ok(());
+    };
+    let mut o = tramp_api::open(&TraceSpec::path(path.to_string_lossy()), false)?;
+    let json = after.json;
+    // One decode: the whole profile when a page is asked for, else only
+    // what the statistics need.
+    let (mut started, root, page, run) = match (after.report, after.stats) {
+        (Some(_), sites) => {
+            let (profile, run) = heap::profile(&mut o);
+            let mut text = Vec::new();
+            match sites {
+                Some(Some(top)) => {
+                    let r = profile.with_sites(top, None);
+                    super::write_report(&mut text, &run.outcome(&r), json)?;
+                }
+                _ => super::write_report(&mut text, &run.outcome(&profile.totals), json)?,
+            }
+            let root = profile.totals.clone();
+            (text, root, Some(profile.page(&o.name)), run)
+        }
+        (None, sites) => {
+            let mut text = Vec::new();
+            let root = super::stats::write_heap(&mut o, json, sites.flatten(), &mut text)?;
+            (text, root.0, None, root.1)
+        }
+    };
+    if after.stats.is_some() {
+        let mut text = processes(rec, output, &root, json)?;
+        text.append(&mut started);
+        match after.stats_out {
+            None => std::io::stderr().lock().write_all(&text)?,
+            Some(file) => tramp_api::output::create_with(file, None)?.write(&text)?,
+        }
+    }
+    if let (Some(file), Some(page)) = (after.report, page) {
+        tramp_api::output::write_whole(file, page.html().as_bytes())
+            .with_context(|| format!("--report {file}"))?;
+        eprintln!("tramp: heap profile written to {file} (open it in a browser)");
+    }
+    let covers = "; statistics above cover the records before the error";
+    super::end_run(run, &o, None, covers)
+}
+
+/// The table of processes when the run had several (`root`: the started
+/// process's statistics, already read), and the heading of what follows.
+fn processes(
     rec: &tramp_record::Recording,
     output: &str,
-    sites: Option<usize>,
+    root: &tramp_heap::Report,
     json: bool,
-    stats_out: Option<&str>,
-) -> Result<()> {
-    // Gathered, then written: to stderr, or to --stats-out through a
-    // temporary file that appears only when complete. Each trace is
-    // read once: the started process's full statistics give its row.
-    let mut started = Vec::new();
-    let mut root_report = None;
-    if let Some(args) = super::record::started_trace(rec) {
-        let o = super::open(&args, false)?;
-        root_report = Some(super::stats::heap(o, json, sites, None, &mut started)?);
-    }
+) -> Result<Vec<u8>> {
     let mut text = Vec::new();
-    if rec.traces.len() > 1 {
-        let mut rows = Vec::new();
-        for (i, (pid, path, st)) in rec.traces.iter().enumerate() {
-            let name = path.to_string_lossy().into_owned();
-            let report = match (i, &root_report) {
-                (0, Some(r)) => r.clone(),
-                _ => super::stats::heap_report(&name)?,
-            };
-            rows.push(tramp_heap::processes::ProcessRow::new(
-                *pid,
-                &st.program,
-                &name,
-                &report,
-            ));
-        }
-        let table = tramp_heap::processes::Processes::new(rows);
-        super::write_report(&mut text, &table, json)?;
-        if !json {
-            writeln!(text, "\nthe started process ({output}):")?;
-        }
+    if rec.traces.len() < 2 {
+        return Ok(text);
     }
-    text.extend_from_slice(&started);
-    match stats_out {
-        None => std::io::stderr().lock().write_all(&text)?,
-        Some(file) => {
-            let mut out = tramp_core::io::Output::create(file, None)
-                .with_context(|| format!("creating {file}"))?;
-            out.write_all(&text)?;
-            out.finish().with_context(|| format!("finishing {file}"))?;
-        }
+    let mut rows = Vec::new();
+    for (i, (pid, path, st)) in rec.traces.iter().enumerate() {
+        let name = path.to_string_lossy().into_owned();
+        let report = match i {
+            0 => root.clone(),
+            _ => heap::stats_of(&TraceSpec::path(&name))?,
+        };
+        rows.push(tramp_heap::processes::ProcessRow::new(
+            *pid,
+            &st.program,
+            &name,
+            &report,
+        ));
     }
-    Ok(())
+    let table = tramp_heap::processes::Processes::new(rows);
+    super::write_report(&mut text, &table, json)?;
+    if !json {
+        writeln!(text, "\nthe started process ({output}):")?;
+    }
+    Ok(text)
 }

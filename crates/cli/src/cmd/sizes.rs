@@ -64,7 +64,7 @@ pub fn run(a: SizesArgs) -> Result<()> {
     if let Some(t) = a.threads {
         opts.threads = usize::from(t);
     }
-    let mut o = d.open(&a.input, false)?;
+    let mut o = d.open(&a.input.spec(), false, true)?;
     // A described layout or a DTD of other records: no heap events to size.
     let holds = o.source.schema().domains().heap;
     o.require(

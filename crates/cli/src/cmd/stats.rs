@@ -1,12 +1,10 @@
 //! `tramp stats`: the statistics that fit the trace's domain.
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use clap::Args;
 use tramp_core::drive;
-use tramp_heap::HeapStats;
 use tramp_profile::tree::Direction;
-use tramp_symbols::ModuleMap;
-use tramp_symbols::sites::{Cost, SiteCounts, WithSites};
+use tramp_symbols::sites::Cost;
 use tramp_symbols::suppressions::Suppressions;
 
 use super::{InputArgs, end_run, print_report};
@@ -87,14 +85,11 @@ fn parse_cost(s: &str) -> std::result::Result<Cost, String> {
 
 pub fn run(a: StatsArgs) -> Result<()> {
     let d = super::detect(&a.input)?;
-    let suppressions = match &a.suppressions {
-        Some(path) => Some(
-            Suppressions::parse(&super::read_text(path, "suppressions")?)
-                .map_err(anyhow::Error::msg)
-                .with_context(|| format!("reading {path}"))?,
-        ),
-        None => None,
-    };
+    let suppressions = a
+        .suppressions
+        .as_deref()
+        .map(tramp_api::heap::suppressions)
+        .transpose()?;
     // The heap views of heap traces, refused (not ignored) on others.
     let sites_of = |holds: &str| {
         for (asked, what) in [
@@ -120,7 +115,7 @@ pub fn run(a: StatsArgs) -> Result<()> {
         return super::spans::summarize(d, opts, a.json);
     }
     // What else runs is decided by the kinds the schema holds.
-    let mut o = d.open(&a.input, false)?;
+    let mut o = d.open(&a.input.spec(), false, true)?;
     let schema = o.source.schema().clone();
     let domains = schema.domains();
     if domains.heap
@@ -143,14 +138,14 @@ pub fn run(a: StatsArgs) -> Result<()> {
         return super::heap_views::timeline(o, a.json);
     }
     if domains.heap {
-        heap(
+        let out = &mut std::io::stdout().lock();
+        return heap(
             o,
             a.json,
             a.sites.then_some(a.top),
             suppressions.as_ref(),
-            &mut std::io::stdout().lock(),
-        )?;
-        return Ok(());
+            out,
+        );
     }
     // PTF's statistics read PTF's events (per event type and class).
     if domains.objects && schema.format == tramp_ptf::records::FORMAT {
@@ -174,7 +169,7 @@ pub fn run(a: StatsArgs) -> Result<()> {
     // records): its records by type, and a clear word, not heap tables of
     // zeros.
     sites_of(&format!("{} holds {}", o.name, domains.describe()))?;
-    let (stats, run) = heap_stats(&mut o);
+    let (stats, run) = tramp_api::heap::stats(&mut o);
     let counts = tramp_heap::stats::RecordCounts::new(&stats.report(), domains.describe());
     print_report(&run.outcome(&counts), a.json)?;
     end_run(
@@ -183,27 +178,6 @@ pub fn run(a: StatsArgs) -> Result<()> {
         None,
         "; the counts above cover the records before the error",
     )
-}
-
-/// The heap statistics of every record of `o`, and how the run went.
-fn heap_stats(o: &mut super::Opened) -> (HeapStats, tramp_core::Run) {
-    let mut stats = HeapStats::new();
-    let run = drive(
-        &mut *o.source,
-        &mut [&mut stats],
-        Vec::new(),
-        &mut o.progress,
-    );
-    (stats, run)
-}
-
-/// The heap statistics of a trace file (damage is an error).
-pub fn heap_report(path: &str) -> Result<tramp_heap::Report> {
-    let args = super::InputArgs::path(path);
-    let mut o = super::open(&args, false)?;
-    let (stats, run) = heap_stats(&mut o);
-    end_run(run, &o, None, "")?;
-    Ok(stats.report())
 }
 
 /// Heap statistics (and the site tables when `sites` gives their length)
@@ -215,36 +189,34 @@ pub fn heap(
     sites: Option<usize>,
     suppressions: Option<&Suppressions>,
     out: &mut dyn std::io::Write,
-) -> Result<tramp_heap::Report> {
-    let covers = "; statistics above cover the records before the error";
-    match sites {
+) -> Result<()> {
+    let run = match sites {
         Some(top) => {
-            // One heap view feeds the statistics and the site totals; the
-            // module map reads the trace's notes.
-            let mut stats: HeapStats<SiteCounts, tramp_heap::Site> =
-                HeapStats::with(SiteCounts::new());
-            let mut modules = ModuleMap::new();
-            let run = drive(
-                &mut *o.source,
-                &mut [&mut stats, &mut modules],
-                Vec::new(),
-                &mut o.progress,
-            );
-            let (heap, sites) = stats.finish_with();
-            let report = WithSites {
-                heap,
-                sites: sites.report_with(&tramp_core::Analysis::finish(modules), top, suppressions),
-            };
+            let (report, run) = tramp_api::heap::with_sites(&mut o, top, suppressions);
             super::write_report(out, &run.outcome(&report), json)?;
-            end_run(run, &o, None, covers)?;
-            Ok(report.heap)
+            run
         }
-        None => {
-            let (stats, run) = heap_stats(&mut o);
-            let report = stats.report();
-            super::write_report(out, &run.outcome(&report), json)?;
-            end_run(run, &o, None, covers)?;
-            Ok(report)
-        }
+        None => write_heap(&mut o, json, None, out)?.1,
+    };
+    let covers = "; statistics above cover the records before the error";
+    end_run(run, &o, None, covers)
+}
+
+/// Heap statistics, with the top `sites` sites per table if asked, written
+/// to `out`: the statistics and the run, not yet ended.
+pub fn write_heap(
+    o: &mut super::Opened,
+    json: bool,
+    sites: Option<usize>,
+    out: &mut dyn std::io::Write,
+) -> Result<(tramp_heap::Report, tramp_core::Run)> {
+    if let Some(top) = sites {
+        let (report, run) = tramp_api::heap::with_sites(o, top, None);
+        super::write_report(out, &run.outcome(&report), json)?;
+        return Ok((report.heap, run));
     }
+    let (stats, run) = tramp_api::heap::stats(o);
+    let report = stats.report();
+    super::write_report(out, &run.outcome(&report), json)?;
+    Ok((report, run))
 }

@@ -1,0 +1,315 @@
+//! A cache simulation as one validated value (ripgrep's `HiArgs` is the
+//! model): a [`Request`] holds what a user typed (policies, sizes, rates,
+//! a layout) unchecked; [`plan`] checks every value, opens the trace,
+//! counts its working set when a size is a fraction of it, and gives a
+//! [`Plan`]; [`simulate`] runs it into a [`Simulated`] whose outcome,
+//! picture and damage every front end shows the same way.
+
+use tramp_cachesim::mini::{curve_policies, log_points};
+use tramp_cachesim::policy::spec::SpecError;
+use tramp_cachesim::sim::{Curves, Options, SimReport};
+use tramp_cachesim::units::CacheSize;
+use tramp_cachesim::{PolicySpec, Unit};
+use tramp_cachetrace::{Fed, Keys, Layout, Mapping, working_set};
+use tramp_core::io::{FileOutput, Input};
+
+use crate::Error;
+
+/// A simulation as asked for, not yet checked.
+#[derive(Clone, Debug)]
+pub struct Request {
+    /// A trace path, or `-` for stdin.
+    pub input: String,
+    /// A layout or format name; `None`: detected.
+    pub format: Option<String>,
+    /// A TRAMP format description's path.
+    pub desc: Option<String>,
+    /// Policies as `name[:param=value…][+admission]`.
+    pub policies: Vec<String>,
+    /// Sizes (`1000`, `64k`, `1.5G`) or fractions of the working set
+    /// (`0.01`, `1%`).
+    pub sizes: Vec<String>,
+    /// Sizes in bytes (objects weigh their size) rather than objects.
+    pub bytes: bool,
+    /// Requests that warm the caches first: a count or a fraction.
+    pub warmup: String,
+    /// Policies whose miss-ratio curves are drawn (`lru` exactly, others
+    /// by miniature simulation); `None`: no curves.
+    pub curves: Option<Vec<String>>,
+    /// SHARDS sampling rate for the LRU curve.
+    pub shards: Option<f64>,
+    /// The miniature simulations' sampling rate.
+    pub mini_rate: f64,
+    /// Also simulate every curve point in full, for the error.
+    pub mrc_check: bool,
+    /// Cache-line bytes for addresses.
+    pub line: u64,
+    /// Fields naming objects (`--key`), and those marking writes.
+    pub key: Option<String>,
+    pub write: Option<String>,
+    /// Simulate synthetic addresses (a heaptrack file's) all the same.
+    pub synthetic_ok: bool,
+    /// Split requests into pages of this many bytes.
+    pub page: Option<u64>,
+    /// A CPU cache hierarchy (`32k:8,1M:16`).
+    pub cpu: Option<String>,
+    /// Threads for the caches (`None`: one per core).
+    pub threads: Option<usize>,
+    /// The LRU curve is wanted for a picture.
+    pub picture: bool,
+}
+
+impl Request {
+    /// LRU over `input` with every default.
+    pub fn new(input: impl Into<String>) -> Request {
+        Request {
+            input: input.into(),
+            format: None,
+            desc: None,
+            policies: vec!["lru".into()],
+            sizes: Vec::new(),
+            bytes: false,
+            warmup: "0".into(),
+            curves: None,
+            shards: None,
+            mini_rate: 0.01,
+            mrc_check: false,
+            line: 64,
+            key: None,
+            write: None,
+            synthetic_ok: false,
+            page: None,
+            cpu: None,
+            threads: None,
+            picture: false,
+        }
+    }
+}
+
+/// A checked simulation, its trace opened.
+pub struct Plan {
+    pub input: Input,
+    pub name: String,
+    pub layout: Layout,
+    pub options: Options,
+    pub mapping: Mapping,
+}
+
+fn invalid(e: impl std::fmt::Display) -> Error {
+    Error::Invalid(e.to_string())
+}
+
+/// A cache size: objects counted decimally, bytes binary; a cache needs a
+/// size above 0.
+fn size(s: &str, unit: Unit) -> Result<CacheSize, Error> {
+    match CacheSize::parse(s, unit) {
+        Ok(CacheSize::Units(0)) => {
+            Err(invalid(format!("size {s:?}: a cache needs a size above 0")))
+        }
+        Ok(v) => Ok(v),
+        Err(e) => Err(invalid(format!("size {e}"))),
+    }
+}
+
+fn rate(option: &str, r: f64) -> Result<(), Error> {
+    match r > 0.0 && r <= 1.0 {
+        true => Ok(()),
+        false => Err(invalid(format!(
+            "{option} {r}: the sampling rate must be above 0 and at most 1"
+        ))),
+    }
+}
+
+/// How the trace's requests become cache keys, checked.
+fn mapping(r: &Request) -> Result<Mapping, Error> {
+    if r.line == 0 || !r.line.is_power_of_two() {
+        return Err(invalid(format!(
+            "--line {}: a cache line is a power of two bytes",
+            r.line
+        )));
+    }
+    if r.page == Some(0) {
+        return Err(invalid("--page 0: a page has at least one byte"));
+    }
+    Ok(Mapping {
+        line: r.line,
+        keys: r
+            .key
+            .as_deref()
+            .map(|k| Keys::parse(k, r.write.as_deref()))
+            .transpose()?,
+        desc: r.desc.as_deref().map(crate::input::read_desc).transpose()?,
+        synthetic_ok: r.synthetic_ok,
+        page: r.page,
+    })
+}
+
+/// Checks every value of `r`, opens its trace (twice when the working set
+/// must be counted first) and gives the simulation to run.
+pub fn plan(r: &Request) -> Result<Plan, Error> {
+    let unit = if r.bytes { Unit::Bytes } else { Unit::Objects };
+    let policies = r
+        .policies
+        .iter()
+        .map(|p| p.parse::<PolicySpec>())
+        .collect::<Result<Vec<_>, SpecError>>()?;
+    let sizes = r
+        .sizes
+        .iter()
+        .map(|s| size(s, unit))
+        .collect::<Result<Vec<_>, _>>()?;
+    let warmup =
+        CacheSize::parse(&r.warmup, Unit::Objects).map_err(|e| invalid(format!("--warmup {e}")))?;
+    let (exact_lru, mini) = curve_policies(r.curves.as_deref().unwrap_or_default())?;
+    if let Some(s) = r.shards {
+        rate("--shards", s)?;
+    }
+    rate("--mini-rate", r.mini_rate)?;
+    let mapping = mapping(r)?;
+    let open = || {
+        Input::open(&r.input).map_err(|source| Error::Open {
+            path: r.input.clone(),
+            source,
+        })
+    };
+    let input = open()?;
+    let layout = match &mapping.desc {
+        Some(_) => Layout::Tramp(&tramp_desc::format::DESC),
+        None => Layout::detect(&input, r.format.as_deref()).map_err(|source| Error::Trace {
+            what: format!("reading {}", r.input),
+            source: Box::new(source),
+        })?,
+    };
+    // Fractions need the working set first: one pass more over the file.
+    let census = sizes.iter().any(|s| s.is_fraction())
+        || warmup.is_fraction()
+        || (!mini.is_empty() && sizes.is_empty());
+    let ws = match census {
+        false => Default::default(),
+        true if r.input == "-" => {
+            return Err(invalid(
+                "sizes as fractions of the working set, a --warmup fraction and --mrc curves without --size read the trace twice: give a file, not a pipe",
+            ));
+        }
+        true => working_set(open()?, layout, unit, &mapping).map_err(|source| Error::Trace {
+            what: format!("counting the working set of {}", r.input),
+            source: Box::new(source),
+        })?,
+    };
+    let sizes: Vec<u64> = sizes.iter().map(|s| s.resolve(ws.size(unit))).collect();
+    for p in &policies {
+        for &s in &sizes {
+            p.check_capacity(s)?;
+        }
+    }
+    let options = Options {
+        curves: (!mini.is_empty()).then(|| Curves {
+            policies: mini,
+            sizes: match sizes.is_empty() {
+                true => log_points(ws.size(unit), 20),
+                false => sizes.clone(),
+            },
+            rate: r.mini_rate,
+            check: r.mrc_check,
+        }),
+        policies,
+        sizes,
+        unit,
+        mrc: exact_lru || r.shards.is_some() || r.picture,
+        shards: r.shards,
+        future_known: false,
+        cpu: r
+            .cpu
+            .as_deref()
+            .map(str::parse)
+            .transpose()
+            .map_err(invalid)?,
+        threads: r.threads,
+        warmup: match warmup {
+            CacheSize::Units(n) => n,
+            f => f.resolve(ws.requests),
+        },
+        census,
+    };
+    Ok(Plan {
+        input,
+        name: r.input.clone(),
+        layout,
+        options,
+        mapping,
+    })
+}
+
+/// What a simulation gave.
+pub struct Simulated {
+    pub report: SimReport,
+    /// For tramp traces: records read and skipped.
+    pub fed: Option<Fed>,
+    /// Why reading stopped early, if it did.
+    pub damage: Option<tramp_cachetrace::Error>,
+    pub name: String,
+}
+
+/// Runs `plan` (the simulated requests also written as lcs to `lcs`, if
+/// given). A trace of no request, or a curve that cannot be drawn, is an
+/// error rather than a table of zeros.
+pub fn simulate(plan: Plan, lcs: Option<FileOutput>) -> Result<Simulated, Error> {
+    let name = plan.name;
+    let out =
+        tramp_cachetrace::simulate(plan.input, plan.layout, &plan.options, &plan.mapping, lcs)
+            .map_err(|source| Error::Trace {
+                what: format!("reading {name}"),
+                source: Box::new(source),
+            })?;
+    if out.damage.is_none() && out.report.requests == 0 {
+        return Err(invalid(format!(
+            "{name}: the trace holds no request: nothing to simulate"
+        )));
+    }
+    if let Some(why) = out.report.mrc.as_ref().and_then(|m| m.refusal()) {
+        return Err(invalid(format!("{name}: {why}")));
+    }
+    Ok(Simulated {
+        report: out.report,
+        fed: out.fed,
+        damage: out.damage,
+        name,
+    })
+}
+
+impl Simulated {
+    /// The report with how much of the trace it covers.
+    pub fn outcome(&self) -> tramp_core::Outcome<'_, SimReport> {
+        tramp_core::Outcome {
+            report: &self.report,
+            complete: self.damage.is_none(),
+            damage: match &self.damage {
+                Some(tramp_cachetrace::Error::Skipped(d)) => Some(d.clone()),
+                Some(e) => Some(tramp_core::Damage::stopped(None, e.to_string())),
+                None => None,
+            },
+        }
+    }
+
+    /// The miss-ratio curves as SVG, titled by the trace's file name.
+    pub fn svg(&self) -> String {
+        let name = std::path::Path::new(&self.name)
+            .file_name()
+            .map_or(self.name.clone(), |n| n.to_string_lossy().into_owned());
+        self.report.svg(&format!("Miss ratio of {name}"))
+    }
+
+    /// `Ok` when the whole trace was read, else the damage.
+    pub fn into_result(self) -> Result<(), Error> {
+        match self.damage {
+            None => Ok(()),
+            Some(source) => Err(Error::Trace {
+                what: format!(
+                    "reading {}; the results above cover the {} requests before the damage",
+                    self.name, self.report.requests
+                ),
+                source: Box::new(source),
+            }),
+        }
+    }
+}

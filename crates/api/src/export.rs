@@ -1,0 +1,100 @@
+//! A heap trace's profile in a viewer's format, as the bytes of the whole
+//! file: massif's output (ms_print, massif-visualizer), DHAT's JSON (DHAT's
+//! viewer) and pprof's profile.proto (`go tool pprof`, Perfetto,
+//! Pyroscope). A sampled trace is refused by the formats that have no
+//! place for estimates.
+
+use tramp_core::{Analysis, Run};
+use tramp_heap::{HeapFlow, HeapStats, Lived, Site};
+use tramp_profile::dhat::{Dhat, DhatCounts};
+use tramp_profile::massif::{self, Held, MassifSnapshots};
+use tramp_symbols::ModuleMap;
+use tramp_symbols::sites::{SiteCounts, SiteTotals, stack_of};
+
+use crate::Error;
+use crate::input::Opened;
+
+/// An export's bytes and the run that read them.
+pub type Exported = (Vec<u8>, Run);
+
+fn refuse_sampled(
+    sampling: Option<tramp_heap::sampling::Sampling>,
+    what: &str,
+) -> Result<(), Error> {
+    match sampling {
+        Some(s) => Err(Error::NotApplicable(s.export_refusal(what))),
+        None => Ok(()),
+    }
+}
+
+fn written(write: impl FnOnce(&mut Vec<u8>) -> std::io::Result<()>) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    write(&mut bytes).expect("writing into memory does not fail");
+    bytes
+}
+
+/// The heap over time as massif's output.
+pub fn massif(o: &mut Opened) -> Result<Exported, Error> {
+    let mut stats: HeapStats<(SiteCounts, MassifSnapshots), Site> =
+        HeapStats::with((SiteCounts::new(), MassifSnapshots::new()));
+    let mut modules = ModuleMap::new();
+    let run = o.run(&mut [&mut stats, &mut modules], Vec::new());
+    let (_, (sites, snaps)) = stats.finish_with();
+    refuse_sampled(sites.sampling(), "massif's snapshots")?;
+    let modules = Analysis::finish(modules);
+    // Only the stacks that held something at the peak or at the end are
+    // named (a trace of a million stacks names a few).
+    let rows = sites.resolved(&modules);
+    let (mut names, stacks) = (modules.names(), modules.stack_depth > 0);
+    let mut named = |bytes: fn(&SiteTotals) -> u64| {
+        rows.iter()
+            .filter(|(_, t)| bytes(t) > 0)
+            .map(|(site, t)| (stack_of(&mut names, site.resolved(stacks)), bytes(t)))
+            .collect::<Vec<_>>()
+    };
+    let (at_peak, at_end) = (named(|t| t.peak_bytes), named(|t| t.live_bytes));
+    let peak: Vec<Held<'_>> = at_peak.iter().map(|(s, b)| (&s[..], *b)).collect();
+    let end: Vec<Held<'_>> = at_end.iter().map(|(s, b)| (&s[..], *b)).collect();
+    let cmd = modules.program().unwrap_or(&o.name).to_string();
+    let text = massif::write(&cmd, &snaps.snapshots(), (snaps.peak, &peak), &end);
+    Ok((text.into_bytes(), run))
+}
+
+/// The profile as DHAT's JSON.
+pub fn dhat(o: &mut Opened) -> Result<Exported, Error> {
+    let mut flow: HeapFlow<DhatCounts, Lived> = HeapFlow::new(DhatCounts::new());
+    let mut modules = ModuleMap::new();
+    let run = o.run(&mut [&mut flow, &mut modules], Vec::new());
+    let counts = Analysis::finish(flow);
+    refuse_sampled(counts.sampling(), "DHAT's counts")?;
+    let modules = Analysis::finish(modules);
+    let cmd = modules.program().unwrap_or(&o.name).to_string();
+    let dhat = Dhat::new(
+        &counts,
+        &mut modules.names(),
+        modules.stack_depth > 0,
+        &cmd,
+        modules.pid.unwrap_or(0),
+    );
+    Ok((written(|out| dhat.write(out)), run))
+}
+
+/// The profile as pprof's profile.proto, gzip-compressed.
+pub fn pprof(o: &mut Opened) -> Result<Exported, Error> {
+    let mut stats: HeapStats<SiteCounts, Site> = HeapStats::with(SiteCounts::new());
+    let mut modules = ModuleMap::new();
+    let run = o.run(&mut [&mut stats, &mut modules], Vec::new());
+    let (_, sites) = stats.finish_with();
+    let modules = Analysis::finish(modules);
+    let rows = sites.resolved(&modules);
+    let profile = tramp_profile::pprof::profile(
+        &rows,
+        &mut modules.names(),
+        &modules.modules,
+        sites.sampling(),
+    );
+    Ok((
+        written(|out| tramp_profile::pprof::write(&profile, out)),
+        run,
+    ))
+}

@@ -1,0 +1,292 @@
+//! The heap jobs over an opened trace, each one function returning its
+//! report and the [`Run`] that says how much of the trace it covers: the
+//! statistics (with or without allocation sites), every call stack's
+//! totals, call trees, folded stacks and flame graphs, the heap over time,
+//! the HTML report's assembly, and the comparison of two traces. The heap
+//! view feeds the analyses (`tramp_heap::HeapStats` composes them) and the
+//! module map names the sites; nothing here prints.
+
+use tramp_core::{Analysis, Run};
+use tramp_heap::lifetimes::Lifetimes;
+use tramp_heap::timeline::Timeline;
+use tramp_heap::{HeapFlow, HeapStats, Lived, Site};
+use tramp_profile::report::{Figure, Report};
+use tramp_profile::tree::{Direction, Tree};
+use tramp_symbols::ModuleMap;
+use tramp_symbols::notes::RssSamples;
+use tramp_symbols::sites::{Cost, SiteCounts, SiteTotals, WithSites};
+use tramp_symbols::suppressions::Suppressions;
+
+use crate::Error;
+use crate::input::{Opened, TraceSpec, open_for, read_text};
+
+/// What a heap job needs of a trace, for its refusal.
+pub const HEAP_EVENTS: &str = "heap events (allocations, frees, reallocs)";
+
+/// Opens a trace for the heap job `command`, refused when it holds no heap
+/// events.
+pub fn open_heap(spec: &TraceSpec, command: &str) -> Result<Opened, Error> {
+    open_for(spec, command, |d| d.heap, HEAP_EVENTS)
+}
+
+/// The heap statistics of every record of `o`.
+pub fn stats(o: &mut Opened) -> (HeapStats, Run) {
+    let mut stats = HeapStats::new();
+    let run = o.run(&mut [&mut stats], Vec::new());
+    (stats, run)
+}
+
+/// The heap statistics of a trace file; damage is an error.
+pub fn stats_of(spec: &TraceSpec) -> Result<tramp_heap::Report, Error> {
+    let mut o = crate::open(spec, false)?;
+    let (stats, run) = stats(&mut o);
+    crate::end(run, &o, None, "").into_result()?;
+    Ok(stats.report())
+}
+
+/// LeakSanitizer suppressions read from a file (`-`: stdin).
+pub fn suppressions(path: &str) -> Result<Suppressions, Error> {
+    Suppressions::parse(&read_text(path, "suppressions")?).map_err(|message| Error::Malformed {
+        path: path.to_string(),
+        message,
+    })
+}
+
+/// Heap statistics and the top `top` allocation sites per table, from one
+/// heap view (the module map reads the trace's notes).
+pub fn with_sites(
+    o: &mut Opened,
+    top: usize,
+    suppressions: Option<&Suppressions>,
+) -> (WithSites, Run) {
+    let mut stats: HeapStats<SiteCounts, Site> = HeapStats::with(SiteCounts::new());
+    let mut modules = ModuleMap::new();
+    let run = o.run(&mut [&mut stats, &mut modules], Vec::new());
+    let (heap, sites) = stats.finish_with();
+    let sites = sites.report_with(&Analysis::finish(modules), top, suppressions);
+    (WithSites { heap, sites }, run)
+}
+
+/// Every call stack's totals, named, and how the trace was sampled.
+pub struct Stacks {
+    pub stacks: Vec<(Vec<String>, SiteTotals)>,
+    pub sampling: Option<tramp_heap::sampling::Sampling>,
+}
+
+/// Every call stack's totals of `o`.
+pub fn stacks(o: &mut Opened) -> (Stacks, Run) {
+    let mut stats: HeapStats<SiteCounts, Site> = HeapStats::with(SiteCounts::new());
+    let mut modules = ModuleMap::new();
+    let run = o.run(&mut [&mut stats, &mut modules], Vec::new());
+    let (_, sites) = stats.finish_with();
+    let stacks = Stacks {
+        stacks: sites.by_stack(&Analysis::finish(modules)),
+        sampling: sites.sampling(),
+    };
+    (stacks, run)
+}
+
+/// A call tree of every cost, `depth` levels kept.
+pub fn tree(o: &mut Opened, direction: Direction, depth: usize) -> (Tree, Run) {
+    let (s, run) = stacks(o);
+    (Tree::new(&s.stacks, direction, depth), run)
+}
+
+/// The heap over time in `slices` slices.
+pub fn timeline(o: &mut Opened, slices: usize) -> (tramp_heap::timeline::Report, Run) {
+    let mut flow: HeapFlow<Timeline, ()> = HeapFlow::new(Timeline::new(slices));
+    let run = o.run(&mut [&mut flow], Vec::new());
+    (Analysis::finish(flow), run)
+}
+
+/// Folded stacks of one cost (`outer;…;inner COST` lines).
+pub fn folded(stacks: &Stacks, cost: Cost) -> String {
+    tramp_symbols::sites::folded(&stacks.stacks, cost)
+}
+
+fn parsed(stacks: &Stacks, cost: Cost) -> Vec<(Vec<String>, u64)> {
+    tramp_profile::flame::parse_folded(&folded(stacks, cost))
+        .expect("folded stacks of one trace parse back")
+}
+
+/// A flame graph of one cost, as one self-contained SVG.
+pub fn flame_graph(title: &str, stacks: &Stacks, cost: Cost) -> String {
+    tramp_profile::flame::svg(title, cost.unit(), &parsed(stacks, cost))
+}
+
+/// A differential flame graph of one cost from `a` to `b`.
+pub fn flame_graph_diff(title: &str, a: &Stacks, b: &Stacks, cost: Cost) -> String {
+    tramp_profile::flame::svg_diff(title, cost.unit(), &parsed(a, cost), &parsed(b, cost))
+}
+
+/// One trace of a comparison, read: its stacks, the opened input (for its
+/// name and format) and its run.
+pub struct Side {
+    pub stacks: Stacks,
+    pub opened: Opened,
+    pub run: Run,
+}
+
+/// Reads one trace of a comparison.
+pub fn side(spec: &TraceSpec) -> Result<Side, Error> {
+    let mut opened = open_heap(spec, "diff")?;
+    let (stacks, run) = stacks(&mut opened);
+    Ok(Side {
+        stacks,
+        opened,
+        run,
+    })
+}
+
+/// Two traces compared call stack by call stack (`top` changed stacks in
+/// text).
+pub fn diff(a: &Side, b: &Side, top: usize) -> tramp_profile::diff::Diff {
+    tramp_profile::diff::Diff::new(&a.stacks.stacks, &b.stacks.stacks, top)
+        .sampled(a.stacks.sampling, b.stacks.sampling)
+}
+
+/// Everything the heap profile holds of a trace, from one heap view: the
+/// statistics, the site counts, the heap over time, lifetimes, the module
+/// map and the RSS samples. The HTML report and the statistics with sites
+/// are both made from it, so a recording asked for both is decoded once.
+pub struct Profile {
+    pub totals: tramp_heap::Report,
+    pub sites: SiteCounts,
+    pub modules: tramp_symbols::Modules,
+    pub timeline: tramp_heap::timeline::Report,
+    pub lifetimes: tramp_heap::lifetimes::Report,
+    pub rss: Vec<(u64, u64)>,
+    /// The trace, as the report's summary names it: `NAME (FORMAT)`.
+    pub trace: String,
+    /// The page's note on damage, if the run met any.
+    pub partial: Option<String>,
+}
+
+/// The heap profile of `o`.
+pub fn profile(o: &mut Opened) -> (Profile, Run) {
+    let mut stats: HeapStats<(SiteCounts, (Timeline, Lifetimes)), Lived> =
+        HeapStats::with((SiteCounts::new(), (Timeline::new(512), Lifetimes::new())));
+    let mut modules = ModuleMap::new();
+    let mut rss = RssSamples::new(512);
+    let run = o.run(&mut [&mut stats, &mut modules, &mut rss], Vec::new());
+    let (totals, (sites, (timeline, lifetimes))) = stats.finish_with();
+    let partial = run
+        .damage()
+        .map(|d| d.to_string())
+        .or_else(|| run.stop.as_ref().map(|s| s.to_string()));
+    let profile = Profile {
+        totals,
+        sites,
+        modules: Analysis::finish(modules),
+        timeline,
+        lifetimes,
+        rss: Analysis::finish(rss),
+        trace: format!("{} ({})", o.name, o.format),
+        partial,
+    };
+    (profile, run)
+}
+
+impl Profile {
+    /// The statistics with the top `top` allocation sites per table.
+    pub fn with_sites(&self, top: usize, suppressions: Option<&Suppressions>) -> WithSites {
+        WithSites {
+            heap: self.totals.clone(),
+            sites: self.sites.report_with(&self.modules, top, suppressions),
+        }
+    }
+
+    /// The HTML report's model, titled by `name`.
+    pub fn page(self, name: &str) -> Report {
+        let (mut stacks, merged, other) = self
+            .sites
+            .by_stack_top(&self.modules, tramp_profile::report::MAX_STACKS);
+        let kept = stacks.len();
+        if merged > 0 {
+            stacks.push((vec!["[other stacks]".to_string()], other));
+        }
+        let summary = self.summary(kept + merged);
+        Report::new(
+            format!("Heap profile: {name}"),
+            summary,
+            self.timeline,
+            self.totals.size_histogram.clone(),
+            self.lifetimes,
+            &stacks,
+            merged,
+        )
+        .with_rss(self.rss)
+    }
+}
+
+/// The HTML report of `o`.
+pub fn report(o: &mut Opened) -> (Report, Run) {
+    let (profile, run) = profile(o);
+    (profile.page(&o.name), run)
+}
+
+fn figure(label: &str, value: String) -> Figure {
+    Figure {
+        label: label.to_string(),
+        value,
+    }
+}
+
+impl Profile {
+    /// The report's summary: the trace, the totals, and first what makes
+    /// the page an estimate (sampling) or partial (damage).
+    fn summary(&self, stacks: usize) -> Vec<Figure> {
+        use tramp_core::numbers::grouped;
+        let totals = &self.totals;
+        let mut summary = vec![
+            figure("trace", self.trace.clone()),
+            figure("records", grouped(totals.records)),
+            figure("allocations", grouped(totals.total_allocs)),
+            figure("frees", grouped(totals.total_frees)),
+            figure("reallocs", grouped(totals.total_reallocs)),
+            figure("bytes allocated", grouped(totals.bytes_allocated)),
+            figure(
+                "peak heap (bytes live at once)",
+                grouped(totals.max_live_bytes),
+            ),
+            figure("objects live at most", grouped(totals.max_live_objects)),
+            figure(
+                "temporary allocations",
+                grouped(totals.temporary_allocations),
+            ),
+            figure(
+                "leaked (live at exit)",
+                format!(
+                    "{} bytes in {} objects",
+                    grouped(totals.live_bytes_at_end),
+                    grouped(totals.live_objects_at_end)
+                ),
+            ),
+            figure("call stacks", grouped(stacks as u64)),
+        ];
+        if let Some(s) = &totals.sampling {
+            summary.insert(
+                0,
+                figure(
+                    "SAMPLED",
+                    format!(
+                        "one allocation every {} bytes on average was recorded ({} in all): the \
+                         figures and stacks are estimates; the heap over time and the lifetimes \
+                         show the recorded blocks only",
+                        s.mean_bytes, s.samples
+                    ),
+                ),
+            );
+        }
+        if let Some(d) = &self.partial {
+            summary.insert(
+                0,
+                figure(
+                    "PARTIAL",
+                    format!("the trace is damaged; this page covers the records before it: {d}"),
+                ),
+            );
+        }
+        summary
+    }
+}

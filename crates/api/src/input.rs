@@ -1,0 +1,159 @@
+//! A trace as a user names it — a path or `-`, a format name or none (then
+//! detected), a DTD for Meta-TF traces that do not embed theirs, a TRAMP
+//! format description — opened as records through
+//! `tramp_formats::pipeline`. The texts a job reads besides its traces
+//! (DTDs, descriptions, scripts, suppressions) are read here too, each
+//! noted as an input so that no output of the job can be written over it.
+
+use tramp_core::io::Input;
+use tramp_core::{OpenOptions, Source};
+use tramp_formats::Format;
+pub use tramp_formats::pipeline::Opened;
+
+use crate::Error;
+
+/// A trace named by a user.
+#[derive(Clone, Debug, Default)]
+pub struct TraceSpec {
+    /// A path, or `-` for stdin.
+    pub path: String,
+    /// A format name (`tramp formats`); `None`: detected from the content,
+    /// then the name.
+    pub format: Option<String>,
+    /// A DTD file for Meta-TF traces that do not embed theirs.
+    pub dtd: Option<String>,
+    /// A TRAMP format description of the trace's layout (format
+    /// `tramp-desc`).
+    pub desc: Option<String>,
+}
+
+impl TraceSpec {
+    /// A trace file read in its detected format.
+    pub fn path(path: impl Into<String>) -> TraceSpec {
+        TraceSpec {
+            path: path.into(),
+            ..TraceSpec::default()
+        }
+    }
+}
+
+/// An input whose format is known, not yet decoded.
+pub struct Detected {
+    pub input: Input,
+    pub format: Format,
+    pub name: String,
+}
+
+/// Opens the trace and tells its format (given, or detected).
+pub fn detect(spec: &TraceSpec) -> Result<Detected, Error> {
+    let input = Input::open(&spec.path).map_err(|source| Error::Open {
+        path: spec.path.clone(),
+        source,
+    })?;
+    let format = match spec.format.as_deref() {
+        _ if spec.desc.is_some() => &tramp_desc::format::DESC,
+        Some(f) => tramp_formats::parse(f)?,
+        None => tramp_formats::detect_input(&input).map_err(|source| Error::Detect {
+            path: spec.path.clone(),
+            source,
+        })?,
+    };
+    Ok(Detected {
+        input,
+        format,
+        name: spec.path.clone(),
+    })
+}
+
+impl Detected {
+    /// Decodes the input as records; `ahead`: on a second core
+    /// (`tramp_core::ReadAhead`). Jobs that keep that core busy themselves
+    /// (a zstd output's compressor) decode on their own thread instead:
+    /// three busy threads on two cores ran slower than two.
+    pub fn open(self, spec: &TraceSpec, metadata: bool, ahead: bool) -> Result<Opened, Error> {
+        let opts = OpenOptions {
+            metadata,
+            dtd: spec.dtd.as_deref().map(read_dtd).transpose()?,
+            desc: spec.desc.as_deref().map(read_desc).transpose()?,
+        };
+        let name = self.name;
+        tramp_formats::pipeline::open(self.input, Some(self.format), &opts, ahead)
+            .map_err(|source| Error::Detect { path: name, source })
+    }
+}
+
+/// Opens the trace as records (decoded on a second core).
+pub fn open(spec: &TraceSpec, metadata: bool) -> Result<Opened, Error> {
+    detect(spec)?.open(spec, metadata, true)
+}
+
+/// Opens the trace as records and checks that its schema holds what the
+/// job `command` works on (`holds` of its domains), saying what it needs
+/// otherwise.
+pub fn open_for(
+    spec: &TraceSpec,
+    command: &str,
+    holds: impl Fn(&tramp_core::Domains) -> bool,
+    needs: &str,
+) -> Result<Opened, Error> {
+    let o = open(spec, false)?;
+    let domains = o.source.schema().domains();
+    if !holds(&domains) {
+        return Err(Error::NotApplicable(format!(
+            "{} ({}) holds {}: `tramp {command}` needs {needs}",
+            o.name,
+            o.format,
+            domains.describe()
+        )));
+    }
+    Ok(o)
+}
+
+/// A text file a job reads besides its traces (a script, suppressions):
+/// a path, or `-` for stdin. Noted as an input.
+pub fn read_text(path: &str, what: &'static str) -> Result<String, Error> {
+    use std::io::Read;
+    let text_error = |source| Error::Text {
+        what,
+        path: path.to_string(),
+        source,
+    };
+    let mut text = String::new();
+    if path == "-" {
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .map_err(|source| Error::Text {
+                what,
+                path: "from stdin".to_string(),
+                source,
+            })?;
+        return Ok(text);
+    }
+    tramp_core::io::note_input(path).map_err(text_error)?;
+    std::fs::read_to_string(path).map_err(text_error)
+}
+
+/// A TRAMP format description's text, checked.
+pub fn read_desc(path: &str) -> Result<String, Error> {
+    let text = read_text(path, "the description")?;
+    if let Err(d) = tramp_desc::parse(&text) {
+        return Err(Error::Description {
+            path: path.to_string(),
+            diagnostics: tramp_diag::render(path, &text, &[d]),
+        });
+    }
+    Ok(text)
+}
+
+/// A DTD file's text (from disk only: DTDs are never fetched): a path or
+/// `-`, compressed or not; text that is not UTF-8 is an error naming the
+/// line and column.
+pub fn read_dtd(path: &str) -> Result<String, Error> {
+    match Input::read_text(path, "the DTD") {
+        Err(tramp_core::Error::Io(source)) => Err(Error::Open {
+            path: format!("the DTD {path}"),
+            source,
+        }),
+        r => Ok(r?),
+    }
+}

@@ -1,0 +1,29 @@
+//! The run-and-report contract: what a front end (the `tramp` binary, the
+//! Python package) calls to do a user's job, so that it only parses its
+//! arguments, calls one function here and prints what comes back.
+//!
+//! * [`input`]: a trace named by path (and format, DTD, description),
+//!   detected and opened as records.
+//! * [`ending`]: how a run ended, as an outcome (`complete`, `damage`)
+//!   and, when it did not end cleanly, the one typed [`Error`] whose text
+//!   says what was read and where it stopped.
+//! * [`output`]: a whole output file (an SVG, an HTML page), refused before
+//!   the work when it cannot be written, and written whole or not at all.
+//! * [`heap`]: the heap jobs (statistics, allocation sites, call stacks,
+//!   the heap over time, the HTML report, the comparison of two traces).
+//! * [`rds`]: the recursive-data-structure profile, named.
+//! * [`export`]: a heap profile in a viewer's format (massif, DHAT, pprof).
+//! * [`cachesim`]: a cache simulation, parsed into one checked plan, run.
+
+pub mod cachesim;
+pub mod ending;
+pub mod error;
+pub mod export;
+pub mod heap;
+pub mod input;
+pub mod output;
+pub mod rds;
+
+pub use ending::{Ended, end};
+pub use error::Error;
+pub use input::{TraceSpec, open};
