@@ -108,6 +108,25 @@ pub enum Error {
     /// A cache-trace option (`--key` naming fields the trace lacks).
     #[error(transparent)]
     Requests(#[from] tramp_cachetrace::Error),
+    /// An option's value was refused (a side output onto the trace, a
+    /// malformed tpack setting).
+    #[error("{option}")]
+    Option {
+        option: String,
+        #[source]
+        source: tramp_core::Error,
+    },
+    /// A job's own work failed (replaying: the driver could not run).
+    #[error("{what}")]
+    Job {
+        what: &'static str,
+        #[source]
+        source: tramp_core::Error,
+    },
+    /// The job ran, and what it checks did not hold (a replay that did
+    /// not do what the trace did).
+    #[error("{0}")]
+    Differs(String),
     #[error(transparent)]
     Core(#[from] tramp_core::Error),
 }

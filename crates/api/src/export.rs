@@ -12,7 +12,7 @@ use tramp_symbols::ModuleMap;
 use tramp_symbols::sites::{SiteCounts, SiteTotals, stack_of};
 
 use crate::Error;
-use crate::input::Opened;
+use crate::input::{Opened, TraceSpec};
 
 /// An export's bytes and the run that read them.
 pub type Exported = (Vec<u8>, Run);
@@ -97,4 +97,66 @@ pub fn pprof(o: &mut Opened) -> Result<Exported, Error> {
         written(|out| tramp_profile::pprof::write(&profile, out)),
         run,
     ))
+}
+
+/// A heap trace as three Parquet tables under `dir` (`events`, `stacks`,
+/// `processes`, one file each named after the trace). The directories are
+/// made before the work and removed again if it fails; each table is a
+/// temporary file renamed when written whole.
+pub fn parquet(
+    spec: &TraceSpec,
+    dir: &str,
+) -> Result<(tramp_parquet::ExportReport, Run, Opened), Error> {
+    use tramp_core::io::{Compression, MadeDirs, Output};
+    use tramp_parquet::{EventRows, ExportReport, ProcessNotes, write_process, write_stacks};
+    let paths = tramp_parquet::layout::table_paths(std::path::Path::new(dir), &spec.path)?;
+    let mut made = MadeDirs::new();
+    for p in &paths {
+        let d = p.parent().expect("a table directory");
+        made.create(d).map_err(|source| Error::Create {
+            path: d.display().to_string(),
+            source,
+        })?;
+    }
+    let [ev, st, pr] = paths.map(|p| p.to_string_lossy().into_owned());
+    let create = |p: &str| {
+        Output::create(p, Some(Compression::None)).map_err(|source| Error::Create {
+            path: p.to_string(),
+            source,
+        })
+    };
+    let (ev_out, st_out, pr_out) = (create(&ev)?, create(&st)?, create(&pr)?);
+    let mut o = crate::heap::open_heap(spec, "export --parquet")?;
+    let writing = |path: &str| {
+        let path = path.to_string();
+        move |source| Error::Write { path, source }
+    };
+    let rows = EventRows::new(ev_out, &o.name).map_err(writing(&ev))?;
+    let mut flow: HeapFlow<EventRows<Output>, tramp_heap::Born> = HeapFlow::new(rows);
+    let mut notes = ProcessNotes::new();
+    let mut modules = ModuleMap::new();
+    let run = o.run(&mut [&mut flow, &mut notes, &mut modules], Vec::new());
+    let (ev_out, events, sites, row) = flow.into_analyses().finish().map_err(writing(&ev))?;
+    let modules = Analysis::finish(modules);
+    let mut row = row.noted(&notes);
+    row.program = modules.program().map(str::to_string);
+    row.complete = run.stop.is_none() && run.damage().is_none();
+    let depth = modules.stack_depth > 0;
+    let (st_out, stacks) =
+        write_stacks(st_out, &sites, &mut modules.names(), depth).map_err(writing(&st))?;
+    let (pr_out, processes) = write_process(pr_out, &row).map_err(writing(&pr))?;
+    for (out, p) in [(ev_out, &ev), (st_out, &st), (pr_out, &pr)] {
+        out.finish().map_err(|e| Error::Finish {
+            path: p.clone(),
+            source: e.into(),
+        })?;
+    }
+    made.keep();
+    let report = ExportReport {
+        events,
+        stacks,
+        processes,
+        process: row,
+    };
+    Ok((report, run, o))
 }

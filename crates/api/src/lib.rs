@@ -9,13 +9,17 @@
 //!   says what was read and where it stopped.
 //! * [`output`]: a whole output file (an SVG, an HTML page), refused before
 //!   the work when it cannot be written, and written whole or not at all.
+//! * [`convert`]: a trace in another format, audited for losses.
 //! * [`heap`]: the heap jobs (statistics, allocation sites, call stacks,
 //!   the heap over time, the HTML report, the comparison of two traces).
 //! * [`rds`]: the recursive-data-structure profile, named.
 //! * [`export`]: a heap profile in a viewer's format (massif, DHAT, pprof).
+//! * [`record`]: a recording's options, checked before the program runs.
+//! * [`replay`]: allocator replay, its pictures, its fidelity.
 //! * [`cachesim`]: a cache simulation, parsed into one checked plan, run.
 
 pub mod cachesim;
+pub mod convert;
 pub mod ending;
 pub mod error;
 pub mod export;
@@ -23,6 +27,8 @@ pub mod heap;
 pub mod input;
 pub mod output;
 pub mod rds;
+pub mod record;
+pub mod replay;
 
 pub use ending::{Ended, end};
 pub use error::Error;

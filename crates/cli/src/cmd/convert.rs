@@ -1,12 +1,10 @@
 //! `tramp convert`: a trace from one format to another.
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use clap::Args;
-use tramp_core::drive;
-use tramp_core::io::{Compression, Output};
-use tramp_formats::fidelity;
+use tramp_core::io::Compression;
 
-use super::{InputArgs, end_run, read_dtd};
+use super::{InputArgs, end_run};
 
 /// Convert a trace between formats: HATF binary and HATF text, Meta-TF
 /// binary and Meta-TF text, PTF binary and PTF ASCII, Heph, tpack,
@@ -81,50 +79,21 @@ pub fn run(a: ConvertArgs) -> Result<()> {
             );
         }
     }
-    // A zstd output compresses on the second core; decoding then stays here.
-    // heaptrack's writer compresses only at its end (its events wait in a
-    // temporary file for the definitions), so it reads ahead.
-    let zstd_out = compression.unwrap_or_else(|| Compression::from_path(&a.output))
-        == Compression::Zstd
-        && to.name != "heaptrack";
-    let mut o = super::open_with(&a.input, true, !zstd_out)?;
-    // The output's header: the input's, with the DTD given instead if any.
-    let mut header = o.source.header().clone();
-    if let Some(path) = &a.input.dtd {
-        header.dtd = Some(read_dtd(path)?);
+    let spec = a.input.spec();
+    let c = tramp_api::convert::convert(&tramp_api::convert::Request {
+        input: &spec,
+        output: &a.output,
+        to,
+        compression,
+        policy: a.policy.as_deref(),
+        lossy: a.lossy,
+    })?;
+    // Records read and written per type.
+    if c.shows_ledger() {
+        eprint!("{}", c.ledger);
     }
-    let plan = fidelity::plan(o.source.schema(), o.format, o.source.header(), to, &header)?;
-    let out =
-        Output::create(&a.output, compression).with_context(|| format!("creating {}", a.output))?;
-    let sink = tramp_formats::create_sink(out, to, Some(o.format), a.policy.as_deref(), &header)?;
-    let (audited, ledger) = fidelity::Audited::new(sink, plan, a.lossy);
-    let run = drive(
-        &mut *o.source,
-        &mut [],
-        vec![Box::new(audited)],
-        &mut o.progress,
-    );
-    let ledger = ledger.lock().expect("the ledger is not poisoned").clone();
-    // Records read and written per type, for a run that got to the end
-    // (or was refused there).
-    if run.stop.is_none() || ledger.lost() {
-        eprint!("{ledger}");
+    if let Some(lost) = c.losses(to, a.lossy)? {
+        eprintln!("tramp: {lost}");
     }
-    if ledger.lost() {
-        let losses = ledger.losses().join("\n  ");
-        if !a.lossy {
-            bail!(
-                "refused to convert {} to {}: it would lose data, and nothing was written \
-                 (--lossy writes what {} can hold):\n  {losses}",
-                o.name,
-                to.name,
-                to.name
-            );
-        }
-        eprintln!(
-            "tramp: --lossy: what {} could not hold:\n  {losses}",
-            to.name
-        );
-    }
-    end_run(run, &o, Some(&a.output), "")
+    end_run(c.run, &c.opened, Some(&a.output), "")
 }

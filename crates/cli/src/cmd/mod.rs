@@ -87,12 +87,6 @@ pub fn open(args: &InputArgs, metadata: bool) -> Result<Opened> {
     Ok(tramp_api::open(&args.spec(), metadata)?)
 }
 
-/// Opens the input as records, on a second core or not (`ahead`).
-pub fn open_with(args: &InputArgs, metadata: bool, ahead: bool) -> Result<Opened> {
-    let spec = args.spec();
-    Ok(tramp_api::input::detect(&spec)?.open(&spec, metadata, ahead)?)
-}
-
 /// Writes to stdout; a closed pipe is reported as an error (and then
 /// treated as success by main), never a panic.
 pub fn print(text: &str) -> Result<()> {

@@ -160,53 +160,27 @@ pub struct RecordArgs {
 
 /// Records; returns the program's exit status (128 + signal if killed).
 pub fn run(a: RecordArgs) -> Result<u8> {
-    let output = a.output.unwrap_or_else(|| {
-        tramp_record::launch::default_output(
-            a.pid,
-            a.command.first().map(|c| c.as_os_str()),
-            a.pointers,
-        )
-    });
-    // Everything that can be refused is refused before the program runs:
-    // a run's recording is never lost to a bad name or directory.
-    for (flag, file) in [("--stats-out", &a.stats_out), ("--report", &a.report)] {
-        if let Some(file) = file {
-            tramp_record::launch::check_side_output(file, &output)
-                .with_context(|| format!("{flag} {file}"))?;
-        }
-    }
+    let request = tramp_api::record::Request {
+        command: a.command.clone(),
+        pid: a.pid,
+        output: a.output.clone(),
+        stack: a.stack.map(usize::from),
+        pointers: a.pointers,
+        sample: a.sample,
+        sample_seed: a.sample_seed,
+        temp_limit: a.temp_limit,
+        pack: a.pack.clone(),
+        side_outputs: [("--stats-out", &a.stats_out), ("--report", &a.report)]
+            .into_iter()
+            .filter_map(|(flag, f)| Some((flag, f.clone()?)))
+            .collect(),
+    };
+    // Everything that can be refused is refused before the program runs.
+    let output = tramp_api::record::output(&request);
+    let opts = tramp_api::record::options(&request, &output)?;
     let lib = tramp_record::launch::install_library(CAPTURE_LIBRARY)
         .context("installing the capture library")?;
-    let mut opts = tramp_record::RecordOptions::new(output.clone().into());
-    opts.stack = a.stack.map_or(if a.pointers { 0 } else { 64 }, usize::from);
-    opts.pointers = a.pointers;
-    if let Some(n) = a.sample {
-        opts.set_sample(n, a.sample_seed.unwrap_or(0))?;
-    }
-    opts.backlog = (a.temp_limit.max(0.0) * (1u64 << 20) as f64) as u64;
-    if let Some(p) = &a.pack {
-        opts.set_pack(p).context("--pack")?;
-    }
-    // Ctrl-C reaches the recorded program (same process group), which
-    // flushes and ends; a signal sent to tramp alone is passed on to it.
-    // tramp stays to convert what it recorded and marks the traces.
-    let rec = if let Some(pid) = a.pid {
-        // Ctrl-C and SIGTERM end the attach, not the process.
-        crate::signals::pass_on_to(
-            std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0)),
-            opts.interrupted.clone(),
-        );
-        let duration = a
-            .duration
-            .map(|s| std::time::Duration::from_secs_f64(s.max(0.0)));
-        let (rec, times) = tramp_record::attach::attach(&lib, pid, duration, &opts)
-            .with_context(|| format!("attaching to process {pid}"))?;
-        eprintln!("tramp: {times}");
-        rec
-    } else {
-        crate::signals::pass_on_to(opts.child.clone(), opts.interrupted.clone());
-        tramp_record::record(&lib, &a.command, &opts).context("recording")?
-    };
+    let rec = start(&a, &lib, &opts)?;
     for line in rec.notes() {
         eprintln!("tramp: {line}");
     }
@@ -232,4 +206,33 @@ pub fn run(a: RecordArgs) -> Result<u8> {
     };
     super::record_stats::write(&rec, &output, after)?;
     Ok(code)
+}
+
+/// Starts the recording: the command under the capture library, or the
+/// attach to a running process.
+fn start(
+    a: &RecordArgs,
+    lib: &std::path::Path,
+    opts: &tramp_record::RecordOptions,
+) -> Result<tramp_record::Recording> {
+    // Ctrl-C reaches the recorded program (same process group), which
+    // flushes and ends; a signal sent to tramp alone is passed on to it.
+    // tramp stays to convert what it recorded and marks the traces.
+    if let Some(pid) = a.pid {
+        // Ctrl-C and SIGTERM end the attach, not the process.
+        crate::signals::pass_on_to(
+            std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0)),
+            opts.interrupted.clone(),
+        );
+        let duration = a
+            .duration
+            .map(|s| std::time::Duration::from_secs_f64(s.max(0.0)));
+        let (rec, times) = tramp_record::attach::attach(lib, pid, duration, opts)
+            .with_context(|| format!("attaching to process {pid}"))?;
+        eprintln!("tramp: {times}");
+        Ok(rec)
+    } else {
+        crate::signals::pass_on_to(opts.child.clone(), opts.interrupted.clone());
+        tramp_record::record(lib, &a.command, opts).context("recording")
+    }
 }

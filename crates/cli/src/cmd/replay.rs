@@ -3,7 +3,6 @@
 use anyhow::{Context, Result};
 use clap::Args;
 use std::io::IsTerminal;
-use tramp_core::io::{Compression, Output};
 use tramp_record::replay::{Allocator, ReplayOptions};
 
 use super::{InputArgs, end_run, print_report};
@@ -135,81 +134,37 @@ pub fn run(a: ReplayArgs) -> Result<()> {
             .unwrap_or_else(tramp_record::replay::default_memory_limit),
         wait_limit: a.wait_limit,
     };
-    let mut o = super::open(&a.input, false)?;
-    if !a.synthetic_ok {
-        o.refuse_synthetic("replay");
-    }
-    let holds = o.source.schema().domains().heap;
-    o.require(
-        holds,
-        "replay",
-        "heap events (allocations, frees, reallocs)",
-    )?;
+    let mut o = tramp_api::replay::open(&a.input.spec(), a.synthetic_ok)?;
     // Outputs are created before the work: one that cannot be written is
     // refused first.
-    let create = |p: &Option<String>| -> Result<Option<Output>> {
-        p.as_deref()
-            .filter(|p| *p != "-")
-            .map(|p| {
-                Output::create(p, Some(Compression::None)).with_context(|| format!("creating {p}"))
-            })
-            .transpose()
+    let create = |p: &Option<String>| {
+        let p = p.as_deref().filter(|p| *p != "-");
+        p.map(tramp_api::output::create).transpose()
     };
     let (svg, lines) = (create(&a.svg)?, create(&a.bench_lines)?);
     let terminal = std::io::stderr().is_terminal();
     let mut each = |name: &str, rep: usize, d: &tramp_record::replay::DriverReport| {
         if terminal {
+            let (calls, wall) = (d.alloc_seconds, d.seconds);
             eprintln!(
-                "tramp: {name}, run {}: {:.3} s in calls, {:.3} s wall",
-                rep + 1,
-                d.alloc_seconds,
-                d.seconds
+                "tramp: {name}, run {}: {calls:.3} s in calls, {wall:.3} s wall",
+                rep + 1
             );
         }
     };
-    let (study, run) =
-        tramp_record::replay::study(&driver, &mut *o.source, &opts, &mut o.progress, &mut each)
-            .context("replaying")?;
+    let (study, run) = tramp_api::replay::study(&driver, &mut o, &opts, &mut each)?;
     print_report(&run.outcome(&study), a.json)?;
-    let stem = std::path::Path::new(&a.input.input)
-        .file_name()
-        .map_or("trace".into(), |n| n.to_string_lossy().into_owned());
-    if let (Some(path), Some(mut out)) = (&a.svg, svg) {
-        let title = format!("Memory while replaying {stem}");
-        std::io::Write::write_all(&mut out, study.svg(&title).as_bytes())
-            .and_then(|_| out.finish())
-            .with_context(|| format!("writing {path}"))?;
+    if let Some(out) = svg {
+        out.write(tramp_api::replay::svg(&study, &a.input.input).as_bytes())?;
     }
-    if let Some(path) = &a.bench_lines {
-        let text = study.bench_lines(&format!(
-            "replay-{}",
-            stem.split('.').next().unwrap_or("trace")
-        ));
+    if a.bench_lines.is_some() {
+        let text = tramp_api::replay::bench_lines(&study, &a.input.input);
         match lines {
-            Some(mut out) => std::io::Write::write_all(&mut out, text.as_bytes())
-                .and_then(|_| out.finish())
-                .with_context(|| format!("writing {path}"))?,
+            Some(out) => out.write(text.as_bytes())?,
             None => eprint!("{text}"),
         }
     }
-    end_run(
-        run,
-        &o,
-        None,
-        "; the replay covers the records before the error",
-    )?;
-    if !study.fidelity.ok {
-        anyhow::bail!(
-            "the replay differs from the trace (see the fidelity lines above){}",
-            study
-                .plan
-                .first_free_before_alloc
-                .as_ref()
-                .map_or(String::new(), |f| format!(
-                    ": thread {} freed {:#x} before thread {} allocated it",
-                    f.freed_by, f.address, f.allocated_by
-                ))
-        );
-    }
-    Ok(())
+    let covers = "; the replay covers the records before the error";
+    end_run(run, &o, None, covers)?;
+    Ok(tramp_api::replay::fidelity(&study)?)
 }

@@ -2,7 +2,6 @@
 
 use anyhow::{Result, bail};
 use clap::Args;
-use tramp_core::drive;
 use tramp_profile::tree::Direction;
 use tramp_symbols::sites::Cost;
 use tramp_symbols::suppressions::Suppressions;
@@ -83,6 +82,30 @@ fn parse_cost(s: &str) -> std::result::Result<Cost, String> {
     })
 }
 
+impl StatsArgs {
+    /// The heap views of heap traces are refused (not ignored) on others:
+    /// `holds` says what the trace holds instead.
+    fn refuse_heap_views(&self, holds: &str) -> Result<()> {
+        for (asked, what) in [
+            (self.sites, "--sites lists allocation sites"),
+            (
+                self.folded.is_some(),
+                "--folded folds the allocating stacks",
+            ),
+            (self.timeline, "--timeline slices the heap over time"),
+            (
+                self.tree.is_some(),
+                "--tree builds the allocation call tree",
+            ),
+        ] {
+            if asked {
+                bail!("{what} of heap traces; {holds}");
+            }
+        }
+        Ok(())
+    }
+}
+
 pub fn run(a: StatsArgs) -> Result<()> {
     let d = super::detect(&a.input)?;
     let suppressions = a
@@ -90,23 +113,9 @@ pub fn run(a: StatsArgs) -> Result<()> {
         .as_deref()
         .map(tramp_api::heap::suppressions)
         .transpose()?;
-    // The heap views of heap traces, refused (not ignored) on others.
-    let sites_of = |holds: &str| {
-        for (asked, what) in [
-            (a.sites, "--sites lists allocation sites"),
-            (a.folded.is_some(), "--folded folds the allocating stacks"),
-            (a.timeline, "--timeline slices the heap over time"),
-            (a.tree.is_some(), "--tree builds the allocation call tree"),
-        ] {
-            if asked {
-                bail!("{what} of heap traces; {holds}");
-            }
-        }
-        Ok(())
-    };
     // Heph's spans are inferred from its packets, which its reader gives.
     if d.format.family == tramp_heph::records::FORMAT {
-        sites_of("Heph traces have none")?;
+        a.refuse_heap_views("Heph traces have none")?;
         let opts = tramp_heph::summary::Options {
             tree: None,
             max_ranges: 10,
@@ -115,69 +124,53 @@ pub fn run(a: StatsArgs) -> Result<()> {
         return super::spans::summarize(d, opts, a.json);
     }
     // What else runs is decided by the kinds the schema holds.
-    let mut o = d.open(&a.input.spec(), false, true)?;
-    let schema = o.source.schema().clone();
-    let domains = schema.domains();
-    if domains.heap
-        && let Some(cost) = a.folded
-    {
+    let o = d.open(&a.input.spec(), false, true)?;
+    if o.source.schema().domains().heap {
+        return heap_view(o, &a, suppressions.as_ref());
+    }
+    other(o, &a)
+}
+
+/// The statistics or the heap view asked for, of a heap trace.
+fn heap_view(o: super::Opened, a: &StatsArgs, suppressions: Option<&Suppressions>) -> Result<()> {
+    if let Some(cost) = a.folded {
         return super::heap_views::folded(o, cost, a.flamegraph.as_deref());
     }
-    if domains.heap
-        && let Some(dir) = &a.tree
-    {
-        let dir = if dir == "top-down" {
-            Direction::TopDown
-        } else {
-            Direction::BottomUp
+    if let Some(dir) = &a.tree {
+        let dir = match dir.as_str() {
+            "top-down" => Direction::TopDown,
+            _ => Direction::BottomUp,
         };
         let depth = if a.json { usize::MAX } else { a.depth };
         return super::heap_views::tree(o, dir, depth, a.json);
     }
-    if domains.heap && a.timeline {
+    if a.timeline {
         return super::heap_views::timeline(o, a.json);
     }
-    if domains.heap {
-        let out = &mut std::io::stdout().lock();
-        return heap(
-            o,
-            a.json,
-            a.sites.then_some(a.top),
-            suppressions.as_ref(),
-            out,
-        );
-    }
-    // PTF's statistics read PTF's events (per event type and class).
+    let out = &mut std::io::stdout().lock();
+    heap(o, a.json, a.sites.then_some(a.top), suppressions, out)
+}
+
+/// The statistics of a trace with no heap events: PTF's per event type
+/// and class, else the records by type and a clear word, not heap tables
+/// of zeros.
+fn other(mut o: super::Opened, a: &StatsArgs) -> Result<()> {
+    let schema = o.source.schema().clone();
+    let domains = schema.domains();
     if domains.objects && schema.format == tramp_ptf::records::FORMAT {
-        sites_of(&format!("{} traces have none", o.format))?;
+        a.refuse_heap_views(&format!("{} traces have none", o.format))?;
         let mut stats = tramp_ptf::stats::PtfStats::new();
-        let run = drive(
-            &mut *o.source,
-            &mut [&mut stats],
-            Vec::new(),
-            &mut o.progress,
-        );
+        let run = o.run(&mut [&mut stats], Vec::new());
         print_report(&run.outcome(&stats.report()), a.json)?;
-        return end_run(
-            run,
-            &o,
-            None,
-            "; statistics above cover the events before the error",
-        );
+        let covers = "; statistics above cover the events before the error";
+        return end_run(run, &o, None, covers);
     }
-    // A layout with no heap events (a described IO trace, a DTD of other
-    // records): its records by type, and a clear word, not heap tables of
-    // zeros.
-    sites_of(&format!("{} holds {}", o.name, domains.describe()))?;
+    a.refuse_heap_views(&format!("{} holds {}", o.name, domains.describe()))?;
     let (stats, run) = tramp_api::heap::stats(&mut o);
     let counts = tramp_heap::stats::RecordCounts::new(&stats.report(), domains.describe());
     print_report(&run.outcome(&counts), a.json)?;
-    end_run(
-        run,
-        &o,
-        None,
-        "; the counts above cover the records before the error",
-    )
+    let covers = "; the counts above cover the records before the error";
+    end_run(run, &o, None, covers)
 }
 
 /// Heap statistics (and the site tables when `sites` gives their length)

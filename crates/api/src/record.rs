@@ -1,0 +1,71 @@
+//! Recording as a job: what a user asks of a recording (a command or a
+//! running process, the output, stacks, sampling, the temporary-disk
+//! limit, tpack's settings) checked into `tramp_record::RecordOptions`,
+//! with the side outputs refused before the program runs, so that a run's
+//! recording is never lost to a bad name.
+
+use std::ffi::OsString;
+
+use tramp_record::RecordOptions;
+
+use crate::Error;
+
+/// A recording as asked for.
+#[derive(Clone, Debug, Default)]
+pub struct Request {
+    /// The command to start (empty when attaching to `pid`).
+    pub command: Vec<OsString>,
+    /// A running process to attach to.
+    pub pid: Option<u32>,
+    /// The trace to write; `None`: named after the program.
+    pub output: Option<String>,
+    /// Call-stack frames per event (`None`: 64, or 0 for pointer traces).
+    pub stack: Option<usize>,
+    /// Record loads and stores too (a `tramp cc` program).
+    pub pointers: bool,
+    /// Record one allocation per this many bytes on average, and the seed.
+    pub sample: Option<u64>,
+    pub sample_seed: Option<u64>,
+    /// MiB of unread log a thread may leave before it waits.
+    pub temp_limit: f64,
+    /// tpack's writer settings (`block=N,threads=N`).
+    pub pack: Option<String>,
+    /// Files written beside the trace (`--stats-out`, `--report`), with
+    /// the flag that names each, checked before the program runs.
+    pub side_outputs: Vec<(&'static str, String)>,
+}
+
+/// The trace's name: the one asked for, else one made from the program.
+pub fn output(r: &Request) -> String {
+    r.output.clone().unwrap_or_else(|| {
+        tramp_record::launch::default_output(
+            r.pid,
+            r.command.first().map(|c| c.as_os_str()),
+            r.pointers,
+        )
+    })
+}
+
+/// The recording's options, everything that can be refused refused.
+pub fn options(r: &Request, output: &str) -> Result<RecordOptions, Error> {
+    for (flag, file) in &r.side_outputs {
+        tramp_record::launch::check_side_output(file, output).map_err(|source| Error::Option {
+            option: format!("{flag} {file}"),
+            source,
+        })?;
+    }
+    let mut opts = RecordOptions::new(output.into());
+    opts.stack = r.stack.unwrap_or(if r.pointers { 0 } else { 64 });
+    opts.pointers = r.pointers;
+    if let Some(n) = r.sample {
+        opts.set_sample(n, r.sample_seed.unwrap_or(0))?;
+    }
+    opts.backlog = (r.temp_limit.max(0.0) * (1u64 << 20) as f64) as u64;
+    if let Some(p) = &r.pack {
+        opts.set_pack(p).map_err(|source| Error::Option {
+            option: "--pack".into(),
+            source,
+        })?;
+    }
+    Ok(opts)
+}
