@@ -135,3 +135,32 @@ fn every_crate_but_capture_forbids_unsafe_and_states_the_minimum_rust() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// docs/benchmarks.md opens with its summary, one row per figure under
+/// 100 characters, each naming its command, and stays under 1,200 lines
+/// (the history lives in docs/benchmarks-history.md).
+#[test]
+fn the_benchmarks_open_with_a_one_screen_summary() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let doc = std::fs::read_to_string(root.join("docs/benchmarks.md")).unwrap();
+    assert!(doc.lines().count() < 1200, "{} lines", doc.lines().count());
+    let first = doc.lines().find(|l| l.starts_with("## ")).unwrap();
+    assert_eq!(first, "## Summary");
+    let rows: Vec<&str> = doc
+        .split("## Summary")
+        .nth(1)
+        .unwrap()
+        .lines()
+        .skip_while(|l| !l.starts_with('|'))
+        .take_while(|l| l.starts_with('|'))
+        .skip(2)
+        .collect();
+    assert!(rows.len() >= 12, "{rows:?}");
+    for r in &rows {
+        assert!(r.chars().count() < 100, "{} characters: {r}", r.chars().count());
+        let cells: Vec<&str> = r.split('|').map(str::trim).collect();
+        assert_eq!(cells.len(), 6, "{r}");
+        assert!(!cells[4].is_empty(), "no command: {r}");
+    }
+    assert!(root.join("docs/benchmarks-history.md").exists());
+}
