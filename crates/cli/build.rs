@@ -42,6 +42,11 @@ fn build(rustc: &OsStr, src: &Path, kind: &str, name: &str, out: &Path) {
         .args([
             "-C",
             "opt-level=3",
+            // One unit: the capture library's hot paths cross its module
+            // files (recording → buffers → unwind), and one unit inlines
+            // across them whatever rustc's partitioning.
+            "-C",
+            "codegen-units=1",
             "-C",
             "panic=abort",
             "-C",

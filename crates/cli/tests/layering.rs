@@ -157,7 +157,11 @@ fn the_benchmarks_open_with_a_one_screen_summary() {
         .collect();
     assert!(rows.len() >= 12, "{rows:?}");
     for r in &rows {
-        assert!(r.chars().count() < 100, "{} characters: {r}", r.chars().count());
+        assert!(
+            r.chars().count() < 100,
+            "{} characters: {r}",
+            r.chars().count()
+        );
         let cells: Vec<&str> = r.split('|').map(str::trim).collect();
         assert_eq!(cells.len(), 6, "{r}");
         assert!(!cells[4].is_empty(), "no command: {r}");
