@@ -11,7 +11,10 @@ use std::collections::VecDeque;
 use std::io::BufRead;
 
 use rustc_hash::FxHashSet;
-use tramp_core::io::Output;
+use tramp_core::output::{Finish, OutStream};
+
+/// The output a sink owns (a file, a pipe, memory in tests).
+type Output = Box<dyn OutStream>;
 use tramp_core::linebuf::LineBuf;
 use tramp_core::lines::Lines;
 use tramp_core::{Error, Position, ReallocOutcome, Record, RecordKind, Role, Sink};

@@ -18,7 +18,10 @@
 use std::io::{BufWriter, Seek, SeekFrom, Write};
 
 use rustc_hash::FxHashMap;
-use tramp_core::io::Output;
+use tramp_core::output::{Finish, OutStream};
+
+/// The output a sink owns (a file, a pipe, memory in tests).
+type Output = Box<dyn OutStream>;
 use tramp_core::{Error, ReallocOutcome, Record, RecordKind, Role, Sink};
 
 pub const C_DONE: u8 = 1;

@@ -6,9 +6,9 @@ use proptest::prelude::*;
 use tramp_alloctrace::android::{AndroidReader, AndroidSink};
 use tramp_core::RecordBuf;
 use tramp_core::Sink;
-use tramp_core::io::Output;
 use tramp_hatf::records::{item_to_record, schema};
 use tramp_hatf::{EventKind, Item, OwnedEvent, OwnedItem};
+use tramp_io::Output;
 
 /// Operations: (thread, what, size); `what` picks alloc, free, realloc.
 fn events(ops: &[(u64, u8, u64)]) -> Vec<OwnedEvent> {
@@ -66,7 +66,7 @@ proptest! {
         let evs = events(&ops);
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.android");
-        let mut sink = Box::new(AndroidSink::new(Output::create(path.to_str().unwrap(), None).unwrap()));
+        let mut sink = Box::new(AndroidSink::new(Box::new(Output::create(path.to_str().unwrap(), None).unwrap())));
         let mut buf = RecordBuf::new();
         for e in &evs {
             let item = Item::Event(e.as_event());

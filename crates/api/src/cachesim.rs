@@ -11,7 +11,7 @@ use tramp_cachesim::sim::{Curves, Options, SimReport};
 use tramp_cachesim::units::CacheSize;
 use tramp_cachesim::{PolicySpec, Unit};
 use tramp_cachetrace::{Fed, Keys, Layout, Mapping, working_set};
-use tramp_core::io::{FileOutput, Input};
+use tramp_io::{FileOutput, Input};
 
 use crate::Error;
 

@@ -5,9 +5,9 @@
 //! when complete.
 
 use tramp_core::Run;
-use tramp_core::io::{Compression, Output};
 use tramp_formats::Format;
 use tramp_formats::fidelity::{self, Ledger};
+use tramp_io::{Compression, Output};
 
 use crate::Error;
 use crate::input::{Opened, TraceSpec, read_dtd};

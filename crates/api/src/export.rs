@@ -107,7 +107,7 @@ pub fn parquet(
     spec: &TraceSpec,
     dir: &str,
 ) -> Result<(tramp_parquet::ExportReport, Run, Opened), Error> {
-    use tramp_core::io::{Compression, MadeDirs, Output};
+    use tramp_io::{Compression, MadeDirs, Output};
     use tramp_parquet::{EventRows, ExportReport, ProcessNotes, write_process, write_stacks};
     let paths = tramp_parquet::layout::table_paths(std::path::Path::new(dir), &spec.path)?;
     let mut made = MadeDirs::new();

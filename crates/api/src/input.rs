@@ -5,10 +5,10 @@
 //! (DTDs, descriptions, scripts, suppressions) are read here too, each
 //! noted as an input so that no output of the job can be written over it.
 
-use tramp_core::io::Input;
 use tramp_core::{OpenOptions, Source};
 use tramp_formats::Format;
 pub use tramp_formats::pipeline::Opened;
+use tramp_io::Input;
 
 use crate::Error;
 
@@ -129,7 +129,7 @@ pub fn read_text(path: &str, what: &'static str) -> Result<String, Error> {
             })?;
         return Ok(text);
     }
-    tramp_core::io::note_input(path).map_err(text_error)?;
+    tramp_io::note_input(path).map_err(text_error)?;
     std::fs::read_to_string(path).map_err(text_error)
 }
 

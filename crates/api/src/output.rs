@@ -2,11 +2,11 @@
 //! created before the work, so that an output that cannot be written (onto
 //! an input, into a missing directory) is refused first, then written in
 //! one piece through a temporary file that is renamed into place only when
-//! complete (`tramp_core::io::Output`).
+//! complete (`tramp_io::Output`).
 
 use std::io::Write;
 
-use tramp_core::io::{Compression, Output};
+use tramp_io::{Compression, Output};
 
 use crate::Error;
 

@@ -30,9 +30,10 @@ use tramp_cachesim::layouts;
 use tramp_cachesim::sim::{Options, SimReport, Simulation};
 use tramp_cachesim::trace::{CsvReader, OracleReader, TraceError, looks_like_csv};
 use tramp_cachesim::{Op, Request};
-use tramp_core::io::{FileOutput, Input};
-use tramp_core::{Analysis, OpenOptions, Progress, Record, RecordKind, Role, Source};
+use tramp_core::{Analysis, OpenOptions, Record, RecordKind, Role, Source};
 use tramp_formats::Format;
+use tramp_io::Progress;
+use tramp_io::{FileOutput, Input};
 
 /// Why requests could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -107,7 +108,7 @@ impl Layout {
         {
             return Ok(Layout::Tramp(f));
         }
-        let stem = tramp_core::io::Compression::strip_extension(&input.name);
+        let stem = tramp_io::Compression::strip_extension(&input.name);
         if stem.ends_with(".oracleGeneral") || stem.ends_with(".oracleGeneral.bin") {
             return Ok(Layout::Oracle);
         }
@@ -545,7 +546,7 @@ pub fn simulate(
     };
     // What waited for the whole trace (OPT's pass, the curve's sizes).
     let report = {
-        let _stage = tramp_core::progress::Stage::start(
+        let _stage = tramp_io::progress::Stage::start(
             "finishing the simulation (OPT and the miss-ratio curve need the whole trace)",
         );
         sim.finish()

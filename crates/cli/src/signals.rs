@@ -36,7 +36,7 @@ pub fn clean_up_on_signals() {
         .name("tramp-signals".into())
         .spawn(move || {
             if let Some(sig) = signals.forever().next() {
-                tramp_core::io::remove_unfinished();
+                tramp_io::remove_unfinished();
                 let name = signal_hook::low_level::signal_name(sig).unwrap_or("a signal");
                 eprintln!("tramp: stopped by {name}; unfinished outputs removed");
                 std::process::exit(128 + sig);

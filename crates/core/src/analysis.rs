@@ -11,7 +11,6 @@ use std::fmt::{self, Display};
 
 use serde::Serialize;
 
-use crate::progress::Progress;
 use crate::stream::{Item, Warning};
 use crate::{Error, Record, Sink, Source};
 
@@ -247,6 +246,18 @@ impl Run {
     }
 }
 
+/// What [`drive`] tells of its progress: records delivered so far, and the
+/// end. tramp-io's progress bar is one; `()` tells no one.
+pub trait Meter {
+    fn record(&mut self, records: u64);
+    fn finish(&mut self);
+}
+
+impl Meter for () {
+    fn record(&mut self, _: u64) {}
+    fn finish(&mut self) {}
+}
+
 /// Runs `source` through `analyses` and `sinks`: each record goes to every
 /// analysis, then to every sink; warnings go to every analysis. At the end,
 /// or at the first error, every sink is finished, so an output keeps every
@@ -257,7 +268,7 @@ pub fn drive(
     source: &mut dyn Source,
     analyses: &mut [&mut dyn Observe],
     mut sinks: Vec<Box<dyn Sink>>,
-    progress: &mut Progress,
+    progress: &mut dyn Meter,
 ) -> Run {
     let mut run = Run {
         records: 0,
@@ -464,7 +475,7 @@ mod tests {
             &mut src,
             &mut [&mut a, &mut b],
             vec![Box::new(sink.clone())],
-            &mut Progress::hidden(),
+            &mut (),
         );
         assert_eq!(run.records, 5);
         assert_eq!(a.seen, vec![0, 1, 2, 3, 4]);
@@ -489,7 +500,7 @@ mod tests {
     fn a_clean_run_ends_without_a_stop() {
         let mut src = script(99, 4, false);
         let mut a = Sum::default();
-        let run = drive(&mut src, &mut [&mut a], Vec::new(), &mut Progress::hidden());
+        let run = drive(&mut src, &mut [&mut a], Vec::new(), &mut ());
         assert_eq!(run.result().unwrap(), 4);
         assert_eq!(a.warnings, 0);
     }
@@ -506,7 +517,7 @@ mod tests {
             &mut src,
             &mut [&mut a],
             vec![Box::new(sink.clone())],
-            &mut Progress::hidden(),
+            &mut (),
         );
         assert!(matches!(run.stop, Some(Stop::Analysis(_))));
         assert_eq!(run.records, 6);
@@ -518,12 +529,7 @@ mod tests {
             refuse: Some(2),
             ..Keep::default()
         };
-        let run = drive(
-            &mut src,
-            &mut [],
-            vec![Box::new(sink.clone())],
-            &mut Progress::hidden(),
-        );
+        let run = drive(&mut src, &mut [], vec![Box::new(sink.clone())], &mut ());
         assert!(matches!(run.stop, Some(Stop::Write(_))));
         assert_eq!(*sink.got.borrow(), vec![0, 1]);
         assert!(

@@ -4,7 +4,7 @@
 
 use std::io::BufRead;
 
-use crate::io::Output;
+use crate::output::OutStream;
 use std::sync::Arc;
 
 use crate::{Error, Header, Schema, Sink, Source};
@@ -76,7 +76,7 @@ pub struct CreateOptions<'a> {
 pub type OpenFn =
     fn(Box<dyn BufRead + Send>, &OpenOptions) -> Result<Box<dyn Source + Send>, Error>;
 /// Creates a sink writing to an output.
-pub type CreateFn = fn(Output, &CreateOptions<'_>) -> Result<Box<dyn Sink>, Error>;
+pub type CreateFn = fn(Box<dyn OutStream>, &CreateOptions<'_>) -> Result<Box<dyn Sink>, Error>;
 
 /// One format, as its crate describes it to the registry.
 pub struct FormatDesc {

@@ -13,27 +13,25 @@
 //! * [`format`]: the [`FormatDesc`] each format crate registers.
 //! * [`ints`]: integers at fixed places of a record's bytes.
 //! * [`numbers`]: whole numbers with thousands separators, for reports.
-//! * [`progress`]: the progress bar on stderr.
+//! * [`output`]: what an output is to the model ([`output::Finish`],
+//!   [`output::OutStream`]); files, pipes and compression are tramp-io's.
 //! * [`rng`]: the one random generator (SplitMix64) and its finalizer.
 //! * [`xml`]: escaping text for the SVG and HTML tramp draws.
 //! * [`error`]: errors that say what went wrong and where (byte offset, record).
 //! * [`linebuf`]: text lines of numbers built without `write!`, for the
 //!   line formats tramp exports.
 //! * [`text`]: the generic one-record-per-line text form.
-//! * [`io`]: inputs from paths or stdin with transparent decompression, and
-//!   outputs compressed by extension or by choice.
 
 pub mod ahead;
 pub mod analysis;
 pub mod error;
 pub mod format;
 pub mod ints;
-pub mod io;
 pub mod linebuf;
 pub mod lines;
 pub mod numbers;
+pub mod output;
 pub mod plot;
-pub mod progress;
 pub mod record;
 pub mod rng;
 pub mod schema;
@@ -45,10 +43,11 @@ pub mod window;
 pub mod xml;
 
 pub use ahead::ReadAhead;
-pub use analysis::{Analysis, Damage, Events, Observe, Outcome, Records, Run, Stop, drive, render};
+pub use analysis::{
+    Analysis, Damage, Events, Meter, Observe, Outcome, Records, Run, Stop, drive, render,
+};
 pub use error::{Error, Position};
 pub use format::{CreateOptions, FormatDesc, Holds, OpenOptions, Sniff};
-pub use progress::Progress;
 pub use record::{AttrsRef, ListRef, Record, RecordBuf, Slot, Span, Value};
 pub use schema::{
     Domains, FieldDef, FieldType, ReallocOutcome, RecordKind, RecordType, Role, Schema,

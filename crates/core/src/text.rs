@@ -362,14 +362,14 @@ pub fn clip(msg: String) -> String {
 
 /// Writes records of any schema in the generic text form, one per line
 /// (for formats without a text form of their own).
-pub struct TextSink<W: crate::io::Finish> {
+pub struct TextSink<W: crate::output::Finish> {
     out: W,
     /// Lines not yet written (gathered up to 64 KB: one write a line
     /// would cost more than the formatting).
     line: String,
 }
 
-impl<W: crate::io::Finish> TextSink<W> {
+impl<W: crate::output::Finish> TextSink<W> {
     pub fn new(out: W) -> Self {
         TextSink {
             out,
@@ -378,7 +378,7 @@ impl<W: crate::io::Finish> TextSink<W> {
     }
 }
 
-impl<W: crate::io::Finish> crate::Sink for TextSink<W> {
+impl<W: crate::output::Finish> crate::Sink for TextSink<W> {
     fn write_record(&mut self, rec: &Record<'_>) -> Result<(), crate::Error> {
         format_record(&mut self.line, rec);
         self.line.push('\n');

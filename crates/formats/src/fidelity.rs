@@ -12,7 +12,7 @@
 //! refuses at the end without finishing the output (so an [`Output`]
 //! removes its temporary file and nothing appears at the output path).
 //!
-//! [`Output`]: tramp_core::io::Output
+//! [`Output`]: tramp_io::Output
 
 use std::collections::BTreeMap;
 use std::fmt;

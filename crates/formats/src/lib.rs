@@ -7,8 +7,8 @@
 pub mod fidelity;
 pub mod pipeline;
 
-use tramp_core::io::{Compression, Input, Output};
 use tramp_core::{CreateOptions, Error, FormatDesc, Header, Sink, Sniff};
+use tramp_io::{Compression, Input, Output};
 
 /// A registered format.
 pub type Format = &'static FormatDesc;
@@ -140,7 +140,7 @@ pub fn create_sink(
         same_family: from.is_some_and(|f| f.family == format.family),
         header,
     };
-    (format.create)(output, &opts)
+    (format.create)(Box::new(output), &opts)
 }
 
 #[cfg(test)]

@@ -11,8 +11,9 @@
 //! tramp formats by the same detection and runs them through the same
 //! driver, but decides on read-ahead only once the script is compiled.
 
-use tramp_core::io::Input;
-use tramp_core::{Error, Observe, OpenOptions, Progress, Run, Sink, Source, drive};
+use tramp_core::{Error, Observe, OpenOptions, Run, Sink, Source, drive};
+use tramp_io::Input;
+use tramp_io::Progress;
 
 use crate::Format;
 

@@ -12,8 +12,8 @@ use std::io::Read;
 use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use tramp_core::io::Input;
 use tramp_hatf::{Item, OwnedItem, Policy, Reader, Writer};
+use tramp_io::Input;
 use tramp_workloads::sample::Sample;
 
 const RECORDS: usize = 10_000_000;

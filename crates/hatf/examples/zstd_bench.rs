@@ -18,14 +18,13 @@ fn main() {
         let z = zst.clone();
         let t = Instant::now();
         let piped =
-            tramp_core::io::Pipelined::spawn(zstd::Decoder::new(std::io::Cursor::new(z)).unwrap());
+            tramp_io::Pipelined::spawn(zstd::Decoder::new(std::io::Cursor::new(z)).unwrap());
         let m = visit(tramp_hatf::Reader::new(piped));
         let pipelined = t.elapsed().as_secs_f64();
         let z = zst.clone();
         let t = Instant::now();
         let input =
-            tramp_core::io::Input::from_reader("x", Box::new(std::io::Cursor::new(z)), None)
-                .unwrap();
+            tramp_io::Input::from_reader("x", Box::new(std::io::Cursor::new(z)), None).unwrap();
         let k = visit(tramp_hatf::Reader::new(input.reader));
         let via_input = t.elapsed().as_secs_f64();
         assert_eq!((n, m), (m, k));

@@ -1,7 +1,6 @@
 //! HATF's entries in the format registry: the binary form and the text form.
 
 use std::sync::Arc;
-use tramp_core::io::Output;
 
 use tramp_core::{CreateOptions, Error, FormatDesc, Holds, Schema, Sink, Sniff, Source};
 
@@ -39,7 +38,7 @@ pub static HATF_TEXT: FormatDesc = FormatDesc {
     text_form: Some("hatf-text"),
     holds: Holds::ByRole(hatf_schema),
     open: |input, _| Ok(Box::new(HatfTextSource::new(input)) as Box<dyn Source + Send>),
-    create: |out: Output, _| Ok(Box::new(HatfTextSink::new(out)) as Box<dyn Sink>),
+    create: |out, _| Ok(Box::new(HatfTextSink::new(out)) as Box<dyn Sink>),
 };
 
 /// The policy asked for, else `explicit` for records of HATF's family

@@ -5,7 +5,7 @@
 use std::io::{BufRead, Read};
 use std::sync::{Arc, OnceLock};
 
-use tramp_core::io::Finish;
+use tramp_core::output::Finish;
 use tramp_core::{
     Error, FieldDef, FieldType, Position, ReallocOutcome, Record, RecordBuf, RecordKind, Role,
     Schema, Sink, Source, Value, Warning,

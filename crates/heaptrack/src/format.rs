@@ -25,7 +25,15 @@ pub static HEAPTRACK: FormatDesc = FormatDesc {
             input,
         ))))
     },
-    create: |out, _| Ok(Box::new(HeaptrackSink::new(out)?)),
+    // The writer spills its events beside the output and appends them at
+    // the end as they are (compressed alike), which needs the output
+    // itself: tramp-io's, behind every file, pipe and stdout.
+    create: |out, _| match out.into_any().downcast::<tramp_io::Output>() {
+        Ok(out) => Ok(Box::new(HeaptrackSink::new(*out)?)),
+        Err(_) => Err(tramp_core::Error::Usage(
+            "heaptrack's writer needs a file or a pipe (tramp-io's Output)".into(),
+        )),
+    },
 };
 
 /// What a heaptrack file holds of a heap trace: allocations with their

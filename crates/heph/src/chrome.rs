@@ -257,7 +257,7 @@ impl<W: Write> ChromeWriter<W> {
 pub fn export<R: std::io::Read, W: Write>(
     reader: &mut crate::Reader<R>,
     out: W,
-    progress: &mut tramp_core::Progress,
+    progress: &mut tramp_io::Progress,
 ) -> Result<W, HephError> {
     let mut w = ChromeWriter::new(out);
     let mut n = 0u64;

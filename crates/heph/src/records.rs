@@ -6,7 +6,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use tramp_core::io::Finish;
+use tramp_core::output::Finish;
 use tramp_core::{
     Error, FieldDef, FieldType, Item, Position, Record, RecordBuf, RecordKind, Role, Schema, Sink,
     Slot, Source, Value as V, Warning,

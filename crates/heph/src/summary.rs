@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::{self, Write as _};
 
 use serde::Serialize;
-use tramp_core::Progress;
+use tramp_io::Progress;
 
 use crate::Event;
 use crate::reader::{HephError, PacketRef, Reader};

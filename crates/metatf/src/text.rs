@@ -12,7 +12,7 @@
 use std::io::{self, BufRead, Read};
 use std::sync::Arc;
 
-use tramp_core::io::Finish;
+use tramp_core::output::Finish;
 use tramp_core::{Error, Position, Record, RecordBuf, Schema, Sink, Source};
 
 use crate::plan::Plan;

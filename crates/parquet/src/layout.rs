@@ -21,7 +21,7 @@ pub fn stem(input: &str) -> String {
     let name = Path::new(input)
         .file_name()
         .map_or("stdin".to_string(), |n| n.to_string_lossy().into_owned());
-    let name = tramp_core::io::Compression::strip_extension(&name).to_string();
+    let name = tramp_io::Compression::strip_extension(&name).to_string();
     match name.rsplit_once('.') {
         Some((s, _)) if !s.is_empty() => s.to_string(),
         _ => name,

@@ -5,7 +5,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use tramp_core::io::Finish;
+use tramp_core::output::Finish;
 use tramp_core::{
     Error, FieldDef, FieldType, Position, Record, RecordBuf, RecordKind, Role, Schema, Sink,
     Source, Value,

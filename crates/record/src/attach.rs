@@ -255,7 +255,7 @@ pub fn attach(
     check_attachable(pid)?;
     let name = opts.output.to_string_lossy();
     crate::launch::TraceKind::of(&name, opts.pointers)?;
-    tramp_core::io::Output::check_creatable(&name)?;
+    tramp_io::Output::check_creatable(&name)?;
     let logs_dir = tempfile::Builder::new().prefix("tramp-attach-").tempdir()?;
     let logs = logs_dir.path().to_path_buf();
     let quoted = |p: &Path| {

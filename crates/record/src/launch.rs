@@ -71,7 +71,7 @@ impl TraceKind {
     /// The form an output name asks for (after any `.zst`, `.gz` or `.xz`),
     /// or a usage error naming the forms a recording can take.
     pub fn of(name: &str, pointers: bool) -> Result<TraceKind, Error> {
-        let bare = tramp_core::io::Compression::strip_extension(name);
+        let bare = tramp_io::Compression::strip_extension(name);
         let kind = if bare.ends_with(".mtf") {
             if !pointers {
                 return Err(Error::Usage(format!(
@@ -465,7 +465,7 @@ pub fn check_side_output(file: &str, trace: &str) -> Result<(), Error> {
             "{file} is also the trace's output: name another file"
         )));
     }
-    tramp_core::io::Output::check_creatable(file)?;
+    tramp_io::Output::check_creatable(file)?;
     Ok(())
 }
 
@@ -538,7 +538,7 @@ pub fn record(lib: &Path, cmd: &[OsString], opts: &RecordOptions) -> Result<Reco
     check_recordable(program)?;
     // Every trace's directory must take a file before the program runs:
     // a recording that cannot be written is refused, not lost at the end.
-    tramp_core::io::Output::check_creatable(&name)?;
+    tramp_io::Output::check_creatable(&name)?;
     // Removed when dropped, also when the command cannot start.
     let logs_dir = tempfile::Builder::new().prefix("tramp-record-").tempdir()?;
     let logs = logs_dir.path().to_path_buf();

@@ -33,8 +33,8 @@ use std::path::{Path, PathBuf};
 
 use rustc_hash::{FxHashMap, FxHashSet};
 use tramp_core::Error;
-use tramp_core::io::Output;
 use tramp_hatf::{Field, Interp, Item, Meta, Policy, Width};
+use tramp_io::Output;
 
 use crate::clock::Clock;
 use crate::convert::{ConvertStats, State, TraceOut};

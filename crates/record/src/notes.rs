@@ -6,7 +6,7 @@
 
 use std::io::Write;
 
-use tramp_core::io::Finish;
+use tramp_core::output::Finish;
 use tramp_core::{Error, Record, RecordKind, Sink};
 use tramp_hatf::text::TextWriter;
 use tramp_hatf::{Event, Item};

@@ -9,9 +9,9 @@
 
 use std::sync::Arc;
 
-use tramp_core::io::Output;
 use tramp_core::{Error, RecordBuf, Schema, Sink};
 use tramp_hatf::{EventKind, Item};
+use tramp_io::Output;
 use tramp_metatf::codec::MetaSink;
 
 use crate::convert::TraceOut;

@@ -14,11 +14,12 @@
 use std::io::Write;
 use std::sync::Arc;
 
-use tramp_core::io::{Compression, Input, Output};
-use tramp_core::{OpenOptions, Progress, Record, RecordBuf, Sink, Source, Value};
+use tramp_core::{OpenOptions, Record, RecordBuf, Sink, Source, Value};
 use tramp_desc::Description;
 use tramp_desc::encode::Encoder;
 use tramp_formats::Format;
+use tramp_io::Progress;
+use tramp_io::{Compression, Input, Output};
 
 use crate::machine::{Machine, Spit, Val};
 use crate::{Syntax, compile};
@@ -129,7 +130,7 @@ fn run_here(job: &Job<'_>, out: &mut dyn Write) -> Result<Summary, Failure> {
                 // kernel's copies are not on the script's thread too
                 // (compressed inputs are already decompressed on one).
                 let reader: Box<dyn std::io::Read + Send> = match input.compression {
-                    Compression::None => Box::new(tramp_core::io::Pipelined::spawn(input.reader)),
+                    Compression::None => Box::new(tramp_io::Pipelined::spawn(input.reader)),
                     _ => Box::new(input.reader),
                 };
                 (

@@ -9,8 +9,8 @@
 use std::io::{self, BufReader, Read, Write};
 use std::path::Path;
 
-use tramp_core::io::{Compression, Input, Output};
 use tramp_hatf::Event;
+use tramp_io::{Compression, Input, Output};
 
 use crate::content::{fields, from_fields};
 

@@ -7,9 +7,9 @@
 use std::io::{self, BufReader};
 use std::path::Path;
 
-use tramp_core::io::{Compression, Input, Output};
 use tramp_hatf::splitaddr::{Joiner, Splitter};
 use tramp_hatf::{Policy, Writer};
+use tramp_io::{Compression, Input, Output};
 
 fn ext(c: Compression) -> &'static str {
     match c {

@@ -332,7 +332,7 @@ pub fn measure(events: &[Event<'static>]) -> Result<TimingReport, Error> {
             events.len()
         )
     };
-    let stage = tramp_core::progress::Stage::start(&what("Simple Binary"));
+    let stage = tramp_io::progress::Stage::start(&what("Simple Binary"));
     let mut rows = vec![time_form(events, "Simple Binary", enc_simple, dec_simple)?];
     stage.set(&what("ASCII"));
     rows.push(time_form(events, "ASCII", enc_ascii, dec_ascii)?);

@@ -2,9 +2,9 @@
 //! containers too, and `sizes` measures what an independent count gives.
 
 use proptest::prelude::*;
-use tramp_core::io::Compression;
 use tramp_hatf::spec::EVENT_KINDS;
 use tramp_hatf::{Event, Item, OwnedEvent, OwnedItem};
+use tramp_io::Compression;
 use tramp_study::ascii::{AsciiReader, write_line};
 use tramp_study::content::paper_event;
 use tramp_study::simple::{SimpleReader, SimpleWriter};

@@ -108,7 +108,7 @@ fn conditional(counts: &FxHashMap<(u32, u64), u64>) -> f64 {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let block: u64 = args.get(2).map_or(1 << 20, |b| b.parse().expect("BLOCK"));
-    let input = tramp_core::io::Input::open(&args[1]).expect("input");
+    let input = tramp_io::Input::open(&args[1]).expect("input");
     let mut r = tramp_hatf::Reader::new(input.reader);
 
     let mut records = 0u64;

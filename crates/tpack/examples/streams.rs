@@ -6,7 +6,7 @@ use tramp_tpack::{Options, Writer};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let input = tramp_core::io::Input::open(&args[1]).expect("input");
+    let input = tramp_io::Input::open(&args[1]).expect("input");
     let mut r = tramp_hatf::Reader::new(input.reader);
     let opts = args.get(2).map_or_else(Options::default, |o| {
         Options::parse(o).expect("CODEC[,block=N]")

@@ -4,7 +4,7 @@
 
 use std::io::Read;
 
-use tramp_core::io::{Finish, Output};
+use tramp_core::output::Finish;
 use tramp_core::{CreateOptions, Error, FormatDesc, Holds, Position, Sink, Sniff};
 use tramp_hatf::records::{Entry, ItemSink, ItemSource, ReadItems, WriteItems};
 
@@ -22,7 +22,7 @@ pub static TPACK: FormatDesc = FormatDesc {
     text_form: Some("hatf-text"),
     holds: Holds::ByRole(tramp_hatf::format::hatf_schema),
     open: |input, _| Ok(Box::new(TpackSource::from_reader(open_reader(input)?))),
-    create: |out: Output, opts| {
+    create: |out, opts| {
         Ok(Box::new(TpackSink::from_writer(Writer::new(out, options(opts)?)?)) as Box<dyn Sink>)
     },
 };

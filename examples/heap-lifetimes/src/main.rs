@@ -4,8 +4,8 @@
 use anyhow::{Context, Result, bail};
 use heap_lifetimes::Lifetimes;
 use tramp_core::OpenOptions;
-use tramp_core::io::Input;
 use tramp_heap::HeapFlow;
+use tramp_io::Input;
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();

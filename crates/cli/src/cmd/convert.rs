@@ -2,7 +2,7 @@
 
 use anyhow::{Context, Result};
 use clap::Args;
-use tramp_core::io::Compression;
+use tramp_io::Compression;
 
 use super::{InputArgs, end_run};
 

@@ -3,7 +3,7 @@
 use anyhow::{Context, Result};
 use clap::Args;
 use tramp_core::drive;
-use tramp_core::io::Output;
+use tramp_io::Output;
 
 use super::{InputArgs, end_run};
 

@@ -87,7 +87,7 @@ pub fn run(a: ExportArgs) -> Result<()> {
         return super::export_chrome::run(&a.input, p);
     }
     if let Some(p) = &a.pprof {
-        let none = Some(tramp_core::io::Compression::None);
+        let none = Some(tramp_io::Compression::None);
         return export(
             &a.input,
             p,
@@ -120,7 +120,7 @@ pub fn run(a: ExportArgs) -> Result<()> {
 fn export(
     input: &InputArgs,
     path: &str,
-    compression: Option<tramp_core::io::Compression>,
+    compression: Option<tramp_io::Compression>,
     command: &str,
     job: fn(&mut super::Opened) -> Result<tramp_api::export::Exported, tramp_api::Error>,
 ) -> Result<()> {

@@ -1,8 +1,8 @@
 //! `tramp export --chrome`: a Heph trace as Chrome Trace Event JSON.
 
 use anyhow::{Context, Result, bail};
-use tramp_core::Progress;
-use tramp_core::io::Output;
+use tramp_io::Output;
+use tramp_io::Progress;
 
 use super::InputArgs;
 

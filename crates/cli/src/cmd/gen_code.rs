@@ -36,7 +36,7 @@ pub fn run(a: GenArgs) -> Result<()> {
         super::print(&code)
     } else {
         use std::io::Write;
-        let mut out = tramp_core::io::Output::create(&a.output, None)
+        let mut out = tramp_io::Output::create(&a.output, None)
             .with_context(|| format!("creating {}", a.output))?;
         out.write_all(code.as_bytes())
             .and_then(|()| out.finish())

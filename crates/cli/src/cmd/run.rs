@@ -69,10 +69,10 @@ pub fn run(a: RunArgs) -> Result<()> {
     // The traces and the output are checked before the script runs: an
     // output onto one of the inputs is refused before any work.
     for t in &a.traces {
-        tramp_core::io::note_input(t).with_context(|| format!("opening {t}"))?;
+        tramp_io::note_input(t).with_context(|| format!("opening {t}"))?;
     }
     if let Some(o) = &a.output {
-        tramp_core::io::Output::check_creatable(o).with_context(|| format!("creating {o}"))?;
+        tramp_io::Output::check_creatable(o).with_context(|| format!("creating {o}"))?;
     }
     if desc.is_some() && a.trace_format.is_some() {
         bail!(

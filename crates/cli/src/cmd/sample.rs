@@ -2,9 +2,10 @@
 
 use anyhow::{Context, Result};
 use clap::Args;
-use tramp_core::io::Output;
-use tramp_core::{Header, Progress, drive};
+use tramp_core::{Header, drive};
 use tramp_heap::HeapStats;
+use tramp_io::Output;
+use tramp_io::Progress;
 use tramp_workloads::sample::SampleSource;
 
 /// Write the built-in sample heap trace and optionally print its

@@ -2,7 +2,7 @@
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use tramp_core::Progress;
+use tramp_io::Progress;
 
 use super::{Detected, InputArgs, print_report};
 

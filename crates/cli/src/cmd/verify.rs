@@ -2,8 +2,8 @@
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use tramp_core::Progress;
-use tramp_core::io::Input;
+use tramp_io::Input;
+use tramp_io::Progress;
 
 /// Check a PTF trace against every rule of the PTF report's section 3:
 /// parameters (number and type), formats defined before use, objects

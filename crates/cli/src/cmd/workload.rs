@@ -3,7 +3,7 @@
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use tramp_core::Sink;
-use tramp_core::io::Output;
+use tramp_io::Output;
 
 /// Generate a synthetic workload trace.
 ///

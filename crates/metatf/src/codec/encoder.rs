@@ -5,7 +5,7 @@
 use std::io::{self, Write};
 use std::sync::Arc;
 
-use tramp_core::io::Finish;
+use tramp_core::output::Finish;
 use tramp_core::{Error, Record, Schema, Sink, Value};
 
 use crate::check::Interp;

@@ -30,7 +30,7 @@ impl std::io::Write for Capture {
     }
 }
 
-impl tramp_core::io::Finish for Capture {
+impl tramp_core::output::Finish for Capture {
     fn finish(self) -> std::io::Result<()> {
         Ok(())
     }

@@ -13,8 +13,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use tramp_core::{Error, Progress, Run, Source, drive};
+use tramp_core::{Error, Run, Source, drive};
 use tramp_heap::replay::ReplayFeed;
+use tramp_io::Progress;
 
 pub use report::{AllocatorRuns, DriverReport, Fidelity, Study};
 

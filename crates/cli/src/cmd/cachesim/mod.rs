@@ -44,7 +44,7 @@ pub fn run(a: CachesimArgs) -> Result<()> {
         .transpose()?;
     let lcs = match &a.lcs {
         Some(path) => Some(
-            tramp_core::io::FileOutput::create(path, "lcs output")
+            tramp_io::FileOutput::create(path, "lcs output")
                 .with_context(|| format!("creating {path}"))?,
         ),
         None => None,

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::io::Input;
+use crate::Input;
 
 /// Progress of reading one input.
 pub struct Progress {
@@ -142,5 +142,15 @@ impl Drop for Stage {
         if let Some(bar) = self.bar.take() {
             bar.finish_and_clear();
         }
+    }
+}
+
+impl tramp_core::Meter for Progress {
+    fn record(&mut self, records: u64) {
+        Progress::record(self, records)
+    }
+
+    fn finish(&mut self) {
+        Progress::finish(self)
     }
 }

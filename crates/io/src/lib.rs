@@ -12,6 +12,11 @@
 //! are compared by device and inode, so a link or another spelling of the
 //! path is caught too), and the temporary files of unfinished outputs can
 //! be removed from a signal handler ([`remove_unfinished`]).
+//!
+//! [`progress`] is the progress bar on stderr the driver reports to.
+
+pub mod progress;
+pub use progress::Progress;
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Cursor, Read, Write};
@@ -530,7 +535,7 @@ impl Input {
     /// Reads a whole text input (a path or `-`, compressed or not): text
     /// that is not UTF-8 is an error naming `what`, the line, the column
     /// and the byte offset.
-    pub fn read_text(name: &str, what: &str) -> Result<String, crate::Error> {
+    pub fn read_text(name: &str, what: &str) -> Result<String, tramp_core::Error> {
         let mut input = Input::open(name)?;
         let mut bytes = Vec::new();
         input.reader.read_to_end(&mut bytes)?;
@@ -543,7 +548,7 @@ impl Input {
                 .rposition(|b| *b == b'\n')
                 .map_or(0, |i| i + 1);
             let column = at - line_start + 1;
-            crate::Error::Usage(format!(
+            tramp_core::Error::Usage(format!(
                 "{what} {name} is not UTF-8: line {line}, column {column} (byte offset {at})"
             ))
         })
@@ -893,11 +898,7 @@ fn set_created_permissions(_: &Path) -> io::Result<()> {
     Ok(())
 }
 
-/// A writer that has an explicit end (a compressed frame to close, a file
-/// to flush). Sinks are generic over it so that tests can write to memory.
-pub trait Finish: Write {
-    fn finish(self) -> io::Result<()>;
-}
+pub use tramp_core::output::{Finish, OutStream};
 
 impl Finish for Output {
     fn finish(self) -> io::Result<()> {
@@ -905,15 +906,13 @@ impl Finish for Output {
     }
 }
 
-impl Finish for Vec<u8> {
-    fn finish(self) -> io::Result<()> {
-        Ok(())
+impl OutStream for Output {
+    fn finish_boxed(self: Box<Self>) -> io::Result<()> {
+        Output::finish(*self)
     }
-}
 
-impl<W: Write> Finish for BufWriter<W> {
-    fn finish(mut self) -> io::Result<()> {
-        self.flush()
+    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any> {
+        self
     }
 }
 
