@@ -1,5 +1,7 @@
 //! Replacement policies behind one trait: a new policy is one file that
-//! implements [`Policy`] and one line in [`PolicyKind`].
+//! implements [`Policy`], a variant of [`PolicyKind`], its row of
+//! [`POLICIES`] (name, aliases, needs, about) and its arm of
+//! `PolicySpec::build` (with its parameters in `spec.rs`).
 //!
 //! Every policy follows libCacheSim 0.3.5's definition of it (the order of
 //! lookups, where new objects go, queue sizes truncated from ratios), so
@@ -186,37 +188,235 @@ pub enum PolicyKind {
     Cacheus,
 }
 
+/// One policy of the catalogue: the one table from which the policy list,
+/// names, aliases, the unknown-policy message and what a policy needs are
+/// all derived (docs/cachesim.md is checked against it).
+#[derive(Clone, Copy, Debug)]
+pub struct PolicyInfo {
+    /// With its default parameters.
+    pub kind: PolicyKind,
+    /// The name `--policy` spells and reports show.
+    pub name: &'static str,
+    /// Other names `--policy` takes.
+    pub aliases: &'static [&'static str],
+    /// It needs each request's next-access time.
+    pub needs_future: bool,
+    /// One line on what it is.
+    pub about: &'static str,
+}
+
+const fn info(
+    kind: PolicyKind,
+    name: &'static str,
+    aliases: &'static [&'static str],
+    needs_future: bool,
+    about: &'static str,
+) -> PolicyInfo {
+    PolicyInfo {
+        kind,
+        name,
+        aliases,
+        needs_future,
+        about,
+    }
+}
+
+/// The catalogue, in the order lists show it.
+pub const POLICIES: [PolicyInfo; 27] = [
+    info(PolicyKind::Lru, "lru", &[], false, "least recently used"),
+    info(PolicyKind::Fifo, "fifo", &[], false, "first in, first out"),
+    info(
+        PolicyKind::Clock { bits: 1 },
+        "clock",
+        &["clock1", "second-chance"],
+        false,
+        "CLOCK with an n-bit counter (clock2, clock3 for 2 and 3 bits)",
+    ),
+    info(
+        PolicyKind::Sieve,
+        "sieve",
+        &[],
+        false,
+        "SIEVE: a FIFO with a moving hand",
+    ),
+    info(
+        PolicyKind::S3Fifo,
+        "s3fifo",
+        &["s3-fifo"],
+        false,
+        "small, main and ghost FIFOs",
+    ),
+    info(
+        PolicyKind::Arc,
+        "arc",
+        &[],
+        false,
+        "Adaptive Replacement Cache",
+    ),
+    info(
+        PolicyKind::TwoQ,
+        "2q",
+        &["twoq"],
+        false,
+        "2Q: A1in FIFO, A1out ghost, Am LRU",
+    ),
+    info(PolicyKind::Lfu, "lfu", &[], false, "least frequently used"),
+    info(
+        PolicyKind::Opt,
+        "opt",
+        &["belady", "min"],
+        true,
+        "Belady's MIN: the object requested furthest in the future",
+    ),
+    info(
+        PolicyKind::Slru { segments: 4 },
+        "slru",
+        &[],
+        false,
+        "segmented LRU (slru2 … slru16 for other segment counts)",
+    ),
+    info(
+        PolicyKind::Size,
+        "size",
+        &[],
+        false,
+        "evicts the largest object",
+    ),
+    info(
+        PolicyKind::Mq,
+        "mq",
+        &[],
+        false,
+        "Multi-Queue: LRU queues by frequency, with expiry",
+    ),
+    info(
+        PolicyKind::Lfuda,
+        "lfuda",
+        &[],
+        false,
+        "LFU with dynamic aging",
+    ),
+    info(
+        PolicyKind::Gdsf,
+        "gdsf",
+        &[],
+        false,
+        "Greedy-Dual-Size-Frequency",
+    ),
+    info(
+        PolicyKind::LruK,
+        "lruk",
+        &["lru-k", "lru_k"],
+        false,
+        "LRU-K (K = 2 by default)",
+    ),
+    info(
+        PolicyKind::Random,
+        "random",
+        &[],
+        false,
+        "evicts a cached object at random",
+    ),
+    info(
+        PolicyKind::LruProb,
+        "lruprob",
+        &["lru-prob", "lru_prob"],
+        false,
+        "LRU whose hits promote with a probability",
+    ),
+    info(
+        PolicyKind::FlashProb,
+        "flashprob",
+        &[],
+        false,
+        "a RAM LRU whose victims go to a flash FIFO with a probability",
+    ),
+    info(
+        PolicyKind::Hyperbolic,
+        "hyperbolic",
+        &[],
+        false,
+        "the lowest requests per time of a random sample",
+    ),
+    info(
+        PolicyKind::BeladySize,
+        "beladysize",
+        &["belady-size"],
+        true,
+        "the largest size × next-request distance of a random sample",
+    ),
+    info(
+        PolicyKind::Clock2QPlus,
+        "clock2qplus",
+        &["clock2q+"],
+        false,
+        "a small FIFO with a correlation window, a main CLOCK and a ghost",
+    ),
+    info(
+        PolicyKind::Lirs,
+        "lirs",
+        &[],
+        false,
+        "Low Inter-reference Recency Set",
+    ),
+    info(
+        PolicyKind::WTinyLfu,
+        "wtinylfu",
+        &["w-tinylfu", "tinylfu"],
+        false,
+        "a window LRU before an SLRU, admission by a frequency sketch",
+    ),
+    info(
+        PolicyKind::LeCaR,
+        "lecar",
+        &[],
+        false,
+        "LRU and LFU experts weighted by regret",
+    ),
+    info(PolicyKind::Lhd, "lhd", &[], false, "least hit density"),
+    info(
+        PolicyKind::ClockPro,
+        "clockpro",
+        &["clock-pro"],
+        false,
+        "CLOCK-Pro: hot, cold and test pages on one clock",
+    ),
+    info(
+        PolicyKind::Cacheus,
+        "cacheus",
+        &[],
+        false,
+        "SR-LRU and CR-LFU experts with a learnt rate",
+    ),
+];
+
+const fn kinds() -> [PolicyKind; 27] {
+    let mut out = [PolicyKind::Lru; 27];
+    let mut i = 0;
+    while i < 27 {
+        out[i] = POLICIES[i].kind;
+        i += 1;
+    }
+    out
+}
+
 impl PolicyKind {
     /// Every policy, with its default parameters.
-    pub const ALL: [PolicyKind; 27] = [
-        PolicyKind::Lru,
-        PolicyKind::Fifo,
-        PolicyKind::Clock { bits: 1 },
-        PolicyKind::Sieve,
-        PolicyKind::S3Fifo,
-        PolicyKind::Arc,
-        PolicyKind::TwoQ,
-        PolicyKind::Lfu,
-        PolicyKind::Opt,
-        PolicyKind::Slru { segments: 4 },
-        PolicyKind::Size,
-        PolicyKind::Mq,
-        PolicyKind::Lfuda,
-        PolicyKind::Gdsf,
-        PolicyKind::LruK,
-        PolicyKind::Random,
-        PolicyKind::LruProb,
-        PolicyKind::FlashProb,
-        PolicyKind::Hyperbolic,
-        PolicyKind::BeladySize,
-        PolicyKind::Clock2QPlus,
-        PolicyKind::Lirs,
-        PolicyKind::WTinyLfu,
-        PolicyKind::LeCaR,
-        PolicyKind::Lhd,
-        PolicyKind::ClockPro,
-        PolicyKind::Cacheus,
-    ];
+    pub const ALL: [PolicyKind; 27] = kinds();
+
+    /// The policy's entry in [`POLICIES`] (that of its family for CLOCK's
+    /// and SLRU's other counts).
+    pub fn info(self) -> &'static PolicyInfo {
+        let family = match self {
+            PolicyKind::Clock { .. } => PolicyKind::Clock { bits: 1 },
+            PolicyKind::Slru { .. } => PolicyKind::Slru { segments: 4 },
+            k => k,
+        };
+        POLICIES
+            .iter()
+            .find(|p| p.kind == family)
+            .expect("every kind is in the table")
+    }
 
     /// A cache of this policy holding `capacity` units.
     pub fn build(self, capacity: u64) -> Box<dyn Policy> {
@@ -225,91 +425,61 @@ impl PolicyKind {
 
     /// Whether the policy needs next-access times.
     pub fn needs_future(self) -> bool {
-        matches!(self, PolicyKind::Opt | PolicyKind::BeladySize)
+        self.info().needs_future
     }
 }
 
 impl fmt::Display for PolicyKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            PolicyKind::Lru => f.write_str("lru"),
-            PolicyKind::Fifo => f.write_str("fifo"),
-            PolicyKind::Clock { bits: 1 } => f.write_str("clock"),
-            PolicyKind::Clock { bits } => write!(f, "clock{bits}"),
-            PolicyKind::Sieve => f.write_str("sieve"),
-            PolicyKind::S3Fifo => f.write_str("s3fifo"),
-            PolicyKind::Arc => f.write_str("arc"),
-            PolicyKind::TwoQ => f.write_str("2q"),
-            PolicyKind::Lfu => f.write_str("lfu"),
-            PolicyKind::Opt => f.write_str("opt"),
-            PolicyKind::Slru { segments: 4 } => f.write_str("slru"),
-            PolicyKind::Slru { segments } => write!(f, "slru{segments}"),
-            PolicyKind::Size => f.write_str("size"),
-            PolicyKind::Mq => f.write_str("mq"),
-            PolicyKind::Lfuda => f.write_str("lfuda"),
-            PolicyKind::Gdsf => f.write_str("gdsf"),
-            PolicyKind::LruK => f.write_str("lruk"),
-            PolicyKind::Random => f.write_str("random"),
-            PolicyKind::LruProb => f.write_str("lruprob"),
-            PolicyKind::FlashProb => f.write_str("flashprob"),
-            PolicyKind::Hyperbolic => f.write_str("hyperbolic"),
-            PolicyKind::BeladySize => f.write_str("beladysize"),
-            PolicyKind::Clock2QPlus => f.write_str("clock2qplus"),
-            PolicyKind::Lirs => f.write_str("lirs"),
-            PolicyKind::WTinyLfu => f.write_str("wtinylfu"),
-            PolicyKind::LeCaR => f.write_str("lecar"),
-            PolicyKind::Lhd => f.write_str("lhd"),
-            PolicyKind::ClockPro => f.write_str("clockpro"),
-            PolicyKind::Cacheus => f.write_str("cacheus"),
+        match *self {
+            PolicyKind::Clock { bits } if bits != 1 => write!(f, "clock{bits}"),
+            PolicyKind::Slru { segments } if segments != 4 => write!(f, "slru{segments}"),
+            k => f.write_str(k.info().name),
         }
     }
 }
 
+/// The names `--policy` knows, as its messages list them.
+pub fn known_names() -> String {
+    let mut names = Vec::new();
+    for p in &POLICIES {
+        names.push(p.name.to_string());
+        match p.kind {
+            PolicyKind::Clock { .. } => names.extend(["clock2".into(), "clock3".into()]),
+            PolicyKind::Slru { .. } => names.push("slru2…slru16".into()),
+            _ => {}
+        }
+    }
+    names.join(", ")
+}
+
 /// A policy name `--policy` does not know.
 #[derive(Debug, thiserror::Error)]
-#[error(
-    "unknown policy {0:?} (known: lru, fifo, clock, clock2, clock3, sieve, s3fifo, arc, 2q, lfu, opt, slru, slru2…slru16, size, mq, lfuda, gdsf, lruk, random, lruprob, flashprob, hyperbolic, beladysize, clock2qplus, lirs, wtinylfu, lecar, lhd, clockpro, cacheus)"
-)]
+#[error("unknown policy {:?} (known: {})", .0, known_names())]
 pub struct UnknownPolicy(pub String);
 
 impl FromStr for PolicyKind {
     type Err = UnknownPolicy;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Ok(match s.to_ascii_lowercase().as_str() {
-            "lru" => PolicyKind::Lru,
-            "fifo" => PolicyKind::Fifo,
-            "clock" | "clock1" | "second-chance" => PolicyKind::Clock { bits: 1 },
-            "clock2" => PolicyKind::Clock { bits: 2 },
-            "clock3" => PolicyKind::Clock { bits: 3 },
-            "sieve" => PolicyKind::Sieve,
-            "s3fifo" | "s3-fifo" => PolicyKind::S3Fifo,
-            "arc" => PolicyKind::Arc,
-            "2q" | "twoq" => PolicyKind::TwoQ,
-            "lfu" => PolicyKind::Lfu,
-            "opt" | "belady" | "min" => PolicyKind::Opt,
-            "slru" => PolicyKind::Slru { segments: 4 },
-            "size" => PolicyKind::Size,
-            "mq" => PolicyKind::Mq,
-            "lfuda" => PolicyKind::Lfuda,
-            "gdsf" => PolicyKind::Gdsf,
-            "lruk" | "lru-k" | "lru_k" => PolicyKind::LruK,
-            "random" => PolicyKind::Random,
-            "lruprob" | "lru-prob" | "lru_prob" => PolicyKind::LruProb,
-            "flashprob" => PolicyKind::FlashProb,
-            "hyperbolic" => PolicyKind::Hyperbolic,
-            "beladysize" | "belady-size" => PolicyKind::BeladySize,
-            "clock2qplus" | "clock2q+" => PolicyKind::Clock2QPlus,
-            "lirs" => PolicyKind::Lirs,
-            "lecar" => PolicyKind::LeCaR,
-            "lhd" => PolicyKind::Lhd,
-            "clockpro" | "clock-pro" => PolicyKind::ClockPro,
-            "cacheus" => PolicyKind::Cacheus,
-            "wtinylfu" | "w-tinylfu" | "tinylfu" => PolicyKind::WTinyLfu,
-            l => match l.strip_prefix("slru").and_then(|n| n.parse::<u8>().ok()) {
-                Some(n @ 1..=16) => PolicyKind::Slru { segments: n },
-                _ => return Err(UnknownPolicy(s.to_string())),
-            },
-        })
+        let l = s.to_ascii_lowercase();
+        if let Some(p) = POLICIES
+            .iter()
+            .find(|p| p.name == l || p.aliases.contains(&l.as_str()))
+        {
+            return Ok(p.kind);
+        }
+        let counted = |prefix: &str, most: u8| {
+            l.strip_prefix(prefix)
+                .and_then(|n| n.parse::<u8>().ok())
+                .filter(|n| (1..=most).contains(n))
+        };
+        if let Some(bits) = counted("clock", 3) {
+            return Ok(PolicyKind::Clock { bits });
+        }
+        match counted("slru", 16) {
+            Some(segments) => Ok(PolicyKind::Slru { segments }),
+            None => Err(UnknownPolicy(s.to_string())),
+        }
     }
 }
 
