@@ -70,6 +70,22 @@ pub enum Error {
     /// The user asked for something that does not exist or does not fit.
     #[error("{0}")]
     Usage(String),
+    /// A trace's format is unknown, or cannot be told from its name or
+    /// content.
+    #[error("{0}")]
+    Format(String),
+    /// A program tramp runs (a compiler, the replay driver, the recorded
+    /// command) could not be started, or failed.
+    #[error("{0}")]
+    Program(String),
+    /// A reader or writer needs something it was not given (a DTD, a
+    /// description).
+    #[error("{0}")]
+    Missing(String),
+    /// A DTD, description or script that does not parse; the text is its
+    /// rendered diagnostics.
+    #[error("{0}")]
+    Language(String),
     /// A running process could not be attached to, or detached from (no
     /// such process, ptrace forbidden, the debugger unable to call into
     /// it): the message says why and what would let it.

@@ -19,10 +19,10 @@ pub static DESC: FormatDesc = FormatDesc {
     holds: Holds::Nothing,
     open: |input, opts| {
         let text = opts.desc.as_deref().ok_or_else(|| {
-            Error::Usage("a described trace needs its description: --desc FILE".into())
+            Error::Missing("a described trace needs its description: --desc FILE".into())
         })?;
         let desc = crate::parse(text)
-            .map_err(|d| Error::Usage(tramp_diag::render("description", text, &[d])))?;
+            .map_err(|d| Error::Language(tramp_diag::render("description", text, &[d])))?;
         Ok(Box::new(DescSource::new(Arc::new(desc), input)))
     },
     create: |_, _| {

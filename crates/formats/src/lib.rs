@@ -43,7 +43,7 @@ pub fn names() -> String {
 pub fn parse(name: &str) -> Result<Format, Error> {
     ALL.into_iter()
         .find(|f| f.name == name)
-        .ok_or_else(|| Error::Usage(format!("unknown format `{name}` (known: {})", names())))
+        .ok_or_else(|| Error::Format(format!("unknown format `{name}` (known: {})", names())))
 }
 
 /// The format a file name suggests (compression extensions ignored); the
@@ -75,7 +75,7 @@ pub fn for_output(
         (None, Some(f)) => f,
         (None, None) if name == "-" => stdout,
         (None, None) => {
-            return Err(Error::Usage(format!(
+            return Err(Error::Format(format!(
                 "{name}: no format has this extension (see `tramp formats`){}",
                 if has_to { "; name one with --to" } else { "" }
             )));
@@ -113,12 +113,12 @@ pub fn detect_input_named(input: &Input, option: &str) -> Result<Format, Error> 
         } else {
             &input.name
         };
-        return Err(Error::Usage(format!(
+        return Err(Error::Format(format!(
             "{name} is empty: there is no trace in it (an empty HATF trace is read with {option} hatf)"
         )));
     }
     detect(&input.head, &input.name).ok_or_else(|| {
-        Error::Usage(format!(
+        Error::Format(format!(
             "cannot tell the format of `{}`; name it with {option} ({})",
             input.name,
             names()

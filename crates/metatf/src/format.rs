@@ -48,7 +48,7 @@ pub static METATF_TEXT: FormatDesc = FormatDesc {
 };
 
 fn need_dtd<'a>(dtd: Option<&'a str>, format: &str) -> Result<&'a str, Error> {
-    dtd.ok_or_else(|| Error::Usage(format!("writing {format} needs a DTD: pass --dtd FILE")))
+    dtd.ok_or_else(|| Error::Missing(format!("writing {format} needs a DTD: pass --dtd FILE")))
 }
 
 /// The schema a Meta-TF output writes: its DTD's.
@@ -56,7 +56,8 @@ fn described(header: &Header) -> Result<Arc<Schema>, Error> {
     let text = header
         .dtd
         .as_deref()
-        .ok_or_else(|| Error::Usage("a Meta-TF output needs a DTD (--dtd FILE)".into()))?;
-    let dtd = crate::load(text).map_err(|d| Error::Usage(tramp_diag::render("dtd", text, &d)))?;
+        .ok_or_else(|| Error::Missing("a Meta-TF output needs a DTD (--dtd FILE)".into()))?;
+    let dtd =
+        crate::load(text).map_err(|d| Error::Language(tramp_diag::render("dtd", text, &d)))?;
     Ok(crate::plan::Plan::compile(&dtd).schema.clone())
 }

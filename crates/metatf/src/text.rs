@@ -121,7 +121,7 @@ impl<R: BufRead> MetaTextSource<R> {
             }
         }
         let checked = crate::load(&dtd_text)
-            .map_err(|d| Error::Usage(crate::render("dtd", &dtd_text, &d)))?;
+            .map_err(|d| Error::Language(crate::render("dtd", &dtd_text, &d)))?;
         Ok(MetaTextSource {
             input,
             plan: Arc::new(Plan::compile(&checked)),

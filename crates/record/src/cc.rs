@@ -35,14 +35,14 @@ impl Compiler {
         let out = Command::new(cc)
             .arg("--version")
             .output()
-            .map_err(|e| Error::Usage(format!("cannot run {}: {e}", cc.to_string_lossy())))?;
+            .map_err(|e| Error::Program(format!("cannot run {}: {e}", cc.to_string_lossy())))?;
         let text = String::from_utf8_lossy(&out.stdout).to_lowercase();
         if text.contains("clang") {
             Ok(Compiler::Clang)
         } else if text.contains("gcc") || text.contains("free software foundation") {
             Ok(Compiler::Gcc)
         } else {
-            Err(Error::Usage(format!(
+            Err(Error::Program(format!(
                 "{} is neither gcc nor clang (its --version says {:?})",
                 cc.to_string_lossy(),
                 text.lines().next().unwrap_or("")
@@ -278,9 +278,9 @@ pub fn build_stub(cc: &OsStr, dir: &Path) -> Result<PathBuf, Error> {
         .arg(&obj)
         .arg(&src)
         .output()
-        .map_err(|e| Error::Usage(format!("cannot run {}: {e}", cc.to_string_lossy())))?;
+        .map_err(|e| Error::Program(format!("cannot run {}: {e}", cc.to_string_lossy())))?;
     if !out.status.success() {
-        return Err(Error::Usage(format!(
+        return Err(Error::Program(format!(
             "compiling the pointer hooks with {} failed: {}",
             cc.to_string_lossy(),
             String::from_utf8_lossy(&out.stderr).trim()
@@ -312,7 +312,7 @@ pub fn compile(cmd: &[OsString]) -> Result<ExitStatus, Error> {
             .arg(&include)
             .args(&line)
             .status()
-            .map_err(|e| Error::Usage(format!("cannot run {}: {e}", cc.to_string_lossy())))?;
+            .map_err(|e| Error::Program(format!("cannot run {}: {e}", cc.to_string_lossy())))?;
         if !status.success() {
             return Ok(status);
         }

@@ -566,7 +566,7 @@ pub fn record(lib: &Path, cmd: &[OsString], opts: &RecordOptions) -> Result<Reco
     }
     let mut child = command
         .spawn()
-        .map_err(|e| Error::Usage(format!("cannot run {}: {e}", program.to_string_lossy())))?;
+        .map_err(|e| Error::Program(format!("cannot run {}: {e}", program.to_string_lossy())))?;
     let root = child.id() as u64;
     opts.child.store(child.id(), Ordering::Relaxed);
     session.set_root(root);

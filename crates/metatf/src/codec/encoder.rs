@@ -86,8 +86,8 @@ struct Spool {
 impl<W: Finish> MetaSink<W> {
     /// Starts a trace for `dtd`, whose text `dtd_text` is embedded.
     pub fn new(mut out: W, dtd_text: &str, big_endian: bool) -> Result<Self, Error> {
-        let dtd =
-            crate::load(dtd_text).map_err(|d| Error::Usage(crate::render("dtd", dtd_text, &d)))?;
+        let dtd = crate::load(dtd_text)
+            .map_err(|d| Error::Language(crate::render("dtd", dtd_text, &d)))?;
         let plan = Plan::compile(&dtd);
         let sections = plan.strided_sections();
         let spool = if sections.is_empty() {

@@ -256,7 +256,7 @@ pub fn run_driver(
     let report = match (out.status.code(), report) {
         (Some(0), Some(r)) => r,
         (Some(3), Some(r)) => {
-            return Err(Error::Usage(format!(
+            return Err(Error::Program(format!(
                 "replaying with {}: {} wait(s) for another thread's operation passed {} s (--wait-limit); the replay was abandoned: {}",
                 alloc.name,
                 r.waits_timed_out,
@@ -265,7 +265,7 @@ pub fn run_driver(
             )));
         }
         (_, _) => {
-            return Err(Error::Usage(format!(
+            return Err(Error::Program(format!(
                 "the replay driver failed with {} ({}): {}",
                 alloc.name,
                 out.status,
@@ -280,7 +280,7 @@ pub fn run_driver(
         None => report.malloc_from.contains("libc.so"),
     };
     if !ok {
-        return Err(Error::Usage(format!(
+        return Err(Error::Program(format!(
             "replaying with {}: the driver's malloc resolved into {}, not {}",
             alloc.name,
             report.malloc_from,
