@@ -143,3 +143,60 @@ impl Collector {
         self.graph.len()
     }
 }
+
+/// A graph analysis behind persistence by reachability: the objects the
+/// root no longer reaches are deleted (as `Delete` events after the
+/// record's own) before `A` hears the record end. The collector's schedule
+/// is the one `tramp verify --gc` simulates.
+pub struct Collected<A> {
+    inner: A,
+    collector: Collector,
+    collected: usize,
+    records: u64,
+}
+
+impl<A> Collected<A> {
+    pub fn new(inner: A) -> Self {
+        Collected {
+            inner,
+            collector: Collector::new(),
+            collected: 0,
+            records: 0,
+        }
+    }
+}
+
+impl<A: tramp_core::Analysis<crate::view::Graph>> tramp_core::Analysis<crate::view::Graph>
+    for Collected<A>
+{
+    type Report = A::Report;
+
+    fn observe(&mut self, step: &crate::view::GraphStep<'_, '_>) -> Result<(), tramp_core::Error> {
+        let Some(_) = step.event else {
+            self.records += 1;
+            self.collector.end_record(self.records);
+            let new: Vec<u64> = self.collector.collections[self.collected..]
+                .iter()
+                .flat_map(|col| col.garbage.iter().copied())
+                .collect();
+            self.collected = self.collector.collections.len();
+            for object in new {
+                self.inner.observe(&crate::view::GraphStep {
+                    event: Some(GraphEvent::Delete { object }),
+                    record: step.record,
+                })?;
+            }
+            return self.inner.observe(step);
+        };
+        self.collector.event(step.event.as_ref().expect("an event"));
+        self.inner.observe(step)
+    }
+
+    fn warning(&mut self, warning: &tramp_core::Warning) {
+        self.inner.warning(warning);
+    }
+
+    fn finish(self) -> A::Report {
+        self.inner.finish()
+    }
+}

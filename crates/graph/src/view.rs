@@ -13,8 +13,8 @@
 
 use rustc_hash::FxHashMap;
 use serde::Serialize;
-use tramp_core::{ReallocOutcome, Record, RecordKind, Role};
-use tramp_heap::{HeapEvent, HeapStep, HeapView};
+use tramp_core::{Analysis, Error, Events, ReallocOutcome, Record, RecordKind, Role, Warning};
+use tramp_heap::{Born, Heap, HeapEvent, HeapStep, HeapView};
 
 use crate::graph::ObjectGraph;
 
@@ -82,12 +82,25 @@ impl GraphView {
     /// Calls `emit` with the graph events `rec` stands for (none, one, or
     /// several: an allocation over live objects deletes them first).
     pub fn observe(&mut self, rec: &Record<'_>, emit: &mut impl FnMut(GraphEvent)) {
+        // The heap half never fails with no heap analysis beside it.
+        let _ = self.observe_with(rec, &mut (), emit);
+    }
+
+    /// The same, with `heap` fed the heap events the view's live-object map
+    /// makes of `rec` (the one map both halves read); its error, if any,
+    /// stops the run.
+    pub fn observe_with<H: Analysis<Heap<Born>>>(
+        &mut self,
+        rec: &Record<'_>,
+        heap_analysis: &mut H,
+        emit: &mut impl FnMut(GraphEvent),
+    ) -> Result<(), Error> {
         let ty = rec.record_type();
         let u = |role: Role| rec.role_u64(role);
         let ev = match ty.kind {
             RecordKind::ObjectCreate => {
                 let Some(object) = u(Role::ObjectId).filter(|o| *o != 0) else {
-                    return;
+                    return Ok(());
                 };
                 GraphEvent::Create {
                     object,
@@ -119,19 +132,21 @@ impl GraphView {
             RecordKind::Store | RecordKind::Load => {
                 let heap = &self.heap;
                 let address = u(Role::Address).unwrap_or(0);
-                let Some(x) = heap.find(address) else { return };
+                let Some(x) = heap.find(address) else {
+                    return Ok(());
+                };
                 let (from, slot) = (x.extra.id, address - x.address);
                 let to = u(Role::Value)
                     .and_then(|v| heap.find(v))
                     .map(|y| y.extra.id);
                 if ty.kind == RecordKind::Load {
                     if to.is_none() {
-                        return;
+                        return Ok(());
                     }
                     GraphEvent::Traverse { from, slot, to }
                 } else {
                     if to.is_none() && self.graph.edge(from, slot).is_none() {
-                        return; // data over data
+                        return Ok(()); // data over data
                     }
                     GraphEvent::Link { from, slot, to }
                 }
@@ -142,15 +157,14 @@ impl GraphView {
                     heap,
                     moving,
                 } = self;
-                // The heap half: never fails (its analysis here is this).
-                let _ = heap.feed(rec, &mut |step| {
+                return heap.feed(rec, &mut |step| {
                     heap_half(graph, moving, step, emit);
-                    Ok(())
+                    heap_analysis.observe(step)
                 });
-                return;
             }
         };
         apply(&mut self.graph, ev, emit);
+        Ok(())
     }
 }
 
@@ -250,4 +264,104 @@ fn apply(graph: &mut ObjectGraph<()>, ev: GraphEvent, emit: &mut impl FnMut(Grap
         _ => {}
     }
     emit(ev);
+}
+
+/// The stream of graph events (`Analysis<Graph>` subscribes to it): each
+/// record's events, each with the record it came from, then a step with no
+/// event, which ends the record.
+pub struct Graph;
+
+/// One step of the graph stream.
+pub struct GraphStep<'a, 'r> {
+    /// `None`: the record's events are over.
+    pub event: Option<GraphEvent>,
+    pub record: &'a Record<'r>,
+}
+
+impl Events for Graph {
+    type Event<'a> = GraphStep<'a, 'a>;
+}
+
+/// No graph analysis.
+impl Analysis<Graph> for () {
+    type Report = ();
+
+    fn observe(&mut self, _: &GraphStep<'_, '_>) -> Result<(), Error> {
+        Ok(())
+    }
+
+    fn finish(self) {}
+}
+
+/// The object-graph view with the analyses it feeds: an analysis of
+/// records. `A` reads graph events; `H` reads the heap events of the same
+/// view's live-object map (heap statistics beside an RDS profile, say),
+/// so one pass keeps one map.
+pub struct GraphFlow<A, H = ()> {
+    view: GraphView,
+    analyses: A,
+    heap: H,
+}
+
+impl<A: Analysis<Graph>> GraphFlow<A> {
+    pub fn new(analyses: A) -> Self {
+        GraphFlow::with_heap(analyses, ())
+    }
+}
+
+impl<A: Analysis<Graph>, H: Analysis<Heap<Born>>> GraphFlow<A, H> {
+    /// Graph analyses `analyses` and heap analyses `heap` on one view.
+    pub fn with_heap(analyses: A, heap: H) -> Self {
+        GraphFlow {
+            view: GraphView::new(),
+            analyses,
+            heap,
+        }
+    }
+
+    /// The graph analyses, done with the records (before any record: a
+    /// new flow around them).
+    pub fn into_analyses(self) -> A {
+        self.analyses
+    }
+
+    /// Both reports.
+    pub fn finish_with(self) -> (A::Report, H::Report) {
+        (self.analyses.finish(), self.heap.finish())
+    }
+}
+
+impl<A: Analysis<Graph>, H: Analysis<Heap<Born>>> Analysis for GraphFlow<A, H> {
+    type Report = A::Report;
+
+    fn observe(&mut self, rec: &Record<'_>) -> Result<(), Error> {
+        let GraphFlow {
+            view,
+            analyses,
+            heap,
+        } = self;
+        let mut failed = Ok(());
+        view.observe_with(rec, heap, &mut |event| {
+            if failed.is_ok() {
+                failed = analyses.observe(&GraphStep {
+                    event: Some(event),
+                    record: rec,
+                });
+            }
+        })?;
+        failed?;
+        analyses.observe(&GraphStep {
+            event: None,
+            record: rec,
+        })
+    }
+
+    fn warning(&mut self, warning: &Warning) {
+        self.analyses.warning(warning);
+        self.heap.warning(warning);
+    }
+
+    fn finish(self) -> A::Report {
+        self.analyses.finish()
+    }
 }

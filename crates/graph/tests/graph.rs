@@ -441,3 +441,80 @@ proptest! {
         }
     }
 }
+
+/// The graph flow feeds graph analyses and heap analyses from one view:
+/// each record's graph events then its end, and the heap events of the
+/// same live-object map (here counted by hand against the records).
+#[test]
+fn the_graph_flow_feeds_graph_and_heap_analyses_from_one_map() {
+    use tramp_core::{Analysis, Error};
+    use tramp_graph::{Graph, GraphFlow, GraphStep};
+    use tramp_heap::{Born, Heap, HeapEvent, HeapStep};
+
+    #[derive(Default)]
+    struct Steps(Vec<Option<GraphEvent>>);
+    impl Analysis<Graph> for Steps {
+        type Report = Vec<Option<GraphEvent>>;
+        fn observe(&mut self, s: &GraphStep<'_, '_>) -> Result<(), Error> {
+            self.0.push(s.event);
+            Ok(())
+        }
+        fn finish(self) -> Self::Report {
+            self.0
+        }
+    }
+    #[derive(Default)]
+    struct Allocs(u64, u64);
+    impl Analysis<Heap<Born>> for Allocs {
+        type Report = (u64, u64);
+        fn observe(&mut self, s: &HeapStep<Born>) -> Result<(), Error> {
+            match s.event {
+                HeapEvent::Alloc { .. } => self.0 += 1,
+                HeapEvent::Free { .. } => self.1 += 1,
+                _ => {}
+            }
+            Ok(())
+        }
+        fn finish(self) -> (u64, u64) {
+            (self.0, self.1)
+        }
+    }
+    let s = heap_schema();
+    let mut flow = GraphFlow::with_heap(Steps::default(), Allocs::default());
+    let mut buf = RecordBuf::new();
+    for (ty, vals) in [
+        (0, vec![64, 0x1000, 7]),
+        (0, vec![32, 0x2000, 9]),
+        (2, vec![0x1008, 0x2010]),
+        (2, vec![0x1010, 5]),
+        (1, vec![0x2000]),
+    ] {
+        let t = &s.types[ty];
+        buf.reset(t);
+        for (i, v) in vals.iter().enumerate() {
+            buf.set_u64(i, *v);
+        }
+        flow.observe(&buf.as_record(t)).unwrap();
+    }
+    let (steps, heap) = flow.finish_with();
+    let link = GraphEvent::Link {
+        from: 1,
+        slot: 8,
+        to: Some(2),
+    };
+    assert_eq!(
+        steps,
+        vec![
+            Some(GraphEvent::Create { object: 1, ty: 7 }),
+            None,
+            Some(GraphEvent::Create { object: 2, ty: 9 }),
+            None,
+            Some(link),
+            None,
+            None, // data over data: no event, the record still ends
+            Some(GraphEvent::Delete { object: 2 }),
+            None,
+        ]
+    );
+    assert_eq!(heap, (2, 1));
+}

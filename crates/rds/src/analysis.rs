@@ -1,5 +1,7 @@
-//! RDS profiling as a tramp analysis: records → object-graph events
-//! (tramp-graph's view) → the profile builder.
+//! RDS profiling as a tramp analysis of graph events: records →
+//! tramp-graph's `GraphFlow` → [`RdsProfile`] → the profile builder; with
+//! `--gc`, the collector (`tramp_graph::Collected`) sits between them.
+//! [`RdsAnalysis`] is the whole composition, an analysis of records.
 //!
 //! Object traces (PTF): creation is allocation (the format object id is
 //! the static id), edge writes are `edge_add` (a null write clears the
@@ -17,52 +19,38 @@
 use rustc_hash::FxHashMap;
 use tramp_cachesim::cpu::Hierarchy;
 use tramp_core::{Analysis, Error, Record, RecordKind, Role};
-use tramp_graph::gc::Collector;
-use tramp_graph::view::{GraphEvent, GraphView};
+use tramp_graph::Collected;
+use tramp_graph::view::{Graph, GraphEvent, GraphFlow, GraphStep};
 
 use crate::builder::Builder;
 use crate::report::RdsReport;
 
-/// The RDS profiler over records.
-pub struct RdsAnalysis {
-    view: GraphView,
+/// The RDS profiler over graph events.
+pub struct RdsProfile {
     builder: Builder,
     sites: FxHashMap<u64, u32>,
     site_names: Vec<u64>,
     cpu: Hierarchy,
+    /// Records whose events are over.
     records: u64,
     top: usize,
-    /// Persistence by reachability (PTF): unreachable objects are deleted.
-    collector: Option<Collector>,
-    collected: usize,
+    /// The current record's load, through the CPU model once (before its
+    /// events are charged): `Some(latency)` once taken.
+    load: Option<Option<u64>>,
 }
 
-impl RdsAnalysis {
-    /// A profiler with the Table 1 hierarchy; reports list `top` instances.
-    pub fn new(top: usize) -> RdsAnalysis {
-        RdsAnalysis::with_cpu(Hierarchy::table1(), top)
-    }
-
-    pub fn with_cpu(cpu: Hierarchy, top: usize) -> RdsAnalysis {
-        RdsAnalysis {
-            view: GraphView::new(),
+impl RdsProfile {
+    /// A profiler with `cpu`; reports list `top` instances.
+    pub fn new(cpu: Hierarchy, top: usize) -> RdsProfile {
+        RdsProfile {
             builder: Builder::new(),
             sites: FxHashMap::default(),
             site_names: Vec::new(),
             cpu,
             records: 0,
             top,
-            collector: None,
-            collected: 0,
+            load: None,
         }
-    }
-
-    /// Also deletes the objects the root no longer reaches, as persistence
-    /// by reachability would (what `tramp verify --gc` simulates): PTF
-    /// traces of stores that collect rather than delete.
-    pub fn with_collection(mut self) -> RdsAnalysis {
-        self.collector = Some(Collector::new());
-        self
     }
 
     fn site(&mut self, ty: u64) -> u32 {
@@ -76,62 +64,107 @@ impl RdsAnalysis {
     pub fn builder(&self) -> &Builder {
         &self.builder
     }
+
+    /// Every load of a heap trace goes through the CPU model, once, first.
+    fn load_latency(&mut self, rec: &Record<'_>) -> Option<u64> {
+        if self.load.is_none() {
+            self.load = Some(match rec.record_type().kind {
+                RecordKind::Load => rec.role_u64(Role::Address).map(|a| self.cpu.access(a)),
+                _ => None,
+            });
+        }
+        self.load.flatten()
+    }
 }
 
-impl Analysis for RdsAnalysis {
+impl Analysis<Graph> for RdsProfile {
     type Report = RdsReport;
 
-    fn observe(&mut self, rec: &Record<'_>) -> Result<(), Error> {
-        self.records += 1;
-        let kind = rec.record_type().kind;
-        let time = rec.role_u64(Role::Time).unwrap_or(self.records);
-        let pc = rec.role_u64(Role::Site).unwrap_or(0);
-        let load_latency = match kind {
-            RecordKind::Load => rec.role_u64(Role::Address).map(|a| self.cpu.access(a)),
-            _ => None,
+    fn observe(&mut self, step: &GraphStep<'_, '_>) -> Result<(), Error> {
+        let rec = step.record;
+        let load_latency = self.load_latency(rec);
+        let Some(e) = step.event else {
+            self.records += 1;
+            self.load = None;
+            return Ok(());
         };
-        let mut events = Vec::new();
-        self.view.observe(rec, &mut |e| events.push(e));
-        if let Some(c) = &mut self.collector {
-            for e in &events {
-                c.event(e);
+        let time = rec.role_u64(Role::Time).unwrap_or(self.records + 1);
+        let pc = rec.role_u64(Role::Site).unwrap_or(0);
+        match e {
+            GraphEvent::Create { object, ty } => {
+                let site = self.site(ty);
+                self.builder.alloc(object, site, 0, time);
             }
-            c.end_record(self.records);
-            let new: Vec<u64> = c.collections[self.collected..]
-                .iter()
-                .flat_map(|col| col.garbage.iter().copied())
-                .collect();
-            self.collected = c.collections.len();
-            events.extend(new.into_iter().map(|object| GraphEvent::Delete { object }));
-        }
-        for e in events {
-            match e {
-                GraphEvent::Create { object, ty } => {
-                    let site = self.site(ty);
-                    self.builder.alloc(object, site, 0, time);
-                }
-                GraphEvent::Delete { object } => self.builder.node_delete(object, pc, time),
-                GraphEvent::Link { from, slot, to } => match to {
-                    Some(t) => self.builder.edge_add(from, slot, t, pc, time),
-                    None => self.builder.edge_clear(from, slot, time),
-                },
-                GraphEvent::Traverse { from, slot, to } => {
-                    let latency = match load_latency {
-                        Some(l) => l,
-                        None => self
-                            .cpu
-                            .access(from.wrapping_mul(64).wrapping_add(slot * 8)),
-                    };
-                    self.builder
-                        .edge_traverse(from, slot, to, pc, time, latency);
-                }
-                GraphEvent::Root { .. } | GraphEvent::Hold | GraphEvent::Resume => {}
+            GraphEvent::Delete { object } => self.builder.node_delete(object, pc, time),
+            GraphEvent::Link { from, slot, to } => match to {
+                Some(t) => self.builder.edge_add(from, slot, t, pc, time),
+                None => self.builder.edge_clear(from, slot, time),
+            },
+            GraphEvent::Traverse { from, slot, to } => {
+                let latency = match load_latency {
+                    Some(l) => l,
+                    None => self
+                        .cpu
+                        .access(from.wrapping_mul(64).wrapping_add(slot * 8)),
+                };
+                self.builder
+                    .edge_traverse(from, slot, to, pc, time, latency);
             }
+            GraphEvent::Root { .. } | GraphEvent::Hold | GraphEvent::Resume => {}
         }
         Ok(())
     }
 
     fn finish(self) -> RdsReport {
         RdsReport::new(&self.builder, &self.site_names, self.top)
+    }
+}
+
+/// The RDS profiler over records: the graph flow feeding the profile,
+/// with the collector between them when asked.
+pub enum RdsAnalysis {
+    Plain(GraphFlow<RdsProfile>),
+    Collected(GraphFlow<Collected<RdsProfile>>),
+}
+
+impl RdsAnalysis {
+    /// A profiler with the Table 1 hierarchy; reports list `top` instances.
+    pub fn new(top: usize) -> RdsAnalysis {
+        RdsAnalysis::with_cpu(Hierarchy::table1(), top)
+    }
+
+    pub fn with_cpu(cpu: Hierarchy, top: usize) -> RdsAnalysis {
+        RdsAnalysis::Plain(GraphFlow::new(RdsProfile::new(cpu, top)))
+    }
+
+    /// Also deletes the objects the root no longer reaches, as persistence
+    /// by reachability would (what `tramp verify --gc` simulates): PTF
+    /// traces of stores that collect rather than delete.
+    pub fn with_collection(self) -> RdsAnalysis {
+        match self {
+            RdsAnalysis::Plain(flow) => {
+                let profile = flow.into_analyses();
+                RdsAnalysis::Collected(GraphFlow::new(Collected::new(profile)))
+            }
+            c => c,
+        }
+    }
+}
+
+impl Analysis for RdsAnalysis {
+    type Report = RdsReport;
+
+    fn observe(&mut self, rec: &Record<'_>) -> Result<(), Error> {
+        match self {
+            RdsAnalysis::Plain(f) => f.observe(rec),
+            RdsAnalysis::Collected(f) => f.observe(rec),
+        }
+    }
+
+    fn finish(self) -> RdsReport {
+        match self {
+            RdsAnalysis::Plain(f) => f.finish(),
+            RdsAnalysis::Collected(f) => f.finish(),
+        }
     }
 }
