@@ -86,12 +86,7 @@ impl Arc {
 }
 
 impl Policy for Arc {
-    fn name(&self) -> &'static str {
-        "arc"
-    }
-    fn capacity(&self) -> u64 {
-        self.cap
-    }
+    named!("arc", cap);
     fn get(&mut self, a: Access, evicted: &mut Vec<u64>) -> bool {
         let mut ghost = None;
         if let Some(s) = self.t.find(a.id) {

@@ -31,12 +31,7 @@ impl BeladySize {
 }
 
 impl Policy for BeladySize {
-    fn name(&self) -> &'static str {
-        "beladysize"
-    }
-    fn capacity(&self) -> u64 {
-        self.cap
-    }
+    named!("beladysize", cap);
     fn get(&mut self, a: Access, evicted: &mut Vec<u64>) -> bool {
         self.vtime += 1;
         if let Some(next) = self.pool.meta_mut(a.id) {
@@ -62,13 +57,5 @@ impl Policy for BeladySize {
         }
         false
     }
-    fn contains(&self, id: u64) -> bool {
-        self.pool.contains(id)
-    }
-    fn occupied(&self) -> u64 {
-        self.pool.occupied
-    }
-    fn len(&self) -> usize {
-        self.pool.len()
-    }
+    held_in!(pool pool, pool.occupied);
 }

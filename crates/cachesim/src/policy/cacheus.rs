@@ -401,12 +401,7 @@ impl Cacheus {
 }
 
 impl Policy for Cacheus {
-    fn name(&self) -> &'static str {
-        "cacheus"
-    }
-    fn capacity(&self) -> u64 {
-        self.cap
-    }
+    named!("cacheus", cap);
     fn get(&mut self, a: Access, evicted: &mut Vec<u64>) -> bool {
         self.n_req += 1;
         let hit = self.sr_lru_find(a.id);

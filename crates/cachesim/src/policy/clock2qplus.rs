@@ -109,12 +109,7 @@ impl Clock2QPlus {
 }
 
 impl Policy for Clock2QPlus {
-    fn name(&self) -> &'static str {
-        "clock2qplus"
-    }
-    fn capacity(&self) -> u64 {
-        self.cap
-    }
+    named!("clock2qplus", cap);
     fn get(&mut self, a: Access, evicted: &mut Vec<u64>) -> bool {
         if let Some(s) = self.t.find(a.id) {
             if self.t[s].tag == SMALL {

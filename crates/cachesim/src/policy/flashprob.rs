@@ -73,12 +73,7 @@ impl FlashProb {
 }
 
 impl Policy for FlashProb {
-    fn name(&self) -> &'static str {
-        "flashprob"
-    }
-    fn capacity(&self) -> u64 {
-        self.cap
-    }
+    named!("flashprob", cap);
     fn get(&mut self, a: Access, evicted: &mut Vec<u64>) -> bool {
         if let Some(s) = self.ram_t.find(a.id) {
             self.ram.move_to_head(&mut self.ram_t, s);

@@ -47,12 +47,7 @@ impl Gdsf {
 }
 
 impl Policy for Gdsf {
-    fn name(&self) -> &'static str {
-        "gdsf"
-    }
-    fn capacity(&self) -> u64 {
-        self.cap
-    }
+    named!("gdsf", cap);
     fn get(&mut self, a: Access, evicted: &mut Vec<u64>) -> bool {
         self.vtime += 1;
         if let Some(&(key, freq, charge)) = self.map.get(&a.id) {

@@ -32,12 +32,7 @@ impl Hyperbolic {
 }
 
 impl Policy for Hyperbolic {
-    fn name(&self) -> &'static str {
-        "hyperbolic"
-    }
-    fn capacity(&self) -> u64 {
-        self.cap
-    }
+    named!("hyperbolic", cap);
     fn get(&mut self, a: Access, evicted: &mut Vec<u64>) -> bool {
         self.vtime += 1;
         if let Some(m) = self.pool.meta_mut(a.id) {
@@ -58,13 +53,5 @@ impl Policy for Hyperbolic {
         self.pool.insert(a.id, a.charge, meta);
         false
     }
-    fn contains(&self, id: u64) -> bool {
-        self.pool.contains(id)
-    }
-    fn occupied(&self) -> u64 {
-        self.pool.occupied
-    }
-    fn len(&self) -> usize {
-        self.pool.len()
-    }
+    held_in!(pool pool, pool.occupied);
 }

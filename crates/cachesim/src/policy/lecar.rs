@@ -152,12 +152,7 @@ impl LeCaR {
 }
 
 impl Policy for LeCaR {
-    fn name(&self) -> &'static str {
-        "lecar"
-    }
-    fn capacity(&self) -> u64 {
-        self.cap
-    }
+    named!("lecar", cap);
     fn get(&mut self, a: Access, evicted: &mut Vec<u64>) -> bool {
         self.vtime += 1;
         if let Some(s) = self.t.find(a.id) {

@@ -48,12 +48,7 @@ impl Lfu {
 }
 
 impl Policy for Lfu {
-    fn name(&self) -> &'static str {
-        "lfu"
-    }
-    fn capacity(&self) -> u64 {
-        self.cap
-    }
+    named!("lfu", cap);
     fn get(&mut self, a: Access, evicted: &mut Vec<u64>) -> bool {
         if let Some(s) = self.t.find(a.id) {
             let f = self.t[s].freq;
@@ -80,13 +75,5 @@ impl Policy for Lfu {
         self.enter(1, s);
         false
     }
-    fn contains(&self, id: u64) -> bool {
-        self.t.find(id).is_some()
-    }
-    fn occupied(&self) -> u64 {
-        self.bytes
-    }
-    fn len(&self) -> usize {
-        self.t.len()
-    }
+    held_in!(table t, bytes);
 }

@@ -101,12 +101,7 @@ impl Lfuda {
 }
 
 impl Policy for Lfuda {
-    fn name(&self) -> &'static str {
-        "lfuda"
-    }
-    fn capacity(&self) -> u64 {
-        self.cap
-    }
+    named!("lfuda", cap);
     fn get(&mut self, a: Access, evicted: &mut Vec<u64>) -> bool {
         if let Some(s) = self.t.find(a.id) {
             let old = self.t[s].freq;
@@ -133,13 +128,5 @@ impl Policy for Lfuda {
         }
         false
     }
-    fn contains(&self, id: u64) -> bool {
-        self.t.find(id).is_some()
-    }
-    fn occupied(&self) -> u64 {
-        self.occupied
-    }
-    fn len(&self) -> usize {
-        self.t.len()
-    }
+    held_in!(table t, occupied);
 }

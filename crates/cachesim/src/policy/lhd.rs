@@ -348,12 +348,7 @@ impl Lhd {
 }
 
 impl Policy for Lhd {
-    fn name(&self) -> &'static str {
-        "lhd"
-    }
-    fn capacity(&self) -> u64 {
-        self.cap
-    }
+    named!("lhd", cap);
     fn get(&mut self, a: Access, evicted: &mut Vec<u64>) -> bool {
         if let Some(size) = self.sizes.get_mut(&a.id) {
             let grew = *size < a.charge;

@@ -261,12 +261,7 @@ impl Lirs {
 }
 
 impl Policy for Lirs {
-    fn name(&self) -> &'static str {
-        "lirs"
-    }
-    fn capacity(&self) -> u64 {
-        self.cap
-    }
+    named!("lirs", cap);
     fn get(&mut self, a: Access, evicted: &mut Vec<u64>) -> bool {
         let hit = self.find(a.id, evicted);
         if !hit && self.can_insert(&a, evicted) {

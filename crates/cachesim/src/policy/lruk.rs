@@ -64,12 +64,7 @@ impl LruK {
 }
 
 impl Policy for LruK {
-    fn name(&self) -> &'static str {
-        "lruk"
-    }
-    fn capacity(&self) -> u64 {
-        self.cap
-    }
+    named!("lruk", cap);
     fn get(&mut self, a: Access, evicted: &mut Vec<u64>) -> bool {
         self.vtime += 1;
         if let Some(s) = self.t.find(a.id) {
@@ -115,13 +110,5 @@ impl Policy for LruK {
         }
         false
     }
-    fn contains(&self, id: u64) -> bool {
-        self.t.find(id).is_some()
-    }
-    fn occupied(&self) -> u64 {
-        self.occupied
-    }
-    fn len(&self) -> usize {
-        self.t.len()
-    }
+    held_in!(table t, occupied);
 }

@@ -9,6 +9,51 @@
 //! parameters. Capacity and object charges share one unit: bytes, or 1 per
 //! object when a cache counts objects.
 
+// The bookkeeping every policy answers the same way, written once (as
+// libCacheSim's `*_default` functions are): its name and capacity, and
+// what its store of entries holds.
+
+/// `fn name` and `fn capacity` of a policy whose capacity is the field
+/// `$cap`.
+macro_rules! named {
+    ($name:literal, $cap:ident) => {
+        fn name(&self) -> &'static str {
+            $name
+        }
+        fn capacity(&self) -> u64 {
+            self.$cap
+        }
+    };
+}
+
+/// `fn contains`, `fn occupied` and `fn len` of a policy whose entries are
+/// in a `table` (found by id) or a `pool` (libCacheSim's hash table), with
+/// the charge held in `$occupied`.
+macro_rules! held_in {
+    (table $t:ident, $($occupied:ident).+) => {
+        fn contains(&self, id: u64) -> bool {
+            self.$t.find(id).is_some()
+        }
+        fn occupied(&self) -> u64 {
+            self.$($occupied).+
+        }
+        fn len(&self) -> usize {
+            self.$t.len()
+        }
+    };
+    (pool $p:ident, $($occupied:ident).+) => {
+        fn contains(&self, id: u64) -> bool {
+            self.$p.contains(id)
+        }
+        fn occupied(&self) -> u64 {
+            self.$($occupied).+
+        }
+        fn len(&self) -> usize {
+            self.$p.len()
+        }
+    };
+}
+
 mod adaptsize;
 pub mod admission;
 mod arc;

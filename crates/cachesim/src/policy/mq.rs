@@ -103,12 +103,7 @@ impl Mq {
 }
 
 impl Policy for Mq {
-    fn name(&self) -> &'static str {
-        "mq"
-    }
-    fn capacity(&self) -> u64 {
-        self.cap
-    }
+    named!("mq", cap);
     fn get(&mut self, a: Access, evicted: &mut Vec<u64>) -> bool {
         if let Some(s) = self.t.find(a.id) {
             let q = self.t[s].tag as usize;
@@ -141,13 +136,5 @@ impl Policy for Mq {
         self.adjust();
         false
     }
-    fn contains(&self, id: u64) -> bool {
-        self.t.find(id).is_some()
-    }
-    fn occupied(&self) -> u64 {
-        self.occupied
-    }
-    fn len(&self) -> usize {
-        self.t.len()
-    }
+    held_in!(table t, occupied);
 }

@@ -30,12 +30,7 @@ impl Opt {
 }
 
 impl Policy for Opt {
-    fn name(&self) -> &'static str {
-        "opt"
-    }
-    fn capacity(&self) -> u64 {
-        self.cap
-    }
+    named!("opt", cap);
     fn get(&mut self, a: Access, evicted: &mut Vec<u64>) -> bool {
         if let Some((next, _)) = self.objects.get_mut(&a.id) {
             self.by_next.remove(&(*next, a.id));

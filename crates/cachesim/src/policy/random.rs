@@ -20,12 +20,7 @@ impl Random {
 }
 
 impl Policy for Random {
-    fn name(&self) -> &'static str {
-        "random"
-    }
-    fn capacity(&self) -> u64 {
-        self.cap
-    }
+    named!("random", cap);
     fn get(&mut self, a: Access, evicted: &mut Vec<u64>) -> bool {
         if self.pool.contains(a.id) {
             return true;
@@ -38,13 +33,5 @@ impl Policy for Random {
         self.pool.insert(a.id, a.charge, ());
         false
     }
-    fn contains(&self, id: u64) -> bool {
-        self.pool.contains(id)
-    }
-    fn occupied(&self) -> u64 {
-        self.pool.occupied
-    }
-    fn len(&self) -> usize {
-        self.pool.len()
-    }
+    held_in!(pool pool, pool.occupied);
 }

@@ -99,12 +99,7 @@ impl S3Fifo {
 }
 
 impl Policy for S3Fifo {
-    fn name(&self) -> &'static str {
-        "s3fifo"
-    }
-    fn capacity(&self) -> u64 {
-        self.cap
-    }
+    named!("s3fifo", cap);
     fn get(&mut self, a: Access, evicted: &mut Vec<u64>) -> bool {
         let found = self.t.find(a.id);
         if let Some(s) = found

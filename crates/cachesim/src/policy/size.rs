@@ -28,12 +28,7 @@ impl Size {
 }
 
 impl Policy for Size {
-    fn name(&self) -> &'static str {
-        "size"
-    }
-    fn capacity(&self) -> u64 {
-        self.cap
-    }
+    named!("size", cap);
     fn get(&mut self, a: Access, evicted: &mut Vec<u64>) -> bool {
         if let Some(&(h, _)) = self.map.get(&a.id) {
             self.pq.change(h, a.charge as f64);

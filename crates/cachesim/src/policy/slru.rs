@@ -160,13 +160,5 @@ impl Policy for Slru {
         self.occupied += a.charge;
         false
     }
-    fn contains(&self, id: u64) -> bool {
-        self.t.find(id).is_some()
-    }
-    fn occupied(&self) -> u64 {
-        self.occupied
-    }
-    fn len(&self) -> usize {
-        self.t.len()
-    }
+    held_in!(table t, occupied);
 }

@@ -52,12 +52,7 @@ impl TwoQ {
 }
 
 impl Policy for TwoQ {
-    fn name(&self) -> &'static str {
-        "2q"
-    }
-    fn capacity(&self) -> u64 {
-        self.cap
-    }
+    named!("2q", cap);
     fn get(&mut self, a: Access, evicted: &mut Vec<u64>) -> bool {
         let found = self.t.find(a.id);
         if let Some(s) = found

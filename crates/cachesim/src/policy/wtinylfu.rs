@@ -158,12 +158,7 @@ impl WTinyLfu {
 }
 
 impl Policy for WTinyLfu {
-    fn name(&self) -> &'static str {
-        "wtinylfu"
-    }
-    fn capacity(&self) -> u64 {
-        self.cap
-    }
+    named!("wtinylfu", cap);
     fn get(&mut self, a: Access, evicted: &mut Vec<u64>) -> bool {
         if let Some(s) = self.wt.find(a.id) {
             self.window.move_to_head(&mut self.wt, s);
