@@ -38,6 +38,13 @@ pub enum Error {
     /// the rendered report, with the lines it points at).
     #[error("the description {path} does not parse")]
     Description { path: String, diagnostics: String },
+    /// A script or description that does not parse (`diagnostics`: the
+    /// rendered report).
+    #[error("the script or description does not parse")]
+    Script { diagnostics: String },
+    /// A script that failed while it ran.
+    #[error(transparent)]
+    Failed(tramp_script::run::Failure),
     /// The trace holds nothing the job works on (a heap job on a trace of
     /// loads, say).
     #[error("{0}")]
@@ -91,6 +98,20 @@ pub enum Error {
         path: String,
         #[source]
         source: tramp_core::Error,
+    },
+    /// Reading a Heph trace's packets failed.
+    #[error("reading {path}")]
+    Heph {
+        path: String,
+        #[source]
+        source: tramp_heph::HephError,
+    },
+    /// Reading a PTF trace's events failed.
+    #[error("reading {path}")]
+    Ptf {
+        path: String,
+        #[source]
+        source: tramp_ptf::PtfError,
     },
     /// A value the job cannot take (a rate above 1, a cache of size 0).
     #[error("{0}")]

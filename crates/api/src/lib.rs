@@ -12,10 +12,14 @@
 //! * [`convert`]: a trace in another format, audited for losses.
 //! * [`heap`]: the heap jobs (statistics, allocation sites, call stacks,
 //!   the heap over time, the HTML report, the comparison of two traces).
+//! * [`heph`]: a Heph trace's span summary, read from its packets.
 //! * [`rds`]: the recursive-data-structure profile, named.
 //! * [`export`]: a heap profile in a viewer's format (massif, DHAT, pprof).
 //! * [`record`]: a recording's options, checked before the program runs.
 //! * [`replay`]: allocator replay, its pictures, its fidelity.
+//! * [`script`]: a TRAMP command-language script over traces.
+//! * [`sizes`]: the HATF paper's compaction study.
+//! * [`verify`]: a PTF trace checked against the PTF report's rules.
 //! * [`cachesim`]: a cache simulation, parsed into one checked plan, run.
 
 pub mod cachesim;
@@ -24,11 +28,15 @@ pub mod ending;
 pub mod error;
 pub mod export;
 pub mod heap;
+pub mod heph;
 pub mod input;
 pub mod output;
 pub mod rds;
 pub mod record;
 pub mod replay;
+pub mod script;
+pub mod sizes;
+pub mod verify;
 
 pub use ending::{Ended, end};
 pub use error::Error;

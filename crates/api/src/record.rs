@@ -69,3 +69,30 @@ pub fn options(r: &Request, output: &str) -> Result<RecordOptions, Error> {
     }
     Ok(opts)
 }
+
+/// The processes of a run, a row each (`root`: the started process's
+/// statistics, already read; the others' traces are read here), when the
+/// run had more than one.
+pub fn processes(
+    rec: &tramp_record::Recording,
+    root: &tramp_heap::Report,
+) -> Result<Option<tramp_heap::processes::Processes>, Error> {
+    if rec.traces.len() < 2 {
+        return Ok(None);
+    }
+    let mut rows = Vec::new();
+    for (i, (pid, path, st)) in rec.traces.iter().enumerate() {
+        let name = path.to_string_lossy().into_owned();
+        let report = match i {
+            0 => root.clone(),
+            _ => crate::heap::stats_of(&crate::TraceSpec::path(&name))?,
+        };
+        rows.push(tramp_heap::processes::ProcessRow::new(
+            *pid,
+            &st.program,
+            &name,
+            &report,
+        ));
+    }
+    Ok(Some(tramp_heap::processes::Processes::new(rows)))
+}

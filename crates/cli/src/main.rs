@@ -105,8 +105,10 @@ fn main() -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             // A description's diagnostics point at its lines; shown first.
-            if let Some(tramp_api::Error::Description { diagnostics, .. }) =
-                e.chain().find_map(|c| c.downcast_ref::<tramp_api::Error>())
+            if let Some(
+                tramp_api::Error::Description { diagnostics, .. }
+                | tramp_api::Error::Script { diagnostics },
+            ) = e.chain().find_map(|c| c.downcast_ref::<tramp_api::Error>())
             {
                 eprint!("{diagnostics}");
             }

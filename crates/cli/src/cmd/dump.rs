@@ -43,5 +43,6 @@ pub fn run(a: DumpArgs) -> Result<()> {
         None => Box::new(tramp_core::text::TextSink::new(out)),
     };
     let run = drive(&mut *o.source, &mut [], vec![sink], &mut o.progress);
-    end_run(run, &o, Some(&a.output), "")
+    let covers = "";
+    end_run(run, &o, Some(&a.output), covers)
 }

@@ -63,7 +63,7 @@ impl InputArgs {
     }
 }
 
-pub use tramp_api::input::{Detected, read_dtd, read_text};
+pub use tramp_api::input::{Detected, read_dtd};
 
 /// Opens the input and tells its format (given, or detected).
 pub fn detect(args: &InputArgs) -> Result<Detected> {

@@ -74,27 +74,11 @@ fn processes(
     json: bool,
 ) -> Result<Vec<u8>> {
     let mut text = Vec::new();
-    if rec.traces.len() < 2 {
-        return Ok(text);
-    }
-    let mut rows = Vec::new();
-    for (i, (pid, path, st)) in rec.traces.iter().enumerate() {
-        let name = path.to_string_lossy().into_owned();
-        let report = match i {
-            0 => root.clone(),
-            _ => heap::stats_of(&TraceSpec::path(&name))?,
-        };
-        rows.push(tramp_heap::processes::ProcessRow::new(
-            *pid,
-            &st.program,
-            &name,
-            &report,
-        ));
-    }
-    let table = tramp_heap::processes::Processes::new(rows);
-    super::write_report(&mut text, &table, json)?;
-    if !json {
-        writeln!(text, "\nthe started process ({output}):")?;
+    if let Some(table) = tramp_api::record::processes(rec, root)? {
+        super::write_report(&mut text, &table, json)?;
+        if !json {
+            writeln!(text, "\nthe started process ({output}):")?;
+        }
     }
     Ok(text)
 }

@@ -1,8 +1,7 @@
 //! `tramp run`: a TRAMP command-language script over traces.
 
-use anyhow::{Context, Result, bail};
+use anyhow::Result;
 use clap::Args;
-use tramp_script::run::{Failure, Job, run as run_job};
 
 /// Run a TRAMP script (the command language of Touati and Smith's TRAMP)
 /// over traces, record by record.
@@ -57,47 +56,16 @@ pub struct RunArgs {
 }
 
 pub fn run(a: RunArgs) -> Result<()> {
-    let script = super::read_text(&a.script, "the script")?;
-    let desc_path = a
+    let desc = a
         .format
         .clone()
         .or_else(|| std::env::var("TRAMP_FORMAT").ok().filter(|s| !s.is_empty()));
-    let desc = match &desc_path {
-        Some(p) => Some(super::read_text(p, "the description")?),
-        None => None,
-    };
-    // The traces and the output are checked before the script runs: an
-    // output onto one of the inputs is refused before any work.
-    for t in &a.traces {
-        tramp_io::note_input(t).with_context(|| format!("opening {t}"))?;
-    }
-    if let Some(o) = &a.output {
-        tramp_io::Output::check_creatable(o).with_context(|| format!("creating {o}"))?;
-    }
-    if desc.is_some() && a.trace_format.is_some() {
-        bail!(
-            "--trace-format names a tramp format; a description (--format or TRAMP_FORMAT) gives the layout instead"
-        );
-    }
-    let format = a
-        .trace_format
-        .as_deref()
-        .map(tramp_formats::parse)
-        .transpose()?;
-    let job = Job {
-        script: (&script, &a.script),
-        desc: desc.as_deref().zip(desc_path.as_deref()),
+    let request = tramp_api::script::Request {
+        script: &a.script,
+        desc: desc.as_deref(),
         traces: &a.traces,
         output: a.output.as_deref(),
-        format,
+        format: a.trace_format.as_deref(),
     };
-    let mut out = std::io::stdout();
-    match run_job(&job, &mut out) {
-        Ok(_) => Ok(()),
-        Err(Failure::Parse(text)) => {
-            eprint!("{text}");
-            bail!("the script or description does not parse")
-        }
-        Err(e) => Err(e.into()),
-    }
+    Ok(tramp_api::script::run(&request, &mut std::io::stdout())?)
 }

@@ -2,8 +2,6 @@
 
 use anyhow::{Result, bail};
 use clap::Args;
-use tramp_core::drive;
-use tramp_study::{Compressor, Options, SizesAnalysis};
 
 use super::{InputArgs, end_run, print_report};
 
@@ -52,42 +50,17 @@ pub struct SizesArgs {
 }
 
 pub fn run(a: SizesArgs) -> Result<()> {
-    if a.word != 4 && a.word != 8 {
-        bail!("--word is 4 or 8");
-    }
-    let d = super::detect(&a.input)?;
-    let mut opts = Options {
-        compressors: Compressor::parse_list(&a.compress).map_err(anyhow::Error::msg)?,
-        word: a.word as usize,
-        ..Options::default()
+    let request = tramp_api::sizes::Request {
+        compress: &a.compress,
+        word: a.word,
+        threads: a.threads.map(usize::from),
+        timing_records: a.timing_records,
     };
-    if let Some(t) = a.threads {
-        opts.threads = usize::from(t);
-    }
-    let mut o = d.open(&a.input.spec(), false, true)?;
-    // A described layout or a DTD of other records: no heap events to size.
-    let holds = o.source.schema().domains().heap;
-    o.require(
-        holds,
-        "sizes",
-        "heap events (allocations, frees, reallocs): it studies heap traces",
-    )?;
-    let mut study = SizesAnalysis::new(opts, a.timing_records)?;
-    let run = drive(
-        &mut *o.source,
-        &mut [&mut study],
-        Vec::new(),
-        &mut o.progress,
-    );
-    let report = tramp_core::Analysis::finish(study);
+    let (report, run, o) = tramp_api::sizes::study(&a.input.spec(), &request)?;
     print_report(&run.outcome(&report), a.json)?;
     if let Some(e) = &report.failed {
         bail!("sizes: {e}");
     }
-    end_run(
-        run,
-        &o,
-        None,
-        "; the tables above cover the records before the error",
-    )
+    let covers = "; the tables above cover the records before the error";
+    end_run(run, &o, None, covers)
 }

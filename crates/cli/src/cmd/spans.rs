@@ -1,8 +1,7 @@
 //! `tramp spans`: span analysis of a Heph trace.
 
-use anyhow::{Context, Result, bail};
+use anyhow::Result;
 use clap::Args;
-use tramp_io::Progress;
 
 use super::{Detected, InputArgs, print_report};
 
@@ -29,35 +28,8 @@ pub struct SpansArgs {
 
 pub fn run(a: SpansArgs) -> Result<()> {
     let d = super::detect(&a.input)?;
-    // Spans are inferred from Heph's packets, read here directly.
-    if d.format.family != tramp_heph::records::FORMAT {
-        bail!(
-            "spans are inferred for Heph traces; {} is {}",
-            d.name,
-            d.format
-        );
-    }
-    let tree = match a.tree.as_deref() {
-        None => None,
-        Some(t) => {
-            let (s, sub) = match t.split_once(':') {
-                Some((s, sub)) => (
-                    s,
-                    Some(
-                        sub.parse::<u64>()
-                            .with_context(|| format!("substream `{sub}`"))?,
-                    ),
-                ),
-                None => (t, None),
-            };
-            Some((
-                s.parse::<u32>().with_context(|| format!("stream `{s}`"))?,
-                sub,
-            ))
-        }
-    };
     let opts = tramp_heph::summary::Options {
-        tree,
+        tree: a.tree.as_deref().map(tramp_api::heph::tree).transpose()?,
         max_ranges: a.max_ranges,
         top: None,
     };
@@ -67,19 +39,10 @@ pub fn run(a: SpansArgs) -> Result<()> {
 /// Reads a Heph trace natively (borrowed packets) into its summary, prints
 /// it, then the damage the reader skipped over.
 pub fn summarize(d: Detected, opts: tramp_heph::summary::Options, json: bool) -> Result<()> {
-    let mut progress = Progress::of(&d.input);
-    let mut reader = tramp_heph::Reader::new(d.input.reader);
-    let summary = tramp_heph::summary::summarize(&mut reader, opts, &mut progress)
-        .with_context(|| format!("reading {}", d.name))?;
-    let warnings = reader.take_warnings();
-    let shown = tramp_core::Outcome {
-        report: &summary,
-        complete: warnings.is_empty(),
-        damage: tramp_core::Damage::of(&warnings, warnings.len() as u64),
-    };
-    print_report(&shown, json)?;
-    if let Some(why) = summary.tree_refusal() {
-        anyhow::bail!("--tree: {why}");
+    let s = tramp_api::heph::summarize(d, opts)?;
+    print_report(&s.outcome(), json)?;
+    for w in &s.warnings {
+        eprintln!("tramp: warning: {}: {w}", s.name);
     }
-    super::heph_damage(&d.name, warnings)
+    Ok(s.end()?)
 }

@@ -1,9 +1,7 @@
 //! `tramp verify`: check a PTF trace against the PTF report's rules.
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use clap::Args;
-use tramp_io::Input;
-use tramp_io::Progress;
 
 /// Check a PTF trace against every rule of the PTF report's section 3:
 /// parameters (number and type), formats defined before use, objects
@@ -41,28 +39,11 @@ pub struct VerifyArgs {
 }
 
 pub fn run(a: VerifyArgs) -> Result<()> {
-    let input = Input::open(&a.input).with_context(|| format!("opening {}", a.input))?;
-    // Only PTF has persistent objects to verify: say so for anything else.
-    match tramp_formats::detect(&input.head, &a.input) {
-        Some(f) if f.family == "ptf" => {}
-        Some(f) => bail!(
-            "{} is not a PTF trace (it reads as {}); `tramp verify` checks PTF traces",
-            a.input,
-            f.name
-        ),
-        None => bail!(
-            "{} is not a PTF trace (no `PTF 1.0` header, no `Trace begin` line)",
-            a.input
-        ),
-    }
-    let mut progress = Progress::of(&input);
-    let events = tramp_ptf::open(input.reader).with_context(|| format!("reading {}", a.input))?;
     let opts = tramp_graph::verify::Options {
         gc: a.gc,
         max_violations: a.max_errors,
     };
-    let report = tramp_graph::verify::verify_pipelined(events, opts, &mut |n| progress.record(n));
-    progress.finish();
+    let report = tramp_api::verify::verify(&a.input, opts)?;
     let shown = tramp_graph::verify::Shown {
         name: &a.input,
         report: &report,
