@@ -168,3 +168,35 @@ fn the_benchmarks_open_with_a_one_screen_summary() {
     }
     assert!(root.join("docs/benchmarks-history.md").exists());
 }
+
+/// The "where do I add" table names files that exist (a `<name>` part
+/// stands for the new one and is not checked).
+#[test]
+fn the_where_do_i_add_table_names_files_that_exist() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let doc = std::fs::read_to_string(root.join("docs/architecture.md")).unwrap();
+    let table = doc
+        .split("## Where do I add")
+        .nth(1)
+        .unwrap()
+        .split("\n## ")
+        .next()
+        .unwrap();
+    let mut checked = 0;
+    for row in table.lines().filter(|l| l.starts_with("| a")) {
+        for (i, part) in row.split('`').enumerate() {
+            let looks_like_path = part.contains('/')
+                && (part.starts_with("crates/")
+                    || part.starts_with("docs/")
+                    || part.starts_with("examples/")
+                    || part.starts_with("fuzz/"));
+            if i % 2 == 0 || !looks_like_path || part.contains('<') {
+                continue;
+            }
+            let path = part.split("'s").next().unwrap();
+            assert!(root.join(path).exists(), "{path}, named in: {row}");
+            checked += 1;
+        }
+    }
+    assert!(checked >= 12, "only {checked} paths checked");
+}
