@@ -15,6 +15,7 @@
 //!   or JSON.
 
 pub mod attach;
+pub mod event;
 pub mod implied;
 pub mod lifetimes;
 pub mod live;
