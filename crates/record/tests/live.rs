@@ -687,44 +687,19 @@ fn a_moved_realloc_goes_between_the_uses_of_its_two_addresses() {
     let t = monotonic_ns();
     let mut s = session(&logs, &out);
     let (p, q) = (0x1000, 0x2000);
-    append(&log, &chunk(1, t, t + 100, &[(10, Ev::Start)]));
-    append(&log, &chunk(2, t, t + 100, &[(20, Ev::Start)]));
-    append(&log, &chunk(3, t, t + 100, &[(30, Ev::Start)]));
+    three_threads(&log, t);
     // Thread 1 allocates p, thread 3 allocates q, before everything else.
     append(&log, &alloc_chunk(1, t + 100, t + 200, 10, 16, p));
     append(&log, &alloc_chunk(3, t + 100, t + 200, 20, 16, q));
     // Thread 1's realloc p -> q: after the call at 3 ms, begun at 1 ms.
-    append(
-        &log,
-        &chunk(
-            1,
-            t + 200,
-            t + 4 * MS,
-            &[(
-                3 * MS - 200,
-                Ev::Realloc {
-                    size: 64,
-                    old: p,
-                    new: q,
-                    back: 2 * MS,
-                },
-            )],
-        ),
-    );
+    let moved = [realloc_at(p, q, 3 * MS, 2 * MS)];
+    append(&log, &chunk(1, t + 200, t + 4 * MS, &moved));
     // Thread 2 allocates p at 2 ms; thread 3 freed q at 1.5 ms.
     append(
         &log,
         &alloc_chunk(2, t + 200, t + 4 * MS, 2 * MS - 200, 8, p),
     );
-    append(
-        &log,
-        &chunk(
-            3,
-            t + 200,
-            t + 4 * MS,
-            &[(MS * 3 / 2 - 200, Ev::Free { addr: q })],
-        ),
-    );
+    free_at_one_and_a_half_ms(&log, t, q, 4 * MS);
     s.poll().unwrap();
     let done = s.finish(None).unwrap();
     assert_eq!(done.traces[0].2.late, 0);
@@ -734,6 +709,33 @@ fn a_moved_realloc_goes_between_the_uses_of_its_two_addresses() {
     let realloc = at(&|e| e.0 == EventKind::ReallocAllocFree && e.1 == p && e.2 == q);
     let alloc_p = at(&|e| e.0 == EventKind::Alloc && e.1 == p && e.3 == 2);
     assert!(free_q < realloc && realloc < alloc_p, "{evs:?}");
+}
+
+/// Threads 1, 2 and 3 start (their first chunks, at `t`).
+fn three_threads(log: &Path, t: u64) {
+    for (thread, at) in [(1, 10), (2, 20), (3, 30)] {
+        append(log, &chunk(thread, t, t + 100, &[(at, Ev::Start)]));
+    }
+}
+
+/// A moved realloc of `old` to `new` (64 bytes) whose call returned at
+/// `at` and began `back` before (times of the chunk that starts 200 ns in).
+fn realloc_at(old: u64, new: u64, at: u64, back: u64) -> (u64, Ev) {
+    (
+        at - 200,
+        Ev::Realloc {
+            size: 64,
+            old,
+            new,
+            back,
+        },
+    )
+}
+
+/// Thread 3's free of `addr` at 1.5 ms, in a chunk to 5 ms.
+fn free_at_one_and_a_half_ms(log: &Path, t: u64, addr: u64, end: u64) {
+    let free = [(MS * 3 / 2 - 200, Ev::Free { addr })];
+    append(log, &chunk(3, t + 200, t + end, &free));
 }
 
 /// Two moved reallocs chained by an address: thread 1's p -> q (begun at
@@ -752,45 +754,15 @@ fn a_realloc_into_the_block_another_realloc_freed_waits_for_its_place() {
     let t = monotonic_ns();
     let mut s = session(&logs, &out);
     let (p, q, r) = (0x1000, 0x2000, 0x3000);
-    append(&log, &chunk(1, t, t + 100, &[(10, Ev::Start)]));
-    append(&log, &chunk(2, t, t + 100, &[(20, Ev::Start)]));
-    append(&log, &chunk(3, t, t + 100, &[(30, Ev::Start)]));
+    three_threads(&log, t);
     append(&log, &alloc_chunk(1, t + 100, t + 200, 10, 16, p));
     append(&log, &alloc_chunk(2, t + 100, t + 200, 15, 16, r));
     append(&log, &alloc_chunk(3, t + 100, t + 200, 20, 16, q));
-    let realloc = |old, new, at: u64, back| {
-        (
-            at - 200,
-            Ev::Realloc {
-                size: 64,
-                old,
-                new,
-                back,
-            },
-        )
-    };
-    append(
-        &log,
-        &chunk(1, t + 200, t + 5 * MS, &[realloc(p, q, 3 * MS, 2 * MS)]),
-    );
-    append(
-        &log,
-        &chunk(
-            2,
-            t + 200,
-            t + 5 * MS,
-            &[realloc(r, p, 4 * MS, 4 * MS - 6 * MS / 5)],
-        ),
-    );
-    append(
-        &log,
-        &chunk(
-            3,
-            t + 200,
-            t + 5 * MS,
-            &[(MS * 3 / 2 - 200, Ev::Free { addr: q })],
-        ),
-    );
+    let first = [realloc_at(p, q, 3 * MS, 2 * MS)];
+    append(&log, &chunk(1, t + 200, t + 5 * MS, &first));
+    let second = [realloc_at(r, p, 4 * MS, 4 * MS - 6 * MS / 5)];
+    append(&log, &chunk(2, t + 200, t + 5 * MS, &second));
+    free_at_one_and_a_half_ms(&log, t, q, 5 * MS);
     s.poll().unwrap();
     let done = s.finish(None).unwrap();
     assert_eq!(done.traces[0].2.late, 0);
