@@ -112,10 +112,28 @@ fn main() -> ExitCode {
             {
                 eprint!("{diagnostics}");
             }
-            eprintln!("tramp: error: {e:#}");
+            eprintln!("tramp: error: {}", chain_text(&e));
             ExitCode::FAILURE
         }
     }
+}
+
+/// The error and its causes, `: `-separated as anyhow's `{:#}` writes
+/// them, leaving out a cause whose text its parent's already holds (a
+/// decode error says its format's own error and has it as its source).
+fn chain_text(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for c in e.chain() {
+        let text = c.to_string();
+        if out.contains(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
+    out
 }
 
 /// `tramp dump big.hatf | head` closes the pipe early; that is not an error.

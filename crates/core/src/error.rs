@@ -50,7 +50,10 @@ pub enum Error {
     Decode {
         format: &'static str,
         pos: Position,
-        /// The format's own typed error (its text is part of this error's).
+        /// The format's own typed error: its text is part of this error's,
+        /// and it is this error's `source` for code that walks the chain
+        /// (a front end printing the chain skips a source its parent said).
+        #[source]
         cause: Cause,
     },
     /// A record a sink cannot encode; `record` counts records given to the sink.
@@ -58,7 +61,8 @@ pub enum Error {
     Encode {
         format: &'static str,
         record: u64,
-        /// The format's own typed error (its text is part of this error's).
+        /// The format's own typed error, as for `Decode`.
+        #[source]
         cause: Cause,
     },
     /// A record lacks what a consumer needs (a field, a role, a kind).
