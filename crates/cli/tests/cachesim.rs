@@ -380,3 +380,24 @@ fn miniature_curves_follow_full_simulation() {
         stderr(&out)
     );
 }
+
+/// `tramp cachesim --help` names every policy of the one table
+/// (`tramp_cachesim::policy::POLICIES`), and an unknown policy's message
+/// is the table's.
+#[test]
+fn the_help_names_every_policy_of_the_table() {
+    let help = ok(&tramp(&["cachesim", "--help"]));
+    let words: Vec<&str> = help
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '+'))
+        .collect();
+    for p in &tramp_cachesim::policy::POLICIES {
+        assert!(words.contains(&p.name), "--help lacks {}", p.name);
+    }
+    let out = tramp(&["cachesim", "-p", "nope", "-s", "10", "x.csv"]);
+    let err = stderr(&out);
+    assert!(!out.status.success());
+    assert!(
+        err.contains(&tramp_cachesim::policy::known_names()),
+        "{err}"
+    );
+}
