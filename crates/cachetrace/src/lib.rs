@@ -77,20 +77,63 @@ pub enum Layout {
     Tramp(Format),
 }
 
+/// One of libCacheSim's layouts: the one table from which `--format`
+/// names, detection by name and `tramp formats`' list come.
+#[derive(Clone, Copy, Debug)]
+pub struct LayoutDesc {
+    pub layout: Layout,
+    /// The name `--format` takes first, and others it also takes.
+    pub names: &'static [&'static str],
+    /// Name endings that select it (compression aside).
+    pub extensions: &'static [&'static str],
+    pub about: &'static str,
+}
+
+/// libCacheSim's layouts, as `tramp cachesim` reads them (docs/formats/libcachesim.md).
+pub const LAYOUTS: [LayoutDesc; 5] = [
+    LayoutDesc {
+        layout: Layout::Lcs,
+        names: &["lcs"],
+        extensions: &[".lcs"],
+        about: "libCacheSim's lcs (versions 1 to 8, told by its header's magic)",
+    },
+    LayoutDesc {
+        layout: Layout::Oracle,
+        names: &["oracle", "oracleGeneral", "oraclegeneral"],
+        extensions: &[".oracleGeneral", ".oracleGeneral.bin"],
+        about: "libCacheSim's oracleGeneral: 24-byte records with next-access times",
+    },
+    LayoutDesc {
+        layout: Layout::Vscsi,
+        names: &["vscsi"],
+        extensions: &[".vscsi"],
+        about: "libCacheSim's vscsi block traces (versions 1 and 2)",
+    },
+    LayoutDesc {
+        layout: Layout::Twr,
+        names: &["twr"],
+        extensions: &[".twr", ".twr.bin"],
+        about: "Twitter's 20-byte cache records (libCacheSim's twr)",
+    },
+    LayoutDesc {
+        layout: Layout::Csv,
+        names: &["csv"],
+        extensions: &[".csv"],
+        about: "libCacheSim's csv: time, object, size[, next access] (a `#` header may name columns)",
+    },
+];
+
 impl Layout {
-    /// The layout named by `hint` (`csv`, `oracle`/`oracleGeneral`, or a
-    /// tramp format name), else detected: a tramp format's magic bytes, a
-    /// name ending in `.oracleGeneral` or `.oracleGeneral.bin` (compression
-    /// aside), csv text, then whatever tramp's detection says.
+    /// The layout named by `hint` (a name of [`LAYOUTS`], or a tramp
+    /// format name), else detected: lcs's magic, a tramp format's magic
+    /// bytes, a name ending of [`LAYOUTS`] (compression aside), csv text,
+    /// then whatever tramp's detection says.
     pub fn detect(input: &Input, hint: Option<&str>) -> Result<Layout, Error> {
-        match hint {
-            Some("csv") => return Ok(Layout::Csv),
-            Some("oracle" | "oracleGeneral" | "oraclegeneral") => return Ok(Layout::Oracle),
-            Some("vscsi") => return Ok(Layout::Vscsi),
-            Some("twr") => return Ok(Layout::Twr),
-            Some("lcs") => return Ok(Layout::Lcs),
-            Some(name) => return Ok(Layout::Tramp(tramp_formats::parse(name)?)),
-            None => {}
+        if let Some(name) = hint {
+            return match LAYOUTS.iter().find(|d| d.names.contains(&name)) {
+                Some(d) => Ok(d.layout),
+                None => Ok(Layout::Tramp(tramp_formats::parse(name)?)),
+            };
         }
         if input.head.is_empty() {
             // Said, as tramp's own detection says it (not read as an empty
@@ -109,19 +152,13 @@ impl Layout {
             return Ok(Layout::Tramp(f));
         }
         let stem = tramp_io::Compression::strip_extension(&input.name);
-        if stem.ends_with(".oracleGeneral") || stem.ends_with(".oracleGeneral.bin") {
-            return Ok(Layout::Oracle);
+        if let Some(d) = LAYOUTS
+            .iter()
+            .find(|d| d.extensions.iter().any(|e| stem.ends_with(e)))
+        {
+            return Ok(d.layout);
         }
-        if stem.ends_with(".vscsi") {
-            return Ok(Layout::Vscsi);
-        }
-        if stem.ends_with(".twr") || stem.ends_with(".twr.bin") {
-            return Ok(Layout::Twr);
-        }
-        if stem.ends_with(".lcs") {
-            return Ok(Layout::Lcs);
-        }
-        if stem.ends_with(".csv") || looks_like_csv(&input.head) {
+        if looks_like_csv(&input.head) {
             return Ok(Layout::Csv);
         }
         tramp_formats::detect(&input.head, &input.name)

@@ -339,6 +339,11 @@ fn help_is_complete() {
     assert!(formats.contains("hatf ") && formats.contains("hatf-text"));
     assert!(formats.contains("ptf ") && formats.contains("ptf-text"));
     assert!(formats.contains("heph "));
+    // libCacheSim's layouts, from the one table cachesim detects them by.
+    for d in &tramp_cachetrace::LAYOUTS {
+        let row = format!("\n{:<12} {}", d.names[0], d.about);
+        assert!(formats.contains(&row), "{row} not in:\n{formats}");
+    }
 }
 
 #[test]
