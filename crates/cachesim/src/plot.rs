@@ -1,7 +1,7 @@
 //! Miss-ratio curves as SVG: capacity on a log axis when the sizes span a
-//! decade or more. The drawing is `tramp_core::plot`'s, re-exported here.
+//! decade or more. The drawing is `tramp_plot`'s, re-exported here.
 
-pub use tramp_core::plot::{Axis, lines_svg, lines_svg_to};
+pub use tramp_plot::{Axis, lines_svg, lines_svg_to};
 
 /// One SVG document with a curve per (name, points); points are
 /// (capacity, miss ratio). `unit` labels the x axis.

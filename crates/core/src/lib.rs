@@ -16,7 +16,6 @@
 //! * [`output`]: what an output is to the model ([`output::Finish`],
 //!   [`output::OutStream`]); files, pipes and compression are tramp-io's.
 //! * [`rng`]: the one random generator (SplitMix64) and its finalizer.
-//! * [`xml`]: escaping text for the SVG and HTML tramp draws.
 //! * [`error`]: errors that say what went wrong and where (byte offset, record).
 //! * [`linebuf`]: text lines of numbers built without `write!`, for the
 //!   line formats tramp exports.
@@ -31,7 +30,6 @@ pub mod linebuf;
 pub mod lines;
 pub mod numbers;
 pub mod output;
-pub mod plot;
 pub mod record;
 pub mod rng;
 pub mod schema;
@@ -40,7 +38,6 @@ pub mod text;
 pub mod units;
 pub mod varint;
 pub mod window;
-pub mod xml;
 
 pub use ahead::ReadAhead;
 pub use analysis::{

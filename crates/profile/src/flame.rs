@@ -6,7 +6,7 @@
 
 use std::fmt::Write;
 
-use tramp_core::xml::escape;
+use tramp_plot::xml::escape;
 
 /// One frame of the merged stacks and what its callees cost.
 #[derive(Debug, Default, PartialEq)]

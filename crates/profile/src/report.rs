@@ -116,7 +116,7 @@ impl Report {
         let data = serde_json::to_string(self).expect("plain data serializes");
         // Inside a <script> element only `</` could end it early.
         let data = data.replace("</", "<\\/");
-        let title = tramp_core::xml::escape(&self.title);
+        let title = tramp_plot::xml::escape(&self.title);
         format!(
             "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
              <title>{title}</title><style>{STYLE}</style></head><body>\n\

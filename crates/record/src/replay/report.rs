@@ -466,12 +466,12 @@ impl Study {
             .max()
             .unwrap_or(1) as f64
             / 1e6;
-        let axis = tramp_core::plot::Axis {
+        let axis = tramp_plot::Axis {
             lo: 0.0,
             hi: ops.max(1e-6),
             log: false,
         };
-        tramp_core::plot::lines_svg_to(
+        tramp_plot::lines_svg_to(
             title,
             "operations replayed (millions)",
             "MiB",

@@ -2,6 +2,8 @@
 //! top, a legend): miss-ratio curves, cumulative distributions, memory
 //! over time.
 
+pub mod xml;
+
 use crate::xml::escape;
 use std::fmt::Write;
 
