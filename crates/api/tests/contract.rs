@@ -1,0 +1,109 @@
+//! The run-and-report contract as a second front end sees it: a trace
+//! named by path, a job, its report and its ending, on a trace whose
+//! answers are worked out by hand, whole and cut.
+
+use tramp_api::{Error, TraceSpec, heap};
+
+/// Seven allocations (854 + 32 + 401 + 40 + 22,544 + 24 + 64 = 23,959
+/// bytes) and five frees (the trace of examples/heap-lifetimes' test).
+const TRACE: &str = "# tramp hatf-text 1
+alloc size=854 address=0x7f3a00000000 thread=2 heap=0 time=1000612
+alloc size=32 address=0x7f3a00000360 thread=0 heap=0 time=1000810
+free address=0x7f3a00000000 thread=2 heap=0 time=1000907
+alloc size=401 address=0x7f3a00000380 thread=2 heap=0 time=1000972
+free address=0x7f3a00000380 thread=0 heap=0 time=1001024
+free address=0x7f3a00000360 thread=1 heap=0 time=1001123
+alloc size=40 address=0x7f3a00000520 thread=2 heap=0 time=1001210
+alloc size=22544 address=0x7f3a00000550 thread=0 heap=0 time=1001345
+free address=0x7f3a00000520 thread=1 heap=0 time=1001508
+alloc size=24 address=0x7f3a00000360 thread=1 heap=0 time=1001708
+alloc size=64 address=0x7f3a00005d60 thread=0 heap=0 time=1001831
+free address=0x7f3a00000360 thread=3 heap=0 time=1001916
+";
+
+// Live bytes after each record: 854, 886, 32, 433, 32, 0, 40, 22584,
+// 22544, 22568, 22632, 22608. Peak 22,632 bytes; objects at most 3
+// (after the 64-byte block: 22544, 24, 64); at the end 22,608 bytes in 2.
+const PEAK: u64 = 22_632;
+
+fn write(dir: &tempfile::TempDir, text: &str) -> String {
+    let path = dir.path().join("t.hatf.txt");
+    std::fs::write(&path, text).unwrap();
+    path.to_string_lossy().into_owned()
+}
+
+#[test]
+fn a_whole_trace_gives_the_hand_computed_statistics_and_ends_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = TraceSpec::path(write(&dir, TRACE));
+    let r = heap::stats_of(&spec).unwrap();
+    assert_eq!((r.total_allocs, r.total_frees), (7, 5));
+    assert_eq!(r.bytes_allocated, 854 + 32 + 401 + 40 + 22544 + 24 + 64);
+    assert_eq!(r.max_live_bytes, PEAK);
+    assert_eq!(r.max_live_objects, 3);
+    assert_eq!((r.live_bytes_at_end, r.live_objects_at_end), (22_608, 2));
+    // The same numbers through the job that also counts sites, and an
+    // outcome that says the run covered everything.
+    let mut o = heap::open_heap(&spec, "stats").unwrap();
+    let (with, run) = heap::with_sites(&mut o, 5, None);
+    assert_eq!(with.heap.max_live_bytes, PEAK);
+    let outcome = run.outcome(&with);
+    assert!(outcome.complete && outcome.damage.is_none());
+    let ended = tramp_api::end(run, &o, None, "");
+    assert!(ended.warnings.is_empty() && ended.error.is_none());
+}
+
+#[test]
+fn a_cut_trace_reports_what_came_before_and_ends_in_a_typed_error() {
+    let dir = tempfile::tempdir().unwrap();
+    // Cut inside the fourth free's line: eight whole records before it.
+    let cut = &TRACE[..TRACE.find("free address=0x7f3a00000520").unwrap() + 12];
+    let spec = TraceSpec::path(write(&dir, cut));
+    let mut o = heap::open_heap(&spec, "stats").unwrap();
+    let (stats, run) = heap::stats(&mut o);
+    let r = stats.report();
+    assert_eq!((r.total_allocs, r.total_frees), (5, 3));
+    assert_eq!(r.max_live_bytes, 22_584);
+    let outcome = run.outcome(&r);
+    assert!(!outcome.complete);
+    let damage = outcome.damage.clone().expect("the cut is reported");
+    assert!(damage.to_string().contains("line"), "{damage}");
+    let err = tramp_api::end(run, &o, None, "; covered above")
+        .into_result()
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.starts_with("reading ") && text.contains("; covered above"),
+        "{text}"
+    );
+    assert!(
+        matches!(err, Error::Read { .. } | Error::Damaged { .. }),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn a_trace_without_heap_events_is_refused_by_what_it_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.ptf.txt");
+    let figure3 = include_str!("../../../tests/fixtures/ptf/figure3.ptf.txt");
+    std::fs::write(&path, figure3).unwrap();
+    let err = heap::open_heap(&TraceSpec::path(path.to_string_lossy()), "report")
+        .err()
+        .expect("refused");
+    assert!(matches!(err, Error::NotApplicable(_)), "{err:?}");
+    assert!(
+        err.to_string().contains("`tramp report` needs heap events"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_missing_trace_is_an_open_error_naming_it() {
+    let err = tramp_api::open(&TraceSpec::path("/nonexistent/t.hatf"), false)
+        .err()
+        .expect("no such file");
+    assert!(matches!(err, Error::Open { .. }));
+    assert_eq!(err.to_string(), "opening /nonexistent/t.hatf");
+    assert!(err.io().is_some());
+}
