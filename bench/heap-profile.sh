@@ -13,14 +13,10 @@
 # nothing here builds it) — without it, its rows say "not run".
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release -q -p tramp-cli
-T=$PWD/target/release/tramp
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
-cc -O2 -g bench/rds/bst.c -o "$W/bst"
-
 # shellcheck source=bench/lib.sh
 . bench/lib.sh
+tramp_and_scratch
+cc -O2 -g bench/rds/bst.c -o "$W/bst"
 
 row() { # name program args...
   local name=$1

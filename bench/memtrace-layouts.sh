@@ -9,12 +9,9 @@
 #   bench/memtrace-layouts.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release -q -p tramp-cli
-T=$PWD/target/release/tramp
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
 # shellcheck source=bench/lib.sh
 . bench/lib.sh
+tramp_and_scratch
 
 cc -O1 -static -nostdlib -fno-builtin -fno-stack-protector \
   crates/cli/tests/fixtures/memtrace/walk.c -o "$W/walk"
