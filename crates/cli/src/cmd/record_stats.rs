@@ -24,6 +24,9 @@ pub fn write(rec: &tramp_record::Recording, output: &str, after: After) -> Resul
     let Some((_, path, _)) = rec.traces.first() else {
         return Ok(());
     };
+    if after.stats.is_none() && after.report.is_none() {
+        return Ok(());
+    }
     let mut o = tramp_api::open(&TraceSpec::path(path.to_string_lossy()), false)?;
     let json = after.json;
     // One decode: the whole profile when a page is asked for, else only
