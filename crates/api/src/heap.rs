@@ -104,19 +104,28 @@ pub fn folded(stacks: &Stacks, cost: Cost) -> String {
     tramp_symbols::sites::folded(&stacks.stacks, cost)
 }
 
-fn parsed(stacks: &Stacks, cost: Cost) -> Vec<(Vec<String>, u64)> {
-    tramp_profile::flame::parse_folded(&folded(stacks, cost))
-        .expect("folded stacks of one trace parse back")
+/// The folded stacks parsed back into frames (a frame name the folded
+/// form cannot carry is an error, never a panic).
+fn parsed(stacks: &Stacks, cost: Cost) -> Result<Vec<(Vec<String>, u64)>, Error> {
+    tramp_profile::flame::parse_folded(&folded(stacks, cost)).map_err(|message| Error::Malformed {
+        path: "the folded stacks".into(),
+        message,
+    })
 }
 
 /// A flame graph of one cost, as one self-contained SVG.
-pub fn flame_graph(title: &str, stacks: &Stacks, cost: Cost) -> String {
-    tramp_profile::flame::svg(title, cost.unit(), &parsed(stacks, cost))
+pub fn flame_graph(title: &str, stacks: &Stacks, cost: Cost) -> Result<String, Error> {
+    Ok(tramp_profile::flame::svg(
+        title,
+        cost.unit(),
+        &parsed(stacks, cost)?,
+    ))
 }
 
 /// A differential flame graph of one cost from `a` to `b`.
-pub fn flame_graph_diff(title: &str, a: &Stacks, b: &Stacks, cost: Cost) -> String {
-    tramp_profile::flame::svg_diff(title, cost.unit(), &parsed(a, cost), &parsed(b, cost))
+pub fn flame_graph_diff(title: &str, a: &Stacks, b: &Stacks, cost: Cost) -> Result<String, Error> {
+    let (a, b) = (parsed(a, cost)?, parsed(b, cost)?);
+    Ok(tramp_profile::flame::svg_diff(title, cost.unit(), &a, &b))
 }
 
 /// One trace of a comparison, read: its stacks, the opened input (for its

@@ -5,21 +5,8 @@
 use tramp_api::{Error, TraceSpec, heap};
 
 /// Seven allocations (854 + 32 + 401 + 40 + 22,544 + 24 + 64 = 23,959
-/// bytes) and five frees (the trace of examples/heap-lifetimes' test).
-const TRACE: &str = "# tramp hatf-text 1
-alloc size=854 address=0x7f3a00000000 thread=2 heap=0 time=1000612
-alloc size=32 address=0x7f3a00000360 thread=0 heap=0 time=1000810
-free address=0x7f3a00000000 thread=2 heap=0 time=1000907
-alloc size=401 address=0x7f3a00000380 thread=2 heap=0 time=1000972
-free address=0x7f3a00000380 thread=0 heap=0 time=1001024
-free address=0x7f3a00000360 thread=1 heap=0 time=1001123
-alloc size=40 address=0x7f3a00000520 thread=2 heap=0 time=1001210
-alloc size=22544 address=0x7f3a00000550 thread=0 heap=0 time=1001345
-free address=0x7f3a00000520 thread=1 heap=0 time=1001508
-alloc size=24 address=0x7f3a00000360 thread=1 heap=0 time=1001708
-alloc size=64 address=0x7f3a00005d60 thread=0 heap=0 time=1001831
-free address=0x7f3a00000360 thread=3 heap=0 time=1001916
-";
+/// bytes) and five frees (examples/heap-lifetimes' test reads it too).
+const TRACE: &str = include_str!("../../../tests/fixtures/heap/twelve.hatf.txt");
 
 // Live bytes after each record: 854, 886, 32, 433, 32, 0, 40, 22584,
 // 22544, 22568, 22632, 22608. Peak 22,632 bytes; objects at most 3

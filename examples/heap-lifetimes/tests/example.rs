@@ -8,20 +8,7 @@ use std::process::Command;
 /// 0x…360: 1001123 − 1000810 = 313; 0x…520: 1001508 − 1001210 = 298;
 /// 0x…360 again: 1001916 − 1001708 = 208. Sum 1166, mean 233.2;
 /// [32, 63]: 52; [128, 255]: 208; [256, 511]: 295, 298, 313.
-const TRACE: &str = "# tramp hatf-text 1
-alloc size=854 address=0x7f3a00000000 thread=2 heap=0 time=1000612
-alloc size=32 address=0x7f3a00000360 thread=0 heap=0 time=1000810
-free address=0x7f3a00000000 thread=2 heap=0 time=1000907
-alloc size=401 address=0x7f3a00000380 thread=2 heap=0 time=1000972
-free address=0x7f3a00000380 thread=0 heap=0 time=1001024
-free address=0x7f3a00000360 thread=1 heap=0 time=1001123
-alloc size=40 address=0x7f3a00000520 thread=2 heap=0 time=1001210
-alloc size=22544 address=0x7f3a00000550 thread=0 heap=0 time=1001345
-free address=0x7f3a00000520 thread=1 heap=0 time=1001508
-alloc size=24 address=0x7f3a00000360 thread=1 heap=0 time=1001708
-alloc size=64 address=0x7f3a00005d60 thread=0 heap=0 time=1001831
-free address=0x7f3a00000360 thread=3 heap=0 time=1001916
-";
+const TRACE: &str = include_str!("../../../tests/fixtures/heap/twelve.hatf.txt");
 
 #[test]
 fn lifetimes_are_the_hand_computed_ones() {

@@ -62,7 +62,7 @@ pub fn run(a: DiffArgs) -> Result<()> {
     let (ta, tb) = (side(&a.a, "A")?, side(&a.b, "B")?);
     if let Some(out) = svg {
         let title = format!("{}: {} → {}", a.cost.name(), a.a, a.b);
-        out.write(heap::flame_graph_diff(&title, &ta.stacks, &tb.stacks, a.cost).as_bytes())?;
+        out.write(heap::flame_graph_diff(&title, &ta.stacks, &tb.stacks, a.cost)?.as_bytes())?;
     }
     let diff = heap::diff(&ta, &tb, a.top);
     print_report(&outcome_of(&diff, &[&ta.run, &tb.run]), a.json)?;

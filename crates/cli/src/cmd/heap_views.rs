@@ -34,7 +34,7 @@ pub fn folded(mut o: super::Opened, cost: Cost, flamegraph: Option<&str>) -> Res
         None => super::print(&heap::folded(&stacks, cost))?,
         Some(out) => {
             let title = format!("{} by call stack: {}", cost.name(), o.name);
-            out.write(heap::flame_graph(&title, &stacks, cost).as_bytes())?;
+            out.write(heap::flame_graph(&title, &stacks, cost)?.as_bytes())?;
         }
     }
     let covers = "; the stacks above cover the records before the error";
