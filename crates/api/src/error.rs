@@ -175,3 +175,41 @@ impl Error {
         }
     }
 }
+
+/// An error and its causes, `: `-separated, leaving out a cause whose text
+/// its parent's already holds (a decode error says its format's own error
+/// and has it as its source): what a front end shows.
+pub fn message(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = String::new();
+    let mut next = Some(e);
+    while let Some(c) = next {
+        let text = c.to_string();
+        if !out.contains(&text) {
+            if !out.is_empty() {
+                out.push_str(": ");
+            }
+            out.push_str(&text);
+        }
+        next = c.source();
+    }
+    out
+}
+
+/// Whether a closed pipe is the cause (`tramp dump big.hatf | head`: not
+/// an error to the front end that printed into it).
+pub fn is_broken_pipe(e: &(dyn std::error::Error + 'static)) -> bool {
+    let mut next = Some(e);
+    while let Some(c) = next {
+        let io = c.downcast_ref::<std::io::Error>().or_else(|| {
+            match c.downcast_ref::<tramp_core::Error>() {
+                Some(tramp_core::Error::Io(io)) => Some(io),
+                _ => None,
+            }
+        });
+        if io.is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe) {
+            return true;
+        }
+        next = c.source();
+    }
+    false
+}

@@ -94,3 +94,27 @@ fn a_missing_trace_is_an_open_error_naming_it() {
     assert_eq!(err.to_string(), "opening /nonexistent/t.hatf");
     assert!(err.io().is_some());
 }
+
+/// What a front end shows of an error: the chain, a cause its parent
+/// already says left out; a closed pipe found however deep it sits.
+#[test]
+fn messages_say_each_cause_once_and_closed_pipes_are_found() {
+    use tramp_core::Position;
+    let cause = std::io::Error::other("bad tag 7");
+    let decode = tramp_core::Error::decode("hatf", Position::new(12, 3), cause);
+    let text = decode.to_string();
+    assert!(std::error::Error::source(&decode).is_some());
+    let err = Error::Write {
+        path: "out.hatf".into(),
+        source: decode,
+    };
+    let shown = tramp_api::error::message(&err);
+    assert_eq!(shown, format!("writing out.hatf: {text}"));
+    assert_eq!(shown.matches("bad tag 7").count(), 1, "{shown}");
+    let pipe = Error::Write {
+        path: "-".into(),
+        source: std::io::Error::from(std::io::ErrorKind::BrokenPipe).into(),
+    };
+    assert!(tramp_api::error::is_broken_pipe(&pipe));
+    assert!(!tramp_api::error::is_broken_pipe(&err));
+}

@@ -101,7 +101,7 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            if is_broken_pipe(&e) {
+            if tramp_api::error::is_broken_pipe(e.as_ref()) {
                 return ExitCode::SUCCESS;
             }
             // A description's diagnostics point at its lines; shown first.
@@ -112,58 +112,10 @@ fn main() -> ExitCode {
             {
                 eprint!("{diagnostics}");
             }
-            eprintln!("tramp: error: {}", chain_text(&e));
+            eprintln!("tramp: error: {}", tramp_api::error::message(e.as_ref()));
             ExitCode::FAILURE
         }
     }
-}
-
-/// The error and its causes, `: `-separated as anyhow's `{:#}` writes
-/// them, leaving out a cause whose text its parent's already holds (a
-/// decode error says its format's own error and has it as its source).
-fn chain_text(e: &anyhow::Error) -> String {
-    let mut out = String::new();
-    for c in e.chain() {
-        let text = c.to_string();
-        if out.contains(&text) {
-            continue;
-        }
-        if !out.is_empty() {
-            out.push_str(": ");
-        }
-        out.push_str(&text);
-    }
-    out
-}
-
-/// `tramp dump big.hatf | head` closes the pipe early; that is not an error.
-fn is_broken_pipe(e: &anyhow::Error) -> bool {
-    // A closed pipe may sit under a format's own error, which tramp's
-    // errors carry as their cause (part of their text, not their source).
-    fn within(mut e: Option<&(dyn std::error::Error + 'static)>) -> bool {
-        while let Some(c) = e {
-            if c.downcast_ref::<std::io::Error>()
-                .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-            {
-                return true;
-            }
-            if let Some(t) = c.downcast_ref::<tramp_core::Error>() {
-                if let tramp_core::Error::Io(io) = t
-                    && io.kind() == std::io::ErrorKind::BrokenPipe
-                {
-                    return true;
-                }
-                if let Some(cause) = t.cause()
-                    && within(Some(cause))
-                {
-                    return true;
-                }
-            }
-            e = c.source();
-        }
-        false
-    }
-    e.chain().any(|c| within(Some(c)))
 }
 
 /// `tramp help [COMMAND]`: the long help of tramp or of one command.
