@@ -12,6 +12,9 @@
 set -euo pipefail
 need=()
 command -v cc >/dev/null 2>&1 || need+=(gcc)
+# g++: .ci/run checks that the fuzz targets build, and libfuzzer-sys
+# compiles libFuzzer's C++.
+command -v c++ >/dev/null 2>&1 || need+=(g++)
 # libc.a: `gcc -static` (the static program of issue 32's tests).
 [ -e /usr/lib/x86_64-linux-gnu/libc.a ] || [ -e /usr/lib/libc.a ] || [ -e /usr/lib64/libc.a ] || need+=(libc6-dev)
 # heaptrack and heaptrack_print: the heap profile's figures are compared
