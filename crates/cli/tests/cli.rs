@@ -353,15 +353,7 @@ fn metatf_text_written_by_hand_converts_and_round_trips() {
     let dtd = fixtures.join("fstrace.dtd");
     let records = fixtures.join("fstrace-records.txt");
     let mtf = p(&dir, "fs.mtf");
-    ok(&tramp(&[
-        "convert",
-        "--dtd",
-        dtd.to_str().unwrap(),
-        "--format",
-        "metatf-text",
-        records.to_str().unwrap(),
-        &mtf,
-    ]));
+    ok(&from_metatf_text(&dtd, records.to_str().unwrap(), &mtf));
     let bytes = std::fs::read(&mtf).unwrap();
     assert_eq!(&bytes[..4], b"\x7fMTF", "Meta-TF magic");
     // The binary carries its DTD: dump needs nothing else.
@@ -387,15 +379,7 @@ fn metatf_text_written_by_hand_converts_and_round_trips() {
     // A value that does not fit its field is an error naming the record.
     let bad = p(&dir, "bad.txt");
     std::fs::write(&bad, "close tag=8 time=1 fd=70000\n").unwrap();
-    let out = tramp(&[
-        "convert",
-        "--dtd",
-        dtd.to_str().unwrap(),
-        "--format",
-        "metatf-text",
-        &bad,
-        &p(&dir, "bad.mtf"),
-    ]);
+    let out = from_metatf_text(&dtd, &bad, &p(&dir, "bad.mtf"));
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -480,15 +464,7 @@ fn heap_statistics_of_a_dtd_with_its_own_names() {
     )
     .unwrap();
     let mtf = p(&dir, "log.mtf");
-    ok(&tramp(&[
-        "convert",
-        "--dtd",
-        dtd.to_str().unwrap(),
-        "--format",
-        "metatf-text",
-        &text,
-        &mtf,
-    ]));
+    ok(&from_metatf_text(&dtd, &text, &mtf));
     let v: serde_json::Value =
         serde_json::from_str(&ok(&tramp(&["stats", "--json", &mtf]))).unwrap();
     assert_eq!(v["total_allocs"], 2);
@@ -809,4 +785,17 @@ fn sizes_of_the_sample_are_golden() {
     let e = tramp(&["sizes", &ptf]);
     assert!(!e.status.success());
     assert!(String::from_utf8_lossy(&e.stderr).contains("heap traces"));
+}
+
+/// `tramp convert --dtd DTD --format metatf-text INPUT OUTPUT`.
+fn from_metatf_text(dtd: &Path, input: &str, output: &str) -> std::process::Output {
+    tramp(&[
+        "convert",
+        "--dtd",
+        dtd.to_str().unwrap(),
+        "--format",
+        "metatf-text",
+        input,
+        output,
+    ])
 }
