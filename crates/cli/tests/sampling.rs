@@ -132,19 +132,7 @@ fn a_sampled_recording_estimates_the_exact_one() {
     let sampled = path_in(&dir, "sampled.tpack");
     let out = tramp(&["record", "--stack", "0", "-o", &exact, "--", &prog]);
     assert!(out.status.success());
-    let out = tramp(&[
-        "record",
-        "--stack",
-        "0",
-        "--sample",
-        "4096",
-        "--sample-seed",
-        "7",
-        "-o",
-        &sampled,
-        "--",
-        &prog,
-    ]);
+    let out = record_sampled(&sampled, "7", &prog);
     assert!(
         out.status.success(),
         "{}",
@@ -327,19 +315,7 @@ fn a_sampled_recording_agrees_with_jemallocs_profile() {
             .status
             .success()
     );
-    let out = tramp(&[
-        "record",
-        "--stack",
-        "0",
-        "--sample",
-        "4096",
-        "--sample-seed",
-        "11",
-        "-o",
-        &sampled,
-        "--",
-        &prog,
-    ]);
+    let out = record_sampled(&sampled, "11", &prog);
     assert!(out.status.success());
     let (_, e) = sites(&exact);
     let (_, s) = sites(&sampled);
@@ -368,4 +344,21 @@ fn a_sampled_recording_agrees_with_jemallocs_profile() {
             both(y[3], je[3]),
         );
     }
+}
+
+/// `tramp record --stack 0 --sample 4096 --sample-seed SEED -o OUT -- PROG`.
+fn record_sampled(out: &str, seed: &str, prog: &str) -> std::process::Output {
+    tramp(&[
+        "record",
+        "--stack",
+        "0",
+        "--sample",
+        "4096",
+        "--sample-seed",
+        seed,
+        "-o",
+        out,
+        "--",
+        prog,
+    ])
 }
