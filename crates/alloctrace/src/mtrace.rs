@@ -19,10 +19,10 @@ use std::io::BufRead;
 
 use rustc_hash::FxHashMap;
 use tramp_core::lines::Lines;
+use tramp_core::site::{SITE_RETURN_ADDRESS, encode_site};
 use tramp_core::{Error, Position};
 use tramp_hatf::records::ReadItems;
 use tramp_hatf::{Event, EventKind, Item};
-use tramp_heap::site::{SITE_RETURN_ADDRESS, encode_site};
 use tramp_symbols::Annotation;
 
 use crate::error::AllocTraceError;
@@ -273,7 +273,7 @@ mod tests {
                     e.size,
                     e.address,
                     e.new_address,
-                    tramp_heap::site::decode_site(e.attributes).map(|s| s.value)
+                    tramp_core::site::decode_site(e.attributes).map(|s| s.value)
                 ),
                 Item::Comment(c) => String::from_utf8_lossy(c).into_owned(),
                 Item::Meta(_) => "meta".into(),

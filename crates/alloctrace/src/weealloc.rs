@@ -1,7 +1,7 @@
 //! wee_alloc's allocation traces (rustwasm/wee_alloc test/traces/*.trace):
 //! one operation a line, `Alloc(SIZE),` or `Free(K),` where K is the
 //! 0-based ordinal of the allocation it frees. No addresses, threads or
-//! times: blocks get synthetic addresses (`tramp_heap::synthetic`, the
+//! times: blocks get synthetic addresses (`tramp_core::synthetic`, the
 //! trace marked so) and the time is the number of operations before.
 //! docs/formats/weealloc.md.
 
@@ -9,10 +9,10 @@ use std::io::BufRead;
 
 use rustc_hash::FxHashMap;
 use tramp_core::lines::Lines;
+use tramp_core::synthetic::{SYNTHETIC_NOTE, SyntheticAddresses};
 use tramp_core::{Error, Position};
 use tramp_hatf::records::ReadItems;
 use tramp_hatf::{Event, EventKind, Item};
-use tramp_heap::synthetic::{SYNTHETIC_NOTE, SyntheticAddresses};
 
 use crate::error::AllocTraceError;
 
@@ -120,7 +120,7 @@ impl<R: BufRead> ReadItems for WeeAllocReader<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tramp_heap::synthetic::FIRST_ADDRESS;
+    use tramp_core::synthetic::FIRST_ADDRESS;
 
     fn read(text: &str) -> Result<Vec<String>, Error> {
         let mut r = WeeAllocReader::new(text.as_bytes());

@@ -13,6 +13,9 @@
 //! * [`format`]: the [`FormatDesc`] each format crate registers.
 //! * [`ints`]: integers at fixed places of a record's bytes.
 //! * [`numbers`]: whole numbers with thousands separators, for reports.
+//! * [`site`]: allocation sites as traces carry them (the heap
+//!   vocabulary every heap format shares); [`synthetic`]: addresses for
+//!   traces that have none.
 //! * [`output`]: what an output is to the model ([`output::Finish`],
 //!   [`output::OutStream`]); files, pipes and compression are tramp-io's.
 //! * [`rng`]: the one random generator (SplitMix64) and its finalizer.
@@ -33,7 +36,9 @@ pub mod output;
 pub mod record;
 pub mod rng;
 pub mod schema;
+pub mod site;
 pub mod stream;
+pub mod synthetic;
 pub mod text;
 pub mod units;
 pub mod varint;

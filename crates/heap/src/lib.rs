@@ -22,9 +22,12 @@ pub mod live;
 pub mod processes;
 pub mod replay;
 pub mod sampling;
-pub mod site;
+/// Allocation sites as traces carry them (tramp-core's, the heap
+/// vocabulary format crates share).
+pub use tramp_core::site;
 pub mod stats;
-pub mod synthetic;
+/// Addresses for traces that have none (tramp-core's).
+pub use tramp_core::synthetic;
 pub mod timeline;
 pub mod view;
 

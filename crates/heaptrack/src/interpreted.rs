@@ -15,11 +15,11 @@
 use std::io::BufRead;
 
 use tramp_core::lines::Lines;
+use tramp_core::site::{SITE_STACK, encode_site};
+use tramp_core::synthetic::SyntheticAddresses;
 use tramp_core::{Error, Position};
 use tramp_hatf::records::ReadItems;
 use tramp_hatf::{Event, EventKind, Item};
-use tramp_heap::site::{SITE_STACK, encode_site};
-use tramp_heap::synthetic::SyntheticAddresses;
 use tramp_symbols::Annotation;
 use tramp_symbols::symbolizer::{Inlined, Place};
 
@@ -29,7 +29,7 @@ use crate::error::HeaptrackError;
 pub const MAX_FILE_VERSION: u64 = 3;
 /// The most stack-tree nodes one `tramp:frames` note holds.
 const FRAMES_PER_NOTE: usize = 512;
-pub use tramp_heap::synthetic::SYNTHETIC_NOTE;
+pub use tramp_core::synthetic::SYNTHETIC_NOTE;
 
 /// What the reader hands out next, besides a line's own item.
 /// (Event fields are kept as numbers in the reader and built into the

@@ -23,8 +23,8 @@ use std::io::{Seek, SeekFrom, Write};
 
 use rustc_hash::FxHashMap;
 use tramp_core::linebuf::LineBuf;
+use tramp_core::site::{SITE_RETURN_ADDRESS, SITE_STACK};
 use tramp_core::{Error, Record, RecordKind, Role, Sink};
-use tramp_heap::site::{SITE_RETURN_ADDRESS, SITE_STACK};
 use tramp_heap::{Born, HeapEvent, HeapView, Keep, Site};
 use tramp_io::Output;
 use tramp_symbols::modules::Names;

@@ -60,7 +60,7 @@ pub fn encode_site(kind: u8, v: u64, out: &mut Vec<u8>) {
 pub fn decode_site(attrs: &[u8]) -> Option<Site> {
     let (&kind, _) = attrs.split_first()?;
     let mut pos = 1;
-    let value = tramp_core::varint::get(attrs, &mut pos).ok()?;
+    let value = crate::varint::get(attrs, &mut pos).ok()?;
     Some(Site { kind, value })
 }
 
