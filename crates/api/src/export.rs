@@ -81,17 +81,13 @@ pub fn dhat(o: &mut Opened) -> Result<Exported, Error> {
 
 /// The profile as pprof's profile.proto, gzip-compressed.
 pub fn pprof(o: &mut Opened) -> Result<Exported, Error> {
-    let mut stats: HeapStats<SiteCounts, Site> = HeapStats::with(SiteCounts::new());
-    let mut modules = ModuleMap::new();
-    let run = o.run(&mut [&mut stats, &mut modules], Vec::new());
-    let (_, sites) = stats.finish_with();
-    let modules = Analysis::finish(modules);
-    let rows = sites.resolved(&modules);
+    let (s, run) = crate::heap::sites(o);
+    let rows = s.counts.resolved(&s.modules);
     let profile = tramp_profile::pprof::profile(
         &rows,
-        &mut modules.names(),
-        &modules.modules,
-        sites.sampling(),
+        &mut s.modules.names(),
+        &s.modules.modules,
+        s.counts.sampling(),
     );
     Ok((
         written(|out| tramp_profile::pprof::write(&profile, out)),

@@ -12,10 +12,10 @@ use tramp_heap::timeline::Timeline;
 use tramp_heap::{HeapFlow, HeapStats, Lived, Site};
 use tramp_profile::report::{Figure, Report};
 use tramp_profile::tree::{Direction, Tree};
-use tramp_symbols::ModuleMap;
 use tramp_symbols::notes::RssSamples;
 use tramp_symbols::sites::{Cost, SiteCounts, SiteTotals, WithSites};
 use tramp_symbols::suppressions::Suppressions;
+use tramp_symbols::{ModuleMap, Modules};
 
 use crate::Error;
 use crate::input::{Opened, TraceSpec, open_for, read_text};
@@ -52,19 +52,47 @@ pub fn suppressions(path: &str) -> Result<Suppressions, Error> {
     })
 }
 
-/// Heap statistics and the top `top` allocation sites per table, from one
-/// heap view (the module map reads the trace's notes).
+/// What one heap view gives the site jobs: the heap statistics, every
+/// site's counts, and the module map (from the trace's notes) that names
+/// them.
+pub struct Sites {
+    pub heap: tramp_heap::Report,
+    pub counts: SiteCounts,
+    pub modules: Modules,
+}
+
+/// The heap statistics and site counts of `o`, from one heap view.
+pub fn sites(o: &mut Opened) -> (Sites, Run) {
+    let mut stats: HeapStats<SiteCounts, Site> = HeapStats::with(SiteCounts::new());
+    let mut modules = ModuleMap::new();
+    let run = o.run(&mut [&mut stats, &mut modules], Vec::new());
+    let (heap, counts) = stats.finish_with();
+    let modules = Analysis::finish(modules);
+    (
+        Sites {
+            heap,
+            counts,
+            modules,
+        },
+        run,
+    )
+}
+
+/// Heap statistics and the top `top` allocation sites per table.
 pub fn with_sites(
     o: &mut Opened,
     top: usize,
     suppressions: Option<&Suppressions>,
 ) -> (WithSites, Run) {
-    let mut stats: HeapStats<SiteCounts, Site> = HeapStats::with(SiteCounts::new());
-    let mut modules = ModuleMap::new();
-    let run = o.run(&mut [&mut stats, &mut modules], Vec::new());
-    let (heap, sites) = stats.finish_with();
-    let sites = sites.report_with(&Analysis::finish(modules), top, suppressions);
-    (WithSites { heap, sites }, run)
+    let (s, run) = sites(o);
+    let sites = s.counts.report_with(&s.modules, top, suppressions);
+    (
+        WithSites {
+            heap: s.heap,
+            sites,
+        },
+        run,
+    )
 }
 
 /// Every call stack's totals, named, and how the trace was sampled.
@@ -75,13 +103,10 @@ pub struct Stacks {
 
 /// Every call stack's totals of `o`.
 pub fn stacks(o: &mut Opened) -> (Stacks, Run) {
-    let mut stats: HeapStats<SiteCounts, Site> = HeapStats::with(SiteCounts::new());
-    let mut modules = ModuleMap::new();
-    let run = o.run(&mut [&mut stats, &mut modules], Vec::new());
-    let (_, sites) = stats.finish_with();
+    let (s, run) = sites(o);
     let stacks = Stacks {
-        stacks: sites.by_stack(&Analysis::finish(modules)),
-        sampling: sites.sampling(),
+        stacks: s.counts.by_stack(&s.modules),
+        sampling: s.counts.sampling(),
     };
     (stacks, run)
 }

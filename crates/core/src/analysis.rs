@@ -246,15 +246,19 @@ impl Run {
     }
 }
 
-/// What [`drive`] tells of its progress: records delivered so far, and the
-/// end. tramp-io's progress bar is one; `()` tells no one.
+/// What [`drive`] tells of its progress: the records delivered so far,
+/// every [`METER_EVERY`] records (no call per record on the hot path), and
+/// the end. tramp-io's progress bar is one; `()` tells no one.
 pub trait Meter {
-    fn record(&mut self, records: u64);
+    fn show(&mut self, records: u64);
     fn finish(&mut self);
 }
 
+/// How many records [`drive`] delivers between two [`Meter::show`]s.
+pub const METER_EVERY: u64 = 1 << 16;
+
 impl Meter for () {
-    fn record(&mut self, _: u64) {}
+    fn show(&mut self, _: u64) {}
     fn finish(&mut self) {}
 }
 
@@ -300,7 +304,9 @@ pub fn drive(
                     }
                 }
                 run.records += 1;
-                progress.record(run.records);
+                if run.records.is_multiple_of(METER_EVERY) {
+                    progress.show(run.records);
+                }
             }
             Item::Warning(w) => {
                 for a in analyses.iter_mut() {

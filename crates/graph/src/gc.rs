@@ -172,23 +172,25 @@ impl<A: tramp_core::Analysis<crate::view::Graph>> tramp_core::Analysis<crate::vi
     type Report = A::Report;
 
     fn observe(&mut self, step: &crate::view::GraphStep<'_, '_>) -> Result<(), tramp_core::Error> {
-        let Some(_) = step.event else {
-            self.records += 1;
-            self.collector.end_record(self.records);
-            let new: Vec<u64> = self.collector.collections[self.collected..]
-                .iter()
-                .flat_map(|col| col.garbage.iter().copied())
-                .collect();
-            self.collected = self.collector.collections.len();
-            for object in new {
-                self.inner.observe(&crate::view::GraphStep {
-                    event: Some(GraphEvent::Delete { object }),
-                    record: step.record,
-                })?;
-            }
+        if let Some(e) = &step.event {
+            self.collector.event(e);
             return self.inner.observe(step);
-        };
-        self.collector.event(step.event.as_ref().expect("an event"));
+        }
+        // The record is over: what it disconnected is collected, deleted
+        // before the inner analysis hears the end.
+        self.records += 1;
+        self.collector.end_record(self.records);
+        let new: Vec<u64> = self.collector.collections[self.collected..]
+            .iter()
+            .flat_map(|col| col.garbage.iter().copied())
+            .collect();
+        self.collected = self.collector.collections.len();
+        for object in new {
+            self.inner.observe(&crate::view::GraphStep {
+                event: Some(GraphEvent::Delete { object }),
+                record: step.record,
+            })?;
+        }
         self.inner.observe(step)
     }
 

@@ -82,9 +82,14 @@ impl Progress {
     #[inline]
     pub fn record(&mut self, records: u64) {
         self.tick += 1;
-        if self.tick & 0xFFFF == 0
-            && let Some(bar) = &self.bar
-        {
+        if self.tick & 0xFFFF == 0 {
+            self.show(records);
+        }
+    }
+
+    /// Shows `records` done now (and the raw bytes read, for an input).
+    fn show(&mut self, records: u64) {
+        if let Some(bar) = &self.bar {
             if self.by_records {
                 bar.set_position(records);
             } else {
@@ -145,9 +150,11 @@ impl Drop for Stage {
     }
 }
 
+/// The driver shows every `tramp_core::analysis::METER_EVERY` (2^16)
+/// records, the cadence `record`'s own count gives.
 impl tramp_core::Meter for Progress {
-    fn record(&mut self, records: u64) {
-        Progress::record(self, records)
+    fn show(&mut self, records: u64) {
+        Progress::show(self, records)
     }
 
     fn finish(&mut self) {

@@ -82,6 +82,9 @@ pub struct ExportArgs {
     json: bool,
 }
 
+/// What a profile export covers when the trace is damaged.
+const PROFILE: &str = "; the profile covers the records before the error";
+
 pub fn run(a: ExportArgs) -> Result<()> {
     if let Some(p) = &a.chrome {
         return super::export_chrome::run(&a.input, p);
@@ -94,10 +97,12 @@ pub fn run(a: ExportArgs) -> Result<()> {
             none,
             "export --pprof",
             tramp_api::export::pprof,
+            PROFILE,
         );
     }
     if let Some(p) = &a.dhat {
-        return export(&a.input, p, None, "export --dhat", tramp_api::export::dhat);
+        let dhat = tramp_api::export::dhat;
+        return export(&a.input, p, None, "export --dhat", dhat, PROFILE);
     }
     if let Some(d) = &a.parquet {
         return super::export_parquet::run(&a.input, d, a.json);
@@ -109,6 +114,7 @@ pub fn run(a: ExportArgs) -> Result<()> {
             None,
             "export --massif",
             tramp_api::export::massif,
+            "; the snapshots cover the records before the error",
         ),
         None => bail!("name what to write: --chrome, --pprof, --dhat, --massif or --parquet"),
     }
@@ -123,14 +129,11 @@ fn export(
     compression: Option<tramp_io::Compression>,
     command: &str,
     job: fn(&mut super::Opened) -> Result<tramp_api::export::Exported, tramp_api::Error>,
+    covers: &'static str,
 ) -> Result<()> {
     let out = tramp_api::output::create_with(path, compression)?;
     let mut o = tramp_api::heap::open_heap(&input.spec(), command)?;
     let (bytes, run) = job(&mut o)?;
     out.write(&bytes)?;
-    let covers = match command {
-        "export --massif" => "; the snapshots cover the records before the error",
-        _ => "; the profile covers the records before the error",
-    };
     super::end_run(run, &o, Some(path), covers)
 }

@@ -120,22 +120,21 @@ pub fn write_report<R: serde::Serialize + std::fmt::Display + ?Sized>(
 /// (`tramp_api::end`: the error names the trace, what the output above
 /// covers, and where it stopped).
 pub fn end_run(run: Run, o: &Opened, out: Option<&str>, covers: &'static str) -> Result<()> {
-    ended(tramp_api::end(run, o, out, covers))
+    let e = tramp_api::end(run, o, out, covers);
+    warn(&e.name, &e.warnings);
+    Ok(e.into_result()?)
 }
 
-/// Prints an ending's warnings on stderr and returns its error.
-pub fn ended(e: tramp_api::Ended) -> Result<()> {
-    for w in &e.warnings {
-        eprintln!("tramp: warning: {}: {w}", e.name);
+/// The damage a reader skipped, on stderr, a line each.
+pub fn warn(name: &str, warnings: &[tramp_core::Warning]) {
+    for w in warnings {
+        eprintln!("tramp: warning: {name}: {w}");
     }
-    Ok(e.into_result()?)
 }
 
 /// Prints the damage a Heph reader skipped and, if there was any, returns
 /// the error that makes the exit non-zero.
 pub fn heph_damage(name: &str, warnings: Vec<tramp_heph::reader::Warning>) -> Result<()> {
-    for w in &warnings {
-        eprintln!("tramp: warning: {name}: {w}");
-    }
+    warn(name, &warnings);
     tramp_api::ending::end_warnings(name, "heph", &warnings).map_or(Ok(()), |e| Err(e.into()))
 }

@@ -47,7 +47,7 @@ pub fn write(rec: &tramp_record::Recording, output: &str, after: After) -> Resul
         }
         (None, sites) => {
             let mut text = Vec::new();
-            let root = super::stats::write_heap(&mut o, json, sites.flatten(), &mut text)?;
+            let root = super::stats::write_heap(&mut o, json, sites.flatten(), None, &mut text)?;
             (text, root.0, None, root.1)
         }
     };

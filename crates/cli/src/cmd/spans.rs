@@ -41,8 +41,6 @@ pub fn run(a: SpansArgs) -> Result<()> {
 pub fn summarize(d: Detected, opts: tramp_heph::summary::Options, json: bool) -> Result<()> {
     let s = tramp_api::heph::summarize(d, opts)?;
     print_report(&s.outcome(), json)?;
-    for w in &s.warnings {
-        eprintln!("tramp: warning: {}: {w}", s.name);
-    }
+    super::warn(&s.name, &s.warnings);
     Ok(s.end()?)
 }

@@ -183,14 +183,7 @@ pub fn heap(
     suppressions: Option<&Suppressions>,
     out: &mut dyn std::io::Write,
 ) -> Result<()> {
-    let run = match sites {
-        Some(top) => {
-            let (report, run) = tramp_api::heap::with_sites(&mut o, top, suppressions);
-            super::write_report(out, &run.outcome(&report), json)?;
-            run
-        }
-        None => write_heap(&mut o, json, None, out)?.1,
-    };
+    let (_, run) = write_heap(&mut o, json, sites, suppressions, out)?;
     let covers = "; statistics above cover the records before the error";
     end_run(run, &o, None, covers)
 }
@@ -201,10 +194,11 @@ pub fn write_heap(
     o: &mut super::Opened,
     json: bool,
     sites: Option<usize>,
+    suppressions: Option<&Suppressions>,
     out: &mut dyn std::io::Write,
 ) -> Result<(tramp_heap::Report, tramp_core::Run)> {
     if let Some(top) = sites {
-        let (report, run) = tramp_api::heap::with_sites(o, top, None);
+        let (report, run) = tramp_api::heap::with_sites(o, top, suppressions);
         super::write_report(out, &run.outcome(&report), json)?;
         return Ok((report.heap, run));
     }
