@@ -4,7 +4,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use tramp_core::{Error, FieldDef, FieldType, FormatDesc, Holds, RecordKind, Role, Schema, Sniff};
+use tramp_core::{Error, FieldDef, FormatDesc, Holds, RecordKind, Role, Schema, Sniff};
 use tramp_hatf::records::ItemSource;
 
 use crate::android::{AndroidReader, AndroidSink};
@@ -73,37 +73,26 @@ fn android_written() -> Arc<Schema> {
     static SCHEMA: OnceLock<Arc<Schema>> = OnceLock::new();
     SCHEMA
         .get_or_init(|| {
-            let f = |n: &str, r: Role| FieldDef::new(n, FieldType::U64, Some(r));
-            let (thread, time) = (|| f("thread", Role::Thread), || f("time", Role::Time));
+            let (thread, time) = (("thread", Role::Thread), ("time", Role::Time));
             let mut s = Schema::new("android");
+            let (address, size) = (("address", Role::Address), ("size", Role::Size));
             s.add_type(
                 "alloc",
                 RecordKind::Alloc,
-                vec![
-                    thread(),
-                    time(),
-                    f("address", Role::Address),
-                    f("size", Role::Size),
-                ],
+                FieldDef::u64s(&[thread, time, address, size]),
             );
             s.add_type(
                 "free",
                 RecordKind::Free,
-                vec![thread(), time(), f("address", Role::Address)],
+                FieldDef::u64s(&[thread, time, address]),
             );
             s.add_realloc_types(|| {
-                vec![
-                    thread(),
-                    time(),
-                    f("old", Role::OldAddress),
-                    f("address", Role::Address),
-                    f("size", Role::Size),
-                ]
+                FieldDef::u64s(&[thread, time, ("old", Role::OldAddress), address, size])
             });
             s.add_type(
                 "threadDone",
                 RecordKind::ThreadDestroy,
-                vec![thread(), time()],
+                FieldDef::u64s(&[thread, time]),
             );
             Arc::new(s)
         })
@@ -155,29 +144,28 @@ fn trace_run_written() -> Arc<Schema> {
     static SCHEMA: OnceLock<Arc<Schema>> = OnceLock::new();
     SCHEMA
         .get_or_init(|| {
-            let f = |n: &str, r: Role| FieldDef::new(n, FieldType::U64, Some(r));
             let mut s = Schema::new("trace_run");
             s.add_type(
                 "malloc",
                 RecordKind::Alloc,
-                vec![
-                    f("thread", Role::Thread),
-                    f("address", Role::Address),
-                    f("size", Role::Size),
-                ],
+                FieldDef::u64s(&[
+                    ("thread", Role::Thread),
+                    ("address", Role::Address),
+                    ("size", Role::Size),
+                ]),
             );
             s.add_type(
                 "free",
                 RecordKind::Free,
-                vec![f("thread", Role::Thread), f("address", Role::Address)],
+                FieldDef::u64s(&[("thread", Role::Thread), ("address", Role::Address)]),
             );
             s.add_realloc_types(|| {
-                vec![
-                    f("thread", Role::Thread),
-                    f("old", Role::OldAddress),
-                    f("address", Role::Address),
-                    f("size", Role::Size),
-                ]
+                FieldDef::u64s(&[
+                    ("thread", Role::Thread),
+                    ("old", Role::OldAddress),
+                    ("address", Role::Address),
+                    ("size", Role::Size),
+                ])
             });
             Arc::new(s)
         })

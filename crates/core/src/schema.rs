@@ -255,6 +255,15 @@ impl FieldDef {
             role,
         }
     }
+
+    /// Unsigned integer fields, each named and given a role: how a
+    /// format's code declares its record types in one line a type.
+    pub fn u64s(fields: &[(&str, Role)]) -> Vec<FieldDef> {
+        fields
+            .iter()
+            .map(|&(n, r)| FieldDef::new(n, FieldType::U64, Some(r)))
+            .collect()
+    }
 }
 
 /// A record type: a name, a kind and an ordered list of fields.

@@ -3,7 +3,7 @@
 //! garbage collection on random traces.
 
 use proptest::prelude::*;
-use tramp_core::{FieldDef, FieldType, RecordBuf, RecordKind, Role, Schema, Source};
+use tramp_core::{FieldDef, RecordBuf, RecordKind, Role, Schema, Source};
 use tramp_graph::graph::ObjectGraph;
 use tramp_graph::{Collector, GraphEvent, GraphView};
 use tramp_ptf::Event;
@@ -59,36 +59,40 @@ fn figure3_is_seven_objects_six_links_six_traversals() {
 
 /// A heap trace format with loads and stores, as a DTD might declare it.
 fn heap_schema() -> Schema {
-    let u = |n: &str, r: Role| FieldDef::new(n, FieldType::U64, Some(r));
+    let u64s = FieldDef::u64s;
     let mut s = Schema::new("memtrace");
     s.add_type(
         "alloc",
         RecordKind::Alloc,
-        vec![
-            u("size", Role::Size),
-            u("address", Role::Address),
-            u("site", Role::Site),
-        ],
+        u64s(&[
+            ("size", Role::Size),
+            ("address", Role::Address),
+            ("site", Role::Site),
+        ]),
     );
-    s.add_type("free", RecordKind::Free, vec![u("address", Role::Address)]);
+    s.add_type(
+        "free",
+        RecordKind::Free,
+        u64s(&[("address", Role::Address)]),
+    );
     s.add_type(
         "store",
         RecordKind::Store,
-        vec![u("address", Role::Address), u("value", Role::Value)],
+        u64s(&[("address", Role::Address), ("value", Role::Value)]),
     );
     s.add_type(
         "load",
         RecordKind::Load,
-        vec![u("address", Role::Address), u("value", Role::Value)],
+        u64s(&[("address", Role::Address), ("value", Role::Value)]),
     );
     s.add_type(
         "realloc",
         RecordKind::Realloc(tramp_core::ReallocOutcome::Moved),
-        vec![
-            u("size", Role::Size),
-            u("old", Role::OldAddress),
-            u("address", Role::Address),
-        ],
+        u64s(&[
+            ("size", Role::Size),
+            ("old", Role::OldAddress),
+            ("address", Role::Address),
+        ]),
     );
     s
 }

@@ -549,9 +549,7 @@ impl<K: Keep, A: Analysis<Heap<K>>> Analysis for HeapFlow<A, K> {
 pub(crate) mod testing {
     use std::sync::Arc;
 
-    use tramp_core::{
-        FieldDef, FieldType, ReallocOutcome, Record, RecordBuf, RecordKind, Role, Schema,
-    };
+    use tramp_core::{FieldDef, ReallocOutcome, Record, RecordBuf, RecordKind, Role, Schema};
 
     pub struct Trace {
         schema: Arc<Schema>,
@@ -567,53 +565,53 @@ pub(crate) mod testing {
 
     impl Trace {
         pub fn new() -> Trace {
-            let f = |n: &str, r: Role| FieldDef::new(n, FieldType::U64, Some(r));
+            let u64s = FieldDef::u64s;
             let mut s = Schema::new("test-heap");
             s.add_type(
                 "alloc",
                 RecordKind::Alloc,
-                vec![
-                    f("size", Role::Size),
-                    f("address", Role::Address),
-                    f("thread", Role::Thread),
-                ],
+                u64s(&[
+                    ("size", Role::Size),
+                    ("address", Role::Address),
+                    ("thread", Role::Thread),
+                ]),
             );
             s.add_type(
                 "free",
                 RecordKind::Free,
-                vec![f("address", Role::Address), f("thread", Role::Thread)],
+                u64s(&[("address", Role::Address), ("thread", Role::Thread)]),
             );
             for (i, o) in OUTCOMES.iter().enumerate() {
                 s.add_type(
                     format!("realloc{i}"),
                     RecordKind::Realloc(*o),
-                    vec![
-                        f("size", Role::Size),
-                        f("old", Role::OldAddress),
-                        f("address", Role::Address),
-                        f("thread", Role::Thread),
-                    ],
+                    u64s(&[
+                        ("size", Role::Size),
+                        ("old", Role::OldAddress),
+                        ("address", Role::Address),
+                        ("thread", Role::Thread),
+                    ]),
                 );
             }
             // Types 6 and 7: with the heap.
             s.add_type(
                 "alloc_in",
                 RecordKind::Alloc,
-                vec![
-                    f("size", Role::Size),
-                    f("address", Role::Address),
-                    f("thread", Role::Thread),
-                    f("heap", Role::Heap),
-                ],
+                u64s(&[
+                    ("size", Role::Size),
+                    ("address", Role::Address),
+                    ("thread", Role::Thread),
+                    ("heap", Role::Heap),
+                ]),
             );
             s.add_type(
                 "free_in",
                 RecordKind::Free,
-                vec![
-                    f("address", Role::Address),
-                    f("thread", Role::Thread),
-                    f("heap", Role::Heap),
-                ],
+                u64s(&[
+                    ("address", Role::Address),
+                    ("thread", Role::Thread),
+                    ("heap", Role::Heap),
+                ]),
             );
             // Types 8 and 9: a heap's creation and destruction.
             for (name, kind) in [
@@ -623,7 +621,7 @@ pub(crate) mod testing {
                 s.add_type(
                     name,
                     kind,
-                    vec![f("thread", Role::Thread), f("heap", Role::Heap)],
+                    u64s(&[("thread", Role::Thread), ("heap", Role::Heap)]),
                 );
             }
             Trace {

@@ -59,19 +59,5 @@ impl Policy for Clock {
         self.queue.admit(a.id, a.charge, a.write, evicted, victim);
         false
     }
-    fn contains(&self, id: u64) -> bool {
-        self.queue.find(id).is_some()
-    }
-    fn occupied(&self) -> u64 {
-        self.queue.occupied()
-    }
-    fn len(&self) -> usize {
-        self.queue.len()
-    }
-    fn write_backs(&self) -> Option<u64> {
-        Some(self.queue.write_backs)
-    }
-    fn dirty_len(&self) -> Option<usize> {
-        Some(self.queue.dirty_len())
-    }
+    held_in!(queue queue);
 }

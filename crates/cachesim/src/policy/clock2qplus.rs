@@ -140,13 +140,5 @@ impl Policy for Clock2QPlus {
         }
         false
     }
-    fn contains(&self, id: u64) -> bool {
-        self.t.find(id).is_some()
-    }
-    fn occupied(&self) -> u64 {
-        self.small.bytes + self.main.bytes
-    }
-    fn len(&self) -> usize {
-        self.t.len()
-    }
+    held_in!(table t, small.bytes + main.bytes);
 }

@@ -76,13 +76,5 @@ impl Policy for Gdsf {
         }
         false
     }
-    fn contains(&self, id: u64) -> bool {
-        self.map.contains_key(&id)
-    }
-    fn occupied(&self) -> u64 {
-        self.occupied
-    }
-    fn len(&self) -> usize {
-        self.map.len()
-    }
+    held_in!(map map, occupied);
 }

@@ -373,13 +373,5 @@ impl Policy for Lhd {
         self.occupied += a.charge;
         false
     }
-    fn contains(&self, id: u64) -> bool {
-        self.sizes.contains_key(&id)
-    }
-    fn occupied(&self) -> u64 {
-        self.occupied
-    }
-    fn len(&self) -> usize {
-        self.sizes.len()
-    }
+    held_in!(map sizes, occupied);
 }

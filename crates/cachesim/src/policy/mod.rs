@@ -27,18 +27,48 @@ macro_rules! named {
 }
 
 /// `fn contains`, `fn occupied` and `fn len` of a policy whose entries are
-/// in a `table` (found by id) or a `pool` (libCacheSim's hash table), with
-/// the charge held in `$occupied`.
+/// in a `table` (found by id), a `map` (a hash map by id) or a `pool`
+/// (libCacheSim's hash table), with the charge held in `$occupied` (a sum
+/// of fields where the policy keeps one per queue); `queue` adds the
+/// write-back counts of a policy held in one [`queue::Queue`].
 macro_rules! held_in {
-    (table $t:ident, $($occupied:ident).+) => {
+    (table $t:ident, $($occupied:ident).+ $(+ $($more:ident).+)*) => {
         fn contains(&self, id: u64) -> bool {
             self.$t.find(id).is_some()
+        }
+        fn occupied(&self) -> u64 {
+            self.$($occupied).+ $(+ self.$($more).+)*
+        }
+        fn len(&self) -> usize {
+            self.$t.len()
+        }
+    };
+    (map $m:ident, $($occupied:ident).+) => {
+        fn contains(&self, id: u64) -> bool {
+            self.$m.contains_key(&id)
         }
         fn occupied(&self) -> u64 {
             self.$($occupied).+
         }
         fn len(&self) -> usize {
-            self.$t.len()
+            self.$m.len()
+        }
+    };
+    (queue $q:ident) => {
+        fn contains(&self, id: u64) -> bool {
+            self.$q.find(id).is_some()
+        }
+        fn occupied(&self) -> u64 {
+            self.$q.occupied()
+        }
+        fn len(&self) -> usize {
+            self.$q.len()
+        }
+        fn write_backs(&self) -> Option<u64> {
+            Some(self.$q.write_backs)
+        }
+        fn dirty_len(&self) -> Option<usize> {
+            Some(self.$q.dirty_len())
         }
     };
     (pool $p:ident, $($occupied:ident).+) => {

@@ -52,13 +52,5 @@ impl Policy for Opt {
         self.bytes += a.charge;
         false
     }
-    fn contains(&self, id: u64) -> bool {
-        self.objects.contains_key(&id)
-    }
-    fn occupied(&self) -> u64 {
-        self.bytes
-    }
-    fn len(&self) -> usize {
-        self.objects.len()
-    }
+    held_in!(map objects, bytes);
 }

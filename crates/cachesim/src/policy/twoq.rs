@@ -90,13 +90,5 @@ impl Policy for TwoQ {
         }
         false
     }
-    fn contains(&self, id: u64) -> bool {
-        self.t.find(id).is_some()
-    }
-    fn occupied(&self) -> u64 {
-        self.a1in.bytes + self.am.bytes
-    }
-    fn len(&self) -> usize {
-        self.t.len()
-    }
+    held_in!(table t, a1in.bytes + am.bytes);
 }
