@@ -32,15 +32,9 @@ decode=$PWD/target/release/examples/decode
 w=$PWD/bench/workloads
 dir=${1:-$(mktemp -d)}
 mkdir -p "$dir"
-gcc -O2 -o "$dir/alloc_bench" "$w/alloc_bench.c"
-python=$(command -v pyenv >/dev/null 2>&1 && pyenv which python3 || command -v python3)
-python3 - "$dir/big.c" <<'PY'
-import sys
-with open(sys.argv[1], "w") as f:
-    for i in range(1500):
-        f.write(f"int f{i}(int x) {{ int a[16]; for (int j = 0; j < 16; j++) a[j] = x * {i} + j; "
-                f"int s = 0; for (int j = 0; j < 16; j++) s += a[j] ^ (s << 1); return s; }}\n")
-PY
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
+workloads_in "$dir"
 export PYTHONMALLOC=malloc
 size() { stat -c %s "$1"; }
 printf '%-8s %9s | %9s %9s %9s %9s | %9s %9s %9s | %9s %9s %9s | %8s %8s %7s\n' \

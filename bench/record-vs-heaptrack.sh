@@ -26,17 +26,9 @@ tramp=$PWD/target/release/tramp
 w=$PWD/bench/workloads
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-gcc -O2 -o "$dir/alloc_bench" "$w/alloc_bench.c"
-python=$(command -v pyenv >/dev/null 2>&1 && pyenv which python3 || command -v python3)
-# A sizable C file for gcc to compile: the tramp capture sources are Rust, so
-# use sqlite-like generated code.
-python3 - "$dir/big.c" <<'PY'
-import sys
-with open(sys.argv[1], "w") as f:
-    for i in range(1500):
-        f.write(f"int f{i}(int x) {{ int a[16]; for (int j = 0; j < 16; j++) a[j] = x * {i} + j; "
-                f"int s = 0; for (int j = 0; j < 16; j++) s += a[j] ^ (s << 1); return s; }}\n")
-PY
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
+workloads_in "$dir"
 # Installs the capture library in the cache (a run that records something:
 # one that records nothing is an error).
 $tramp record -o "$dir/warm.hatf" -- ls / >/dev/null 2>&1

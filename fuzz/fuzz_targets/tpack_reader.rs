@@ -10,18 +10,6 @@ use tramp_hatf::OwnedItem;
 use tramp_tpack::reader::Next;
 use tramp_tpack::{Codec, Options, Reader, Writer};
 
-fn fix_checksums(data: &mut [u8]) {
-    let mut at = 8;
-    while at + 16 <= data.len() && &data[at..at + 4] == b"TPKB" {
-        let len = u32::from_le_bytes(data[at + 8..at + 12].try_into().unwrap()) as usize;
-        let Some(end) = (at + 16).checked_add(len).filter(|e| *e <= data.len()) else {
-            return;
-        };
-        let crc = crc32fast::hash(&data[at + 16..end]);
-        data[at + 12..at + 16].copy_from_slice(&crc.to_le_bytes());
-        at = end;
-    }
-}
 
 /// Items, warnings and the error, as text.
 fn drain<R: std::io::Read>(mut r: Reader<R>) -> (Vec<OwnedItem>, Vec<String>, Option<String>) {
@@ -49,7 +37,7 @@ fn read(data: &[u8]) -> (Vec<OwnedItem>, bool) {
 fuzz_target!(|data: &[u8]| {
     let mut data = data.to_vec();
     if data.first().is_some_and(|b| b & 1 == 0) {
-        fix_checksums(&mut data);
+        tramp_tpack::framer::reseal_checksums(&mut data);
     }
     let (items, clean) = read(&data);
     if clean {

@@ -4,30 +4,13 @@
 mod common;
 use common::*;
 
-fn blocks(md: &str, lang: &str) -> Vec<String> {
-    let fence = format!("```{lang}\n");
-    md.split(&fence)
-        .skip(1)
-        .map(|rest| rest.split("```").next().unwrap().to_string())
-        .collect()
-}
-
-fn unhex(s: &str) -> Vec<u8> {
-    let digits: String = s.chars().filter(|c| c.is_ascii_hexdigit()).collect();
-    assert!(digits.len().is_multiple_of(2), "odd hex in {s:?}");
-    (0..digits.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&digits[i..i + 2], 16).unwrap())
-        .collect()
-}
+#[path = "../../../tests/support/doc_blocks.rs"]
+mod doc_blocks;
+use doc_blocks::{blocks, format_page, unhex};
 
 #[test]
 fn hatf_md_examples_hold() {
-    let md = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../docs/formats/hatf.md"
-    ))
-    .unwrap();
+    let md = format_page("hatf");
     let texts = blocks(&md, "hatf-text");
     let hexes = blocks(&md, "hex");
     assert_eq!(texts.len(), hexes.len());
@@ -46,11 +29,7 @@ fn hatf_md_examples_hold() {
 /// it (metadata included), and decodes to the same records.
 #[test]
 fn policy_examples_hold() {
-    let md = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../docs/formats/hatf.md"
-    ))
-    .unwrap();
+    let md = format_page("hatf");
     let inputs = blocks(&md, "hatf-policy");
     let outputs = blocks(&md, "hatf-encoded");
     assert_eq!(inputs.len(), outputs.len());

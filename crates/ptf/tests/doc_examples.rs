@@ -6,28 +6,12 @@ use tramp_ptf::ascii::{AsciiReader, AsciiWriter};
 use tramp_ptf::binary::{BinaryReader, BinaryWriter};
 use tramp_ptf::{EventSink, EventSource};
 
-fn blocks(md: &str, lang: &str) -> Vec<String> {
-    let fence = format!("```{lang}\n");
-    md.split(&fence)
-        .skip(1)
-        .map(|rest| rest.split("```").next().unwrap().to_string())
-        .collect()
-}
-
-fn unhex(s: &str) -> Vec<u8> {
-    let digits: String = s.chars().filter(|c| c.is_ascii_hexdigit()).collect();
-    (0..digits.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&digits[i..i + 2], 16).unwrap())
-        .collect()
-}
+#[path = "../../../tests/support/doc_blocks.rs"]
+mod doc_blocks;
+use doc_blocks::{blocks, format_page, unhex};
 
 fn md() -> String {
-    std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../docs/formats/ptf.md"
-    ))
-    .unwrap()
+    format_page("ptf")
 }
 
 #[test]

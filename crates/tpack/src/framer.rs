@@ -429,3 +429,23 @@ fn unzstd(data: &[u8], raw: usize, out: &mut Vec<u8>) -> std::io::Result<()> {
         }
     }
 }
+
+/// Sets every block's CRC-32 to the checksum of its body, in place, walking
+/// the blocks from the magic while their headers hold; stops at the first
+/// header that does not. For tests and fuzzing that damage a body on
+/// purpose and want the decoders behind the checksum to see it.
+pub fn reseal_checksums(data: &mut [u8]) {
+    let mut at = MAGIC.len();
+    while at + BLOCK_HEADER <= data.len() && data[at..at + 4] == BLOCK_MAGIC {
+        let len = u32::from_le_bytes(data[at + 8..at + 12].try_into().unwrap()) as usize;
+        let Some(end) = (at + BLOCK_HEADER)
+            .checked_add(len)
+            .filter(|e| *e <= data.len())
+        else {
+            return;
+        };
+        let crc = crc32fast::hash(&data[at + BLOCK_HEADER..end]);
+        data[at + 12..at + 16].copy_from_slice(&crc.to_le_bytes());
+        at = end;
+    }
+}

@@ -405,39 +405,20 @@ fn other_files_are_refused() {
     assert_eq!(unpack(b"tpack\x00\x02\x00"), (vec![], vec![], None));
 }
 
-fn block(md: &str, lang: &str) -> String {
-    let fence = format!("```{lang}\n");
-    md.split(&fence)
-        .nth(1)
-        .unwrap()
-        .split("```")
-        .next()
-        .unwrap()
-        .to_string()
-}
+#[path = "../../../tests/support/doc_blocks.rs"]
+mod doc_blocks;
 
 /// The example of docs/formats/tpack.md is exact.
 #[test]
 fn docs_example_is_exact() {
-    let md = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../docs/formats/tpack.md"
-    ))
-    .unwrap();
-    let text = block(&md, "tpack-records");
+    let md = doc_blocks::format_page("tpack");
+    let text = &doc_blocks::blocks(&md, "tpack-records")[0];
     let mut r = tramp_hatf::text::TextReader::new(text.as_bytes());
     let mut items = Vec::new();
     while let Some(i) = r.next_item().unwrap() {
         items.push(i.to_owned());
     }
-    let hex: String = block(&md, "hex")
-        .chars()
-        .filter(|c| c.is_ascii_hexdigit())
-        .collect();
-    let want: Vec<u8> = (0..hex.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
-        .collect();
+    let want = doc_blocks::unhex(&doc_blocks::blocks(&md, "hex")[0]);
     let bytes = pack(
         &items,
         Options {
@@ -455,16 +436,7 @@ fn docs_example_is_exact() {
 /// that a crash file reaches the same decoder path here.
 fn fix_checksums(mut data: Vec<u8>) -> Vec<u8> {
     if data.first().is_some_and(|b| b & 1 == 0) {
-        let mut at = 8;
-        while at + 16 <= data.len() && &data[at..at + 4] == b"TPKB" {
-            let len = u32::from_le_bytes(data[at + 8..at + 12].try_into().unwrap()) as usize;
-            let Some(end) = (at + 16).checked_add(len).filter(|e| *e <= data.len()) else {
-                break;
-            };
-            let crc = crc32fast::hash(&data[at + 16..end]);
-            data[at + 12..at + 16].copy_from_slice(&crc.to_le_bytes());
-            at = end;
-        }
+        tramp_tpack::framer::reseal_checksums(&mut data);
     }
     data
 }

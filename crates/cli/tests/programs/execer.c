@@ -13,18 +13,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "attached.h"
+
 __attribute__((noinline)) void *before_exec(void) { return malloc(300); }
 __attribute__((noinline)) void *execd_site(void) { return malloc(700); }
 
-static int attached(void) {
-    FILE *f = fopen("/proc/self/maps", "r");
-    char line[4096];
-    int found = 0;
-    while (f && fgets(line, sizeof line, f))
-        if (strstr(line, "libtramp_capture")) found = 1;
-    if (f) fclose(f);
-    return found;
-}
 
 int main(int argc, char **argv) {
     if (argc == 2 && strcmp(argv[1], "--execd") == 0) {
