@@ -312,11 +312,9 @@ impl<K: Keep> HeapView<K> {
             return Ok(());
         }
         let ix = self.roles(ty);
-        let u = |i: Option<usize>| {
-            i.and_then(|i| rec.get(i))
-                .and_then(|v| v.as_u64())
-                .unwrap_or(0)
-        };
+        // `Record::int` reads a scalar slot (or a fixed layout's bytes)
+        // without assembling a `Value`: this runs for every record.
+        let u = |i: Option<usize>| i.and_then(|i| rec.int(i)).map_or(0, |v| v as u64);
         let cx = Context {
             thread: u(ix.thread),
             heap: u(ix.heap),
