@@ -5,7 +5,8 @@
 //! (DTDs, descriptions, scripts, suppressions) are read here too, each
 //! noted as an input so that no output of the job can be written over it.
 
-use tramp_core::{OpenOptions, Source};
+use tramp_core::select::{Selected, Selection};
+use tramp_core::{OpenOptions, Role, Source};
 use tramp_formats::Format;
 pub use tramp_formats::pipeline::Opened;
 use tramp_io::Input;
@@ -25,6 +26,9 @@ pub struct TraceSpec {
     /// A TRAMP format description of the trace's layout (format
     /// `tramp-desc`).
     pub desc: Option<String>,
+    /// The part of the trace to read (`--time`, `--thread`, `--pid`;
+    /// docs/select.md); the default is all of it.
+    pub select: Selection,
 }
 
 impl TraceSpec {
@@ -77,9 +81,47 @@ impl Detected {
             desc: spec.desc.as_deref().map(read_desc).transpose()?,
         };
         let name = self.name;
-        tramp_formats::pipeline::open(self.input, Some(self.format), &opts, ahead)
-            .map_err(|source| Error::Detect { path: name, source })
+        let mut o = tramp_formats::pipeline::open(self.input, Some(self.format), &opts, ahead)
+            .map_err(|source| Error::Detect { path: name, source })?;
+        if !spec.select.is_all() {
+            let needs_span = spec.select.time.is_some_and(|t| t.needs_span());
+            let span = if needs_span { Some(span(spec)?) } else { None };
+            o.source = Box::new(Selected::new(o.source, spec.select.clone(), span)?);
+        }
+        Ok(o)
     }
+}
+
+/// The trace's timed span in nanoseconds: the latest time of any record
+/// less the first timed record's, read in a pass of its own (so a range in
+/// percent needs a file, not stdin).
+pub fn span(spec: &TraceSpec) -> Result<u64, Error> {
+    if spec.path == "-" {
+        return Err(Error::Core(tramp_core::Error::Usage(
+            "--time in percent reads the trace twice: name a file, not stdin".into(),
+        )));
+    }
+    let whole = TraceSpec {
+        select: Selection::default(),
+        ..spec.clone()
+    };
+    let mut o = open(&whole, false)?;
+    let times: Vec<Option<usize>> = o
+        .source
+        .schema()
+        .types
+        .iter()
+        .map(|t| t.role_index(Role::Time))
+        .collect();
+    let (mut first, mut last) = (None, 0u64);
+    while let Some(rec) = o.source.next_record()? {
+        if let Some(t) = times[rec.record_type().index].and_then(|i| rec.int(i)) {
+            let t = t as u64;
+            first.get_or_insert(t);
+            last = last.max(t);
+        }
+    }
+    Ok(first.map_or(0, |f| last.saturating_sub(f)))
 }
 
 /// Opens the trace as records (decoded on a second core).

@@ -36,6 +36,7 @@ pub mod output;
 pub mod record;
 pub mod rng;
 pub mod schema;
+pub mod select;
 pub mod site;
 pub mod stream;
 pub mod synthetic;

@@ -214,6 +214,25 @@ pub struct HeapStep<K = Born> {
     /// `tramp:attached` comment): frees of unknown blocks are of blocks
     /// allocated before it.
     pub attached: bool,
+    /// The records are a selection (`--time`, `--thread`: a
+    /// `tramp:selected` comment first): frees of unknown blocks are of
+    /// blocks allocated outside it.
+    pub selected: Selected,
+}
+
+/// Whether the records are a selection of a trace, and of what kind.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Selected {
+    /// The whole trace (or the whole of its processes).
+    #[default]
+    No,
+    /// A time range of every thread: a free of an address freed before
+    /// in the range and not allocated since is a double free.
+    Time,
+    /// Some threads: another thread may have allocated an address again
+    /// after the selection freed it, so a second free is not a double
+    /// free.
+    Threads,
 }
 
 /// The stream of heap events whose objects carry `K`

@@ -179,6 +179,7 @@ mod tests {
                     live: Live::default(),
                     sampling: None,
                     attached: false,
+                    selected: crate::event::Selected::No,
                 },
             )
             .unwrap()

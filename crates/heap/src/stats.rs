@@ -15,6 +15,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
 use tramp_core::{Analysis, Error, Record};
 
+use crate::event::Selected;
 use crate::sampling::{Estimates, Sampling, SamplingReport};
 use crate::view::{Context, Heap, HeapEvent, HeapFlow, HeapStep, Keep, Live};
 
@@ -79,6 +80,10 @@ pub struct Report {
     /// before the attach (not anomalies). Absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub frees_allocated_before_attach: Option<u64>,
+    /// The records are a selection (`--time`, `--thread`): frees of blocks
+    /// allocated outside it (not anomalies). Absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frees_allocated_outside_selection: Option<u64>,
     pub double_frees: u64,
     pub allocs_of_live_addresses: u64,
     pub threads_created: u64,
@@ -147,6 +152,7 @@ pub struct HeapTotals {
     unknown_frees: u64,
     /// Of an attached trace: frees of blocks allocated before the attach.
     before_attach: Option<u64>,
+    outside_selection: Option<u64>,
     double_frees: u64,
     live_reallocs: u64,
     threads: (u64, u64),
@@ -176,6 +182,9 @@ impl HeapTotals {
         self.live = step.live;
         if step.attached && self.before_attach.is_none() {
             self.before_attach = Some(0);
+        }
+        if step.selected != Selected::No && self.outside_selection.is_none() {
+            self.outside_selection = Some(0);
         }
         self.max_objects = self.max_objects.max(step.live.objects);
         self.max_bytes = self.max_bytes.max(step.live.bytes);
@@ -236,8 +245,14 @@ impl HeapTotals {
                         }
                         self.freed.insert(address);
                     }
+                    None if step.selected == Selected::Threads => {
+                        *self.outside_selection.get_or_insert(0) += 1
+                    }
                     None if self.freed.contains(&address) => self.double_frees += 1,
                     None if step.attached => *self.before_attach.get_or_insert(0) += 1,
+                    None if step.selected == Selected::Time => {
+                        *self.outside_selection.get_or_insert(0) += 1
+                    }
                     None => self.unknown_frees += 1,
                 }
             }
@@ -317,6 +332,7 @@ impl HeapTotals {
             temporary_allocations: self.temporary,
             frees_of_unknown_addresses: self.unknown_frees,
             frees_allocated_before_attach: self.before_attach,
+            frees_allocated_outside_selection: self.outside_selection,
             double_frees: self.double_frees,
             allocs_of_live_addresses: self.live_reallocs,
             threads_created: self.threads.0,
@@ -551,6 +567,14 @@ impl fmt::Display for Report {
                     format!("± {}", human(v.round() as u64))
                 );
             }
+        }
+        if let Some(n) = self.frees_allocated_outside_selection {
+            let _ = writeln!(
+                s,
+                "\nthe records are a selection (--time, --thread), read as an attach at its start: \
+                 {} frees of blocks allocated outside it (not anomalies)",
+                human(n)
+            );
         }
         if let Some(n) = self.frees_allocated_before_attach {
             let _ = writeln!(

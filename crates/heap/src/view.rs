@@ -93,6 +93,7 @@ pub struct HeapView<K = Born> {
     sampling: Option<Sampling>,
     /// The trace starts at an attach (its comment was read).
     attached: bool,
+    selected: crate::event::Selected,
 }
 
 /// The last attributes decoded into a site: allocations mostly repeat
@@ -152,6 +153,7 @@ impl<K: Keep> HeapView<K> {
             last_alloc: None,
             sampling: None,
             attached: false,
+            selected: crate::event::Selected::No,
         }
     }
 
@@ -267,6 +269,7 @@ impl<K: Keep> HeapView<K> {
             },
             sampling: self.sampling,
             attached: self.attached,
+            selected: self.selected,
         }
     }
 
@@ -295,6 +298,12 @@ impl<K: Keep> HeapView<K> {
                     self.sampling = Some(s);
                 } else if crate::attach::is_attached_note(text) {
                     self.attached = true;
+                } else if tramp_core::select::is_selected_note(text) {
+                    self.selected = if tramp_core::select::selects_threads(text) {
+                        crate::event::Selected::Threads
+                    } else {
+                        crate::event::Selected::Time
+                    };
                 }
             }
             return Ok(());

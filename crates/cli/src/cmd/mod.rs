@@ -49,6 +49,19 @@ pub struct InputArgs {
     /// the trace is read as the records it describes (format tramp-desc).
     #[arg(long, value_name = "FILE", conflicts_with = "format")]
     pub desc: Option<String>,
+    /// Read only the records in this time range from the trace's first
+    /// timed record: `2s..5s`, `250ms..1s`, `0%..50%` of the run, `2s..`
+    /// (to the end), `..500ms`; a bare number is seconds. Frees of blocks
+    /// allocated before the range are not anomalies (docs/select.md).
+    #[arg(long, value_name = "A..B", value_parser = tramp_core::select::TimeRange::parse)]
+    pub time: Option<tramp_core::select::TimeRange>,
+    /// Read only the records of these threads (comma-separated ids).
+    #[arg(long = "thread", value_name = "TID", value_delimiter = ',')]
+    pub threads: Vec<u64>,
+    /// Read only the records of this process of the recording (its
+    /// `tramp:process` note).
+    #[arg(long, value_name = "PID")]
+    pub pid: Option<u64>,
 }
 
 impl InputArgs {
@@ -59,6 +72,11 @@ impl InputArgs {
             format: self.format.clone(),
             dtd: self.dtd.clone(),
             desc: self.desc.clone(),
+            select: tramp_core::select::Selection {
+                time: self.time,
+                threads: self.threads.clone(),
+                pid: self.pid,
+            },
         }
     }
 }

@@ -1,0 +1,269 @@
+//! `--time`, `--thread` and `--pid` (docs/select.md) on a recording of
+//! handoff.c (two producer threads, two consumers freeing what the
+//! producers allocated), each checked against the trace's dump filtered by
+//! hand here.
+
+mod common;
+use common::*;
+
+use std::collections::BTreeSet;
+
+/// One record line of `tramp dump`: its kind, thread and time.
+struct Line {
+    text: String,
+    kind: String,
+    thread: Option<u64>,
+    time: Option<u64>,
+}
+
+fn field(line: &str, name: &str) -> Option<u64> {
+    let at = line.find(&format!(" {name}="))? + name.len() + 2;
+    let v: String = line[at..]
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric())
+        .collect();
+    match v.strip_prefix("0x") {
+        Some(hex) => u64::from_str_radix(hex, 16).ok(),
+        None => v.parse().ok(),
+    }
+}
+
+fn lines(dump: &str) -> Vec<Line> {
+    dump.lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| Line {
+            text: l.to_string(),
+            kind: l.split(' ').next().unwrap().to_string(),
+            thread: field(l, "thread"),
+            time: field(l, "time"),
+        })
+        .collect()
+}
+
+/// The recording, its dump's lines and the test's directory.
+fn recording() -> (tempfile::TempDir, String, Vec<Line>) {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = cc_program(
+        dir.path(),
+        "handoff.c",
+        "handoff",
+        &["-O1", "-g", "-pthread"],
+    );
+    let trace = path_in(&dir, "h.tpack");
+    ok(&tramp(&["record", "-o", &trace, "--", &exe]));
+    let dump = ok(&tramp(&["dump", &trace]));
+    (dir, trace, lines(&dump))
+}
+
+fn stats(trace: &str, select: &[&str]) -> serde_json::Value {
+    let mut args = vec!["stats", "--json", trace];
+    args.extend_from_slice(select);
+    serde_json::from_str(&ok(&tramp(&args))).unwrap()
+}
+
+fn count(lines: &[&Line], kind: &str) -> u64 {
+    lines.iter().filter(|l| l.kind == kind).count() as u64
+}
+
+/// The lines a selection of threads `ts` holds, worked out on the text: the
+/// thread's own records, and another thread's free of a block it holds, or
+/// realloc moving one (then the alloc and free lines that realloc implies,
+/// the next on its thread at its new and old address).
+fn followed<'a>(events: &[&'a Line], ts: &[u64]) -> Vec<&'a Line> {
+    let mut own = std::collections::HashSet::new();
+    let mut implied: Vec<(u64, &str, u64)> = Vec::new();
+    let mut out = Vec::new();
+    for l in events {
+        let (addr, old, new) = (
+            field(&l.text, "address"),
+            field(&l.text, "old"),
+            field(&l.text, "new"),
+        );
+        let th = l.thread.unwrap_or(ts[0]);
+        let pass = if ts.contains(&th) {
+            match l.kind.as_str() {
+                "alloc" => own.insert(addr.unwrap()),
+                "free" => own.remove(&addr.unwrap()),
+                "realloc/alloc-free" => own.remove(&old.unwrap()) || own.insert(new.unwrap()),
+                _ => true,
+            };
+            true
+        } else {
+            match l.kind.as_str() {
+                "free" => {
+                    let a = addr.unwrap();
+                    let i = implied.iter().position(|e| *e == (th, "free", a));
+                    own.remove(&a) || i.map(|i| implied.remove(i)).is_some()
+                }
+                "alloc" => {
+                    let i = implied
+                        .iter()
+                        .position(|e| *e == (th, "alloc", addr.unwrap()));
+                    i.map(|i| implied.remove(i)).is_some()
+                }
+                "realloc/alloc-free" if own.remove(&old.unwrap()) => {
+                    own.insert(new.unwrap());
+                    implied.push((th, "free", old.unwrap()));
+                    implied.push((th, "alloc", new.unwrap()));
+                    true
+                }
+                "realloc/no-alloc" => own.contains(&field(&l.text, "address").or(old).unwrap_or(0)),
+                _ => false,
+            }
+        };
+        if pass {
+            out.push(*l);
+        }
+    }
+    out
+}
+
+/// No selection of a correct program shows an anomaly.
+fn no_anomalies(v: &serde_json::Value) {
+    for k in [
+        "frees_of_unknown_addresses",
+        "double_frees",
+        "allocs_of_live_addresses",
+    ] {
+        assert_eq!(v[k], 0, "{k}: {v}");
+    }
+}
+
+#[test]
+fn selections_count_what_the_dump_filtered_by_hand_holds() {
+    let (_dir, trace, all) = recording();
+    let events: Vec<&Line> = all.iter().filter(|l| l.kind != "comment").collect();
+
+    // Threads: each thread's own allocations and frees; a consumer's frees
+    // of producers' blocks are frees of blocks allocated outside the
+    // selection, never anomalies.
+    let threads: BTreeSet<u64> = events.iter().filter_map(|l| l.thread).collect();
+    assert!(threads.len() >= 5, "{threads:?}");
+    let mut outside = 0;
+    for t in &threads {
+        let mine = followed(&events, &[*t]);
+        let v = stats(&trace, &["--thread", &t.to_string()]);
+        assert_eq!(v["total_allocs"], count(&mine, "alloc"), "thread {t}");
+        assert_eq!(v["total_frees"], count(&mine, "free"), "thread {t}");
+        no_anomalies(&v);
+        outside += v["frees_allocated_outside_selection"].as_u64().unwrap();
+    }
+    assert!(
+        outside > 30_000,
+        "consumers free producers' blocks: {outside}"
+    );
+
+    // Two threads at once select both.
+    // A producer and a consumer (threads start in order: main, two
+    // producers, two consumers).
+    let two: Vec<u64> = threads.iter().copied().skip(2).take(2).collect();
+    let both = followed(&events, &two);
+    let v = stats(&trace, &["--thread", &format!("{},{}", two[0], two[1])]);
+    assert_eq!(v["total_allocs"], count(&both, "alloc"));
+    assert_eq!(v["total_frees"], count(&both, "free"));
+    no_anomalies(&v);
+
+    // Times: from the first timed record, by percent and by nanoseconds.
+    let times: Vec<u64> = events.iter().filter_map(|l| l.time).collect();
+    let first = times[0];
+    let span = times.iter().max().unwrap() - first;
+    let (lo, hi) = (
+        (span as f64 * 0.25).round() as u64,
+        (span as f64 * 0.75).round() as u64,
+    );
+    let inside: Vec<&Line> = events
+        .iter()
+        .copied()
+        .filter(|l| {
+            l.time
+                .is_some_and(|t| (first + lo..first + hi).contains(&t))
+        })
+        .collect();
+    assert!(count(&inside, "alloc") > 1000 && count(&inside, "alloc") < count(&events, "alloc"));
+    for range in ["25%..75%".to_string(), format!("{lo}ns..{hi}ns")] {
+        let v = stats(&trace, &["--time", &range]);
+        assert_eq!(v["total_allocs"], count(&inside, "alloc"), "{range}");
+        assert_eq!(v["total_frees"], count(&inside, "free"), "{range}");
+        assert_eq!(
+            v["total_reallocs"],
+            count(&inside, "realloc/alloc-free") + count(&inside, "realloc/no-alloc"),
+            "{range}"
+        );
+        no_anomalies(&v);
+        assert!(
+            v["frees_allocated_outside_selection"].as_u64().unwrap() > 0,
+            "{range}"
+        );
+    }
+
+    // The process: its own pid selects everything; another is refused.
+    let pid = all
+        .iter()
+        .find_map(|l| l.text.strip_prefix("comment \"tramp:process pid="))
+        .map(|r| r.split(' ').next().unwrap().to_string())
+        .expect("a process note");
+    let whole = stats(&trace, &[]);
+    assert_eq!(stats(&trace, &["--pid", &pid]), whole);
+    let other = tramp(&["stats", &trace, "--pid", "1"]);
+    assert!(!other.status.success());
+    assert!(
+        stderr(&other).contains(&format!(
+            "--pid 1: no such process in the trace (it holds {pid})"
+        )),
+        "{}",
+        stderr(&other)
+    );
+}
+
+/// `convert --time` cuts a trace: the cut's records are the dump's lines
+/// in the range (and the comments, with the selection's note first).
+#[test]
+fn convert_cuts_a_time_range_into_a_smaller_trace() {
+    let (dir, trace, all) = recording();
+    let first = all.iter().find_map(|l| l.time).unwrap();
+    let cut = path_in(&dir, "cut.tpack");
+    ok(&tramp(&["convert", "--time", "1ms..3ms", &trace, &cut]));
+    let got = lines(&ok(&tramp(&["dump", &cut])));
+    let want: Vec<&str> = all
+        .iter()
+        .filter(|l| {
+            l.kind == "comment"
+                || l.time
+                    .is_some_and(|t| (first + 1_000_000..first + 3_000_000).contains(&t))
+        })
+        .map(|l| l.text.as_str())
+        .collect();
+    assert_eq!(
+        got[0].text,
+        "comment \"tramp:selected time=0.001s..0.003s\""
+    );
+    let got: Vec<&str> = got[1..].iter().map(|l| l.text.as_str()).collect();
+    assert_eq!(got, want);
+    assert!(want.len() > 100, "{} records in the cut", want.len());
+}
+
+#[test]
+fn bad_ranges_are_refused_saying_why() {
+    let (_dir, trace, _) = recording();
+    for (range, why) in [
+        ("5s..2s", "the range is empty"),
+        ("2x..3s", "unknown unit `x`"),
+        ("..", "no time given"),
+        ("150%", "not between 0% and 100%"),
+    ] {
+        let out = tramp(&["stats", &trace, "--time", range]);
+        assert!(!out.status.success(), "{range}");
+        assert!(stderr(&out).contains(why), "{range}: {}", stderr(&out));
+    }
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_tramp"))
+        .args(["stats", "-", "--time", "0%..50%"])
+        .stdin(std::fs::File::open(&trace).unwrap())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("name a file, not stdin"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -1,0 +1,567 @@
+//! Selecting part of a trace: a time range (`--time 2s..5s`, `0%..50%`),
+//! threads (`--thread`) and a process (`--pid`), as one [`Selection`], and
+//! [`Selected`], the source that passes only the records it selects.
+//!
+//! Times count in nanoseconds (as `tramp record` writes them) from the
+//! trace's first timed record. Comments always pass (a recording's module
+//! and process notes are what its stacks are read with), except those of a
+//! process `--pid` did not select. A selection by time or thread reads as
+//! a recording attached at its start: before the first record it passes a
+//! `tramp:selected` note, and the heap view then counts a free of a block
+//! allocated outside the selection as such, not as an anomaly
+//! (docs/select.md).
+
+use std::fmt;
+use std::sync::Arc;
+
+use crate::stream::Item;
+use crate::{
+    Error, Position, ReallocOutcome, Record, RecordBuf, RecordKind, Role, Schema, Slot, Source,
+};
+
+/// The note a selection by time or thread passes first (`tramp:selected`
+/// and what was selected).
+pub const NOTE: &str = "tramp:selected";
+
+/// Whether a comment is the note of a selection.
+pub fn is_selected_note(comment: &[u8]) -> bool {
+    comment.starts_with(NOTE.as_bytes())
+}
+
+/// Whether a selection's note says it selects threads.
+pub fn selects_threads(note: &[u8]) -> bool {
+    note.split(|b| *b == b' ')
+        .any(|w| w.starts_with(b"thread="))
+}
+
+/// One end of a time range.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Bound {
+    /// Nanoseconds after the trace's first timed record.
+    Nanos(u64),
+    /// A share of the trace's span, 0 to 100.
+    Percent(f64),
+}
+
+/// A time range `A..B` (either end may be left open: `2s..`, `..5s`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TimeRange {
+    pub start: Option<Bound>,
+    pub end: Option<Bound>,
+}
+
+impl TimeRange {
+    /// Parses `A..B`: each end a number with a unit (`ns`, `us`, `ms`,
+    /// `s`, `min`), a percentage of the run (`50%`), or a bare number of
+    /// seconds; `A` alone is `A..` (from A to the end).
+    pub fn parse(text: &str) -> Result<TimeRange, Error> {
+        let bad = |why: &str| Error::Usage(format!("--time `{text}`: {why}"));
+        let (a, b) = match text.split_once("..") {
+            Some((a, b)) => (a.trim(), b.trim()),
+            None => (text.trim(), ""),
+        };
+        let bound = |s: &str| -> Result<Option<Bound>, Error> {
+            if s.is_empty() {
+                return Ok(None);
+            }
+            if let Some(p) = s.strip_suffix('%') {
+                let v: f64 = p
+                    .trim()
+                    .parse()
+                    .map_err(|_| bad(&format!("`{s}` is not a percentage")))?;
+                if !(0.0..=100.0).contains(&v) {
+                    return Err(bad(&format!("`{s}` is not between 0% and 100%")));
+                }
+                return Ok(Some(Bound::Percent(v)));
+            }
+            let split = s.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(s.len());
+            let (num, unit) = (s[..split].trim(), &s[split..]);
+            let scale = match unit {
+                "" | "s" => 1e9,
+                "ns" => 1.0,
+                "us" | "µs" => 1e3,
+                "ms" => 1e6,
+                "min" => 60e9,
+                _ => {
+                    return Err(bad(&format!(
+                        "unknown unit `{unit}` (ns, us, ms, s, min or %)"
+                    )));
+                }
+            };
+            let v: f64 = num
+                .parse()
+                .map_err(|_| bad(&format!("`{s}` is not a time (2s, 250ms, 1.5, 50%)")))?;
+            if !v.is_finite() || v < 0.0 || v * scale > u64::MAX as f64 {
+                return Err(bad(&format!("`{s}` is not a time from the start")));
+            }
+            Ok(Some(Bound::Nanos((v * scale).round() as u64)))
+        };
+        let r = TimeRange {
+            start: bound(a)?,
+            end: bound(b)?,
+        };
+        if r.start.is_none() && r.end.is_none() {
+            return Err(bad("no time given (A..B, A.., ..B)"));
+        }
+        Ok(r)
+    }
+
+    /// Whether an end is a percentage (the trace's span is then needed).
+    pub fn needs_span(&self) -> bool {
+        matches!(self.start, Some(Bound::Percent(_))) || matches!(self.end, Some(Bound::Percent(_)))
+    }
+
+    /// The range in nanoseconds from the first timed record, `[lo, hi)`;
+    /// `span` (the last timed record's time less the first's) resolves
+    /// percentages. An end at 100% includes the last record.
+    pub fn resolve(&self, span: Option<u64>) -> Result<(u64, u64), Error> {
+        let at = |b: Bound, end: bool| -> Result<u64, Error> {
+            Ok(match b {
+                Bound::Nanos(n) => n,
+                Bound::Percent(p) => {
+                    let span = span.ok_or_else(|| {
+                        Error::Usage(
+                            "--time in percent needs the trace's span: a file, read twice (not stdin)"
+                                .into(),
+                        )
+                    })?;
+                    let v = (span as f64 * p / 100.0).round() as u64;
+                    if end && p >= 100.0 {
+                        span.saturating_add(1)
+                    } else {
+                        v
+                    }
+                }
+            })
+        };
+        let lo = self.start.map(|b| at(b, false)).transpose()?.unwrap_or(0);
+        let hi = self
+            .end
+            .map(|b| at(b, true))
+            .transpose()?
+            .unwrap_or(u64::MAX);
+        if hi <= lo {
+            return Err(Error::Usage(format!(
+                "--time {self}: the range is empty ({lo} ns to {hi} ns from the start)"
+            )));
+        }
+        Ok((lo, hi))
+    }
+}
+
+impl fmt::Display for TimeRange {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let end = |f: &mut fmt::Formatter<'_>, b: Option<Bound>| match b {
+            None => Ok(()),
+            Some(Bound::Percent(p)) => write!(f, "{p}%"),
+            Some(Bound::Nanos(n)) => write!(f, "{}s", n as f64 / 1e9),
+        };
+        end(f, self.start)?;
+        f.write_str("..")?;
+        end(f, self.end)
+    }
+}
+
+/// What part of a trace a job reads.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Selection {
+    pub time: Option<TimeRange>,
+    /// Threads (empty: every thread).
+    pub threads: Vec<u64>,
+    pub pid: Option<u64>,
+}
+
+impl Selection {
+    /// Whether it selects the whole trace.
+    pub fn is_all(&self) -> bool {
+        self.time.is_none() && self.threads.is_empty() && self.pid.is_none()
+    }
+
+    /// Whether it leaves out part of a process's records (time, threads):
+    /// the heap view then reads the rest as an attached recording.
+    pub fn is_partial(&self) -> bool {
+        self.time.is_some() || !self.threads.is_empty()
+    }
+}
+
+impl fmt::Display for Selection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut sep = "";
+        if let Some(p) = self.pid {
+            write!(f, "pid={p}")?;
+            sep = " ";
+        }
+        if !self.threads.is_empty() {
+            let t: Vec<String> = self.threads.iter().map(u64::to_string).collect();
+            write!(f, "{sep}thread={}", t.join(","))?;
+            sep = " ";
+        }
+        if let Some(t) = &self.time {
+            write!(f, "{sep}time={t}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Where each record type keeps what a selection looks at.
+#[derive(Clone, Copy)]
+struct Fields {
+    kind: RecordKind,
+    address: Option<usize>,
+    old: Option<usize>,
+    time: Option<usize>,
+    thread: Option<usize>,
+    comment: bool,
+    text: Option<usize>,
+}
+
+/// What a [`Selected`] source knows of the records so far.
+struct State {
+    selection: Selection,
+    fields: Vec<Fields>,
+    /// `[lo, hi)` from the first timed record.
+    window: Option<(u64, u64)>,
+    first_time: Option<u64>,
+    /// The process the records are of (its `tramp:process` note), and
+    /// every process seen.
+    process: Option<u64>,
+    processes: Vec<u64>,
+    blocks: Blocks,
+    skipped: u64,
+}
+
+/// The live blocks the selected threads allocated, so that what another
+/// thread does to them (frees them, moves them by realloc) passes too: a
+/// selection by thread follows its blocks to their end, and no block of
+/// it looks live after another thread freed it (whose address could then
+/// be allocated again over it).
+#[derive(Default)]
+struct Blocks {
+    own: rustc_hash::FxHashSet<u64>,
+    /// Records another thread's passed realloc implies (HATF's accompanying
+    /// alloc and free): thread, address, and whether it is the alloc.
+    implied: std::collections::VecDeque<(u64, u64, bool)>,
+}
+
+/// At most this many implied records are awaited (formats whose reallocs
+/// have none would otherwise grow the queue).
+const IMPLIED: usize = 64;
+
+impl Blocks {
+    /// A record of a selected thread: its blocks are followed.
+    fn own(&mut self, kind: RecordKind, address: u64, old: u64) {
+        match kind {
+            RecordKind::Alloc => {
+                self.own.insert(address);
+            }
+            RecordKind::Free => {
+                self.own.remove(&address);
+            }
+            RecordKind::Realloc(o) => {
+                if matches!(o, ReallocOutcome::Moved | ReallocOutcome::FreeOnly) {
+                    self.own.remove(&old);
+                }
+                if matches!(o, ReallocOutcome::Moved | ReallocOutcome::AllocOnly) {
+                    self.own.insert(address);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A record of another thread: it passes when it frees or moves a
+    /// block of the selection, or is implied by a realloc that did.
+    fn passes_other(&mut self, kind: RecordKind, thread: u64, address: u64, old: u64) -> bool {
+        match kind {
+            RecordKind::Free => {
+                self.own.remove(&address) || self.take_implied(thread, address, false)
+            }
+            RecordKind::Alloc => self.take_implied(thread, address, true),
+            RecordKind::Realloc(o) if o != ReallocOutcome::AllocOnly && self.own.contains(&old) => {
+                if o == ReallocOutcome::InPlace {
+                    return true;
+                }
+                self.own.remove(&old);
+                self.expect(thread, old, false);
+                if o == ReallocOutcome::Moved {
+                    self.own.insert(address);
+                    self.expect(thread, address, true);
+                }
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn expect(&mut self, thread: u64, address: u64, alloc: bool) {
+        if self.implied.len() >= IMPLIED {
+            self.implied.pop_front();
+        }
+        self.implied.push_back((thread, address, alloc));
+    }
+
+    fn take_implied(&mut self, thread: u64, address: u64, alloc: bool) -> bool {
+        match self
+            .implied
+            .iter()
+            .position(|e| *e == (thread, address, alloc))
+        {
+            Some(i) => {
+                self.implied.remove(i);
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// A source that passes the records a [`Selection`] selects (see the
+/// module's documentation). A record that passes is copied (its slots and
+/// bytes) before it is lent: the source cannot lend the inner source's
+/// record after deciding on it.
+pub struct Selected<S> {
+    inner: S,
+    schema: Arc<Schema>,
+    state: State,
+    /// The note to pass before the first record, while not yet passed.
+    note: Option<RecordBuf>,
+    copy: Copied,
+}
+
+/// The record last passed, copied.
+#[derive(Default)]
+struct Copied {
+    ty: usize,
+    slots: Vec<Slot>,
+    bytes: Vec<u8>,
+}
+
+impl Copied {
+    fn load(&mut self, ty: usize, slots: &[Slot], bytes: &[u8]) {
+        self.ty = ty;
+        self.slots.clear();
+        self.slots.extend_from_slice(slots);
+        self.bytes.clear();
+        self.bytes.extend_from_slice(bytes);
+    }
+}
+
+impl<S: Source> Selected<S> {
+    /// Selects from `inner`; `span` (the trace's timed span in ns) is
+    /// needed for a time range in percent. Refuses a selection the trace
+    /// cannot answer (a time range of a trace without times).
+    pub fn new(inner: S, selection: Selection, span: Option<u64>) -> Result<Selected<S>, Error> {
+        let schema = inner.schema().clone();
+        let fields = fields_of(&schema);
+        let window = selection.time.map(|t| t.resolve(span)).transpose()?;
+        if selection.time.is_some() && fields.iter().all(|f| f.time.is_none()) {
+            return Err(Error::Usage(format!(
+                "--time needs times: the records of {} have no time field",
+                schema.format
+            )));
+        }
+        if !selection.threads.is_empty() && fields.iter().all(|f| f.thread.is_none()) {
+            return Err(Error::Usage(format!(
+                "--thread needs threads: the records of {} have no thread field",
+                schema.format
+            )));
+        }
+        let note = schema
+            .types
+            .iter()
+            .find(|t| t.kind == RecordKind::Comment && t.role_index(Role::Text).is_some())
+            .filter(|_| selection.is_partial())
+            .map(|ty| {
+                let mut b = RecordBuf::new();
+                b.reset(ty);
+                let text = format!("{NOTE} {selection}");
+                b.set_bytes(ty.role_index(Role::Text).unwrap(), text.as_bytes());
+                b
+            });
+        Ok(Selected {
+            inner,
+            schema,
+            state: State {
+                selection,
+                fields,
+                window,
+                first_time: None,
+                process: None,
+                processes: Vec::new(),
+                blocks: Blocks::default(),
+                skipped: 0,
+            },
+            note,
+            copy: Copied::default(),
+        })
+    }
+
+    /// Records left out so far.
+    pub fn skipped(&self) -> u64 {
+        self.state.skipped
+    }
+}
+
+impl State {
+    /// Whether the record passes (and what it tells of the process).
+    fn passes(&mut self, rec: &Record<'_>) -> bool {
+        let pass = self.decide(rec);
+        if !pass {
+            self.skipped += 1;
+        }
+        pass
+    }
+
+    fn decide(&mut self, rec: &Record<'_>) -> bool {
+        let f = self.fields[rec.record_type().index];
+        if f.comment {
+            let text = f.text.and_then(|i| rec.get(i)).and_then(|v| v.as_bytes());
+            if let Some(pid) = text.and_then(process_of) {
+                self.process = Some(pid);
+                if !self.processes.contains(&pid) {
+                    self.processes.push(pid);
+                }
+            }
+            return self.process_selected();
+        }
+        if !self.process_selected() {
+            return false;
+        }
+        if let Some((lo, hi)) = self.window
+            && let Some(t) = f.time.and_then(|i| rec.int(i))
+        {
+            let first = *self.first_time.get_or_insert(t as u64);
+            let from_first = (t as u64).saturating_sub(first);
+            if from_first < lo || from_first >= hi {
+                return false;
+            }
+        }
+        if self.selection.threads.is_empty() {
+            return true;
+        }
+        let Some(thread) = f.thread.and_then(|i| rec.int(i)).map(|t| t as u64) else {
+            return true;
+        };
+        let at = |i: Option<usize>| i.and_then(|i| rec.int(i)).map_or(0, |v| v as u64);
+        let (address, old) = (at(f.address), at(f.old));
+        if self.selection.threads.contains(&thread) {
+            self.blocks.own(f.kind, address, old);
+            true
+        } else {
+            self.blocks.passes_other(f.kind, thread, address, old)
+        }
+    }
+
+    fn process_selected(&self) -> bool {
+        match self.selection.pid {
+            None => true,
+            // Records before any process note (a trace's own header) pass.
+            Some(p) => self.process.is_none_or(|q| q == p),
+        }
+    }
+
+    /// At the end: a process asked for that the trace does not hold.
+    fn check_end(&self) -> Result<(), Error> {
+        let Some(p) = self.selection.pid else {
+            return Ok(());
+        };
+        if self.processes.contains(&p) {
+            return Ok(());
+        }
+        let held: Vec<String> = self.processes.iter().map(u64::to_string).collect();
+        Err(Error::Usage(if held.is_empty() {
+            format!("--pid {p}: the trace names no process (no tramp:process note)")
+        } else {
+            format!(
+                "--pid {p}: no such process in the trace (it holds {})",
+                held.join(", ")
+            )
+        }))
+    }
+}
+
+/// The pid of a `tramp:process pid=N …` note.
+fn process_of(text: &[u8]) -> Option<u64> {
+    let rest = text.strip_prefix(b"tramp:process pid=")?;
+    let end = rest
+        .iter()
+        .position(|b| !b.is_ascii_digit())
+        .unwrap_or(rest.len());
+    std::str::from_utf8(&rest[..end]).ok()?.parse().ok()
+}
+
+fn fields_of(schema: &Schema) -> Vec<Fields> {
+    schema
+        .types
+        .iter()
+        .map(|t| Fields {
+            kind: t.kind,
+            address: t.role_index(Role::Address),
+            old: t.role_index(Role::OldAddress),
+            time: t.role_index(Role::Time),
+            thread: t.role_index(Role::Thread),
+            comment: t.kind == RecordKind::Comment,
+            text: t.role_index(Role::Text),
+        })
+        .collect()
+}
+
+impl<S: Source> Source for Selected<S> {
+    fn schema(&self) -> &Arc<Schema> {
+        &self.schema
+    }
+
+    fn next_record(&mut self) -> Result<Option<Record<'_>>, Error> {
+        loop {
+            match self.next_item()? {
+                None => return Ok(None),
+                Some(Item::Warning(_)) => continue,
+                Some(Item::Record(_)) => break,
+            }
+        }
+        Ok(Some(self.lent()))
+    }
+
+    fn next_item(&mut self) -> Result<Option<Item<'_>>, Error> {
+        if let Some(b) = self.note.take() {
+            // The note, lent from the copy buffers like any record.
+            let schema = self.schema.clone();
+            let (ty, slots, bytes) = b.as_record(&schema.types[b.type_index()]).parts();
+            self.copy.load(ty.index, slots, bytes);
+            return Ok(Some(Item::Record(self.lent())));
+        }
+        loop {
+            match self.inner.next_item()? {
+                None => {
+                    self.state.check_end()?;
+                    return Ok(None);
+                }
+                Some(Item::Warning(w)) => return Ok(Some(Item::Warning(w))),
+                Some(Item::Record(r)) => {
+                    if self.state.passes(&r) {
+                        let (ty, slots, bytes) = r.parts();
+                        self.copy.load(ty.index, slots, bytes);
+                        break;
+                    }
+                }
+            }
+        }
+        Ok(Some(Item::Record(self.lent())))
+    }
+
+    fn position(&self) -> Position {
+        self.inner.position()
+    }
+
+    fn header(&self) -> &crate::Header {
+        self.inner.header()
+    }
+}
+
+impl<S> Selected<S> {
+    /// The record last copied.
+    fn lent(&self) -> Record<'_> {
+        let c = &self.copy;
+        Record::new(&self.schema.types[c.ty], &c.slots, &c.bytes)
+    }
+}
