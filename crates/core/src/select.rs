@@ -76,25 +76,27 @@ impl TimeRange {
             }
             let split = s.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(s.len());
             let (num, unit) = (s[..split].trim(), &s[split..]);
-            let scale = match unit {
-                "" | "s" => 1e9,
-                "ns" => 1.0,
-                "us" | "µs" => 1e3,
-                "ms" => 1e6,
-                "min" => 60e9,
+            if num.is_empty() {
+                return Err(bad(&format!("`{s}` is not a time (2s, 250ms, 1.5, 50%)")));
+            }
+            let scale: u128 = match unit {
+                "" | "s" => 1_000_000_000,
+                "ns" => 1,
+                "us" | "µs" => 1_000,
+                "ms" => 1_000_000,
+                "min" => 60_000_000_000,
                 _ => {
                     return Err(bad(&format!(
                         "unknown unit `{unit}` (ns, us, ms, s, min or %)"
                     )));
                 }
             };
-            let v: f64 = num
-                .parse()
-                .map_err(|_| bad(&format!("`{s}` is not a time (2s, 250ms, 1.5, 50%)")))?;
-            if !v.is_finite() || v < 0.0 || v * scale > u64::MAX as f64 {
-                return Err(bad(&format!("`{s}` is not a time from the start")));
-            }
-            Ok(Some(Bound::Nanos((v * scale).round() as u64)))
+            let n = decimal_nanos(num, scale).ok_or_else(|| {
+                bad(&format!(
+                    "`{s}` is not a time from the start (2s, 250ms, 1.5, 50%)"
+                ))
+            })?;
+            Ok(Some(Bound::Nanos(n)))
         };
         let r = TimeRange {
             start: bound(a)?,
@@ -105,7 +107,33 @@ impl TimeRange {
         }
         Ok(r)
     }
+}
 
+/// `num` (decimal digits, at most one point) times `scale` nanoseconds,
+/// exactly (rounded to the nanosecond), or `None` if it is not such a
+/// number or does not fit in 64 bits.
+fn decimal_nanos(num: &str, scale: u128) -> Option<u64> {
+    let (int, frac) = num.split_once('.').unwrap_or((num, ""));
+    let digits = |d: &str| d.bytes().all(|b| b.is_ascii_digit());
+    if (int.is_empty() && frac.is_empty()) || !digits(int) || !digits(frac) || int.len() > 20 {
+        return None;
+    }
+    let int: u128 = if int.is_empty() { 0 } else { int.parse().ok()? };
+    // Digits past the 20th cannot move a nanosecond of any unit (a
+    // minute is 6·10^10 ns).
+    let frac = &frac[..frac.len().min(20)];
+    let (f, den) = if frac.is_empty() {
+        (0u128, 1u128)
+    } else {
+        (frac.parse().ok()?, 10u128.pow(frac.len() as u32))
+    };
+    // f < den ≤ 10^20 and scale ≤ 6·10^10: the product fits in 128 bits
+    // (found by the fuzzer with 30 digits, which did not).
+    let part = (f * scale + den / 2) / den;
+    u64::try_from(int.checked_mul(scale)?.checked_add(part)?).ok()
+}
+
+impl TimeRange {
     /// Whether an end is a percentage (the trace's span is then needed).
     pub fn needs_span(&self) -> bool {
         matches!(self.start, Some(Bound::Percent(_))) || matches!(self.end, Some(Bound::Percent(_)))
@@ -154,7 +182,15 @@ impl fmt::Display for TimeRange {
         let end = |f: &mut fmt::Formatter<'_>, b: Option<Bound>| match b {
             None => Ok(()),
             Some(Bound::Percent(p)) => write!(f, "{p}%"),
-            Some(Bound::Nanos(n)) => write!(f, "{}s", n as f64 / 1e9),
+            Some(Bound::Nanos(n)) => {
+                let (whole, frac) = (n / 1_000_000_000, n % 1_000_000_000);
+                if frac == 0 {
+                    write!(f, "{whole}s")
+                } else {
+                    let digits = format!("{frac:09}");
+                    write!(f, "{whole}.{}s", digits.trim_end_matches('0'))
+                }
+            }
         };
         end(f, self.start)?;
         f.write_str("..")?;
@@ -563,5 +599,77 @@ impl<S> Selected<S> {
     fn lent(&self) -> Record<'_> {
         let c = &self.copy;
         Record::new(&self.schema.types[c.ty], &c.slots, &c.bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ns(text: &str) -> (u64, u64) {
+        TimeRange::parse(text)
+            .unwrap()
+            .resolve(Some(10_000_000_000))
+            .unwrap()
+    }
+
+    #[test]
+    fn ranges_read_in_every_unit_and_as_shares_of_the_span() {
+        assert_eq!(ns("2s..5s"), (2_000_000_000, 5_000_000_000));
+        assert_eq!(ns("250ms..1s"), (250_000_000, 1_000_000_000));
+        assert_eq!(ns("1.5..2"), (1_500_000_000, 2_000_000_000));
+        assert_eq!(ns("10us..20000ns"), (10_000, 20_000));
+        assert_eq!(ns("1min.."), (60_000_000_000, u64::MAX));
+        assert_eq!(ns("..500ms"), (0, 500_000_000));
+        assert_eq!(ns("3s"), (3_000_000_000, u64::MAX));
+        // A share of a 10 s span; 100% takes in the last record.
+        assert_eq!(ns("0%..50%"), (0, 5_000_000_000));
+        assert_eq!(ns("50%..100%"), (5_000_000_000, 10_000_000_001));
+        assert_eq!(TimeRange::parse("2s..5s").unwrap().to_string(), "2s..5s");
+        assert_eq!(TimeRange::parse("..250ms").unwrap().to_string(), "..0.25s");
+        // Exact decimals (floats made 4444444440ms one nanosecond more),
+        // and a long fraction is no overflow (both found by the fuzzer).
+        assert_eq!(ns("4444444440ms").0, 4_444_444_440_000_000);
+        assert_eq!(ns("2.8888888888888888888888888888885s").0, 2_888_888_889);
+        assert_eq!(
+            TimeRange::parse("1.000000001").unwrap().to_string(),
+            "1.000000001s.."
+        );
+    }
+
+    #[test]
+    fn bad_ranges_say_what_is_wrong() {
+        let err = |t: &str| match TimeRange::parse(t).and_then(|r| r.resolve(Some(100))) {
+            Err(e) => e.to_string(),
+            Ok(r) => panic!("{t} read as {r:?}"),
+        };
+        assert!(err("2h..3h").contains("unknown unit `h`"));
+        assert!(err("x..1s").contains("`x` is not a time"));
+        assert!(err("-1s..1s").contains("`-1s` is not a time"));
+        assert!(err("5s..2s").contains("the range is empty"));
+        assert!(err("101%").contains("not between 0% and 100%"));
+        assert!(err("..").contains("no time given"));
+        let pct = TimeRange::parse("0%..10%")
+            .unwrap()
+            .resolve(None)
+            .unwrap_err();
+        assert!(pct.to_string().contains("needs the trace's span"));
+    }
+
+    #[test]
+    fn notes_say_what_was_selected() {
+        let s = Selection {
+            time: Some(TimeRange::parse("1s..2s").unwrap()),
+            threads: vec![7, 9],
+            pid: Some(3),
+        };
+        assert_eq!(s.to_string(), "pid=3 thread=7,9 time=1s..2s");
+        assert!(selects_threads(format!("{NOTE} {s}").as_bytes()));
+        assert!(!selects_threads(b"tramp:selected time=1s..2s"));
+        assert_eq!(
+            process_of(b"tramp:process pid=20524 ppid=1 stack=64"),
+            Some(20524)
+        );
+        assert_eq!(process_of(b"tramp:module 0x1 /bin/ls"), None);
     }
 }

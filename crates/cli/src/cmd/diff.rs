@@ -40,6 +40,9 @@ pub struct DiffArgs {
     /// or leaked.
     #[arg(long, default_value = "bytes", value_parser = parse_cost)]
     cost: Cost,
+    /// The part of each trace compared (the same for both).
+    #[command(flatten)]
+    select: super::SelectArgs,
 }
 
 fn parse_cost(s: &str) -> Result<Cost, String> {
@@ -56,8 +59,11 @@ pub fn run(a: DiffArgs) -> Result<()> {
         .map(tramp_api::output::create)
         .transpose()?;
     let side = |path: &str, which: &str| {
-        heap::side(&tramp_api::TraceSpec::path(path))
-            .with_context(|| format!("trace {which}, {path}"))
+        let spec = tramp_api::TraceSpec {
+            select: a.select.selection(),
+            ..tramp_api::TraceSpec::path(path)
+        };
+        heap::side(&spec).with_context(|| format!("trace {which}, {path}"))
     };
     let (ta, tb) = (side(&a.a, "A")?, side(&a.b, "B")?);
     if let Some(out) = svg {

@@ -49,6 +49,26 @@ pub struct InputArgs {
     /// the trace is read as the records it describes (format tramp-desc).
     #[arg(long, value_name = "FILE", conflicts_with = "format")]
     pub desc: Option<String>,
+    #[command(flatten)]
+    pub select: SelectArgs,
+}
+
+impl InputArgs {
+    /// The trace these arguments name, as the library takes it.
+    pub fn spec(&self) -> tramp_api::TraceSpec {
+        tramp_api::TraceSpec {
+            path: self.input.clone(),
+            format: self.format.clone(),
+            dtd: self.dtd.clone(),
+            desc: self.desc.clone(),
+            select: self.select.selection(),
+        }
+    }
+}
+
+/// The part of a trace a command reads (docs/select.md).
+#[derive(Args, Clone, Default)]
+pub struct SelectArgs {
     /// Read only the records in this time range from the trace's first
     /// timed record: `2s..5s`, `250ms..1s`, `0%..50%` of the run, `2s..`
     /// (to the end), `..500ms`; a bare number is seconds. Frees of blocks
@@ -64,19 +84,13 @@ pub struct InputArgs {
     pub pid: Option<u64>,
 }
 
-impl InputArgs {
-    /// The trace these arguments name, as the library takes it.
-    pub fn spec(&self) -> tramp_api::TraceSpec {
-        tramp_api::TraceSpec {
-            path: self.input.clone(),
-            format: self.format.clone(),
-            dtd: self.dtd.clone(),
-            desc: self.desc.clone(),
-            select: tramp_core::select::Selection {
-                time: self.time,
-                threads: self.threads.clone(),
-                pid: self.pid,
-            },
+impl SelectArgs {
+    /// The selection, as the library takes it.
+    pub fn selection(&self) -> tramp_core::select::Selection {
+        tramp_core::select::Selection {
+            time: self.time,
+            threads: self.threads.clone(),
+            pid: self.pid,
         }
     }
 }
