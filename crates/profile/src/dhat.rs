@@ -302,6 +302,7 @@ mod tests {
                 live: Live { objects, bytes },
                 sampling: None,
                 attached: false,
+                selected: Default::default(),
             };
             Analysis::<Heap<Lived>>::observe(&mut d, &s).unwrap();
         };

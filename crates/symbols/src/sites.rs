@@ -808,6 +808,7 @@ mod tests {
                 live,
                 sampling: None,
                 attached: false,
+                selected: Default::default(),
             })
             .unwrap();
         };

@@ -73,14 +73,19 @@ pub struct SelectArgs {
     /// timed record: `2s..5s`, `250ms..1s`, `0%..50%` of the run, `2s..`
     /// (to the end), `..500ms`; a bare number is seconds. Frees of blocks
     /// allocated before the range are not anomalies (docs/select.md).
-    #[arg(long, value_name = "A..B", value_parser = tramp_core::select::TimeRange::parse)]
+    #[arg(id = "select_time", long = "time", value_name = "A..B", value_parser = tramp_core::select::TimeRange::parse)]
     pub time: Option<tramp_core::select::TimeRange>,
     /// Read only the records of these threads (comma-separated ids).
-    #[arg(long = "thread", value_name = "TID", value_delimiter = ',')]
+    #[arg(
+        id = "select_threads",
+        long = "thread",
+        value_name = "TID",
+        value_delimiter = ','
+    )]
     pub threads: Vec<u64>,
     /// Read only the records of this process of the recording (its
     /// `tramp:process` note).
-    #[arg(long, value_name = "PID")]
+    #[arg(id = "select_pid", long = "pid", value_name = "PID")]
     pub pid: Option<u64>,
 }
 
