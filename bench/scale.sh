@@ -23,7 +23,8 @@ measure() { # events name command...
   local events=$1 name=$2
   shift 2
   local out
-  out=$( { /usr/bin/time -f '%e %M' "$@" >/dev/null 2>/dev/null; } 2>&1 | tail -1)
+  /usr/bin/time -o "$W/time" -f '%e %M' "$@" >/dev/null 2>&1 || echo "$name failed" >&2
+  out=$(tail -1 "$W/time")
   python3 - "$events" "$name" "$out" <<'PY'
 import sys
 events, name, (secs, kb) = int(sys.argv[1]), sys.argv[2], sys.argv[3].split()
