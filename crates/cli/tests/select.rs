@@ -143,6 +143,7 @@ fn selections_count_what_the_dump_filtered_by_hand_holds() {
     for t in &threads {
         let mine = followed(&events, &[*t]);
         let v = stats(&trace, &["--thread", &t.to_string()]);
+        assert_eq!(v["selection"], format!("thread={t}"));
         assert_eq!(v["total_allocs"], count(&mine, "alloc"), "thread {t}");
         assert_eq!(v["total_frees"], count(&mine, "free"), "thread {t}");
         no_anomalies(&v);
@@ -182,6 +183,7 @@ fn selections_count_what_the_dump_filtered_by_hand_holds() {
     assert!(count(&inside, "alloc") > 1000 && count(&inside, "alloc") < count(&events, "alloc"));
     for range in ["25%..75%".to_string(), format!("{lo}ns..{hi}ns")] {
         let v = stats(&trace, &["--time", &range]);
+        assert!(v["selection"].as_str().unwrap().starts_with("time="), "{v}");
         assert_eq!(v["total_allocs"], count(&inside, "alloc"), "{range}");
         assert_eq!(v["total_frees"], count(&inside, "free"), "{range}");
         assert_eq!(

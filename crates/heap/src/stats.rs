@@ -45,6 +45,10 @@ pub struct Bucket {
 /// The finished statistics.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Report {
+    /// What part of the trace was read (`--time`, `--thread`, `--pid`,
+    /// as its `tramp:selected` note says); absent for the whole trace.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub selection: Option<String>,
     pub records: u64,
     pub records_by_type: BTreeMap<String, u64>,
     /// Objects allocated: malloc-family calls plus the blocks reallocs
@@ -333,6 +337,7 @@ impl HeapTotals {
             frees_of_unknown_addresses: self.unknown_frees,
             frees_allocated_before_attach: self.before_attach,
             frees_allocated_outside_selection: self.outside_selection,
+            selection: None,
             double_frees: self.double_frees,
             allocs_of_live_addresses: self.live_reallocs,
             threads_created: self.threads.0,
@@ -405,6 +410,8 @@ impl TypeCounts {
 /// (the site tables, replay), all fed by the one view.
 pub struct HeapStats<A = (), K = ()> {
     counts: TypeCounts,
+    /// The selection's note, when the records are a selection.
+    selection: Option<String>,
     flow: HeapFlow<(HeapTotals, A), K>,
 }
 
@@ -426,6 +433,7 @@ impl<K: Keep, A: Analysis<Heap<K>>> HeapStats<A, K> {
     pub fn with(more: A) -> Self {
         HeapStats {
             counts: TypeCounts::default(),
+            selection: None,
             flow: HeapFlow::new((HeapTotals::default(), more)),
         }
     }
@@ -434,15 +442,25 @@ impl<K: Keep, A: Analysis<Heap<K>>> HeapStats<A, K> {
     #[inline]
     pub fn observe(&mut self, rec: &Record<'_>) -> Result<(), Error> {
         self.counts.count(rec);
+        if rec.record_type().kind == tramp_core::RecordKind::Comment && self.selection.is_none() {
+            let text = rec.role(tramp_core::Role::Text).and_then(|v| v.as_bytes());
+            if let Some(t) = text.filter(|t| tramp_core::select::is_selected_note(t)) {
+                let words = &t[tramp_core::select::NOTE.len()..];
+                self.selection = Some(String::from_utf8_lossy(words).trim().to_string());
+            }
+        }
         Analysis::observe(&mut self.flow, rec)
     }
 
     /// The statistics so far.
     pub fn report(&self) -> Report {
-        self.flow
+        let mut r = self
+            .flow
             .analyses()
             .0
-            .report(self.counts.records, self.counts.by_type())
+            .report(self.counts.records, self.counts.by_type());
+        r.selection = self.selection.clone();
+        r
     }
 
     /// The further analysis, as the records so far left it.
@@ -521,6 +539,9 @@ impl fmt::Display for RecordCounts {
 impl fmt::Display for Report {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut s = String::new();
+        if let Some(sel) = &self.selection {
+            let _ = writeln!(s, "selection: {sel} (docs/select.md)\n");
+        }
         write_counts(&mut s, self.records, &self.records_by_type);
         let _ = writeln!(s, "\nsummary (HATF Table 3)");
         let rows = [
