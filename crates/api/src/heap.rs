@@ -298,6 +298,9 @@ impl Profile {
             ),
             figure("call stacks", grouped(stacks as u64)),
         ];
+        if let Some(sel) = &totals.selection {
+            summary.insert(1, figure("selection (docs/select.md)", sel.clone()));
+        }
         if let Some(s) = &totals.sampling {
             summary.insert(
                 0,

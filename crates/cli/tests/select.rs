@@ -242,6 +242,13 @@ fn convert_cuts_a_time_range_into_a_smaller_trace() {
     let got: Vec<&str> = got[1..].iter().map(|l| l.text.as_str()).collect();
     assert_eq!(got, want);
     assert!(want.len() > 100, "{} records in the cut", want.len());
+    // The report of the cut says what it was cut to, as stats does.
+    let html = path_in(&dir, "cut.html");
+    ok(&tramp(&["report", &cut, "-o", &html]));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains(r#""selection (docs/select.md)","value":"time=0.001s..0.003s""#));
+    let v = stats(&cut, &[]);
+    assert_eq!(v["selection"], "time=0.001s..0.003s");
 }
 
 #[test]
