@@ -57,6 +57,11 @@ pub struct OpenOptions {
     pub dtd: Option<String>,
     /// A TRAMP format description's text, for described traces.
     pub desc: Option<String>,
+    /// The time range a selection reads, `[lo, hi)` in ns from the first
+    /// event (`tramp_core::select`): a reader may skip what lies wholly
+    /// outside it (tpack skips blocks by their summaries). The selection
+    /// still filters the records; this only saves reading.
+    pub time_window: Option<(u64, u64)>,
 }
 
 /// How to create a sink.

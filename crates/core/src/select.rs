@@ -5,7 +5,8 @@
 //! Times count in nanoseconds (as `tramp record` writes them) from the
 //! trace's first timed record. Comments always pass (a recording's module
 //! and process notes are what its stacks are read with), except those of a
-//! process `--pid` did not select. A selection by time or thread reads as
+//! process `--pid` did not select and samples of a moment (`tramp:rss`)
+//! outside a time range. A selection by time or thread reads as
 //! a recording attached at its start: before the first record it passes a
 //! `tramp:selected` note, and the heap view then counts a free of a block
 //! allocated outside the selection as such, not as an anomaly
@@ -32,6 +33,18 @@ pub fn is_selected_note(comment: &[u8]) -> bool {
 pub fn selects_threads(note: &[u8]) -> bool {
     note.split(|b| *b == b' ')
         .any(|w| w.starts_with(b"thread="))
+}
+
+/// The time of a note that is a sample of its moment (`tramp:rss time=T
+/// …`): a selection by time passes such a note only inside its range, as
+/// it does an event, so a reader may skip it with the events around it.
+pub fn sample_time(comment: &[u8]) -> Option<u64> {
+    let rest = comment.strip_prefix(b"tramp:rss time=")?;
+    let end = rest
+        .iter()
+        .position(|b| !b.is_ascii_digit())
+        .unwrap_or(rest.len());
+    std::str::from_utf8(&rest[..end]).ok()?.parse().ok()
 }
 
 /// One end of a time range.
@@ -456,6 +469,15 @@ impl State {
                 self.process = Some(pid);
                 if !self.processes.contains(&pid) {
                     self.processes.push(pid);
+                }
+            }
+            if let Some((lo, hi)) = self.window
+                && let Some(t) = text.and_then(sample_time)
+                && let Some(first) = self.first_time
+            {
+                let from_first = t.saturating_sub(first);
+                if from_first < lo || from_first >= hi {
+                    return false;
                 }
             }
             return self.process_selected();

@@ -21,7 +21,12 @@ pub static TPACK: FormatDesc = FormatDesc {
     sniff: |head| Sniff::magic(head, &[&MAGIC[..6]]),
     text_form: Some("hatf-text"),
     holds: Holds::ByRole(tramp_hatf::format::hatf_schema),
-    open: |input, _| Ok(Box::new(TpackSource::from_reader(open_reader(input)?))),
+    open: |input, opts| {
+        Ok(Box::new(TpackSource::from_reader(open_reader(
+            input,
+            opts.time_window,
+        )?)))
+    },
     create: |out, opts| {
         Ok(Box::new(TpackSink::from_writer(Writer::new(out, options(opts)?)?)) as Box<dyn Sink>)
     },
@@ -37,12 +42,18 @@ pub static TPACK: FormatDesc = FormatDesc {
 /// cores, the cores beyond two decode whole blocks ([`Reader::parallel`]),
 /// four at most; its memory is bounded by a budget of records out
 /// (`tramp_tpack::parallel::RECORD_BUDGET`).
-fn open_reader<R: Read + Send + 'static>(input: R) -> Result<Reader<R>, Error> {
+/// A selection's time range (`window`) lets the framer skip the blocks
+/// wholly outside it (crate::framer::Summary).
+fn open_reader<R: Read + Send + 'static>(
+    input: R,
+    window: Option<(u64, u64)>,
+) -> Result<Reader<R>, Error> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let framer = crate::framer::Framer::new(input).skipping(window);
     Ok(if cores >= 4 {
-        Reader::parallel(input, (cores - 2).min(4))?
+        Reader::parallel_from(framer, (cores - 2).min(4), crate::parallel::RECORD_BUDGET)?
     } else {
-        Reader::new(input)
+        Reader::from_framer(framer)
     })
 }
 

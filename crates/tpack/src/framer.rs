@@ -10,10 +10,52 @@ use tramp_core::{Error, Position, Warning};
 use crate::error::TpackError;
 use crate::streams::{NAMES, STREAMS, STREAMS_V1, get_varint};
 use crate::writer::FORMAT;
-use crate::{BLOCK_HEADER, BLOCK_MAGIC, MAGIC, MAX_BODY, MAX_RAW};
+use crate::{BLOCK_HEADER, BLOCK_MAGIC, MAGIC, MAX_BODY, MAX_RAW, SUMMARY};
 
 /// A block's streams, one buffer per stream.
 pub type Streams = [Vec<u8>; STREAMS];
+
+/// What a version-4 block's summary says of its records: the first
+/// event's time, the least and greatest time of its events (`u64::MAX`
+/// and 0 when it has none), and how many comments it holds. A reader
+/// skips, by these alone, a block it has no use for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Summary {
+    pub first: u64,
+    pub min: u64,
+    pub max: u64,
+    pub comments: u32,
+}
+
+impl Summary {
+    /// The summary as it opens a body.
+    pub fn bytes(&self) -> [u8; SUMMARY] {
+        let mut b = [0u8; SUMMARY];
+        b[..8].copy_from_slice(&self.first.to_le_bytes());
+        b[8..16].copy_from_slice(&self.min.to_le_bytes());
+        b[16..24].copy_from_slice(&self.max.to_le_bytes());
+        b[24..].copy_from_slice(&self.comments.to_le_bytes());
+        b
+    }
+
+    /// The summary opening `body`, if it has one.
+    pub fn of(body: &[u8]) -> Option<Summary> {
+        let u = |r: std::ops::Range<usize>| -> Option<u64> {
+            Some(u64::from_le_bytes(body.get(r)?.try_into().ok()?))
+        };
+        Some(Summary {
+            first: u(0..8)?,
+            min: u(8..16)?,
+            max: u(16..24)?,
+            comments: u32::from_le_bytes(body.get(24..28)?.try_into().ok()?),
+        })
+    }
+
+    /// Whether the block has events.
+    pub fn has_events(&self) -> bool {
+        self.min <= self.max
+    }
+}
 
 /// A block as stored, its checksum matched.
 pub struct RawBlock {
@@ -78,6 +120,13 @@ pub struct Framer<R: Read> {
     done: bool,
     /// The format version the magic named.
     version: u8,
+    /// A time range `[lo, hi)` from the first event: blocks wholly outside
+    /// it and without comments are skipped by their summaries.
+    window: Option<(u64, u64)>,
+    /// The first event's time (from the first block with events).
+    origin: Option<u64>,
+    /// Records in the blocks skipped so.
+    pub skipped_records: u64,
 }
 
 impl<R: Read> Framer<R> {
@@ -93,7 +142,40 @@ impl<R: Read> Framer<R> {
             pushback: Vec::new(),
             done: false,
             version: MAGIC[6],
+            window: None,
+            origin: None,
+            skipped_records: 0,
         }
+    }
+
+    /// Skips the blocks a selection of `window` (`[lo, hi)` ns from the
+    /// first event) has no use for: version-4 blocks whose events all lie
+    /// outside it and that hold no comment. The first block with events is
+    /// always read (its first event is where the range counts from).
+    pub fn skipping(mut self, window: Option<(u64, u64)>) -> Self {
+        self.window = window;
+        self
+    }
+
+    /// Whether a block of this summary lies wholly outside the window.
+    fn outside(&mut self, s: &Summary) -> bool {
+        let Some((lo, hi)) = self.window else {
+            return false;
+        };
+        if !s.has_events() {
+            return false;
+        }
+        let Some(origin) = self.origin else {
+            self.origin = Some(s.first);
+            return false;
+        };
+        if s.comments > 0 {
+            return false;
+        }
+        // As the selection counts: a time before the origin is at 0.
+        let after = s.min >= origin.saturating_add(hi);
+        let before = lo > 0 && s.max < origin.saturating_add(lo);
+        after || before
     }
 
     fn err(&self, e: TpackError) -> Error {
@@ -144,14 +226,24 @@ impl<R: Read> Framer<R> {
     /// The next block's body as stored (checksum checked), or the damage
     /// skipped to find it, or the end. After an error, the end.
     pub fn next_raw(&mut self) -> Result<Frame, Error> {
-        if self.done {
-            return Ok(Frame::End);
+        loop {
+            if self.done {
+                return Ok(Frame::End);
+            }
+            let r = self.read_frame();
+            if r.is_err() {
+                self.done = true;
+            }
+            if let Ok(Frame::Block(b)) = &r
+                && b.version >= 4
+                && let Some(s) = Summary::of(&b.body)
+                && self.outside(&s)
+            {
+                self.skipped_records += u64::from(b.records);
+                continue;
+            }
+            return r;
         }
-        let r = self.read_frame();
-        if r.is_err() {
-            self.done = true;
-        }
-        r
     }
 
     fn read_frame(&mut self) -> Result<Frame, Error> {
@@ -314,6 +406,12 @@ pub fn unpack(
 ) -> Result<Streams, Error> {
     let err = |e: TpackError| Error::decode(FORMAT, pos, e);
     let mut pos = 0usize;
+    if version >= 4 {
+        if body.len() < SUMMARY {
+            return Err(err(TpackError::Truncated("in a block summary")));
+        }
+        pos = SUMMARY;
+    }
     let listed = if version == 1 { STREAMS_V1 } else { STREAMS };
     for s in &mut streams[listed..] {
         s.clear();

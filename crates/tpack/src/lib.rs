@@ -39,10 +39,13 @@ pub use error::TpackError;
 pub use reader::Reader;
 pub use writer::{Codec, Options, Writer};
 
-/// The file magic: `tpack`, a zero byte, format version 3, and a zero.
-/// Readers also take versions 1 and 2 (docs/formats/tpack.md); writers
-/// write 3.
-pub const MAGIC: [u8; 8] = *b"tpack\x00\x03\x00";
+/// The file magic: `tpack`, a zero byte, format version 4, and a zero.
+/// Readers also take versions 1 to 3 (docs/formats/tpack.md); writers
+/// write 4.
+pub const MAGIC: [u8; 8] = *b"tpack\x00\x04\x00";
+/// Bytes of a version-4 block's summary, which opens its body: the first
+/// event's time, the least and the greatest time, and the comments.
+pub const SUMMARY: usize = 28;
 /// The magic that starts every block.
 pub const BLOCK_MAGIC: [u8; 4] = *b"TPKB";
 /// Bytes of a block header: magic, record count, body length, CRC-32.

@@ -78,7 +78,13 @@ enum Inner<R: Read> {
 impl<R: Read> Reader<R> {
     /// A reader that frames, decompresses and decodes on the caller's thread.
     pub fn new(input: R) -> Self {
-        Reader(Inner::Serial(Serial::new(Feed::Inline(Framer::new(input)))))
+        Self::from_framer(Framer::new(input))
+    }
+
+    /// A reader over a framer set up by the caller (one that skips blocks
+    /// outside a time range, [`Framer::skipping`]).
+    pub fn from_framer(framer: Framer<R>) -> Self {
+        Reader(Inner::Serial(Serial::new(Feed::Inline(framer))))
     }
 
     /// Where the next record starts: the offset of its block, and its number.
@@ -175,10 +181,13 @@ impl<R: Read + Send + 'static> Reader<R> {
 
     /// [`Reader::parallel`] with another budget of records out at once.
     pub fn parallel_within(input: R, workers: usize, budget: u64) -> std::io::Result<Self> {
+        Self::parallel_from(Framer::new(input), workers, budget)
+    }
+
+    /// [`Reader::parallel_within`] over a framer set up by the caller.
+    pub fn parallel_from(framer: Framer<R>, workers: usize, budget: u64) -> std::io::Result<Self> {
         Ok(Reader(Inner::Parallel(Parallel::start(
-            Framer::new(input),
-            workers,
-            budget,
+            framer, workers, budget,
         )?)))
     }
 }

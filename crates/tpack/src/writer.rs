@@ -190,6 +190,10 @@ pub(crate) struct Encoder {
     /// Freed chunks of the block: address → the number of its free.
     freed_at: FxHashMap<u64, u64>,
     records: u32,
+    /// The block's first event's time and its least and greatest, and its
+    /// comments: its summary (version 4).
+    times: Option<(u64, u64, u64)>,
+    comments: u32,
     scratch: Vec<u8>,
     pub totals: [StreamTotal; STREAMS],
     /// Codecs the blocks are also sized under, with the bytes the file
@@ -226,6 +230,8 @@ impl Encoder {
             live: FxHashMap::default(),
             freed_at: FxHashMap::default(),
             records: 0,
+            times: None,
+            comments: 0,
             scratch: Vec::new(),
             totals: Default::default(),
             also: Vec::new(),
@@ -252,6 +258,11 @@ impl Encoder {
         let c = self.s(Stream::Comment);
         put_varint(c, text.len() as u64);
         c.extend_from_slice(text);
+        // A sample of its moment goes with the events around it: a reader
+        // skipping the block by its times loses nothing it needs.
+        if tramp_core::select::sample_time(text).is_none() {
+            self.comments += 1;
+        }
         self.records += 1;
     }
 
@@ -289,6 +300,10 @@ impl Encoder {
             EventKind::CreateHeap | EventKind::DestroyHeap => self.heap_thread(ev, true),
             EventKind::CreateThread | EventKind::DestroyThread => self.heap_thread(ev, false),
         }
+        self.times = Some(match self.times {
+            None => (ev.time, ev.time, ev.time),
+            Some((f, lo, hi)) => (f, lo.min(ev.time), hi.max(ev.time)),
+        });
         let dt = ev.time.wrapping_sub(self.model.time) as i64;
         self.model.time = ev.time;
         let alloc = ev.kind == EventKind::Alloc;
@@ -525,7 +540,7 @@ impl Encoder {
         for i in 0..self.also.len() {
             let stored = self.stored(self.also[i].0, record)?;
             let len = self.stream_table(&stored);
-            self.also[i].1 += (crate::BLOCK_HEADER + len) as u64;
+            self.also[i].1 += (crate::BLOCK_HEADER + crate::SUMMARY + len) as u64;
         }
         // Compress every stream, then write header, table and the stored
         // streams straight out (the CRC runs over the same slices).
@@ -536,7 +551,16 @@ impl Encoder {
             total.raw += s.len() as u64;
             total.stored += data(i).len() as u64;
         }
+        let summary = crate::framer::Summary {
+            first: self.times.map_or(0, |t| t.0),
+            min: self.times.map_or(u64::MAX, |t| t.1),
+            max: self.times.map_or(0, |t| t.2),
+            comments: self.comments,
+        }
+        .bytes();
+        let len = len + summary.len();
         let mut crc = crc32fast::Hasher::new();
+        crc.update(&summary);
         crc.update(&self.scratch);
         for i in 0..STREAMS {
             crc.update(data(i));
@@ -547,6 +571,7 @@ impl Encoder {
         header[8..12].copy_from_slice(&(len as u32).to_le_bytes());
         header[12..16].copy_from_slice(&crc.finalize().to_le_bytes());
         out.write_all(&header)?;
+        out.write_all(&summary)?;
         out.write_all(&self.scratch)?;
         for i in 0..STREAMS {
             out.write_all(data(i))?;
@@ -558,6 +583,8 @@ impl Encoder {
         self.live.clear();
         self.freed_at.clear();
         self.records = 0;
+        self.times = None;
+        self.comments = 0;
         Ok(())
     }
 

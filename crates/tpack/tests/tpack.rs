@@ -393,14 +393,14 @@ fn other_files_are_refused() {
     let (got, _, err) = unpack(b"\x00\x00\x00\x00");
     assert!(got.is_empty());
     assert!(err.unwrap().contains("not a tpack file"));
-    for v in [0u8, 4, 9] {
+    for v in [0u8, 5, 9] {
         let (_, _, err) = unpack(&[b't', b'p', b'a', b'c', b'k', 0, v, 0]);
         assert!(err.unwrap().contains(&format!("version {v}")));
     }
     // An empty trace is the magic alone, of version 3; a version-1 or
     // version-2 magic alone is an empty trace too.
     let bytes = pack(&[], Options::default());
-    assert_eq!(bytes, b"tpack\x00\x03\x00");
+    assert_eq!(bytes, b"tpack\x00\x04\x00");
     assert_eq!(unpack(b"tpack\x00\x01\x00"), (vec![], vec![], None));
     assert_eq!(unpack(b"tpack\x00\x02\x00"), (vec![], vec![], None));
 }
@@ -663,8 +663,9 @@ fn bad_wide_codes_are_errors_naming_the_record() {
         },
     );
     // Every length in this small table is one byte: the streams start
-    // after the magic, the header and 28 × 3 bytes, in table order.
-    let table = 8 + 16;
+    // after the magic, the header, the summary and 28 × 3 bytes, in table
+    // order.
+    let table = 8 + 16 + tramp_tpack::SUMMARY;
     let stored = |i: usize| bytes[table + 3 * i + 2] as usize;
     let start = |i: usize| table + 28 * 3 + (0..i).map(stored).sum::<usize>();
     // Stream 6, free-age: the free's age 1 is the code zigzag(1) + 1 = 3.
