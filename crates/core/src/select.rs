@@ -39,7 +39,12 @@ pub fn selects_threads(note: &[u8]) -> bool {
 /// …`): a selection by time passes such a note only inside its range, as
 /// it does an event, so a reader may skip it with the events around it.
 pub fn sample_time(comment: &[u8]) -> Option<u64> {
-    let rest = comment.strip_prefix(b"tramp:rss time=")?;
+    number_after(comment, b"tramp:rss time=")
+}
+
+/// The decimal number a note's text holds right after `prefix`.
+fn number_after(text: &[u8], prefix: &[u8]) -> Option<u64> {
+    let rest = text.strip_prefix(prefix)?;
     let end = rest
         .iter()
         .position(|b| !b.is_ascii_digit())
@@ -540,12 +545,7 @@ impl State {
 
 /// The pid of a `tramp:process pid=N …` note.
 fn process_of(text: &[u8]) -> Option<u64> {
-    let rest = text.strip_prefix(b"tramp:process pid=")?;
-    let end = rest
-        .iter()
-        .position(|b| !b.is_ascii_digit())
-        .unwrap_or(rest.len());
-    std::str::from_utf8(&rest[..end]).ok()?.parse().ok()
+    number_after(text, b"tramp:process pid=")
 }
 
 fn fields_of(schema: &Schema) -> Vec<Fields> {
