@@ -77,17 +77,18 @@ impl Detected {
     pub fn open(self, spec: &TraceSpec, metadata: bool, ahead: bool) -> Result<Opened, Error> {
         let needs_span = spec.select.time.is_some_and(|t| t.needs_span());
         let span = if needs_span { Some(span(spec)?) } else { None };
+        let window = spec.select.time.map(|t| t.resolve(span)).transpose()?;
         let opts = OpenOptions {
             metadata,
             dtd: spec.dtd.as_deref().map(read_dtd).transpose()?,
             desc: spec.desc.as_deref().map(read_desc).transpose()?,
-            time_window: spec.select.time.map(|t| t.resolve(span)).transpose()?,
+            time_window: window,
         };
         let name = self.name;
         let mut o = tramp_formats::pipeline::open(self.input, Some(self.format), &opts, ahead)
             .map_err(|source| Error::Detect { path: name, source })?;
         if !spec.select.is_all() {
-            o.source = Box::new(Selected::new(o.source, spec.select.clone(), span)?);
+            o.source = Box::new(Selected::new(o.source, spec.select.clone(), window)?);
         }
         Ok(o)
     }

@@ -377,8 +377,8 @@ pub struct Selected<S> {
     inner: S,
     schema: Arc<Schema>,
     state: State,
-    /// The note to pass before the first record, while not yet passed.
-    note: Option<RecordBuf>,
+    /// The selection's note is in `copy`, to pass before the first record.
+    note_pending: bool,
     copy: Copied,
 }
 
@@ -401,13 +401,17 @@ impl Copied {
 }
 
 impl<S: Source> Selected<S> {
-    /// Selects from `inner`; `span` (the trace's timed span in ns) is
-    /// needed for a time range in percent. Refuses a selection the trace
-    /// cannot answer (a time range of a trace without times).
-    pub fn new(inner: S, selection: Selection, span: Option<u64>) -> Result<Selected<S>, Error> {
+    /// Selects from `inner`; `window` is the selection's time range as
+    /// [`TimeRange::resolve`] gave it (the caller resolved it once, for the
+    /// reader's skipping too). Refuses a selection the trace cannot answer
+    /// (a time range of a trace without times).
+    pub fn new(
+        inner: S,
+        selection: Selection,
+        window: Option<(u64, u64)>,
+    ) -> Result<Selected<S>, Error> {
         let schema = inner.schema().clone();
         let fields = fields_of(&schema);
-        let window = selection.time.map(|t| t.resolve(span)).transpose()?;
         if selection.time.is_some() && fields.iter().all(|f| f.time.is_none()) {
             return Err(Error::Usage(format!(
                 "--time needs times: the records of {} have no time field",
@@ -420,18 +424,22 @@ impl<S: Source> Selected<S> {
                 schema.format
             )));
         }
+        // The note waits in the copy buffers, lent like any record.
+        let mut copy = Copied::default();
         let note = schema
             .types
             .iter()
             .find(|t| t.kind == RecordKind::Comment && t.role_index(Role::Text).is_some())
-            .filter(|_| selection.is_partial())
-            .map(|ty| {
-                let mut b = RecordBuf::new();
-                b.reset(ty);
-                let text = format!("{NOTE} {selection}");
-                b.set_bytes(ty.role_index(Role::Text).unwrap(), text.as_bytes());
-                b
-            });
+            .filter(|_| selection.is_partial());
+        let note_pending = note.is_some();
+        if let Some(ty) = note {
+            let mut b = RecordBuf::new();
+            b.reset(ty);
+            let text = format!("{NOTE} {selection}");
+            b.set_bytes(ty.role_index(Role::Text).unwrap(), text.as_bytes());
+            let (_, slots, bytes) = b.as_record(ty).parts();
+            copy.load(ty.index, slots, bytes);
+        }
         Ok(Selected {
             inner,
             schema,
@@ -445,8 +453,8 @@ impl<S: Source> Selected<S> {
                 blocks: Blocks::default(),
                 skipped: 0,
             },
-            note,
-            copy: Copied::default(),
+            note_pending,
+            copy,
         })
     }
 
@@ -581,11 +589,8 @@ impl<S: Source> Source for Selected<S> {
     }
 
     fn next_item(&mut self) -> Result<Option<Item<'_>>, Error> {
-        if let Some(b) = self.note.take() {
-            // The note, lent from the copy buffers like any record.
-            let schema = self.schema.clone();
-            let (ty, slots, bytes) = b.as_record(&schema.types[b.type_index()]).parts();
-            self.copy.load(ty.index, slots, bytes);
+        if self.note_pending {
+            self.note_pending = false;
             return Ok(Some(Item::Record(self.lent())));
         }
         loop {

@@ -410,8 +410,6 @@ impl TypeCounts {
 /// (the site tables, replay), all fed by the one view.
 pub struct HeapStats<A = (), K = ()> {
     counts: TypeCounts,
-    /// The selection's note, when the records are a selection.
-    selection: Option<String>,
     flow: HeapFlow<(HeapTotals, A), K>,
 }
 
@@ -433,7 +431,6 @@ impl<K: Keep, A: Analysis<Heap<K>>> HeapStats<A, K> {
     pub fn with(more: A) -> Self {
         HeapStats {
             counts: TypeCounts::default(),
-            selection: None,
             flow: HeapFlow::new((HeapTotals::default(), more)),
         }
     }
@@ -442,13 +439,6 @@ impl<K: Keep, A: Analysis<Heap<K>>> HeapStats<A, K> {
     #[inline]
     pub fn observe(&mut self, rec: &Record<'_>) -> Result<(), Error> {
         self.counts.count(rec);
-        if rec.record_type().kind == tramp_core::RecordKind::Comment && self.selection.is_none() {
-            let text = rec.role(tramp_core::Role::Text).and_then(|v| v.as_bytes());
-            if let Some(t) = text.filter(|t| tramp_core::select::is_selected_note(t)) {
-                let words = &t[tramp_core::select::NOTE.len()..];
-                self.selection = Some(String::from_utf8_lossy(words).trim().to_string());
-            }
-        }
         Analysis::observe(&mut self.flow, rec)
     }
 
@@ -459,7 +449,7 @@ impl<K: Keep, A: Analysis<Heap<K>>> HeapStats<A, K> {
             .analyses()
             .0
             .report(self.counts.records, self.counts.by_type());
-        r.selection = self.selection.clone();
+        r.selection = self.flow.view().selection().map(str::to_string);
         r
     }
 

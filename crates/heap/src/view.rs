@@ -94,6 +94,8 @@ pub struct HeapView<K = Born> {
     /// The trace starts at an attach (its comment was read).
     attached: bool,
     selected: crate::event::Selected,
+    /// What the selection's note says was selected.
+    selection: Option<String>,
 }
 
 /// The last attributes decoded into a site: allocations mostly repeat
@@ -154,6 +156,7 @@ impl<K: Keep> HeapView<K> {
             sampling: None,
             attached: false,
             selected: crate::event::Selected::No,
+            selection: None,
         }
     }
 
@@ -166,6 +169,12 @@ impl<K: Keep> HeapView<K> {
             intervals: true,
             ..Self::new()
         }
+    }
+
+    /// What part of the trace the records are (a `tramp:selected` note's
+    /// words), if they are a selection.
+    pub fn selection(&self) -> Option<&str> {
+        self.selection.as_deref()
     }
 
     /// The live objects as the records so far left them.
@@ -299,6 +308,8 @@ impl<K: Keep> HeapView<K> {
                 } else if crate::attach::is_attached_note(text) {
                     self.attached = true;
                 } else if tramp_core::select::is_selected_note(text) {
+                    let words = &text[tramp_core::select::NOTE.len()..];
+                    self.selection = Some(String::from_utf8_lossy(words).trim().to_string());
                     self.selected = if tramp_core::select::selects_threads(text) {
                         crate::event::Selected::Threads
                     } else {
