@@ -33,7 +33,19 @@ impl Ended {
 /// covers when the run stopped early ("; statistics above cover the
 /// records before the error").
 pub fn end(run: Run, o: &Opened, out: Option<&str>, covers: &'static str) -> Ended {
-    let trace = format!("{} ({})", o.name, o.format);
+    end_named(run, &o.name, o.format, out, covers)
+}
+
+/// [`end`] of a run of the input `name` in `format` (a job that read a
+/// recording's index has no opened source).
+pub fn end_named(
+    run: Run,
+    name: &str,
+    format: tramp_formats::Format,
+    out: Option<&str>,
+    covers: &'static str,
+) -> Ended {
+    let trace = format!("{name} ({format})");
     let damage = run.damage();
     let error = match run.stop {
         None => damage.map(|damage| Error::Damaged {
@@ -45,7 +57,7 @@ pub fn end(run: Run, o: &Opened, out: Option<&str>, covers: &'static str) -> End
     };
     Ended {
         warnings: run.warnings,
-        name: o.name.clone(),
+        name: name.to_string(),
         error,
     }
 }

@@ -113,6 +113,10 @@ pub enum Error {
         #[source]
         source: tramp_ptf::PtfError,
     },
+    /// A recording's profile index differs from the profile of its events
+    /// (`--verify-index`): the first field that differs.
+    #[error("{path}: the profile index disagrees with the events at {field}")]
+    IndexDisagrees { path: String, field: String },
     /// A value the job cannot take (a rate above 1, a cache of size 0).
     #[error("{0}")]
     Invalid(String),

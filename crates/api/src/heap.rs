@@ -7,12 +7,10 @@
 //! module map names the sites; nothing here prints.
 
 use tramp_core::{Analysis, Run};
-use tramp_heap::lifetimes::Lifetimes;
 use tramp_heap::timeline::Timeline;
-use tramp_heap::{HeapFlow, HeapStats, Lived, Site};
+use tramp_heap::{HeapFlow, HeapStats, Site};
 use tramp_profile::report::{Figure, Report};
 use tramp_profile::tree::{Direction, Tree};
-use tramp_symbols::notes::RssSamples;
 use tramp_symbols::sites::{Cost, SiteCounts, SiteTotals, WithSites};
 use tramp_symbols::suppressions::Suppressions;
 use tramp_symbols::{ModuleMap, Modules};
@@ -153,22 +151,20 @@ pub fn flame_graph_diff(title: &str, a: &Stacks, b: &Stacks, cost: Cost) -> Resu
     Ok(tramp_profile::flame::svg_diff(title, cost.unit(), &a, &b))
 }
 
-/// One trace of a comparison, read: its stacks, the opened input (for its
-/// name and format) and its run.
+/// One trace of a comparison, read: its stacks, and how much of the trace
+/// they cover and where they came from.
 pub struct Side {
     pub stacks: Stacks,
-    pub opened: Opened,
-    pub run: Run,
+    pub read: crate::indexed::Profiled,
 }
 
-/// Reads one trace of a comparison.
-pub fn side(spec: &TraceSpec) -> Result<Side, Error> {
-    let mut opened = open_heap(spec, "diff")?;
-    let (stacks, run) = stacks(&mut opened);
+/// Reads one trace of a comparison (from its index where it has one, as
+/// `wanted` says).
+pub fn side(spec: &TraceSpec, wanted: crate::indexed::IndexUse) -> Result<Side, Error> {
+    let (profile, p) = profile_of(spec, "diff", wanted)?;
     Ok(Side {
-        stacks,
-        opened,
-        run,
+        stacks: profile.stacks(),
+        read: p,
     })
 }
 
@@ -196,29 +192,51 @@ pub struct Profile {
     pub partial: Option<String>,
 }
 
-/// The heap profile of `o`.
+/// The heap profile of the trace `spec` names, for the job `command`:
+/// from its index or its events ([`crate::indexed::profile`]).
+pub fn profile_of(
+    spec: &TraceSpec,
+    command: &str,
+    wanted: crate::indexed::IndexUse,
+) -> Result<(Profile, crate::indexed::Profiled), Error> {
+    let (parts, p) = crate::indexed::profile(spec, command, wanted)?;
+    Ok((Profile::of(parts, &p.run, p.trace()), p))
+}
+
+/// The heap profile of `o`, from its events.
 pub fn profile(o: &mut Opened) -> (Profile, Run) {
-    let mut stats: HeapStats<(SiteCounts, (Timeline, Lifetimes)), Lived> =
-        HeapStats::with((SiteCounts::new(), (Timeline::new(512), Lifetimes::new())));
-    let mut modules = ModuleMap::new();
-    let mut rss = RssSamples::new(512);
-    let run = o.run(&mut [&mut stats, &mut modules, &mut rss], Vec::new());
-    let (totals, (sites, (timeline, lifetimes))) = stats.finish_with();
-    let partial = run
-        .damage()
-        .map(|d| d.to_string())
-        .or_else(|| run.stop.as_ref().map(|s| s.to_string()));
-    let profile = Profile {
-        totals,
-        sites,
-        modules: Analysis::finish(modules),
-        timeline,
-        lifetimes,
-        rss: Analysis::finish(rss),
-        trace: format!("{} ({})", o.name, o.format),
-        partial,
-    };
+    let (parts, run) = crate::indexed::from_events(o);
+    let profile = Profile::of(parts, &run, format!("{} ({})", o.name, o.format));
     (profile, run)
+}
+
+impl Profile {
+    /// The profile of `parts`, which `run` read from the trace named
+    /// `trace` (`NAME (FORMAT)`).
+    pub fn of(parts: tramp_index::Parts, run: &Run, trace: String) -> Profile {
+        let partial = run
+            .damage()
+            .map(|d| d.to_string())
+            .or_else(|| run.stop.as_ref().map(|s| s.to_string()));
+        Profile {
+            sites: parts.site_counts(),
+            totals: parts.totals,
+            modules: parts.modules,
+            timeline: parts.timeline,
+            lifetimes: parts.lifetimes,
+            rss: parts.rss,
+            trace,
+            partial,
+        }
+    }
+
+    /// Every call stack's totals, named, and how the trace was sampled.
+    pub fn stacks(&self) -> Stacks {
+        Stacks {
+            stacks: self.sites.by_stack(&self.modules),
+            sampling: self.sites.sampling(),
+        }
+    }
 }
 
 impl Profile {

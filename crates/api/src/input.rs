@@ -141,6 +141,18 @@ pub fn open_for(
     needs: &str,
 ) -> Result<Opened, Error> {
     let o = open(spec, false)?;
+    check_domains(&o, command, holds, needs)?;
+    Ok(o)
+}
+
+/// Checks that an opened trace's schema holds what the job `command`
+/// works on, saying what it needs otherwise.
+pub fn check_domains(
+    o: &Opened,
+    command: &str,
+    holds: impl Fn(&tramp_core::Domains) -> bool,
+    needs: &str,
+) -> Result<(), Error> {
     let domains = o.source.schema().domains();
     if !holds(&domains) {
         return Err(Error::NotApplicable(format!(
@@ -150,7 +162,7 @@ pub fn open_for(
             domains.describe()
         )));
     }
-    Ok(o)
+    Ok(())
 }
 
 /// A text file a job reads besides its traces (a script, suppressions):

@@ -13,6 +13,8 @@
 //! * [`heap`]: the heap jobs (statistics, allocation sites, call stacks,
 //!   the heap over time, the HTML report, the comparison of two traces).
 //! * [`heph`]: a Heph trace's span summary, read from its packets.
+//! * [`indexed`]: the heap profile from a recording's index or its
+//!   events, and the index verified against the events.
 //! * [`rds`]: the recursive-data-structure profile, named.
 //! * [`export`]: a heap profile in a viewer's format (massif, DHAT, pprof).
 //! * [`record`]: a recording's options, checked before the program runs.
@@ -29,6 +31,7 @@ pub mod error;
 pub mod export;
 pub mod heap;
 pub mod heph;
+pub mod indexed;
 pub mod input;
 pub mod output;
 pub mod rds;

@@ -23,6 +23,8 @@ pub struct Request {
     pub stack: Option<usize>,
     /// Record loads and stores too (a `tramp cc` program).
     pub pointers: bool,
+    /// Write a tpack recording's profile index (`--no-index`: not).
+    pub index: bool,
     /// Record one allocation per this many bytes on average, and the seed.
     pub sample: Option<u64>,
     pub sample_seed: Option<u64>,
@@ -55,6 +57,7 @@ pub fn options(r: &Request, output: &str) -> Result<RecordOptions, Error> {
         })?;
     }
     let mut opts = RecordOptions::new(output.into());
+    opts.index = r.index;
     opts.stack = r.stack.unwrap_or(if r.pointers { 0 } else { 64 });
     opts.pointers = r.pointers;
     if let Some(n) = r.sample {

@@ -121,7 +121,7 @@ impl Stop {
 pub const MAX_WARNINGS: usize = 10_000;
 
 /// What a run did.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct Run {
     /// Records delivered to the analyses and sinks.
     pub records: u64,

@@ -3,7 +3,7 @@
 //! as a plain number in a field with the site role (pointer traces and
 //! other descriptions), whose meaning the trace's process notes give.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The site is a return address (the allocation's caller).
 pub const SITE_RETURN_ADDRESS: u8 = 1;
@@ -15,7 +15,7 @@ pub const SITE_PLAIN: u8 = 3;
 
 /// Where an allocation was made: a kind (0 when the trace has none) and
 /// its value.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Site {
     pub kind: u8,
     pub value: u64,

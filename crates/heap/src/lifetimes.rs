@@ -5,13 +5,13 @@
 
 use std::fmt;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tramp_core::{Analysis, Error};
 
 use crate::view::{Heap, HeapEvent, HeapStep, Keep};
 
 /// Lifetimes in `[low, high]`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Bucket {
     pub low: u64,
     pub high: u64,
@@ -50,7 +50,7 @@ impl Lifetimes {
 
 /// The report: non-empty buckets from the shortest lifetimes up, and what
 /// was never freed.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Report {
     pub buckets: Vec<Bucket>,
     pub live_objects_at_end: u64,

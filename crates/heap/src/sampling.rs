@@ -15,7 +15,7 @@
 //! ("Sampling") says what it covers.
 
 use rustc_hash::FxHashMap;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::stats::{Activity, Report};
 use crate::view::{Context, HeapEvent, HeapStep, Keep};
@@ -24,7 +24,7 @@ use crate::view::{Context, HeapEvent, HeapStep, Keep};
 const PREFIX: &str = "tramp:sampling ";
 
 /// A trace's sampling: the mean bytes between sample points.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Sampling {
     pub mean_bytes: u64,
 }
@@ -113,7 +113,7 @@ impl Estimate {
 
 /// Standard errors of a sampled trace's estimated statistics, under the
 /// names of the figures they belong to.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct StandardErrors {
     pub total_allocs: f64,
     pub total_frees: f64,
@@ -124,7 +124,7 @@ pub struct StandardErrors {
 }
 
 /// What `stats` says of a sampled trace beside its estimates.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SamplingReport {
     pub mean_bytes: u64,
     /// Allocations the trace recorded (the samples taken).

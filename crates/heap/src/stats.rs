@@ -12,7 +12,7 @@ use std::fmt::{self, Write as _};
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tramp_core::{Analysis, Error, Record};
 
 use crate::event::Selected;
@@ -25,7 +25,7 @@ use crate::view::{Context, Heap, HeapEvent, HeapFlow, HeapStep, Keep, Live};
 pub const FREED_WINDOW: usize = 1 << 22;
 
 /// Counts for one thread or one heap.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Activity {
     pub allocs: u64,
     pub frees: u64,
@@ -35,7 +35,7 @@ pub struct Activity {
 }
 
 /// One bucket of the size histogram: sizes in `[low, high]`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Bucket {
     pub low: u64,
     pub high: u64,
@@ -43,7 +43,7 @@ pub struct Bucket {
 }
 
 /// The finished statistics.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Report {
     /// What part of the trace was read (`--time`, `--thread`, `--pid`,
     /// as its `tramp:selected` note says); absent for the whole trace.

@@ -8,13 +8,13 @@
 
 use std::fmt;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tramp_core::{Analysis, Error};
 
 use crate::view::{Heap, HeapEvent, HeapStep, Keep};
 
 /// One slice of the trace.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Slice {
     /// First time of the slice (inclusive) and the next slice's.
     pub start: u64,
@@ -127,11 +127,29 @@ impl Timeline {
     }
 }
 
+/// What a timeline's slices divide: the trace's clock, or its events
+/// (a trace without times).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Clock {
+    Time,
+    Events,
+}
+
+impl std::fmt::Display for Clock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Clock::Time => "time",
+            Clock::Events => "events",
+        })
+    }
+}
+
 /// The report.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Report {
     /// `time` (the trace's clock, ns in recordings) or `events`.
-    pub clock: &'static str,
+    pub clock: Clock,
     pub slices: Vec<Slice>,
 }
 
@@ -170,12 +188,12 @@ impl<K: Keep> Analysis<Heap<K>> for Timeline {
     fn finish(self) -> Report {
         if self.timed {
             Report {
-                clock: "time",
+                clock: Clock::Time,
                 slices: self.by_time.slices(),
             }
         } else {
             Report {
-                clock: "events",
+                clock: Clock::Events,
                 slices: self.by_event.slices(),
             }
         }
@@ -193,7 +211,7 @@ impl fmt::Display for Report {
             .max(1);
         // Each slice from its start to the next's, in the trace's time
         // unit (`time`: ns in recordings) or in heap events.
-        let unit = if self.clock == "time" {
+        let unit = if self.clock == Clock::Time {
             "time"
         } else {
             "event"
@@ -222,7 +240,7 @@ impl fmt::Display for Report {
                 h(s.frees)
             )?;
         }
-        if self.clock == "time" {
+        if self.clock == Clock::Time {
             writeln!(
                 f,
                 "(times in the trace's unit: nanoseconds in tramp's recordings)"
@@ -255,7 +273,7 @@ mod tests {
         t.free(0x20, 0, &mut feed);
         t.free(0x30, 0, &mut feed);
         let r = flow.finish();
-        assert_eq!(r.clock, "events");
+        assert_eq!(r.clock, Clock::Events);
         let got: Vec<[u64; 7]> = r
             .slices
             .iter()

@@ -155,7 +155,7 @@ mod tests {
     /// A page of `stacks` alone.
     fn page(stacks: &[(Vec<String>, SiteTotals)]) -> Report {
         let timeline = tramp_heap::timeline::Report {
-            clock: "events",
+            clock: tramp_heap::timeline::Clock::Events,
             slices: vec![],
         };
         Report::new(

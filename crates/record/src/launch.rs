@@ -41,6 +41,9 @@ pub struct RecordOptions {
     /// Record the 8-byte loads and stores of programs built with `tramp cc`
     /// too; the output is then a pointer trace (Meta-TF, `.mtf`).
     pub pointers: bool,
+    /// Write a tpack recording's profile index after its last block
+    /// (`tramp_index`; the default), made while the program runs.
+    pub index: bool,
     /// Set to a signal's number when the recording was interrupted by one
     /// (the caller's signal handler sets it); every trace then ends with a
     /// `tramp:interrupted` comment.
@@ -212,6 +215,7 @@ impl RecordOptions {
                 .expect("a valid codec"),
             backlog: BACKLOG_PER_LOG,
             pointers: false,
+            index: true,
             interrupted: Arc::new(AtomicI32::new(0)),
             child: Arc::new(AtomicU32::new(0)),
         }

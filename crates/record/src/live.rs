@@ -62,7 +62,7 @@ pub const BACKLOG_PER_LOG: u64 = 32 << 20;
 /// The output of one process: tpack or HATF, by its name, or a pointer
 /// trace.
 enum Out {
-    Tpack(Box<tramp_tpack::Writer<Output>>),
+    Tpack(Box<Indexed>),
     Hatf(Box<tramp_hatf::Writer<Output>>),
     HatfText(Box<tramp_hatf::text::TextWriter<Output>>),
     Pointers(Box<PointerOut>),
@@ -83,7 +83,11 @@ impl Out {
                 threads: 1,
                 ..opts.pack
             };
-            Out::Tpack(Box::new(tramp_tpack::Writer::new(file, pack)?))
+            Out::Tpack(Box::new(Indexed {
+                w: tramp_tpack::Writer::new(file, pack)?,
+                index: opts.index.then(tramp_index::Builder::new),
+                buf: tramp_core::RecordBuf::new(),
+            }))
         } else {
             let mut w = tramp_hatf::Writer::new(file, Policy::Naive);
             // Times as deltas from the previous event: a third smaller after
@@ -98,14 +102,14 @@ impl Out {
     /// have nothing to spread).
     fn set_threads(&mut self, threads: usize) -> Result<(), Error> {
         match self {
-            Out::Tpack(w) => w.set_threads(threads),
+            Out::Tpack(t) => t.w.set_threads(threads),
             Out::Hatf(_) | Out::HatfText(_) | Out::Pointers(_) => Ok(()),
         }
     }
 
     fn finish(self) -> Result<(), Error> {
         match self {
-            Out::Tpack(w) => w.into_inner()?.finish()?,
+            Out::Tpack(t) => t.finish()?,
             Out::Hatf(w) => w.into_inner()?.finish()?,
             Out::HatfText(w) => w.into_inner()?.finish()?,
             Out::Pointers(w) => w.finish()?,
@@ -117,7 +121,7 @@ impl Out {
 impl TraceOut for Out {
     fn write_item(&mut self, item: &Item<'_>) -> Result<(), Error> {
         match self {
-            Out::Tpack(w) => w.write_item(item),
+            Out::Tpack(t) => t.write_item(item),
             Out::Hatf(w) => w.write_item(item),
             Out::HatfText(w) => TraceOut::write_item(&mut **w, item),
             Out::Pointers(w) => w.write_item(item),
@@ -127,10 +131,52 @@ impl TraceOut for Out {
     fn write_access(&mut self, a: &Access) -> Result<(), Error> {
         match self {
             Out::Pointers(w) => w.write_access(a),
-            Out::Tpack(w) => w.write_access(a),
+            Out::Tpack(t) => t.w.write_access(a),
             Out::Hatf(w) => w.write_access(a),
             Out::HatfText(w) => w.write_access(a),
         }
+    }
+}
+
+/// A tpack recording and its profile index, made from the records as they
+/// are written (`tramp_index`; `--no-index`: none) and written after the
+/// last block.
+struct Indexed {
+    w: tramp_tpack::Writer<Output>,
+    index: Option<tramp_index::Builder>,
+    buf: tramp_core::RecordBuf,
+}
+
+impl Indexed {
+    fn write_item(&mut self, item: &Item<'_>) -> Result<(), Error> {
+        if let Some(index) = &mut self.index {
+            tramp_hatf::records::item_to_record(item, &mut self.buf);
+            let ty = match item {
+                Item::Event(e) => e.kind as usize,
+                Item::Comment(_) => tramp_hatf::records::TYPE_COMMENT,
+                Item::Meta(_) => return self.w.write_item(item),
+            };
+            let rec = self.buf.as_record(&tramp_hatf::records::schema().types[ty]);
+            // An analysis that refuses a record leaves no index (the
+            // reports then read the events), never a lost recording.
+            if tramp_core::Analysis::observe(index, &rec).is_err() {
+                self.index = None;
+            }
+        }
+        self.w.write_item(item)
+    }
+
+    fn finish(self) -> Result<(), Error> {
+        let out = match self.index {
+            Some(index) => {
+                let parts = tramp_core::Analysis::finish(index);
+                let body = tramp_index::Index::whole(parts).encode();
+                self.w.finish_with_trailer(&body)?
+            }
+            None => self.w.into_inner()?,
+        };
+        out.finish()?;
+        Ok(())
     }
 }
 

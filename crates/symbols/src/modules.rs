@@ -2,7 +2,7 @@
 //! and the names they give a trace's code addresses and allocation sites.
 
 use rustc_hash::FxHashMap;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tramp_core::{Record, RecordKind, Role};
 
 use crate::notes::Annotation;
@@ -99,7 +99,7 @@ impl ModuleMap {
 /// A trace's modules: (load address, path); and, for a recording with
 /// stacks, its call stacks by id (the stack tree; whole stacks in
 /// recordings made before it).
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Modules {
     pub modules: Vec<(u64, String)>,
     /// Places stored by the recording (named without the module files).

@@ -11,7 +11,7 @@
 //! since the last peak holds at the peak what it holds now).
 
 use rustc_hash::FxHashMap;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tramp_core::Analysis;
 use tramp_heap::sampling::{Estimate, Sampling};
 use tramp_heap::site::{SITE_RETURN_ADDRESS, SITE_STACK, Site};
@@ -23,7 +23,7 @@ use crate::symbolizer::Place;
 
 /// Totals for one site (of a sampled trace: estimates, with their
 /// standard errors).
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct SiteTotals {
     pub allocs: u64,
     /// In 128 bits, as every sum of sizes (blocks reach 2^63 − 1 bytes).
@@ -65,6 +65,25 @@ impl Serialize for SiteErrors {
         st.serialize_field("bytes", &self.bytes.max(0.0).sqrt())?;
         st.serialize_field("live_bytes", &self.live_bytes.max(0.0).sqrt())?;
         st.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for SiteErrors {
+    /// Reads the standard errors back as variances (their squares; exact
+    /// for a value the serializer wrote: `sqrt(x * x) == x`).
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        struct Errors {
+            allocs: f64,
+            bytes: f64,
+            live_bytes: f64,
+        }
+        let e = Errors::deserialize(d)?;
+        Ok(SiteErrors {
+            allocs: e.allocs * e.allocs,
+            bytes: e.bytes * e.bytes,
+            live_bytes: e.live_bytes * e.live_bytes,
+        })
     }
 }
 
@@ -114,7 +133,7 @@ pub struct SiteRow {
 }
 
 /// The heap at its peak: the most bytes live at once, and when.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Peak {
     pub bytes: u64,
     pub objects: u64,
@@ -165,6 +184,18 @@ pub struct SiteCounts {
     peak: Peak,
     /// A sampled trace's estimates: per row, and the heap's live totals.
     sampled: Option<Sampled>,
+    /// The sampling of counts made [from finished ones](Self::from_finished)
+    /// (their rows are the estimates).
+    finished_sampling: Option<Sampling>,
+}
+
+/// Site counts as every report reads them ([`SiteCounts::finished`]): the
+/// rows resolved and merged, in site order.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Finished {
+    pub rows: Vec<(Site, SiteTotals)>,
+    pub peak: Peak,
+    pub sampling: Option<Sampling>,
 }
 
 /// Estimates of a sampled trace, beside the exact counts of what it
@@ -259,7 +290,35 @@ impl SiteCounts {
     /// The trace's sampling, if it is sampled (its rows are then
     /// estimates).
     pub fn sampling(&self) -> Option<Sampling> {
-        self.sampled.as_ref().map(|e| e.sampling)
+        self.sampled
+            .as_ref()
+            .map(|e| e.sampling)
+            .or(self.finished_sampling)
+    }
+
+    /// What every report of these counts reads, in a form that is stored
+    /// and read back (a recording's profile index, `tramp-index`): the
+    /// rows [resolved](Self::resolved), the heap's peak and the sampling.
+    pub fn finished(&self, modules: &Modules) -> Finished {
+        Finished {
+            rows: self.resolved(modules),
+            peak: self.peak.clone(),
+            sampling: self.sampling(),
+        }
+    }
+
+    /// Counts that report what `f` says (its rows are resolved already,
+    /// and resolving them again changes nothing).
+    pub fn from_finished(f: Finished) -> SiteCounts {
+        let index = f.rows.iter().enumerate().map(|(i, (s, _))| (*s, i)).collect();
+        SiteCounts {
+            stamps: vec![0; f.rows.len()],
+            rows: f.rows,
+            index,
+            peak: f.peak,
+            finished_sampling: f.sampling,
+            ..SiteCounts::default()
+        }
     }
 
     /// The top `n` sites by allocation count, by bytes, and by bytes live

@@ -96,7 +96,7 @@ impl StackTree {
 }
 
 /// The reader's side: the nodes a trace defined, and the stacks they make.
-#[derive(Clone, Debug, Default, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Stacks {
     /// (parent, frame) of node `i + 1`; nodes a trace did not define (a
     /// damaged trace) are (0, 0).

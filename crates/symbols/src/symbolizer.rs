@@ -7,10 +7,10 @@
 use std::collections::HashMap;
 
 use rustc_hash::FxHashMap;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Where code is: module, function, file and line (what is known).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Place {
     pub address: u64,
     pub module: Option<String>,
@@ -22,12 +22,12 @@ pub struct Place {
     /// The functions the code was inlined into, innermost first, each with
     /// the place of its inlined call; the last is the function the
     /// address's machine code belongs to.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub inlined: Vec<Inlined>,
 }
 
 /// A function that another was inlined into, at the line of that call.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Inlined {
     pub function: Option<String>,
     pub file: Option<String>,

@@ -22,4 +22,8 @@ pub enum TpackError {
     Record { record: u64, why: String },
     #[error("cannot pack: {0}")]
     Encode(String),
+    #[error("index: {0}")]
+    Trailer(String),
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
 }

@@ -283,6 +283,9 @@ impl<R: Read> Framer<R> {
             start
         };
         self.block_start = start;
+        if header[..4] == crate::trailer::MAGIC_TRAILER && self.version >= crate::trailer::SINCE {
+            return self.trailer(header, start);
+        }
         if header[..4] != BLOCK_MAGIC {
             return self.resync(header, start, "block header damaged (no block magic)");
         }
@@ -335,6 +338,76 @@ impl<R: Read> Framer<R> {
             body,
             version: self.version,
         }))
+    }
+
+    /// Reads past the trailer whose header starts with `first` (its body's
+    /// checksum, its record count and its footer checked; nothing may
+    /// follow it): the end of the records, or the damage found.
+    #[cold]
+    fn trailer(&mut self, first: [u8; BLOCK_HEADER], start: u64) -> Result<Frame, Error> {
+        use crate::trailer::{FOOTER, HEADER, Header, check_footer};
+        self.done = true;
+        let mut h = [0u8; HEADER];
+        h[..BLOCK_HEADER].copy_from_slice(&first);
+        let damaged = |why: String, skipped: u64| {
+            Ok(Frame::Skipped(Warning {
+                format: FORMAT,
+                offset: start,
+                message: format!("the index after the last block: {why}"),
+                skipped,
+            }))
+        };
+        if self.fill(&mut h[BLOCK_HEADER..])? < HEADER - BLOCK_HEADER {
+            return damaged("cut short".into(), (self.offset - start).max(1));
+        }
+        let header = match Header::parse(&h) {
+            Ok(h) => h,
+            Err(e) => return damaged(e.to_string(), self.offset - start),
+        };
+        let (mut left, mut crc) = (header.body_len as usize, crc32fast::Hasher::new());
+        let mut buf = std::mem::take(&mut self.body);
+        buf.resize(1 << 16, 0);
+        while left > 0 {
+            let n = self.fill(&mut buf[..left.min(1 << 16)])?;
+            if n == 0 {
+                break;
+            }
+            crc.update(&buf[..n]);
+            left -= n;
+        }
+        self.body = buf;
+        let mut footer = [0u8; FOOTER];
+        let got = if left == 0 { self.fill(&mut footer)? } else { 0 };
+        let mut rest = [0u8; 1];
+        let trailing = got == FOOTER && self.fill(&mut rest)? > 0;
+        let skipped = self.offset - start;
+        if left > 0 || got < FOOTER {
+            return damaged("cut short".into(), skipped);
+        }
+        if let Err(e) = check_footer(&footer, header.body_len) {
+            return damaged(e.to_string(), skipped);
+        }
+        let computed = crc.finalize();
+        if computed != header.crc {
+            let e = TpackError::Checksum {
+                stored: header.crc,
+                computed,
+            };
+            return damaged(e.to_string(), skipped);
+        }
+        if header.records != self.records {
+            return damaged(
+                format!(
+                    "it counts {} records, the blocks before it {}",
+                    header.records, self.records
+                ),
+                skipped,
+            );
+        }
+        if trailing {
+            return damaged("bytes follow it".into(), 1);
+        }
+        Ok(Frame::End)
     }
 
     /// Scans from a damaged header for the next block magic. The bytes

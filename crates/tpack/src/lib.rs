@@ -16,6 +16,8 @@
 //! * [`framer`]: the block layer the readers share (headers, checksums,
 //!   resynchronisation, decompression).
 //! * [`parallel`]: decoding several blocks at once on threads.
+//! * [`trailer`]: the document a file may end with (a recording's profile
+//!   index), found from the end without reading the blocks.
 //! * `table`: a block's records in memory, passed between threads.
 //! * `pool`: the writer's threads, coding whole blocks at once.
 //! * [`format`](mod@format): tpack in the format registry, as a Source and a Sink.
@@ -33,16 +35,17 @@ pub mod streams;
 pub mod succession;
 mod table;
 mod threads;
+pub mod trailer;
 pub mod writer;
 
 pub use error::TpackError;
 pub use reader::Reader;
 pub use writer::{Codec, Options, Writer};
 
-/// The file magic: `tpack`, a zero byte, format version 4, and a zero.
-/// Readers also take versions 1 to 3 (docs/formats/tpack.md); writers
-/// write 4.
-pub const MAGIC: [u8; 8] = *b"tpack\x00\x04\x00";
+/// The file magic: `tpack`, a zero byte, format version 5, and a zero.
+/// Readers also take versions 1 to 4 (docs/formats/tpack.md); writers
+/// write 5.
+pub const MAGIC: [u8; 8] = *b"tpack\x00\x05\x00";
 /// Bytes of a version-4 block's summary, which opens its body: the first
 /// event's time, the least and the greatest time, and the comments.
 pub const SUMMARY: usize = 28;

@@ -836,6 +836,16 @@ impl<W: Write> Writer<W> {
         self.end()?;
         Ok(self.out)
     }
+
+    /// Writes the last block, then `body` as the file's trailer (a
+    /// recording's profile index, [`crate::trailer`]), flushes, and returns
+    /// the underlying writer.
+    pub fn finish_with_trailer(mut self, body: &[u8]) -> Result<W, Error> {
+        self.end()?;
+        crate::trailer::write(&mut self.out, self.records, body)?;
+        self.out.flush()?;
+        Ok(self.out)
+    }
 }
 
 /// Code 0 for the previous value, else 1 and the value in the raw stream

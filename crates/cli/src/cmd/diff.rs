@@ -6,7 +6,7 @@ use tramp_api::ending::outcome_of;
 use tramp_api::heap;
 use tramp_symbols::sites::Cost;
 
-use super::{end_run, print_report};
+use super::print_report;
 
 /// Compare two heap traces (two runs, two builds, two inputs): per call
 /// stack, the change from A to B in allocations, bytes allocated,
@@ -43,6 +43,8 @@ pub struct DiffArgs {
     /// The part of each trace compared (the same for both).
     #[command(flatten)]
     select: super::SelectArgs,
+    #[command(flatten)]
+    index: super::IndexArgs,
 }
 
 fn parse_cost(s: &str) -> Result<Cost, String> {
@@ -63,7 +65,7 @@ pub fn run(a: DiffArgs) -> Result<()> {
             select: a.select.selection(),
             ..tramp_api::TraceSpec::path(path)
         };
-        heap::side(&spec).with_context(|| format!("trace {which}, {path}"))
+        heap::side(&spec, a.index.wanted()).with_context(|| format!("trace {which}, {path}"))
     };
     let (ta, tb) = (side(&a.a, "A")?, side(&a.b, "B")?);
     if let Some(out) = svg {
@@ -71,8 +73,8 @@ pub fn run(a: DiffArgs) -> Result<()> {
         out.write(heap::flame_graph_diff(&title, &ta.stacks, &tb.stacks, a.cost)?.as_bytes())?;
     }
     let diff = heap::diff(&ta, &tb, a.top);
-    print_report(&outcome_of(&diff, &[&ta.run, &tb.run]), a.json)?;
+    print_report(&outcome_of(&diff, &[&ta.read.run, &tb.read.run]), a.json)?;
     let covers = "; the comparison covers the records before the error";
-    end_run(ta.run, &ta.opened, None, covers)?;
-    end_run(tb.run, &tb.opened, None, covers)
+    super::end_profiled(ta.read, covers)?;
+    super::end_profiled(tb.read, covers)
 }

@@ -162,6 +162,38 @@ pub fn end_run(run: Run, o: &Opened, out: Option<&str>, covers: &'static str) ->
     Ok(e.into_result()?)
 }
 
+/// How a profile job reads a recording: its profile index, or with
+/// `--verify-index` its events checked against the index.
+#[derive(Args, Clone, Copy, Default)]
+pub struct IndexArgs {
+    /// Read the recording's events instead of its profile index, and fail
+    /// (exit 1, naming the first figure) unless the two agree. Without
+    /// it, a whole tpack recording is answered from its index when it has
+    /// one (docs/index.md), else from its events, with a note.
+    #[arg(long)]
+    pub verify_index: bool,
+}
+
+impl IndexArgs {
+    pub fn wanted(self) -> tramp_api::indexed::IndexUse {
+        match self.verify_index {
+            true => tramp_api::indexed::IndexUse::Verify,
+            false => tramp_api::indexed::IndexUse::Read,
+        }
+    }
+}
+
+/// Ends a profile job: its note (why not the index) and its warnings on
+/// stderr, then how its run ended.
+pub fn end_profiled(p: tramp_api::indexed::Profiled, covers: &'static str) -> Result<()> {
+    if let Some(note) = p.note() {
+        eprintln!("tramp: note: {note}");
+    }
+    let e = tramp_api::ending::end_named(p.run, &p.name, p.format, None, covers);
+    warn(&e.name, &e.warnings);
+    Ok(e.into_result()?)
+}
+
 /// The damage a reader skipped, on stderr, a line each.
 pub fn warn(name: &str, warnings: &[tramp_core::Warning]) {
     for w in warnings {

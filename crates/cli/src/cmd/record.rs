@@ -131,6 +131,11 @@ pub struct RecordArgs {
     /// passes through.
     #[arg(long)]
     strict: bool,
+    /// Write no profile index after a tpack recording's last block (by
+    /// default the profile is kept there as it is recorded, so `report`,
+    /// `stats --sites` and `diff` read it, not the events; docs/index.md).
+    #[arg(long)]
+    no_index: bool,
     /// With --sites: how many sites per table.
     #[arg(long, default_value_t = 10, requires = "sites")]
     top: usize,
@@ -166,6 +171,7 @@ pub fn run(a: RecordArgs) -> Result<u8> {
         output: a.output.clone(),
         stack: a.stack.map(usize::from),
         pointers: a.pointers,
+        index: !a.no_index,
         sample: a.sample,
         sample_seed: a.sample_seed,
         temp_limit: a.temp_limit,

@@ -2,11 +2,12 @@
 //! recording, a row per process when the run had several, then the started
 //! process's in full, to stderr or `--stats-out`; and its HTML report. The
 //! started process's trace is decoded once for both
-//! (`tramp_api::heap::profile`).
+//! (`tramp_api::heap::profile_of`: from the index the recording wrote).
 
 use std::io::Write;
 
 use anyhow::{Context, Result};
+use tramp_api::indexed::IndexUse;
 use tramp_api::{TraceSpec, heap};
 
 /// What `tramp record` was asked to write after the recording.
@@ -27,30 +28,22 @@ pub fn write(rec: &tramp_record::Recording, output: &str, after: After) -> Resul
     if after.stats.is_none() && after.report.is_none() {
         return Ok(());
     }
-    let mut o = tramp_api::open(&TraceSpec::path(path.to_string_lossy()), false)?;
+    // One read, of the index the recording wrote (else of its events):
+    // the whole profile serves the page and the statistics.
+    let spec = TraceSpec::path(path.to_string_lossy());
+    let (profile, p) = heap::profile_of(&spec, "record", IndexUse::Read)?;
     let json = after.json;
-    // One decode: the whole profile when a page is asked for, else only
-    // what the statistics need.
-    let (mut started, root, page, run) = match (after.report, after.stats) {
-        (Some(_), sites) => {
-            let (profile, run) = heap::profile(&mut o);
-            let mut text = Vec::new();
-            match sites {
-                Some(Some(top)) => {
-                    let r = profile.with_sites(top, None);
-                    super::write_report(&mut text, &run.outcome(&r), json)?;
-                }
-                _ => super::write_report(&mut text, &run.outcome(&profile.totals), json)?,
-            }
-            let root = profile.totals.clone();
-            (text, root, Some(profile.page(&o.name)), run)
+    let mut started = Vec::new();
+    match after.stats {
+        Some(Some(top)) => {
+            let r = profile.with_sites(top, None);
+            super::write_report(&mut started, &p.run.outcome(&r), json)?;
         }
-        (None, sites) => {
-            let mut text = Vec::new();
-            let root = super::stats::write_heap(&mut o, json, sites.flatten(), None, &mut text)?;
-            (text, root.0, None, root.1)
-        }
-    };
+        Some(None) => super::write_report(&mut started, &p.run.outcome(&profile.totals), json)?,
+        None => {}
+    }
+    let root = profile.totals.clone();
+    let page = after.report.map(|_| profile.page(&p.name));
     if after.stats.is_some() {
         let mut text = processes(rec, output, &root, json)?;
         text.append(&mut started);
@@ -65,7 +58,7 @@ pub fn write(rec: &tramp_record::Recording, output: &str, after: After) -> Resul
         eprintln!("tramp: heap profile written to {file} (open it in a browser)");
     }
     let covers = "; statistics above cover the records before the error";
-    super::end_run(run, &o, None, covers)
+    super::end_profiled(p, covers)
 }
 
 /// The table of processes when the run had several (`root`: the started

@@ -3,7 +3,7 @@
 use anyhow::Result;
 use clap::Args;
 
-use super::{InputArgs, end_run};
+use super::{IndexArgs, InputArgs};
 
 /// Write a heap trace's profile as one self-contained HTML page (no
 /// network; open it in any browser): a summary, memory (heap bytes, and the
@@ -21,6 +21,8 @@ use super::{InputArgs, end_run};
 pub struct ReportArgs {
     #[command(flatten)]
     input: InputArgs,
+    #[command(flatten)]
+    index: IndexArgs,
     /// The HTML file to write (never the input; written whole or not at
     /// all).
     #[arg(short, long, value_name = "FILE.html")]
@@ -28,15 +30,9 @@ pub struct ReportArgs {
 }
 
 pub fn run(a: ReportArgs) -> Result<()> {
-    write(&a.input, &a.output)
-}
-
-/// Reads a trace and writes its report to `output`.
-pub fn write(input: &InputArgs, output: &str) -> Result<()> {
-    let out = tramp_api::output::create(output)?;
-    let mut o = tramp_api::heap::open_heap(&input.spec(), "report")?;
-    let (report, run) = tramp_api::heap::report(&mut o);
-    out.write(report.html().as_bytes())?;
+    let out = tramp_api::output::create(&a.output)?;
+    let (profile, p) = tramp_api::heap::profile_of(&a.input.spec(), "report", a.index.wanted())?;
+    out.write(profile.page(&p.name).html().as_bytes())?;
     let covers = "; the report covers the records before the error";
-    end_run(run, &o, None, covers)
+    super::end_profiled(p, covers)
 }

@@ -36,8 +36,15 @@ pub struct StatsArgs {
     /// at exit (leaks), symbolized to function, file and line; each row
     /// also counts its temporary allocations (freed as the very next heap
     /// event).
+    ///
+    /// A whole tpack recording is answered from its profile index when it
+    /// has one (milliseconds, whatever its length; docs/index.md).
     #[arg(long)]
     pub sites: bool,
+    /// With --sites: read the events instead of the profile index, and
+    /// fail unless the two agree.
+    #[arg(long, requires = "sites")]
+    pub verify_index: bool,
     /// With --sites: how many sites per table.
     #[arg(long, default_value_t = 10, requires = "sites")]
     pub top: usize,
@@ -107,12 +114,15 @@ impl StatsArgs {
 }
 
 pub fn run(a: StatsArgs) -> Result<()> {
-    let d = super::detect(&a.input)?;
     let suppressions = a
         .suppressions
         .as_deref()
         .map(tramp_api::heap::suppressions)
         .transpose()?;
+    if a.sites {
+        return sites(&a, suppressions.as_ref());
+    }
+    let d = super::detect(&a.input)?;
     // Heph's spans are inferred from its packets, which its reader gives.
     if d.format.family == tramp_heph::records::FORMAT {
         a.refuse_heap_views("Heph traces have none")?;
@@ -129,6 +139,19 @@ pub fn run(a: StatsArgs) -> Result<()> {
         return heap_view(o, &a, suppressions.as_ref());
     }
     other(o, &a)
+}
+
+/// The statistics with the top sites, from the profile index or the
+/// events.
+fn sites(a: &StatsArgs, suppressions: Option<&Suppressions>) -> Result<()> {
+    let index = super::IndexArgs {
+        verify_index: a.verify_index,
+    };
+    let spec = a.input.spec();
+    let (profile, p) = tramp_api::heap::profile_of(&spec, "stats --sites", index.wanted())?;
+    let report = profile.with_sites(a.top, suppressions);
+    print_report(&p.run.outcome(&report), a.json)?;
+    super::end_profiled(p, "; statistics above cover the records before the error")
 }
 
 /// The statistics or the heap view asked for, of a heap trace.
