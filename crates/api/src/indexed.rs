@@ -62,8 +62,7 @@ enum Stored {
 
 /// The index stored in the file `spec` names, if the job reads all of it.
 fn stored(spec: &TraceSpec, format: Format) -> Stored {
-    if !spec.select.is_all() || spec.path == "-" || format.name != tramp_tpack::format::TPACK.name
-    {
+    if !spec.select.is_all() || spec.path == "-" || format.name != tramp_tpack::format::TPACK.name {
         return Stored::NotAsked;
     }
     let found = std::fs::File::open(&spec.path)
@@ -148,7 +147,10 @@ pub fn profile(
             )));
         }
         (Stored::Missing(why), _) => Origin::Events {
-            note: Some(format!("{}: {why}; the profile is read from its events", spec.path)),
+            note: Some(format!(
+                "{}: {why}; the profile is read from its events",
+                spec.path
+            )),
         },
         _ => Origin::Events { note: None },
     };

@@ -15,7 +15,9 @@ pub const SITE_PLAIN: u8 = 3;
 
 /// Where an allocation was made: a kind (0 when the trace has none) and
 /// its value.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
 pub struct Site {
     pub kind: u8,
     pub value: u64,

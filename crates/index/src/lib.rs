@@ -61,10 +61,7 @@ pub struct Builder {
 impl Default for Builder {
     fn default() -> Self {
         Builder {
-            stats: HeapStats::with((
-                SiteCounts::new(),
-                (Timeline::new(SLICES), Lifetimes::new()),
-            )),
+            stats: HeapStats::with((SiteCounts::new(), (Timeline::new(SLICES), Lifetimes::new()))),
             modules: ModuleMap::new(),
             rss: RssSamples::new(SLICES),
         }

@@ -310,7 +310,12 @@ impl SiteCounts {
     /// Counts that report what `f` says (its rows are resolved already,
     /// and resolving them again changes nothing).
     pub fn from_finished(f: Finished) -> SiteCounts {
-        let index = f.rows.iter().enumerate().map(|(i, (s, _))| (*s, i)).collect();
+        let index = f
+            .rows
+            .iter()
+            .enumerate()
+            .map(|(i, (s, _))| (*s, i))
+            .collect();
         SiteCounts {
             stamps: vec![0; f.rows.len()],
             rows: f.rows,

@@ -377,7 +377,11 @@ impl<R: Read> Framer<R> {
         }
         self.body = buf;
         let mut footer = [0u8; FOOTER];
-        let got = if left == 0 { self.fill(&mut footer)? } else { 0 };
+        let got = if left == 0 {
+            self.fill(&mut footer)?
+        } else {
+            0
+        };
         let mut rest = [0u8; 1];
         let trailing = got == FOOTER && self.fill(&mut rest)? > 0;
         let skipped = self.offset - start;

@@ -113,7 +113,9 @@ pub fn find<F: Read + Seek>(file: &mut F) -> Result<Found, TpackError> {
         }
         let mut h = [0u8; HEADER];
         if size - at < BLOCK_HEADER as u64 {
-            return Ok(Found::Unreachable(format!("a partial block header at byte {at}")));
+            return Ok(Found::Unreachable(format!(
+                "a partial block header at byte {at}"
+            )));
         }
         file.read_exact(&mut h[..BLOCK_HEADER])?;
         if h[..4] == BLOCK_MAGIC {
@@ -127,10 +129,14 @@ pub fn find<F: Read + Seek>(file: &mut F) -> Result<Found, TpackError> {
             continue;
         }
         if h[..4] != MAGIC_TRAILER {
-            return Ok(Found::Unreachable(format!("no block or index at byte {at}")));
+            return Ok(Found::Unreachable(format!(
+                "no block or index at byte {at}"
+            )));
         }
         if size - at < (HEADER + FOOTER) as u64 {
-            return Ok(Found::Unreachable(format!("the index at byte {at} is cut short")));
+            return Ok(Found::Unreachable(format!(
+                "the index at byte {at} is cut short"
+            )));
         }
         file.read_exact(&mut h[BLOCK_HEADER..])?;
         let header = match Header::parse(&h) {

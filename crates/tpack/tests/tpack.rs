@@ -393,14 +393,14 @@ fn other_files_are_refused() {
     let (got, _, err) = unpack(b"\x00\x00\x00\x00");
     assert!(got.is_empty());
     assert!(err.unwrap().contains("not a tpack file"));
-    for v in [0u8, 5, 9] {
+    for v in [0u8, 6, 9] {
         let (_, _, err) = unpack(&[b't', b'p', b'a', b'c', b'k', 0, v, 0]);
         assert!(err.unwrap().contains(&format!("version {v}")));
     }
-    // An empty trace is the magic alone, of version 3; a version-1 or
+    // An empty trace is the magic alone, of version 5; a version-1 or
     // version-2 magic alone is an empty trace too.
     let bytes = pack(&[], Options::default());
-    assert_eq!(bytes, b"tpack\x00\x04\x00");
+    assert_eq!(bytes, b"tpack\x00\x05\x00");
     assert_eq!(unpack(b"tpack\x00\x01\x00"), (vec![], vec![], None));
     assert_eq!(unpack(b"tpack\x00\x02\x00"), (vec![], vec![], None));
 }
@@ -737,4 +737,78 @@ fn version_2_files_still_read() {
     let (got, warnings, err) = unpack(&bytes);
     assert!(warnings.is_empty() && err.is_none(), "{warnings:?} {err:?}");
     assert_eq!(got, version_2_items());
+}
+
+/// The trailer's layout, byte for byte (docs/formats/tpack.md, "Trailer"),
+/// and how readers take it: passed in order after the blocks, found from
+/// the end, and damage to it reported, never a lost record.
+#[test]
+fn trailer_layout_and_damage() {
+    use tramp_tpack::trailer::{Found, find};
+    let records = heap_trace(5, 3000);
+    let opts = Options {
+        block_records: 1000,
+        ..Options::default()
+    };
+    let mut w = Writer::new(Vec::new(), opts).unwrap();
+    for i in &records {
+        w.write_item(&i.as_item()).unwrap();
+    }
+    let bytes = w.finish_with_trailer(b"hi").unwrap();
+    let plain = pack(&records, opts);
+    let (items, warnings, err) = unpack(&plain);
+    assert!(warnings.is_empty() && err.is_none());
+    let n = records.len() as u64;
+    let mut want = plain.clone();
+    want.extend_from_slice(b"TPKI\x02\x00\x00\x00");
+    want.extend_from_slice(&crc32fast::hash(b"hi").to_le_bytes());
+    want.extend_from_slice(&n.to_le_bytes());
+    want.extend_from_slice(b"hi");
+    want.extend_from_slice(&22u64.to_le_bytes());
+    want.extend_from_slice(b"tpackidx");
+    assert_eq!(bytes, want);
+    // Read in order: the records, then the end.
+    assert_eq!(unpack(&bytes), (items.clone(), vec![], None));
+    // Found from the end.
+    match find(&mut std::io::Cursor::new(&bytes)).unwrap() {
+        Found::Trailer(b) => assert_eq!(b, b"hi"),
+        _ => panic!("no trailer found"),
+    }
+    assert!(matches!(
+        find(&mut std::io::Cursor::new(&plain)).unwrap(),
+        Found::None
+    ));
+    // Damage: its body, its record count, bytes after it. Every record is
+    // kept and the damage is one warning; find() will not use it.
+    let at = plain.len();
+    for (what, damaged) in [
+        ("checksum", {
+            let mut b = bytes.clone();
+            b[at + 20] ^= 1;
+            b
+        }),
+        ("counts", {
+            let mut b = bytes.clone();
+            b[at + 12] ^= 1;
+            b
+        }),
+        ("follow", {
+            let mut b = bytes.clone();
+            b.push(0);
+            b
+        }),
+    ] {
+        let (got, warnings, err) = unpack(&damaged);
+        assert!(err.is_none(), "{what}: {err:?}");
+        assert_eq!(got, items, "{what}");
+        assert_eq!(warnings.len(), 1, "{what}: {warnings:?}");
+        assert!(warnings[0].contains("index"), "{what}: {warnings:?}");
+        assert!(
+            matches!(
+                find(&mut std::io::Cursor::new(&damaged)).unwrap(),
+                Found::Unreachable(_)
+            ),
+            "{what}"
+        );
+    }
 }
