@@ -561,7 +561,7 @@ fn the_default_output_is_tpack() {
     let name = prog.file_name().unwrap().to_str().unwrap();
     let trace = dir.path().join(format!("{name}.tpack"));
     let bytes = std::fs::read(&trace).unwrap();
-    assert!(bytes.starts_with(b"tpack\x00\x04"));
+    assert!(bytes.starts_with(b"tpack\x00\x05"));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("total allocs"), "{stderr}");
     assert_eq!(allocs_of(&dump(&trace), 5555).len(), 100);

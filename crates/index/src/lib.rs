@@ -9,7 +9,8 @@
 //! so that a job of an unfiltered recording reads milliseconds of index
 //! instead of seconds of events. The events stay the truth: a missing or
 //! disagreeing index is rebuilt from them (tramp-api decides when).
-//! The layout is in docs/formats/tpack-index.md.
+//! The layout is in docs/formats/tpack.md ("Trailer"); the decisions in
+//! docs/index.md.
 
 use serde::{Deserialize, Serialize};
 use tramp_core::{Analysis, Error, Record};
