@@ -76,15 +76,7 @@ fn one_thread_with_call_stacks() {
 
 #[test]
 fn four_threads_handing_objects_over() {
-    let dir = tempfile::tempdir().unwrap();
-    let exe = cc_program(
-        dir.path(),
-        "handoff.c",
-        "handoff",
-        &["-O1", "-g", "-pthread"],
-    );
-    let trace = path_in(&dir, "h.tpack");
-    ok(&tramp(&["record", "-o", &trace, "--", &exe]));
+    let (dir, trace) = handoff_recording();
     agrees(&dir, &trace);
 }
 

@@ -42,15 +42,7 @@ fn lines(dump: &str) -> Vec<Line> {
 
 /// The recording, its dump's lines and the test's directory.
 fn recording() -> (tempfile::TempDir, String, Vec<Line>) {
-    let dir = tempfile::tempdir().unwrap();
-    let exe = cc_program(
-        dir.path(),
-        "handoff.c",
-        "handoff",
-        &["-O1", "-g", "-pthread"],
-    );
-    let trace = path_in(&dir, "h.tpack");
-    ok(&tramp(&["record", "-o", &trace, "--", &exe]));
+    let (dir, trace) = handoff_recording();
     let dump = ok(&tramp(&["dump", &trace]));
     (dir, trace, lines(&dump))
 }

@@ -160,3 +160,18 @@ pub fn cc_program(dir: &Path, src: &str, out: &str, flags: &[&str]) -> String {
     assert!(status.success(), "building {src}");
     out.to_str().unwrap().to_string()
 }
+
+/// A new directory holding handoff.c (four threads passing heap objects
+/// between them) built and recorded as `h.tpack`, and the recording's path.
+pub fn handoff_recording() -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = cc_program(
+        dir.path(),
+        "handoff.c",
+        "handoff",
+        &["-O1", "-g", "-pthread"],
+    );
+    let trace = path_in(&dir, "h.tpack");
+    ok(&tramp(&["record", "-o", &trace, "--", &exe]));
+    (dir, trace)
+}
