@@ -53,7 +53,8 @@ pub struct Profiled {
 
 /// What a tpack file's end holds, for a job that reads all of it.
 enum Stored {
-    Index(Box<Index>),
+    /// The whole file's profile, and the records the index counts.
+    Index(Box<Parts>, u64),
     /// There is none, or it cannot be used: why.
     Missing(String),
     /// Not a question for this input (a selection, stdin, another format).
@@ -70,8 +71,8 @@ fn stored(spec: &TraceSpec, format: Format) -> Stored {
         .and_then(|mut f| find(&mut f));
     match found {
         Ok(Found::Trailer(body)) => match Index::decode(&body) {
-            Ok(index) => match index.whole_file() {
-                Some(_) => Stored::Index(Box::new(index)),
+            Ok(index) => match index.into_whole_file() {
+                Some((parts, records)) => Stored::Index(Box::new(parts), records),
                 None => Stored::Missing("the index has no profile of the whole file".into()),
             },
             Err(e) => Stored::Missing(format!("its index cannot be read: {e}")),
@@ -105,28 +106,28 @@ pub fn profile(
 ) -> Result<(Parts, Profiled), Error> {
     let detected = detect(spec)?;
     let format = detected.format;
-    let stored = stored(spec, format);
-    if let (Stored::Index(index), IndexUse::Read) = (&stored, wanted) {
-        let parts = index.whole_file().expect("checked when read").clone();
-        let run = Run {
-            records: index.records,
-            ..Run::default()
-        };
-        let p = Profiled {
-            run,
-            name: spec.path.clone(),
-            format,
-            origin: Origin::Index,
-        };
-        return Ok((parts, p));
-    }
+    let stored = match (stored(spec, format), wanted) {
+        (Stored::Index(parts, records), IndexUse::Read) => {
+            let run = Run {
+                records,
+                ..Run::default()
+            };
+            let p = Profiled {
+                run,
+                name: spec.path.clone(),
+                format,
+                origin: Origin::Index,
+            };
+            return Ok((*parts, p));
+        }
+        (stored, _) => stored,
+    };
     let mut o = detected.open(spec, false, true)?;
     crate::input::check_domains(&o, command, |d| d.heap, crate::heap::HEAP_EVENTS)?;
     let (parts, run) = from_events(&mut o);
     let origin = match (stored, wanted) {
-        (Stored::Index(index), IndexUse::Verify) => {
-            let stored = index.whole_file().expect("checked when read");
-            if let Some(field) = first_difference(stored, &parts) {
+        (Stored::Index(stored, _), IndexUse::Verify) => {
+            if let Some(field) = first_difference(&stored, &parts) {
                 return Err(Error::IndexDisagrees {
                     path: spec.path.clone(),
                     field,

@@ -139,17 +139,17 @@ impl Index {
         }
     }
 
-    /// The profile of every record of the file (the first entry, when it
-    /// is the only one: a recording is one process today).
-    pub fn whole_file(&self) -> Option<&Parts> {
-        match self.profiles.as_slice() {
-            [only] => Some(&only.parts),
-            _ => self
-                .profiles
-                .iter()
-                .find(|e| e.pid.is_none())
-                .map(|e| &e.parts),
-        }
+    /// The profile of every record of the file (the entry, when it is the
+    /// only one: a recording is one process today; else the entry of no
+    /// pid), with the records it counts.
+    pub fn into_whole_file(self) -> Option<(Parts, u64)> {
+        let records = self.records;
+        let mut profiles = self.profiles;
+        let at = match profiles.len() {
+            1 => 0,
+            _ => profiles.iter().position(|e| e.pid.is_none())?,
+        };
+        Some((profiles.swap_remove(at).parts, records))
     }
 
     /// The document as stored: a zstd frame of its JSON.

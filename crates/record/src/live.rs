@@ -150,12 +150,12 @@ struct Indexed {
 impl Indexed {
     fn write_item(&mut self, item: &Item<'_>) -> Result<(), Error> {
         if let Some(index) = &mut self.index {
-            tramp_hatf::records::item_to_record(item, &mut self.buf);
             let ty = match item {
                 Item::Event(e) => e.kind as usize,
                 Item::Comment(_) => tramp_hatf::records::TYPE_COMMENT,
                 Item::Meta(_) => return self.w.write_item(item),
             };
+            tramp_hatf::records::item_to_record(item, &mut self.buf);
             let rec = self.buf.as_record(&tramp_hatf::records::schema().types[ty]);
             // An analysis that refuses a record leaves no index (the
             // reports then read the events), never a lost recording.

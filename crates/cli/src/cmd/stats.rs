@@ -136,7 +136,7 @@ pub fn run(a: StatsArgs) -> Result<()> {
     // What else runs is decided by the kinds the schema holds.
     let o = d.open(&a.input.spec(), false, true)?;
     if o.source.schema().domains().heap {
-        return heap_view(o, &a, suppressions.as_ref());
+        return heap_view(o, &a);
     }
     other(o, &a)
 }
@@ -155,7 +155,7 @@ fn sites(a: &StatsArgs, suppressions: Option<&Suppressions>) -> Result<()> {
 }
 
 /// The statistics or the heap view asked for, of a heap trace.
-fn heap_view(o: super::Opened, a: &StatsArgs, suppressions: Option<&Suppressions>) -> Result<()> {
+fn heap_view(o: super::Opened, a: &StatsArgs) -> Result<()> {
     if let Some(cost) = a.folded {
         return super::heap_views::folded(o, cost, a.flamegraph.as_deref());
     }
@@ -170,8 +170,7 @@ fn heap_view(o: super::Opened, a: &StatsArgs, suppressions: Option<&Suppressions
     if a.timeline {
         return super::heap_views::timeline(o, a.json);
     }
-    let out = &mut std::io::stdout().lock();
-    heap(o, a.json, a.sites.then_some(a.top), suppressions, out)
+    heap(o, a.json)
 }
 
 /// The statistics of a trace with no heap events: PTF's per event type
@@ -196,37 +195,11 @@ fn other(mut o: super::Opened, a: &StatsArgs) -> Result<()> {
     end_run(run, &o, None, covers)
 }
 
-/// Heap statistics (and the site tables when `sites` gives their length)
-/// of an opened trace, written to `out`; what was read before damage is
-/// written, then the error.
-pub fn heap(
-    mut o: super::Opened,
-    json: bool,
-    sites: Option<usize>,
-    suppressions: Option<&Suppressions>,
-    out: &mut dyn std::io::Write,
-) -> Result<()> {
-    let (_, run) = write_heap(&mut o, json, sites, suppressions, out)?;
+/// Heap statistics of an opened trace, on stdout; what was read before
+/// damage is printed, then the error.
+fn heap(mut o: super::Opened, json: bool) -> Result<()> {
+    let (stats, run) = tramp_api::heap::stats(&mut o);
+    print_report(&run.outcome(&stats.report()), json)?;
     let covers = "; statistics above cover the records before the error";
     end_run(run, &o, None, covers)
-}
-
-/// Heap statistics, with the top `sites` sites per table if asked, written
-/// to `out`: the statistics and the run, not yet ended.
-pub fn write_heap(
-    o: &mut super::Opened,
-    json: bool,
-    sites: Option<usize>,
-    suppressions: Option<&Suppressions>,
-    out: &mut dyn std::io::Write,
-) -> Result<(tramp_heap::Report, tramp_core::Run)> {
-    if let Some(top) = sites {
-        let (report, run) = tramp_api::heap::with_sites(o, top, suppressions);
-        super::write_report(out, &run.outcome(&report), json)?;
-        return Ok((report.heap, run));
-    }
-    let (stats, run) = tramp_api::heap::stats(o);
-    let report = stats.report();
-    super::write_report(out, &run.outcome(&report), json)?;
-    Ok((report, run))
 }
