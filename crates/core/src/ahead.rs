@@ -16,6 +16,14 @@ use std::sync::mpsc::{Receiver, Sender, SyncSender, TryRecvError, channel, sync_
 use crate::stream::{Header, Item};
 use crate::{Error, Position, Record, Schema, Slot, Source, Warning};
 
+/// The cores this process may run on (its affinity mask, as
+/// `std::thread::available_parallelism` reads it; 1 when unknown). With
+/// one, decoding ahead only adds a hand-over per batch and a thread's
+/// switches to the same work.
+pub fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
 /// One record of a batch: its type, where its slots and bytes are, and
 /// the source's position after it (where the next record starts).
 struct Entry {

@@ -8,6 +8,7 @@
 //! keeps those records), and then the error is returned.
 
 use std::fmt::{self, Display};
+use std::ops::ControlFlow;
 
 use serde::Serialize;
 
@@ -280,27 +281,20 @@ pub fn drive(
         warning_count: 0,
         stop: None,
     };
-    'read: loop {
-        let item = match source.next_item() {
-            Ok(Some(item)) => item,
-            Ok(None) => break,
-            Err(e) => {
-                run.stop = Some(Stop::Read(e));
-                break;
-            }
-        };
+    let mut stop = None;
+    let read = source.each_item(&mut |item| {
         match item {
             Item::Record(rec) => {
                 for a in analyses.iter_mut() {
-                    if let Err(e) = a.observe(&rec) {
-                        run.stop = Some(Stop::Analysis(e));
-                        break 'read;
+                    if let Err(e) = a.observe(rec) {
+                        stop = Some(Stop::Analysis(e));
+                        return ControlFlow::Break(());
                     }
                 }
                 for s in sinks.iter_mut() {
-                    if let Err(e) = s.write_record(&rec) {
-                        run.stop = Some(Stop::Write(e));
-                        break 'read;
+                    if let Err(e) = s.write_record(rec) {
+                        stop = Some(Stop::Write(e));
+                        return ControlFlow::Break(());
                     }
                 }
                 run.records += 1;
@@ -310,15 +304,17 @@ pub fn drive(
             }
             Item::Warning(w) => {
                 for a in analyses.iter_mut() {
-                    a.warning(&w);
+                    a.warning(w);
                 }
                 run.warning_count += 1;
                 if run.warnings.len() < MAX_WARNINGS {
-                    run.warnings.push(w);
+                    run.warnings.push(w.clone());
                 }
             }
         }
-    }
+        ControlFlow::Continue(())
+    });
+    run.stop = stop.or(read.err().map(Stop::Read));
     progress.finish();
     if matches!(run.stop, Some(Stop::Write(_))) {
         // A sink that could not take a record would leave an output that

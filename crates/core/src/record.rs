@@ -272,7 +272,7 @@ impl<'a> Record<'a> {
     /// Field `i` as a signed integer when it is an integer (unsigned values
     /// reinterpreted as two's complement); `None` otherwise. The fast path
     /// of interpreters: no [`Value`] is assembled.
-    #[inline]
+    #[inline(always)]
     pub fn int(&self, i: usize) -> Option<i64> {
         if i >= self.ty.fields.len() {
             return None;
@@ -281,8 +281,15 @@ impl<'a> Record<'a> {
             Some(Slot::U(v)) => Some(*v as i64),
             Some(Slot::I(v)) => Some(*v),
             Some(_) => None,
-            None => self.fixed_at(i)?.int(self.buf.bytes),
+            None => self.fixed_int(i),
         }
+    }
+
+    /// [`Record::int`] of a record without slots (out of line: the slots'
+    /// path is what every heap record of a decoded stream takes).
+    #[inline(never)]
+    fn fixed_int(&self, i: usize) -> Option<i64> {
+        self.fixed_at(i)?.int(self.buf.bytes)
     }
 
     /// Field `i` as [`Record::int`] does, told that in a record of this type

@@ -4,6 +4,7 @@
 //! family.
 
 use std::fmt;
+use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use serde::Serialize;
@@ -85,6 +86,21 @@ pub trait Source {
         Ok(self.next_record()?.map(Item::Record))
     }
 
+    /// Calls `f` with every item in order until the source ends, fails, or
+    /// `f` breaks (then the source stands after that item). The same items
+    /// as repeated [`Source::next_item`] calls; sources whose decoder is
+    /// faster pushing than pulled (it keeps its state in registers between
+    /// records) override it. [`Source::position`] is only current between
+    /// calls and after this returns, not inside `f`.
+    fn each_item(&mut self, f: &mut dyn FnMut(&Item<'_>) -> ControlFlow<()>) -> Result<(), Error> {
+        while let Some(item) = self.next_item()? {
+            if f(&item).is_break() {
+                break;
+            }
+        }
+        Ok(())
+    }
+
     /// Where the next record starts.
     fn position(&self) -> Position;
 
@@ -112,6 +128,9 @@ impl<S: Source + ?Sized> Source for Box<S> {
     #[inline]
     fn next_record(&mut self) -> Result<Option<Record<'_>>, Error> {
         (**self).next_record()
+    }
+    fn each_item(&mut self, f: &mut dyn FnMut(&Item<'_>) -> ControlFlow<()>) -> Result<(), Error> {
+        (**self).each_item(f)
     }
     #[inline]
     fn next_item(&mut self) -> Result<Option<Item<'_>>, Error> {

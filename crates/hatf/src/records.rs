@@ -3,6 +3,7 @@
 //! adapters for the binary and the text form.
 
 use std::io::{BufRead, Read};
+use std::ops::ControlFlow;
 use std::sync::{Arc, OnceLock};
 
 use tramp_core::output::Finish;
@@ -107,11 +108,11 @@ pub fn schema() -> &'static Arc<Schema> {
 }
 
 /// Fills `buf` with the generic record for `item`.
+#[inline(always)]
 pub fn item_to_record(item: &Item<'_>, buf: &mut RecordBuf) {
-    let s = schema();
     match item {
         Item::Event(e) => {
-            let ty = &s.types[e.kind as usize];
+            let ty = &schema().types[e.kind as usize];
             buf.reset(ty);
             let mut i = 0;
             for (_, v) in e.numeric_values() {
@@ -121,15 +122,24 @@ pub fn item_to_record(item: &Item<'_>, buf: &mut RecordBuf) {
             buf.set_bytes(i, e.attributes);
         }
         Item::Comment(c) => {
-            buf.reset(&s.types[TYPE_COMMENT]);
+            buf.reset(&schema().types[TYPE_COMMENT]);
             buf.set_bytes(0, c);
         }
-        Item::Meta(Meta::SetWidth(f, w)) => {
+        Item::Meta(m) => meta_to_record(m, buf),
+    }
+}
+
+/// [`item_to_record`] of a metadata item (rare: out of line).
+#[cold]
+fn meta_to_record(meta: &Meta, buf: &mut RecordBuf) {
+    let s = schema();
+    match meta {
+        Meta::SetWidth(f, w) => {
             buf.reset(&s.types[TYPE_FIELD_SIZE]);
             buf.set_str(0, f.name());
             buf.set_str(1, w.name());
         }
-        Item::Meta(Meta::SetInterp(f, i)) => {
+        Meta::SetInterp(f, i) => {
             buf.reset(&s.types[TYPE_FIELD_INTERP]);
             buf.set_str(0, f.name());
             buf.set_str(1, i.name());
@@ -251,14 +261,40 @@ pub trait ReadItems {
 
     /// The next item or skipped damage, `Ok(None)` at the end. Readers that
     /// go on past damage override it; the others never skip.
+    #[inline(always)]
     fn next_entry(&mut self) -> Result<Option<Entry<'_>>, Error> {
         Ok(self.next_item()?.map(Entry::Item))
+    }
+
+    /// Calls `f` with every entry in order until the end, an error, or `f`
+    /// breaks: repeated [`ReadItems::next_entry`] calls, which readers that
+    /// decode faster pushing than pulled override.
+    fn each_entry(
+        &mut self,
+        mut f: impl FnMut(&Entry<'_>) -> ControlFlow<()>,
+    ) -> Result<(), Error> {
+        while let Some(entry) = self.next_entry()? {
+            if f(&entry).is_break() {
+                break;
+            }
+        }
+        Ok(())
     }
 }
 
 impl<R: Read> ReadItems for Reader<crate::reader::StreamBuffer<R>> {
+    #[inline(always)]
     fn next_item(&mut self) -> Result<Option<Item<'_>>, Error> {
         Reader::next_item(self)
+    }
+
+    #[inline(always)]
+    fn each_entry(
+        &mut self,
+        mut f: impl FnMut(&Entry<'_>) -> ControlFlow<()>,
+    ) -> Result<(), Error> {
+        self.try_for_each_item(|item| f(&Entry::Item(*item)))?;
+        Ok(())
     }
 
     fn position(&self) -> Position {
@@ -279,15 +315,44 @@ impl<R: BufRead> ReadItems for TextReader<R> {
 /// Any reader of HATF items as a tramp [`Source`].
 pub struct ItemSource<T> {
     reader: T,
-    buf: RecordBuf,
+    bufs: PerType,
 }
 
 impl<T: ReadItems> ItemSource<T> {
     pub fn from_reader(reader: T) -> Self {
         ItemSource {
             reader,
-            buf: RecordBuf::new(),
+            bufs: PerType(vec![RecordBuf::new(); schema().types.len()]),
         }
+    }
+}
+
+/// One record buffer per HATF record type. A stream alternates types
+/// (allocs and frees), and a buffer reset to another type's field count
+/// stores its length, which lending the record then reads back in a wide
+/// load that store forwarding cannot serve; a buffer per type keeps its
+/// length.
+struct PerType(Vec<RecordBuf>);
+
+impl PerType {
+    /// The generic record for `item`.
+    #[inline(always)]
+    fn record(&mut self, item: &Item<'_>) -> Record<'_> {
+        let t = item_type(item);
+        let buf = &mut self.0[t];
+        item_to_record(item, buf);
+        buf.as_record(&schema().types[t])
+    }
+}
+
+/// The index of `item`'s record type in the HATF schema.
+#[inline(always)]
+fn item_type(item: &Item<'_>) -> usize {
+    match item {
+        Item::Event(e) => e.kind as usize,
+        Item::Comment(_) => TYPE_COMMENT,
+        Item::Meta(Meta::SetWidth(..)) => TYPE_FIELD_SIZE,
+        Item::Meta(Meta::SetInterp(..)) => TYPE_FIELD_INTERP,
     }
 }
 
@@ -318,13 +383,10 @@ impl<T: ReadItems> Source for ItemSource<T> {
         // Read where the reader returned it (see `next_item`).
         let next = self.reader.next_item();
         match &next {
-            Ok(Some(item)) => item_to_record(item, &mut self.buf),
-            Ok(None) => return Ok(None),
-            Err(_) => return next.map(|_| None),
+            Ok(Some(item)) => Ok(Some(self.bufs.record(item))),
+            Ok(None) => Ok(None),
+            Err(_) => next.map(|_| None),
         }
-        Ok(Some(
-            self.buf.as_record(&schema().types[self.buf.type_index()]),
-        ))
     }
 
     fn next_item(&mut self) -> Result<Option<tramp_core::Item<'_>>, Error> {
@@ -333,15 +395,23 @@ impl<T: ReadItems> Source for ItemSource<T> {
         // cannot serve.
         let next = self.reader.next_entry();
         if let Ok(Some(Entry::Item(item))) = &next {
-            item_to_record(item, &mut self.buf);
-            return Ok(Some(tramp_core::Item::Record(
-                self.buf.as_record(&schema().types[self.buf.type_index()]),
-            )));
+            return Ok(Some(tramp_core::Item::Record(self.bufs.record(item))));
         }
         match next? {
             Some(Entry::Warning(w)) => Ok(Some(tramp_core::Item::Warning(w))),
             Some(Entry::Item(_)) | None => Ok(None),
         }
+    }
+
+    fn each_item(
+        &mut self,
+        f: &mut dyn FnMut(&tramp_core::Item<'_>) -> ControlFlow<()>,
+    ) -> Result<(), Error> {
+        let bufs = &mut self.bufs;
+        self.reader.each_entry(|entry| match entry {
+            Entry::Item(item) => f(&tramp_core::Item::Record(bufs.record(item))),
+            Entry::Warning(w) => f(&tramp_core::Item::Warning(w.clone())),
+        })
     }
 
     fn position(&self) -> Position {

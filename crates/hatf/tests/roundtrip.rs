@@ -174,6 +174,41 @@ proptest! {
         prop_assert_eq!(&streamed, &want);
     }
 
+    /// The generic source pushed (`each_item`, the driver's way) yields
+    /// the records it yields pulled, with their positions after; broken
+    /// off at any record, pulling goes on with the next one.
+    #[test]
+    fn the_source_pushed_yields_what_it_yields_pulled(
+        ops in prop::collection::vec(op(), 0..80),
+        stop in 1usize..100,
+    ) {
+        use std::ops::ControlFlow;
+        use tramp_core::{Item, Source};
+        let (bytes, _) = write_ops(&ops);
+        let show = |r: &tramp_core::Record<'_>| format!("{} {:?}", r.record_type().name, r.fields().collect::<Vec<_>>());
+        let mut pulled = tramp_hatf::records::HatfSource::new(&bytes[..], true);
+        let mut want = Vec::new();
+        while let Some(r) = pulled.next_record().unwrap() {
+            want.push(show(&r));
+        }
+        let end = pulled.position();
+        let mut pushed = tramp_hatf::records::HatfSource::new(&bytes[..], true);
+        let mut got = Vec::new();
+        pushed.each_item(&mut |item| {
+            if let Item::Record(r) = item {
+                got.push(show(r));
+            }
+            if got.len() == stop { ControlFlow::Break(()) } else { ControlFlow::Continue(()) }
+        }).unwrap();
+        prop_assert_eq!(&got[..], &want[..got.len()]);
+        prop_assert_eq!(got.len(), stop.min(want.len()));
+        while let Some(r) = pushed.next_record().unwrap() {
+            got.push(show(&r));
+        }
+        prop_assert_eq!(&got, &want);
+        prop_assert_eq!(pushed.position(), end);
+    }
+
     #[test]
     fn naive_policy_round_trips_any_events(events in prop::collection::vec(event(), 0..60)) {
         let items: Vec<OwnedItem> = events.iter().map(|e| OwnedItem::Event(canonical(e))).collect();

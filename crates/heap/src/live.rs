@@ -123,25 +123,11 @@ impl<T> LiveObjects<T> {
     /// Adds an object and returns the objects it displaced: one at the same
     /// start address (the trace missed its free) and, with the interval
     /// index, every object it overlaps.
+    #[inline]
     pub fn insert(&mut self, address: u64, size: u64, extra: T) -> Vec<Object<T>> {
         let mut evicted = Vec::new();
-        let end = end(address, size);
-        if let Some(iv) = &self.intervals {
-            // Live intervals never overlap, so the objects a new one
-            // overlaps are the last that starts before it (if it reaches
-            // in) and those that start inside it (one at the same start
-            // included).
-            let mut hit: Vec<u64> = iv
-                .range(..address)
-                .next_back()
-                .filter(|(_, e)| **e > address)
-                .map(|(s, _)| *s)
-                .into_iter()
-                .collect();
-            hit.extend(iv.range(address..end).map(|(s, _)| *s));
-            for s in hit {
-                evicted.extend(self.remove(s));
-            }
+        if self.intervals.is_some() {
+            self.evict_overlapped(address, size, &mut evicted);
         }
         self.live_bytes += u128::from(size);
         // One hash lookup: an object at the same start is displaced here
@@ -155,6 +141,7 @@ impl<T> LiveObjects<T> {
             });
         }
         if let Some(iv) = &mut self.intervals {
+            let end = end(address, size);
             iv.insert(address, end);
             self.bounds = (self.bounds.0.min(address), self.bounds.1.max(end));
             self.last.set((0, 0));
@@ -162,19 +149,49 @@ impl<T> LiveObjects<T> {
         evicted
     }
 
+    /// With the interval index: removes into `evicted` the objects a new
+    /// one at `address` of `size` bytes overlaps.
+    #[cold]
+    fn evict_overlapped(&mut self, address: u64, size: u64, evicted: &mut Vec<Object<T>>) {
+        let Some(iv) = &self.intervals else { return };
+        let end = end(address, size);
+        // Live intervals never overlap, so the objects a new one overlaps
+        // are the last that starts before it (if it reaches in) and those
+        // that start inside it (one at the same start included).
+        let mut hit: Vec<u64> = iv
+            .range(..address)
+            .next_back()
+            .filter(|(_, e)| **e > address)
+            .map(|(s, _)| *s)
+            .into_iter()
+            .collect();
+        hit.extend(iv.range(address..end).map(|(s, _)| *s));
+        for s in hit {
+            evicted.extend(self.remove(s));
+        }
+    }
+
     /// Removes the object that starts at `address`.
+    #[inline]
     pub fn remove(&mut self, address: u64) -> Option<Object<T>> {
         let slot = self.by_start.remove(&address)?;
         self.live_bytes -= u128::from(slot.size);
-        if let Some(iv) = &mut self.intervals {
-            iv.remove(&address);
-            self.last.set((0, 0));
+        if self.intervals.is_some() {
+            self.unindex(address);
         }
         Some(Object {
             address,
             size: slot.size,
             extra: slot.extra,
         })
+    }
+
+    #[cold]
+    fn unindex(&mut self, address: u64) {
+        if let Some(iv) = &mut self.intervals {
+            iv.remove(&address);
+            self.last.set((0, 0));
+        }
     }
 
     /// The object that starts at `address`.
