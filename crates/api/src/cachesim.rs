@@ -57,6 +57,8 @@ pub struct Request {
     pub threads: Option<usize>,
     /// The LRU curve is wanted for a picture.
     pub picture: bool,
+    /// The part of the trace simulated (docs/select.md).
+    pub select: tramp_core::select::Selection,
 }
 
 impl Request {
@@ -82,6 +84,7 @@ impl Request {
             cpu: None,
             threads: None,
             picture: false,
+            select: Default::default(),
         }
     }
 }
@@ -141,7 +144,34 @@ fn mapping(r: &Request) -> Result<Mapping, Error> {
         desc: r.desc.as_deref().map(crate::input::read_desc).transpose()?,
         synthetic_ok: r.synthetic_ok,
         page: r.page,
+        select: r.select.clone(),
+        window: None,
     })
+}
+
+/// The selection's time range resolved (a range in percent reads the
+/// trace's span first); a selection of a libCacheSim layout is refused.
+fn window(r: &Request, layout: Layout) -> Result<Option<(u64, u64)>, Error> {
+    if r.select.is_all() {
+        return Ok(None);
+    }
+    if let Some(name) = layout.native_name() {
+        return Err(tramp_cachetrace::Error::Select(name).into());
+    }
+    let Some(t) = r.select.time else {
+        return Ok(None);
+    };
+    let span = match t.needs_span() {
+        true => Some(crate::input::span(&crate::TraceSpec {
+            path: r.input.clone(),
+            format: r.format.clone(),
+            dtd: None,
+            desc: r.desc.clone(),
+            select: Default::default(),
+        })?),
+        false => None,
+    };
+    Ok(Some(t.resolve(span)?))
 }
 
 /// Checks every value of `r`, opens its trace (twice when the working set
@@ -180,6 +210,8 @@ pub fn plan(r: &Request) -> Result<Plan, Error> {
             source: Box::new(source),
         })?,
     };
+    let mut mapping = mapping;
+    mapping.window = window(r, layout)?;
     // Fractions need the working set first: one pass more over the file.
     let census = sizes.iter().any(|s| s.is_fraction())
         || warmup.is_fraction()

@@ -58,6 +58,11 @@ pub enum Error {
         "cannot tell the layout of `{0}`: name it with --format (csv, oracle, or a tramp format)"
     )]
     Unknown(String),
+    #[error(
+        "--time, --thread and --pid select from traces tramp reads as records; a libCacheSim \
+         layout ({0}) is simulated as it is: cut it first with `tramp convert … --time`"
+    )]
+    Select(&'static str),
 }
 
 /// How a trace is read.
@@ -164,6 +169,15 @@ impl Layout {
         tramp_formats::detect(&input.head, &input.name)
             .map(Layout::Tramp)
             .ok_or_else(|| Error::Unknown(input.name.clone()))
+    }
+
+    /// The name of a libCacheSim layout (from [`LAYOUTS`]); `None` for a
+    /// tramp format.
+    pub fn native_name(self) -> Option<&'static str> {
+        LAYOUTS
+            .iter()
+            .find(|d| std::mem::discriminant(&d.layout) == std::mem::discriminant(&self))
+            .map(|d| d.names[0])
     }
 
     /// Whether requests read this way carry next-access times.
@@ -307,6 +321,10 @@ pub struct Mapping {
     /// this many bytes it touches (its object id a byte offset; vscsi's a
     /// 512-byte sector number).
     pub page: Option<u64>,
+    /// The part of the trace simulated (docs/select.md), and its time
+    /// range resolved (`TimeRange::resolve`), for the reader's skipping.
+    pub select: tramp_core::select::Selection,
+    pub window: Option<(u64, u64)>,
 }
 
 /// Keys resolved against a schema: record type, field indices, write test.
@@ -481,6 +499,11 @@ pub fn simulate(
             Layout::Tramp(_) => {}
         }
     }
+    if !mapping.select.is_all()
+        && let Some(name) = layout.native_name()
+    {
+        return Err(Error::Select(name));
+    }
     let page = match (mapping.page, layout) {
         (None, _) => None,
         (Some(_), Layout::Tramp(f)) => return Err(Error::Page(f.name)),
@@ -546,10 +569,18 @@ pub fn simulate(
         Layout::Tramp(format) => {
             let open = OpenOptions {
                 desc: mapping.desc.clone(),
+                time_window: mapping.window,
                 ..OpenOptions::default()
             };
             // Decoded on the second core while the caches run.
             let mut opened = tramp_formats::pipeline::open(input, Some(format), &open, true)?;
+            if !mapping.select.is_all() {
+                opened.source = Box::new(tramp_core::select::Selected::new(
+                    opened.source,
+                    mapping.select.clone(),
+                    mapping.window,
+                )?);
+            }
             if !mapping.synthetic_ok {
                 opened.refuse_synthetic("cachesim");
             }

@@ -286,3 +286,51 @@ fn bad_ranges_are_refused_saying_why() {
         stderr(&out)
     );
 }
+
+/// `cachesim` of a selection simulates what `convert` cuts (the cut is
+/// held to the dump filtered by hand above); a libCacheSim layout, which
+/// is simulated as it lies, refuses a selection saying how to cut it.
+#[test]
+fn cachesim_simulates_the_selected_part() {
+    let (dir, trace, all) = recording();
+    let thread = all
+        .iter()
+        .filter_map(|l| field(&l.text, "thread"))
+        .max()
+        .unwrap();
+    let sim = |t: &str, select: &[&str]| -> serde_json::Value {
+        let mut args = vec!["cachesim", "-p", "lru,fifo", "--size", "16", "--json", t];
+        args.extend_from_slice(select);
+        serde_json::from_str(&ok(&tramp(&args))).unwrap()
+    };
+    let whole = sim(&trace, &[]);
+    let t = thread.to_string();
+    for select in [
+        &["--time", "1ms..3ms"][..],
+        &["--time", "0%..40%"],
+        &["--thread", &t],
+    ] {
+        let cut = path_in(&dir, "cut.tpack");
+        let mut args = vec!["convert"];
+        args.extend_from_slice(select);
+        args.extend_from_slice(&[&trace, &cut]);
+        ok(&tramp(&args));
+        let got = sim(&trace, select);
+        assert_eq!(got, sim(&cut, &[]), "{select:?}");
+        let n = got["requests"].as_u64().unwrap();
+        assert!(
+            n > 0 && n < whole["requests"].as_u64().unwrap(),
+            "{select:?}: {n}"
+        );
+        std::fs::remove_file(&cut).unwrap();
+    }
+    let csv = path_in(&dir, "r.csv");
+    std::fs::write(&csv, "1,10,100\n2,11,100\n3,10,100\n").unwrap();
+    let out = tramp(&["cachesim", &csv, "--size", "2", "--time", "0..1"]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("a libCacheSim layout (csv)"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -161,6 +161,10 @@ pub struct CachesimArgs {
     /// file's, made up by tramp) all the same; refused otherwise.
     #[arg(long)]
     pub synthetic_ok: bool,
+    /// The part of a trace tramp reads as records that is simulated
+    /// (a libCacheSim layout is refused: cut it with `tramp convert`).
+    #[command(flatten)]
+    pub select: crate::cmd::SelectArgs,
 }
 
 /// A rate strictly between 0 and 1 (`--shards`: 1 would be the exact

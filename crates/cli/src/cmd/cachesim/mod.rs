@@ -30,6 +30,7 @@ fn request(a: &CachesimArgs) -> Request {
         cpu: a.cpu.clone(),
         threads: a.threads,
         picture: a.svg.is_some(),
+        select: a.select.selection(),
     }
 }
 
