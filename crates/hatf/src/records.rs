@@ -315,29 +315,39 @@ impl<R: BufRead> ReadItems for TextReader<R> {
 /// Any reader of HATF items as a tramp [`Source`].
 pub struct ItemSource<T> {
     reader: T,
-    bufs: PerType,
+    bufs: TypedBufs,
 }
 
 impl<T: ReadItems> ItemSource<T> {
     pub fn from_reader(reader: T) -> Self {
         ItemSource {
             reader,
-            bufs: PerType(vec![RecordBuf::new(); schema().types.len()]),
+            bufs: TypedBufs::new(),
         }
     }
 }
 
-/// One record buffer per HATF record type. A stream alternates types
-/// (allocs and frees), and a buffer reset to another type's field count
-/// stores its length, which lending the record then reads back in a wide
-/// load that store forwarding cannot serve; a buffer per type keeps its
-/// length.
-struct PerType(Vec<RecordBuf>);
+/// HATF items as generic records, one record buffer per HATF record
+/// type. A stream alternates types (allocs and frees), and a buffer reset
+/// to another type's field count stores its length, which lending the
+/// record then reads back in a wide load that store forwarding cannot
+/// serve; a buffer per type keeps its length.
+pub struct TypedBufs(Vec<RecordBuf>);
 
-impl PerType {
+impl Default for TypedBufs {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl TypedBufs {
+    pub fn new() -> TypedBufs {
+        TypedBufs(vec![RecordBuf::new(); schema().types.len()])
+    }
+
     /// The generic record for `item`.
     #[inline(always)]
-    fn record(&mut self, item: &Item<'_>) -> Record<'_> {
+    pub fn record(&mut self, item: &Item<'_>) -> Record<'_> {
         let t = item_type(item);
         let buf = &mut self.0[t];
         item_to_record(item, buf);

@@ -86,7 +86,7 @@ impl Out {
             Out::Tpack(Box::new(Indexed {
                 w: tramp_tpack::Writer::new(file, pack)?,
                 index: opts.index.then(tramp_index::Builder::new),
-                buf: tramp_core::RecordBuf::new(),
+                bufs: tramp_hatf::records::TypedBufs::new(),
             }))
         } else {
             let mut w = tramp_hatf::Writer::new(file, Policy::Naive);
@@ -144,19 +144,16 @@ impl TraceOut for Out {
 struct Indexed {
     w: tramp_tpack::Writer<Output>,
     index: Option<tramp_index::Builder>,
-    buf: tramp_core::RecordBuf,
+    bufs: tramp_hatf::records::TypedBufs,
 }
 
 impl Indexed {
     fn write_item(&mut self, item: &Item<'_>) -> Result<(), Error> {
         if let Some(index) = &mut self.index {
-            let ty = match item {
-                Item::Event(e) => e.kind as usize,
-                Item::Comment(_) => tramp_hatf::records::TYPE_COMMENT,
-                Item::Meta(_) => return self.w.write_item(item),
-            };
-            tramp_hatf::records::item_to_record(item, &mut self.buf);
-            let rec = self.buf.as_record(&tramp_hatf::records::schema().types[ty]);
+            if let Item::Meta(_) = item {
+                return self.w.write_item(item);
+            }
+            let rec = self.bufs.record(item);
             // An analysis that refuses a record leaves no index (the
             // reports then read the events), never a lost recording.
             if tramp_core::Analysis::observe(index, &rec).is_err() {
