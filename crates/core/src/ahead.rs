@@ -426,6 +426,16 @@ mod tests {
         out
     }
 
+    fn scripted(steps: &[Step], fail: bool) -> Scripted {
+        Scripted {
+            schema: schema(),
+            steps: steps.to_vec(),
+            at: 0,
+            fail,
+            buf: RecordBuf::new(),
+        }
+    }
+
     fn step() -> impl Strategy<Value = Step> {
         prop_oneof![
             4 => (any::<u64>(), "[a-z]{0,12}", proptest::collection::vec(any::<i64>(), 0..4))
@@ -443,13 +453,7 @@ mod tests {
             steps in proptest::collection::vec(step(), 0..3 * ReadAhead::BATCH),
             fail in any::<bool>(),
         ) {
-            let make = || Scripted {
-                schema: schema(),
-                steps: steps.clone(),
-                at: 0,
-                fail,
-                buf: RecordBuf::new(),
-            };
+            let make = || scripted(&steps, fail);
             let want = observe(&mut make());
             let got = observe(&mut ReadAhead::new(make()).unwrap());
             prop_assert_eq!(got, want);
@@ -496,13 +500,7 @@ mod tests {
             fail in any::<bool>(),
             stop in 1usize..3 * ReadAhead::BATCH,
         ) {
-            let make = || Scripted {
-                schema: schema(),
-                steps: steps.clone(),
-                at: 0,
-                fail,
-                buf: RecordBuf::new(),
-            };
+            let make = || scripted(&steps, fail);
             let want = observe_pushed(&mut make(), stop);
             let got = observe_pushed(&mut ReadAhead::new(make()).unwrap(), stop);
             prop_assert_eq!(got, want);
@@ -511,7 +509,7 @@ mod tests {
 
     #[test]
     fn next_record_skips_warnings_and_a_consumer_may_stop_early() {
-        let steps = (0..10_000)
+        let steps: Vec<Step> = (0..10_000)
             .map(|i| {
                 if i % 7 == 0 {
                     Step::Warning(1)
@@ -520,14 +518,7 @@ mod tests {
                 }
             })
             .collect();
-        let mut r = ReadAhead::new(Scripted {
-            schema: schema(),
-            steps,
-            at: 0,
-            fail: false,
-            buf: RecordBuf::new(),
-        })
-        .unwrap();
+        let mut r = ReadAhead::new(scripted(&steps, false)).unwrap();
         let mut seen = Vec::new();
         while let Some(rec) = r.next_record().unwrap() {
             seen.push(rec.get(0).and_then(|v| v.as_u64()).unwrap());
