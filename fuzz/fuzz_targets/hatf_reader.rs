@@ -1,6 +1,7 @@
 //! Untrusted bytes into the HATF reader: no panic, no hang, every valid
 //! trace re-encodes (explicit policy) to exactly the same bytes, and the
-//! reader as a tramp source yields a record per item and the same end.
+//! reader as a tramp source, pulled or pushed, yields a record per item
+//! and the same end.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -33,6 +34,17 @@ fuzz_target!(|data: &[u8]| {
     };
     assert_eq!(src_clean, clean);
     assert_eq!(records, items.len());
+    // Pushed (the driver's way): the same records and the same end.
+    let mut src = tramp_hatf::records::HatfSource::new(data, true);
+    let mut pushed = 0;
+    let res = tramp_core::Source::each_item(&mut src, &mut |item| {
+        if let tramp_core::Item::Record(_) = item {
+            pushed += 1;
+        }
+        std::ops::ControlFlow::Continue(())
+    });
+    assert_eq!(res.is_ok(), clean);
+    assert_eq!(pushed, items.len());
     if clean {
         let mut w = Writer::new(Vec::new(), Policy::Explicit);
         for i in &items {
