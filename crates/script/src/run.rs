@@ -205,20 +205,22 @@ fn run_here(job: &Job<'_>, out: &mut dyn Write) -> Result<Summary, Failure> {
         m.preprocess()?;
         // Records of tramp formats are decoded on the second core while the
         // script runs (tramp_core::ahead), unless that core simulates the
-        // buffers (crate::deferred). Described records are decoded here:
+        // buffers (crate::deferred) or there is no second core to run on.
+        // Described records are decoded here:
         // their decoder costs less than handing each record to another
         // thread (Figure 4 over 10 M records: 0.39 s here, 0.52 s read
         // ahead; docs/benchmarks.md).
         let mut reading: Vec<(String, Box<dyn Source>, Progress)> = Vec::new();
         for (name, src, progress, fmt) in sources {
-            let src: Box<dyn Source> = if m.simulates_apart() || fmt.is_none() {
-                src
-            } else {
-                Box::new(tramp_core::ReadAhead::new(src).map_err(|e| Failure::Read {
-                    name: name.clone(),
-                    cause: e,
-                })?)
-            };
+            let src: Box<dyn Source> =
+                if m.simulates_apart() || fmt.is_none() || tramp_core::ahead::cores() < 2 {
+                    src
+                } else {
+                    Box::new(tramp_core::ReadAhead::new(src).map_err(|e| Failure::Read {
+                        name: name.clone(),
+                        cause: e,
+                    })?)
+                };
             reading.push((name, src, progress));
         }
         let mut damage = None;
