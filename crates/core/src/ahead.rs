@@ -17,12 +17,16 @@ use std::sync::mpsc::{Receiver, Sender, SyncSender, TryRecvError, channel, sync_
 use crate::stream::{Header, Item};
 use crate::{Error, Position, Record, Schema, Slot, Source, Warning};
 
-/// The cores this process may run on (its affinity mask, as
-/// `std::thread::available_parallelism` reads it; 1 when unknown). With
-/// one, decoding ahead only adds a hand-over per batch and a thread's
+/// `source` decoded on a thread of its own ([`ReadAhead`]) when this
+/// process may run on more than one core (its affinity mask, as
+/// `std::thread::available_parallelism` reads it); else `source` itself:
+/// on one core, decoding ahead only adds a copy per record and a thread's
 /// switches to the same work.
-pub fn cores() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
+pub fn on_a_spare_core(source: Box<dyn Source + Send>) -> Result<Box<dyn Source>, Error> {
+    match std::thread::available_parallelism().map_or(1, |n| n.get()) {
+        1 => Ok(source),
+        _ => Ok(Box::new(ReadAhead::new(source)?)),
+    }
 }
 
 /// One record of a batch: its type, where its slots and bytes are, and

@@ -41,8 +41,8 @@ pub fn open(
     let progress = Progress::of(&input);
     let name = input.name.clone();
     let source = (format.open)(input.reader, opts)?;
-    let source: Box<dyn Source> = if ahead && tramp_core::ahead::cores() > 1 {
-        Box::new(tramp_core::ReadAhead::new(source)?)
+    let source: Box<dyn Source> = if ahead {
+        tramp_core::ahead::on_a_spare_core(source)?
     } else {
         source
     };

@@ -396,23 +396,15 @@ impl<B: Storage> Reader<B> {
         }
     }
 
-    /// The event of decoded values. Each value is read on its own
-    /// (`black_box`): `decode_window` stores them one by one at indices it
-    /// computes, and a wider load of two of them (the compiler's choice when
-    /// it copies the event) waits for both stores to retire, where an 8-byte
-    /// load is served from the store buffer (a third of the decode's time
-    /// on HATF without it).
-    #[inline(always)]
     fn event<'b>(tag: u8, vals: &[u64; 8], attributes: &'b [u8]) -> Event<'b> {
-        let v = |i: usize| std::hint::black_box(vals[i]);
         Event {
             kind: EventKind::from_tag(tag).expect("plans exist for event tags only"),
-            size: v(OUT_SIZE),
-            address: v(OUT_ADDRESS),
-            new_address: v(OUT_NEW_ADDRESS),
-            thread: v(OUT_THREAD),
-            heap: v(OUT_HEAP),
-            time: v(OUT_TIME),
+            size: vals[OUT_SIZE],
+            address: vals[OUT_ADDRESS],
+            new_address: vals[OUT_NEW_ADDRESS],
+            thread: vals[OUT_THREAD],
+            heap: vals[OUT_HEAP],
+            time: vals[OUT_TIME],
             attributes,
         }
     }

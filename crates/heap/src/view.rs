@@ -418,7 +418,7 @@ impl<K: Keep> HeapView<K> {
                 let address = u(ix.address);
                 let implied = self.implied.is_implied_free(cx.thread, address);
                 let before = self.before(cx.heap);
-                let object = settled(self.objects(cx.heap).remove(address));
+                let object = self.objects(cx.heap).remove(address);
                 self.changed(cx.heap, before);
                 if let Some(o) = &object {
                     self.release(o);
@@ -543,20 +543,6 @@ impl<K: Keep, A: Analysis<Heap<K>>> HeapFlow<A, K> {
     pub fn view(&self) -> &HeapView<K> {
         &self.view
     }
-}
-
-/// `o` read field by field (`black_box`): the map's removal stores the
-/// option's tag, address and size one by one, and the step's copy of it
-/// read them back two at a time in a load that waits for both stores to
-/// retire (an eighth of `tramp stats`' time on plain HATF).
-#[inline(always)]
-fn settled<T>(o: Option<Object<T>>) -> Option<Object<T>> {
-    let o = o?;
-    Some(Object {
-        address: std::hint::black_box(o.address),
-        size: std::hint::black_box(o.size),
-        extra: o.extra,
-    })
 }
 
 impl<K: Keep, A: Analysis<Heap<K>>> Analysis for HeapFlow<A, K> {

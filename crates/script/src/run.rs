@@ -212,15 +212,14 @@ fn run_here(job: &Job<'_>, out: &mut dyn Write) -> Result<Summary, Failure> {
         // ahead; docs/benchmarks.md).
         let mut reading: Vec<(String, Box<dyn Source>, Progress)> = Vec::new();
         for (name, src, progress, fmt) in sources {
-            let src: Box<dyn Source> =
-                if m.simulates_apart() || fmt.is_none() || tramp_core::ahead::cores() < 2 {
-                    src
-                } else {
-                    Box::new(tramp_core::ReadAhead::new(src).map_err(|e| Failure::Read {
-                        name: name.clone(),
-                        cause: e,
-                    })?)
-                };
+            let src: Box<dyn Source> = if m.simulates_apart() || fmt.is_none() {
+                src
+            } else {
+                tramp_core::ahead::on_a_spare_core(src).map_err(|e| Failure::Read {
+                    name: name.clone(),
+                    cause: e,
+                })?
+            };
             reading.push((name, src, progress));
         }
         let mut damage = None;
