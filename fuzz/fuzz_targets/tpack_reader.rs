@@ -2,7 +2,8 @@
 //! memory. The block checksums are fixed up first (half the time) so that
 //! the fuzzer reaches the stream decoders behind them; every input that
 //! reads cleanly re-packs (raw codec) to a file that reads the same, and
-//! coding its blocks on threads writes the same bytes.
+//! coding its blocks on threads writes the same bytes. Every way of
+//! reading, pulled and pushed, reads the same.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -24,11 +25,26 @@ fn drain<R: std::io::Read>(mut r: Reader<R>) -> (Vec<OwnedItem>, Vec<String>, Op
     }
 }
 
+/// [`drain`] through `each_entry` (the items pushed).
+fn pushed<R: std::io::Read>(mut r: Reader<R>) -> (Vec<OwnedItem>, Vec<String>, Option<String>) {
+    let (mut items, mut warnings) = (Vec::new(), Vec::new());
+    let end = r.each_entry(|e| {
+        match e {
+            Next::Item(i) => items.push(i.to_owned()),
+            Next::Warning(w) => warnings.push(w.to_string()),
+        }
+        std::ops::ControlFlow::Continue(())
+    });
+    (items, warnings, end.err().map(|e| e.to_string()))
+}
+
 fn read(data: &[u8]) -> (Vec<OwnedItem>, bool) {
     let inline = drain(Reader::new(data));
     let ahead = drain(Reader::read_ahead(std::io::Cursor::new(data.to_vec())).unwrap());
     assert_eq!(inline, ahead);
     let parallel = drain(Reader::parallel(std::io::Cursor::new(data.to_vec()), 2).unwrap());
+    assert_eq!(inline, parallel);
+    let parallel = pushed(Reader::parallel(std::io::Cursor::new(data.to_vec()), 2).unwrap());
     assert_eq!(inline, parallel);
     let clean = inline.1.is_empty() && inline.2.is_none();
     (inline.0, clean)

@@ -3,6 +3,7 @@
 //! checked before the script runs (no output onto an input), then
 //! `tramp_script::run`.
 
+use tramp_core::select::Selection;
 use tramp_script::run::{Failure, Job};
 
 use crate::Error;
@@ -19,6 +20,9 @@ pub struct Request<'a> {
     pub output: Option<&'a str>,
     /// A tramp format the traces are read as (`None`: detected).
     pub format: Option<&'a str>,
+    /// The part of each trace the script reads (docs/select.md): a time
+    /// range counts from each trace's own first timed record.
+    pub select: &'a Selection,
 }
 
 /// Runs the script, its `echo` output to `out`.
@@ -45,16 +49,42 @@ pub fn run(r: &Request, out: &mut (dyn std::io::Write + Send)) -> Result<(), Err
             "--trace-format names a tramp format; a description (--format or TRAMP_FORMAT) gives the layout instead".into(),
         ));
     }
+    let windows = r
+        .traces
+        .iter()
+        .map(|t| window(r, t))
+        .collect::<Result<Vec<_>, _>>()?;
     let job = Job {
         script: (&script, r.script),
         desc: desc.as_deref().zip(r.desc),
         traces: r.traces,
         output: r.output,
         format: r.format.map(tramp_formats::parse).transpose()?,
+        select: r.select,
+        windows: &windows,
     };
     match tramp_script::run::run(&job, out) {
         Ok(_) => Ok(()),
         Err(Failure::Parse(diagnostics)) => Err(Error::Script { diagnostics }),
         Err(e) => Err(Error::Failed(e)),
     }
+}
+
+/// The time range of the selection in trace `path`'s own nanoseconds (a
+/// range in percent reads the trace's span first).
+fn window(r: &Request, path: &str) -> Result<Option<(u64, u64)>, Error> {
+    let Some(t) = r.select.time else {
+        return Ok(None);
+    };
+    let span = match t.needs_span() {
+        true => Some(crate::input::span(&crate::TraceSpec {
+            path: path.to_string(),
+            format: r.format.map(str::to_string),
+            dtd: None,
+            desc: r.desc.map(str::to_string),
+            select: Selection::default(),
+        })?),
+        false => None,
+    };
+    Ok(Some(t.resolve(span)?))
 }

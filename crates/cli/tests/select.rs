@@ -230,9 +230,24 @@ fn selections_count_what_the_dump_filtered_by_hand_holds() {
 #[test]
 fn convert_cuts_a_time_range_into_a_smaller_trace() {
     let (dir, trace, all) = recording();
-    let first = all.iter().find_map(|l| l.time).unwrap();
+    let times: Vec<u64> = all.iter().filter_map(|l| l.time).collect();
+    let first = times[0];
+    // A quarter to a half of the run, in whole microseconds (the threads'
+    // start depends on the machine's load, so no fixed range is sure to
+    // hold records).
+    let span = times.iter().max().unwrap() - first;
+    let (lo, hi) = (span / 4 / 1000 * 1000, span / 2 / 1000 * 1000);
+    let secs = |ns: u64| {
+        let frac = format!("{:09}", ns % 1_000_000_000);
+        match frac.trim_end_matches('0') {
+            "" => format!("{}s", ns / 1_000_000_000),
+            f => format!("{}.{f}s", ns / 1_000_000_000),
+        }
+    };
+    let note = format!("time={}..{}", secs(lo), secs(hi));
     let cut = path_in(&dir, "cut.tpack");
-    ok(&tramp(&["convert", "--time", "1ms..3ms", &trace, &cut]));
+    let range = format!("{}us..{}us", lo / 1000, hi / 1000);
+    ok(&tramp(&["convert", "--time", &range, &trace, &cut]));
     let got = lines(&ok(&tramp(&["dump", &cut])));
     let want: Vec<&str> = all
         .iter()
@@ -241,14 +256,11 @@ fn convert_cuts_a_time_range_into_a_smaller_trace() {
             // time=…`), which pass in the range as events do.
             (l.kind == "comment" && l.time.is_none())
                 || l.time
-                    .is_some_and(|t| (first + 1_000_000..first + 3_000_000).contains(&t))
+                    .is_some_and(|t| (first + lo..first + hi).contains(&t))
         })
         .map(|l| l.text.as_str())
         .collect();
-    assert_eq!(
-        got[0].text,
-        "comment \"tramp:selected time=0.001s..0.003s\""
-    );
+    assert_eq!(got[0].text, format!("comment \"tramp:selected {note}\""));
     let got: Vec<&str> = got[1..].iter().map(|l| l.text.as_str()).collect();
     assert_eq!(got, want);
     assert!(want.len() > 100, "{} records in the cut", want.len());
@@ -256,9 +268,9 @@ fn convert_cuts_a_time_range_into_a_smaller_trace() {
     let html = path_in(&dir, "cut.html");
     ok(&tramp(&["report", &cut, "-o", &html]));
     let page = std::fs::read_to_string(&html).unwrap();
-    assert!(page.contains(r#""selection (docs/select.md)","value":"time=0.001s..0.003s""#));
+    assert!(page.contains(&format!(r#""selection (docs/select.md)","value":"{note}""#)));
     let v = stats(&cut, &[]);
-    assert_eq!(v["selection"], "time=0.001s..0.003s");
+    assert_eq!(v["selection"], note);
 }
 
 #[test]
@@ -330,6 +342,62 @@ fn cachesim_simulates_the_selected_part() {
     assert!(!out.status.success());
     assert!(
         stderr(&out).contains("a libCacheSim layout (csv)"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// `tramp run` gives the script the selected records: a script counting
+/// allocations and frees counts what the dump filtered by hand holds.
+#[test]
+fn run_gives_the_script_the_selected_records() {
+    let (dir, trace, all) = recording();
+    let events: Vec<&Line> = all.iter().filter(|l| l.kind != "comment").collect();
+    let script = path_in(&dir, "count.tramp");
+    std::fs::write(
+        &script,
+        "preprocess begin set a = 0; set f = 0; end
+         procedure main begin
+           if (RECORD_TYPE == alloc) then set a = a + 1; endif
+           if (RECORD_TYPE == free) then set f = f + 1; endif
+         end
+         postprocess begin echo a, f; end",
+    )
+    .unwrap();
+    let run = |select: &[&str]| {
+        let mut args = vec!["run", &script, &trace];
+        args.extend_from_slice(select);
+        ok(&tramp(&args))
+    };
+    let line = |l: &[&Line]| format!("{} {}\n", count(l, "alloc"), count(l, "free"));
+    assert_eq!(run(&[]), line(&events));
+
+    let times: Vec<u64> = events.iter().filter_map(|l| l.time).collect();
+    let (first, last) = (times[0], *times.iter().max().unwrap());
+    let hi = ((last - first) as f64 * 0.5).round() as u64;
+    let inside: Vec<&Line> = events
+        .iter()
+        .copied()
+        .filter(|l| l.time.is_some_and(|t| t < first + hi))
+        .collect();
+    assert!(count(&inside, "alloc") > 1000 && inside.len() < events.len());
+    assert_eq!(run(&["--time", "..50%"]), line(&inside));
+    assert_eq!(run(&["--time", &format!("0..{hi}ns")]), line(&inside));
+
+    let thread = events.iter().filter_map(|l| l.thread).max().unwrap();
+    let mine = followed(&events, &[thread]);
+    assert_eq!(run(&["--thread", &thread.to_string()]), line(&mine));
+}
+
+/// `tramp verify` checks a whole PTF trace: its rules (objects created
+/// before use, deletes of existing objects) do not hold of a part, so it
+/// takes no selection (docs/select.md).
+#[test]
+fn verify_takes_no_selection() {
+    let out = tramp(&["verify", "x.ptf", "--time", "0..1s"]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("unexpected argument '--time'"),
         "{}",
         stderr(&out)
     );

@@ -14,6 +14,7 @@
 use std::io::Write;
 use std::sync::Arc;
 
+use tramp_core::select::{Selected, Selection};
 use tramp_core::{OpenOptions, Record, RecordBuf, Sink, Source, Value};
 use tramp_desc::Description;
 use tramp_desc::encode::Encoder;
@@ -37,6 +38,10 @@ pub struct Job<'a> {
     pub output: Option<&'a str>,
     /// Format of tramp-format traces (default: detected).
     pub format: Option<Format>,
+    /// The part of each trace to read (docs/select.md), and its time range
+    /// resolved for each trace in turn (`windows[i]` for `traces[i]`).
+    pub select: &'a Selection,
+    pub windows: &'a [Option<(u64, u64)>],
 }
 
 /// Why a run failed.
@@ -117,7 +122,8 @@ fn run_here(job: &Job<'_>, out: &mut dyn Write) -> Result<Summary, Failure> {
     // Each trace: its name, its records, its progress bar, its tramp format.
     type Opened = (String, Box<dyn Source + Send>, Progress, Option<Format>);
     let mut sources: Vec<Opened> = Vec::new();
-    for name in job.traces {
+    for (i, name) in job.traces.iter().enumerate() {
+        let window = job.windows.get(i).copied().flatten();
         let input = Input::open(name).map_err(|e| Failure::Open {
             name: name.clone(),
             cause: e,
@@ -150,13 +156,25 @@ fn run_here(job: &Job<'_>, out: &mut dyn Write) -> Result<Summary, Failure> {
                         },
                     )?,
                 };
-                let s =
-                    (f.open)(input.reader, &OpenOptions::default()).map_err(|e| Failure::Read {
-                        name: name.clone(),
-                        cause: e,
-                    })?;
+                let opts = OpenOptions {
+                    time_window: window,
+                    ..OpenOptions::default()
+                };
+                let s = (f.open)(input.reader, &opts).map_err(|e| Failure::Read {
+                    name: name.clone(),
+                    cause: e,
+                })?;
                 (s, Some(f))
             }
+        };
+        let src: Box<dyn Source + Send> = match job.select.is_all() {
+            true => src,
+            false => Box::new(Selected::new(src, job.select.clone(), window).map_err(|e| {
+                Failure::Read {
+                    name: name.clone(),
+                    cause: e,
+                }
+            })?),
         };
         sources.push((name.clone(), src, progress, fmt));
     }

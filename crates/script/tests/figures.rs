@@ -36,6 +36,8 @@ fn run_text(
         traces: &traces,
         output: output.map(|o| o.to_str().unwrap()),
         format: None,
+        select: &Default::default(),
+        windows: &[],
     };
     let mut stdout = Vec::new();
     let r = run(&job, &mut stdout);

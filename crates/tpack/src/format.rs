@@ -88,6 +88,13 @@ impl<R: Read> ReadItems for Reader<R> {
     fn next_entry(&mut self) -> Result<Option<Entry<'_>>, Error> {
         Reader::next_entry(self)
     }
+
+    fn each_entry(
+        &mut self,
+        f: impl FnMut(&Entry<'_>) -> std::ops::ControlFlow<()>,
+    ) -> Result<(), Error> {
+        Reader::each_entry(self, f)
+    }
 }
 
 impl<W: Finish> WriteItems for Writer<W> {

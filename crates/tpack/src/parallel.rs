@@ -14,6 +14,7 @@
 //! the budget (up to 16 Mi records) is decoded alone.
 
 use std::io::Read;
+use std::ops::ControlFlow;
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::sync::{Arc, Condvar, Mutex};
 
@@ -297,6 +298,34 @@ impl Parallel {
         self.record += 1;
         let item = self.cursor.next(&b.table);
         Ok(item.map(Next::Item))
+    }
+
+    /// Calls `f` with every entry in order until the end, an error, or `f`
+    /// breaks: each block's records walked where they lie in its table,
+    /// with no call through [`Parallel::next_entry`] but between blocks.
+    pub fn each_entry(
+        &mut self,
+        mut f: impl FnMut(&Next<'_>) -> ControlFlow<()>,
+    ) -> Result<(), Error> {
+        loop {
+            if let Some(b) = &self.block {
+                while let Some(item) = self.cursor.next(&b.table) {
+                    self.record += 1;
+                    if f(&Next::Item(item)).is_break() {
+                        return Ok(());
+                    }
+                }
+            }
+            // The block is done: the next one's first entry, as pulled.
+            match self.next_entry()? {
+                Some(entry) => {
+                    if f(&entry).is_break() {
+                        return Ok(());
+                    }
+                }
+                None => return Ok(()),
+            }
+        }
     }
 
     /// Takes the next block, or returns the damage skipped, or sets `done`.

@@ -39,7 +39,30 @@ fn unpack(bytes: &[u8]) -> Unpacked {
         inline, one_at_a_time,
         "the record budget changed what was read"
     );
+    // Pushed, each way yields what it yields pulled.
+    assert_eq!(inline, pushed(Reader::new(bytes)), "pushed in line");
+    for (workers, budget) in [(1, 1 << 22), (3, 1 << 22), (3, 1)] {
+        let r = Reader::parallel_within(std::io::Cursor::new(bytes.to_vec()), workers, budget);
+        assert_eq!(
+            inline,
+            pushed(r.unwrap()),
+            "pushed from {workers} threads, budget {budget}"
+        );
+    }
     inline
+}
+
+/// [`drain`] through `Reader::each_entry`.
+fn pushed<R: std::io::Read>(mut r: Reader<R>) -> Unpacked {
+    let (mut items, mut warnings) = (Vec::new(), Vec::new());
+    let end = r.each_entry(|e| {
+        match e {
+            Next::Item(i) => items.push(i.to_owned()),
+            Next::Warning(w) => warnings.push(w.to_string()),
+        }
+        std::ops::ControlFlow::Continue(())
+    });
+    (items, warnings, end.err().map(|e| e.to_string()))
 }
 
 fn drain<R: std::io::Read>(mut r: Reader<R>) -> Unpacked {

@@ -53,6 +53,10 @@ pub struct RunArgs {
     /// detected); see `tramp formats`.
     #[arg(long = "trace-format", value_name = "NAME")]
     pub trace_format: Option<String>,
+    /// The part of each trace the script reads (`--time` counts from each
+    /// trace's own first timed record); see docs/select.md.
+    #[command(flatten)]
+    pub select: super::SelectArgs,
 }
 
 pub fn run(a: RunArgs) -> Result<()> {
@@ -66,6 +70,7 @@ pub fn run(a: RunArgs) -> Result<()> {
         traces: &a.traces,
         output: a.output.as_deref(),
         format: a.trace_format.as_deref(),
+        select: &a.select.selection(),
     };
     Ok(tramp_api::script::run(&request, &mut std::io::stdout())?)
 }
