@@ -22,9 +22,12 @@
 //! * [`script`]: a TRAMP command-language script over traces.
 //! * [`sizes`]: the HATF paper's compaction study.
 //! * [`verify`]: a PTF trace checked against the PTF report's rules.
+//! * [`check`]: memory budgets (peak, leaked, allocations, temporary)
+//!   checked against a trace, for CI.
 //! * [`cachesim`]: a cache simulation, parsed into one checked plan, run.
 
 pub mod cachesim;
+pub mod check;
 pub mod convert;
 pub mod ending;
 pub mod error;

@@ -51,6 +51,7 @@ enum Command {
     Export(cmd::export::ExportArgs),
     Spans(cmd::spans::SpansArgs),
     Diff(cmd::diff::DiffArgs),
+    Check(cmd::check::CheckArgs),
     Report(cmd::report::ReportArgs),
     Workload(cmd::workload::WorkloadArgs),
     /// Print the help of tramp, or of one command (`tramp help convert` is
@@ -83,6 +84,7 @@ fn main() -> ExitCode {
         Command::Export(a) => cmd::export::run(a),
         Command::Spans(a) => cmd::spans::run(a),
         Command::Diff(a) => cmd::diff::run(a),
+        Command::Check(a) => cmd::check::run(a),
         Command::Report(a) => cmd::report::run(a),
         Command::Workload(a) => cmd::workload::run(a),
         Command::Header(a) => cmd::cc::header(a),

@@ -1,5 +1,7 @@
 //! tramp-profile: the heap profile drawn for people.
 //!
+//! * [`budget`]: memory budgets for CI checked against a profile (`tramp
+//!   check`).
 //! * [`flame`]: a flame graph (SVG, self-contained) of folded stacks, for
 //!   any cost `tramp stats --folded` gives.
 //! * [`diff`]: two traces compared call stack by call stack (`tramp
@@ -14,6 +16,7 @@
 //! * [`pprof`]: the profile as pprof's `profile.proto` (`tramp export
 //!   --pprof`), for `go tool pprof`, Perfetto and Pyroscope.
 
+pub mod budget;
 pub mod dhat;
 pub mod diff;
 pub mod flame;

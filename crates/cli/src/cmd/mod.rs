@@ -4,6 +4,7 @@
 
 pub mod cachesim;
 pub mod cc;
+pub mod check;
 pub mod convert;
 pub mod diff;
 pub mod dump;
@@ -15,7 +16,8 @@ pub mod gen_code;
 pub mod heap_views;
 pub mod rds;
 pub mod record;
-pub mod record_stats;
+pub mod record_after;
+pub mod record_start;
 pub mod replay;
 pub mod report;
 pub mod run;

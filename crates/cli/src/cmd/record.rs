@@ -150,6 +150,19 @@ pub struct RecordArgs {
     /// ptrace the process. Default output: PROGRAM.PID.tpack.
     #[arg(short = 'p', long = "pid", value_name = "PID", conflicts_with_all = ["command", "pointers"])]
     pid: Option<u32>,
+    /// After the program ends, check the started process's trace against
+    /// the budgets given (--max-peak, --max-leaked, --max-allocations,
+    /// --max-temporary, --check-stack), as `tramp check` does, on stderr:
+    /// the exit status is then 1 when a budget is exceeded, else the
+    /// program's own. The budgets are checked before the program runs.
+    #[arg(long)]
+    check: bool,
+    #[command(flatten)]
+    budgets: super::check::BudgetArgs,
+    /// With --check: count only the call stacks with a frame this regular
+    /// expression matches (`tramp check --stack`).
+    #[arg(long, value_name = "REGEX", requires = "check")]
+    check_stack: Option<String>,
     /// With --pid: detach after this many seconds (default: at Ctrl-C,
     /// SIGTERM or the process's exit).
     #[arg(long, value_name = "SECONDS", requires = "pid")]
@@ -182,11 +195,16 @@ pub fn run(a: RecordArgs) -> Result<u8> {
             .collect(),
     };
     // Everything that can be refused is refused before the program runs.
+    let budgets = match a.check {
+        true => Some(a.budgets.request(a.check_stack.clone()).budgets()?),
+        false if a.budgets.any() => anyhow::bail!("budgets are checked with --check"),
+        false => None,
+    };
     let output = tramp_api::record::output(&request);
     let opts = tramp_api::record::options(&request, &output)?;
     let lib = tramp_record::launch::install_library(CAPTURE_LIBRARY)
         .context("installing the capture library")?;
-    let rec = start(&a, &lib, &opts)?;
+    let rec = super::record_start::start(a.pid, a.duration, &a.command, &lib, &opts)?;
     for line in rec.notes() {
         eprintln!("tramp: {line}");
     }
@@ -204,41 +222,13 @@ pub fn run(a: RecordArgs) -> Result<u8> {
             return Ok(code);
         }
     }
-    let after = super::record_stats::After {
+    let after = super::record_after::After {
         stats: a.stats.then_some(a.sites.then_some(a.top)),
         json: a.json,
         stats_out: a.stats_out.as_deref(),
         report: a.report.as_deref(),
+        budgets: budgets.as_ref(),
     };
-    super::record_stats::write(&rec, &output, after)?;
+    super::record_after::write(&rec, &output, after)?;
     Ok(code)
-}
-
-/// Starts the recording: the command under the capture library, or the
-/// attach to a running process.
-fn start(
-    a: &RecordArgs,
-    lib: &std::path::Path,
-    opts: &tramp_record::RecordOptions,
-) -> Result<tramp_record::Recording> {
-    // Ctrl-C reaches the recorded program (same process group), which
-    // flushes and ends; a signal sent to tramp alone is passed on to it.
-    // tramp stays to convert what it recorded and marks the traces.
-    if let Some(pid) = a.pid {
-        // Ctrl-C and SIGTERM end the attach, not the process.
-        crate::signals::pass_on_to(
-            std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0)),
-            opts.interrupted.clone(),
-        );
-        let duration = a
-            .duration
-            .map(|s| std::time::Duration::from_secs_f64(s.max(0.0)));
-        let (rec, times) = tramp_record::attach::attach(lib, pid, duration, opts)
-            .with_context(|| format!("attaching to process {pid}"))?;
-        eprintln!("tramp: {times}");
-        Ok(rec)
-    } else {
-        crate::signals::pass_on_to(opts.child.clone(), opts.interrupted.clone());
-        tramp_record::record(lib, &a.command, opts).context("recording")
-    }
 }

@@ -1,7 +1,8 @@
-//! `tramp record --stats` and `--report`: the statistics of a finished
-//! recording, a row per process when the run had several, then the started
-//! process's in full, to stderr or `--stats-out`; and its HTML report. The
-//! started process's trace is decoded once for both
+//! What `tramp record` does after the program ends: `--stats`, the
+//! statistics of the recording, a row per process when the run had
+//! several, then the started process's in full, to stderr or
+//! `--stats-out`; `--report`, its HTML report; `--check`, its budgets. The
+//! started process's trace is read once for all three
 //! (`tramp_api::heap::profile_of`: from the index the recording wrote).
 
 use std::io::Write;
@@ -18,6 +19,8 @@ pub struct After<'a> {
     pub stats_out: Option<&'a str>,
     /// The HTML report's file.
     pub report: Option<&'a str>,
+    /// The budgets to check (`--check`).
+    pub budgets: Option<&'a tramp_profile::budget::Budgets>,
 }
 
 /// Writes what `after` asks of `rec` (whose started trace is `output`).
@@ -25,7 +28,7 @@ pub fn write(rec: &tramp_record::Recording, output: &str, after: After) -> Resul
     let Some((_, path, _)) = rec.traces.first() else {
         return Ok(());
     };
-    if after.stats.is_none() && after.report.is_none() {
+    if after.stats.is_none() && after.report.is_none() && after.budgets.is_none() {
         return Ok(());
     }
     // One read, of the index the recording wrote (else of its events):
@@ -42,6 +45,9 @@ pub fn write(rec: &tramp_record::Recording, output: &str, after: After) -> Resul
         Some(None) => super::write_report(&mut started, &p.run.outcome(&profile.totals), json)?,
         None => {}
     }
+    let verdict = after
+        .budgets
+        .map(|b| tramp_api::check::verdict(&profile, p.trace(), b));
     let root = profile.totals.clone();
     let page = after.report.map(|_| profile.page(&p.name));
     if after.stats.is_some() {
@@ -57,8 +63,15 @@ pub fn write(rec: &tramp_record::Recording, output: &str, after: After) -> Resul
             .with_context(|| format!("--report {file}"))?;
         eprintln!("tramp: heap profile written to {file} (open it in a browser)");
     }
+    if let Some(v) = &verdict {
+        super::write_report(&mut std::io::stderr().lock(), v, false)?;
+    }
     let covers = "; statistics above cover the records before the error";
-    super::end_profiled(p, covers)
+    super::end_profiled(p, covers)?;
+    match verdict {
+        Some(v) if !v.passed() => anyhow::bail!("{output}: over budget: {}", v.exceeded()),
+        _ => Ok(()),
+    }
 }
 
 /// The table of processes when the run had several (`root`: the started
