@@ -36,6 +36,14 @@ pub(crate) enum Step<'s> {
         b: usize,
         keys: [usize; 2],
     },
+    /// A buffer call on a buffer in a variable and two keys, each a
+    /// variable or a field of the record (`read_buffer(b, IO_FILE, page)`).
+    BufferKeys {
+        op: BufferOp,
+        b: usize,
+        keys: [Operand; 2],
+        node: &'s Node,
+    },
     /// Anything else.
     Code(Code<'s>),
 }
@@ -49,6 +57,12 @@ impl Step<'_> {
             Step::AddVar { slot, c, node } => m.add_to(node, slot, c, r),
             Step::AddField { slot, f, node } => m.add_field(node, slot, f, r),
             Step::Buffer2 { op, b, ref keys } => m.buffer_pair(op, b, keys),
+            Step::BufferKeys {
+                op,
+                b,
+                ref keys,
+                node,
+            } => m.buffer_keys(op, b, keys, node, r),
             Step::Code(ref c) => c(m, r),
         }
     }
@@ -84,7 +98,35 @@ pub(crate) fn compile<'s>(script: &'s Script, node: &'s Node) -> Step<'s> {
             b: *b,
             keys: [keys[0], keys[1]],
         },
+        Node::Buffer(op, buf, keys) if keys.len() == 2 => {
+            match (&**buf, operand(script, &keys[0]), operand(script, &keys[1])) {
+                (&Node::Var(b), Some(x), Some(y)) => Step::BufferKeys {
+                    op: *op,
+                    b,
+                    keys: [x, y],
+                    node,
+                },
+                _ => Step::Code(Box::new(move |m, r| m.exec(node, r))),
+            }
+        }
         _ => Step::Code(Box::new(move |m, r| m.exec(node, r))),
+    }
+}
+
+/// A buffer key read without the walker: a variable, or a field of the
+/// current record.
+#[derive(Clone, Copy)]
+pub(crate) enum Operand {
+    Var(usize),
+    Field(FieldAt),
+}
+
+/// `n` as an [`Operand`], when it is one.
+fn operand(script: &Script, n: &Node) -> Option<Operand> {
+    match *n {
+        Node::Var(slot) => Some(Operand::Var(slot)),
+        Node::Field { ty, field } => Some(Operand::Field(FieldAt::of(script, ty, field))),
+        _ => None,
     }
 }
 

@@ -961,6 +961,43 @@ impl<'a> Machine<'a> {
         self.buffer_vars(op, b, keys).map(drop)
     }
 
+    /// A buffer call on the buffer in variable `b` and two keys, each a
+    /// variable or a field: the request made here when both are integers
+    /// that make a pair id (the ids [`Machine::buffer_vars`] gives them);
+    /// anything else, or an error, through the walker running `node`.
+    #[inline(always)]
+    pub(crate) fn buffer_keys(
+        &mut self,
+        op: BufferOp,
+        b: usize,
+        keys: &[crate::compiled::Operand; 2],
+        node: &Node,
+        rec: Option<&Record<'_>>,
+    ) -> R<()> {
+        if let (Some(x), Some(y)) = (
+            self.operand_int(keys[0], rec),
+            self.operand_int(keys[1], rec),
+        ) && let Some(id) = pair_id(x, y)
+            && let Some(i) = self.buffer_index(b)
+        {
+            self.request(op, i, id);
+            return Ok(());
+        }
+        self.exec(node, rec)
+    }
+
+    /// A buffer key's integer, when it is one.
+    #[inline(always)]
+    fn operand_int(&self, k: crate::compiled::Operand, rec: Option<&Record<'_>>) -> Option<i64> {
+        match k {
+            crate::compiled::Operand::Var(s) => match self.scalars[s] {
+                Val::Int(x) => Some(x),
+                _ => None,
+            },
+            crate::compiled::Operand::Field(f) => self.field_int(rec, f),
+        }
+    }
+
     /// `set x = FIELD` (`slot`, the field of record type `ty`): an integer
     /// over an integer here, one word written (a `Val` assembled and copied
     /// stalled on store forwarding); anything else, or an error, through

@@ -1,5 +1,6 @@
 //! Fused shapes (`RECORD_TYPE == c`, `FIELD op c`, `x = x + c`, `x = x +
-//! FIELD`, `x = FIELD`, buffer calls on variables, one-statement blocks) mean what the
+//! FIELD`, `x = FIELD`, buffer calls on variables and on fields,
+//! one-statement blocks) mean what the
 //! unfused forms mean: the same script
 //! written so that nothing fuses gives the same output on random records;
 //! and main compiled to closures gives what the tree walker gives, over
@@ -44,9 +45,12 @@ procedure main begin
     read_buffer(b, f, g);
     write_buffer(b + 0, f + 0, g + 0);
     write_buffer(b, f);
+    read_buffer(b, A_X, g);
+    write_buffer(b, g, A_X);
   else
     if (B_Y != C2) then set n = n + 3;
     set m = m + B_Y;
+    read_buffer(b, B_Y, g);
   endif
 end
 postprocess begin echo n, m, k, t, h, hits(b), misses(b); end";
@@ -69,9 +73,12 @@ procedure main begin
     read_buffer(b + 0, f + 0, g);
     write_buffer(b + 0, f + 0, g + 0);
     write_buffer(b + 0, f + 0);
+    read_buffer(b + 0, A_X + 0, g);
+    write_buffer(b + 0, g + 0, A_X + 0);
   else
     if (C2 != B_Y) then set n = 3 + n;
     set m = B_Y + m;
+    read_buffer(b + 0, B_Y + 0, g);
   endif
 end
 postprocess begin echo n, m, k, t, h, hits(b), misses(b); end";
