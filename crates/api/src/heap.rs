@@ -285,39 +285,89 @@ fn figure(label: &str, value: String) -> Figure {
 }
 
 impl Profile {
-    /// The report's summary: the trace, the totals, and first what makes
-    /// the page an estimate (sampling) or partial (damage).
+    /// The report's summary, its first screen: what ran (the command
+    /// line, the processes), for how long, the peak heap and when, the
+    /// peak RSS, allocations and temporaries with their rates, what leaked,
+    /// in human units (exact counts beside); then the trace's totals; and
+    /// first of all what makes the page an estimate (sampling) or partial
+    /// (damage).
     fn summary(&self, stacks: usize) -> Vec<Figure> {
-        use tramp_core::numbers::grouped;
+        use tramp_core::numbers::{bytes_exact, duration, grouped, rate};
         let totals = &self.totals;
-        let mut summary = vec![
-            figure("trace", self.trace.clone()),
-            figure("records", grouped(totals.records)),
-            figure("allocations", grouped(totals.total_allocs)),
-            figure("frees", grouped(totals.total_frees)),
-            figure("reallocs", grouped(totals.total_reallocs)),
-            figure("bytes allocated", grouped(totals.bytes_allocated)),
-            figure(
-                "peak heap (bytes live at once)",
-                grouped(totals.max_live_bytes),
-            ),
-            figure("objects live at most", grouped(totals.max_live_objects)),
+        let timed = self.timeline.clock == tramp_heap::timeline::Clock::Time;
+        let (t0, t1) = match (self.timeline.slices.first(), self.timeline.slices.last()) {
+            (Some(a), Some(b)) if timed => (a.start, b.end),
+            _ => (0, 0),
+        };
+        let span = t1.saturating_sub(t0);
+        let per_second = |n: u64| match rate(n, span) {
+            Some(r) => format!("{} ({r})", grouped(n)),
+            None => grouped(n),
+        };
+        let mut summary = Vec::new();
+        if let Some(first) = totals.processes.first() {
+            let line = match first.command.is_empty() {
+                true => "(not recorded)".to_string(),
+                false => tramp_heap::images::shell_words(&first.command),
+            };
+            summary.push(figure("command line", line));
+        }
+        if totals.processes.len() > 1 {
+            let images: Vec<String> = totals
+                .processes
+                .iter()
+                .map(|p| {
+                    let program = p.command.first().map_or("?", |c| c.as_str());
+                    format!("{} {program}", p.pid)
+                })
+                .collect();
+            summary.push(figure(
+                "processes (pid, program; a pid twice exec'd)",
+                images.join(", "),
+            ));
+        }
+        if span > 0 {
+            summary.push(figure("duration", duration(span)));
+        }
+        let peak = self.sites.peak();
+        let when = match timed && peak.bytes > 0 {
+            true => format!(" at {}", duration(peak.time.saturating_sub(t0))),
+            false => String::new(),
+        };
+        summary.push(figure(
+            "peak heap (bytes live at once)",
+            format!("{}{when}", bytes_exact(totals.max_live_bytes)),
+        ));
+        if let Some(rss) = self.rss.iter().map(|&(_, b)| b).max() {
+            summary.push(figure("peak RSS (sampled)", bytes_exact(rss)));
+        }
+        summary.extend([
+            figure("allocations", per_second(totals.total_allocs)),
             figure(
                 "temporary allocations",
-                grouped(totals.temporary_allocations),
+                per_second(totals.temporary_allocations),
             ),
             figure(
                 "leaked (live at exit)",
                 format!(
-                    "{} bytes in {} objects",
-                    grouped(totals.live_bytes_at_end),
+                    "{} in {} objects",
+                    bytes_exact(totals.live_bytes_at_end),
                     grouped(totals.live_objects_at_end)
                 ),
             ),
+            figure(
+                "bytes allocated",
+                bytes_exact(u64::try_from(totals.bytes_allocated).unwrap_or(u64::MAX)),
+            ),
+            figure("frees", grouped(totals.total_frees)),
+            figure("reallocs", grouped(totals.total_reallocs)),
+            figure("objects live at most", grouped(totals.max_live_objects)),
             figure("call stacks", grouped(stacks as u64)),
-        ];
+            figure("records", grouped(totals.records)),
+            figure("trace", self.trace.clone()),
+        ]);
         if let Some(sel) = &totals.selection {
-            summary.insert(1, figure("selection (docs/select.md)", sel.clone()));
+            summary.insert(0, figure("selection (docs/select.md)", sel.clone()));
         }
         if let Some(s) = &totals.sampling {
             summary.insert(

@@ -437,6 +437,55 @@ pub(crate) fn write_process_header(t: &mut ThreadBuf) {
     w.varint(SAMPLE_MEAN.load(Ordering::Relaxed));
     w.varint(u64::from(ATTACHED_AT.load(Ordering::Relaxed)));
     w.commit();
+    write_command(t);
+}
+
+/// The longest command line a trace keeps (longer ones are cut, and the
+/// trace says so).
+const COMMAND_MAX: usize = 8192;
+
+/// The process's command line, in pieces that fit an event (`EV_COMMAND`).
+fn write_command(t: &mut ThreadBuf) {
+    let mut buf = [0u8; COMMAND_MAX + 1];
+    // SAFETY: open, read and close of our own descriptor; every read
+    // writes at most the bytes left in the local buffer, from `at`.
+    let n = unsafe {
+        let fd = sys::open(
+            c"/proc/self/cmdline".as_ptr(),
+            sys::O_RDONLY | sys::O_CLOEXEC,
+            0,
+        );
+        if fd < 0 {
+            return;
+        }
+        let mut at = 0usize;
+        while at < buf.len() {
+            let k = sys::read(fd, buf.as_mut_ptr().add(at) as *mut c_void, buf.len() - at);
+            if k <= 0 {
+                break;
+            }
+            at += k as usize;
+        }
+        sys::close(fd);
+        at
+    };
+    let (text, end) = match n > COMMAND_MAX {
+        true => (&buf[..COMMAND_MAX], 2),
+        false => (&buf[..n], 1),
+    };
+    let piece = MAX_EVENT - 32;
+    let pieces = text.len().div_ceil(piece).max(1);
+    for i in 0..pieces {
+        let part = &text[(i * piece).min(text.len())..((i + 1) * piece).min(text.len())];
+        let mut w = Writer::new(t);
+        w.byte(EV_COMMAND);
+        w.byte(if i + 1 == pieces { end } else { 0 });
+        w.varint(part.len() as u64);
+        for &b in part {
+            w.byte(b);
+        }
+        w.commit();
+    }
 }
 
 pub(crate) extern "C" fn fatal_signal(sig: c_int) {

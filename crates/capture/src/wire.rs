@@ -54,6 +54,11 @@ pub const EV_BLOCK_ALLOC: u8 = 17;
 pub const EV_BLOCK_FREE: u8 = 18;
 /// A reported block resized or moved (`TRAMP_REALLOC`): as `EV_REALLOC`.
 pub const EV_BLOCK_REALLOC: u8 = 19;
+/// A piece of the process's command line (`/proc/self/cmdline`: each
+/// argument ended by a NUL), after its `EV_PROCESS`: a byte saying whether
+/// more pieces follow (0), this is the last (1) or the last of a line cut
+/// at the capture's limit (2), then the piece's length and bytes.
+pub const EV_COMMAND: u8 = 20;
 
 /// A chunk payload is never longer than one thread buffer.
 pub const MAX_PAYLOAD: usize = 1 << 18;

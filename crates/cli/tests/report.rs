@@ -45,6 +45,16 @@ fn browse(page: &str) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// The text of the summary's value cell for `label`.
+fn cell(dom: &str, label: &str) -> String {
+    let key = format!("<td>{label}</td><td>");
+    let at = dom
+        .find(&key)
+        .unwrap_or_else(|| panic!("no summary row {label}"))
+        + key.len();
+    dom[at..at + dom[at..].find("</td>").unwrap()].to_string()
+}
+
 /// The number in `attr="N"` on the element with `id`.
 fn count(dom: &str, id: &str, attr: &str) -> u64 {
     let at = dom
@@ -68,6 +78,19 @@ fn check_page(page: &str) -> String {
     for id in ["memory", "allocations", "sizes", "lifetimes"] {
         assert!(count(&dom, id, "data-points") > 0, "#{id} is empty");
     }
+    // Labelled axes: six time ticks on each chart over time, at most ten
+    // labels under the bars; a legend entry per series, in its own band.
+    for id in ["memory", "allocations"] {
+        assert_eq!(count(&dom, id, "data-ticks"), 6, "#{id}");
+    }
+    for id in ["sizes", "lifetimes"] {
+        assert!((1..=10).contains(&count(&dom, id, "data-ticks")), "#{id}");
+    }
+    assert!(dom.matches("class=\"legend\"").count() >= 4, "legends");
+    assert!(
+        dom.contains("time since the first event"),
+        "the time axis's title"
+    );
     assert!(count(&dom, "flame", "data-boxes") > 1, "no flame graph");
     assert!(count(&dom, "topdown", "data-rows") > 0);
     assert!(count(&dom, "bottomup", "data-rows") > 0);
@@ -87,30 +110,48 @@ fn a_recording_and_its_report_open_in_chromium() {
         count(&dom, "memory", "data-rss") > 0,
         "the recording's RSS is drawn"
     );
-    // The summary is the statistics' own figures.
+    // The summary is the statistics' own figures, in human units with the
+    // exact count beside.
     let stats: serde_json::Value =
         serde_json::from_str(&ok(&tramp(&["stats", "--json", &trace]))).unwrap();
-    // Printed with thousands separators (issue 48), the same number.
-    let row = |label: &str, v: &serde_json::Value| {
+    let grouped = |v: &serde_json::Value| {
         let digits = v.to_string();
-        let mut grouped = String::new();
+        let mut g = String::new();
         for (i, c) in digits.chars().enumerate() {
             if i > 0 && (digits.len() - i).is_multiple_of(3) {
-                grouped.push(',');
+                g.push(',');
             }
-            grouped.push(c);
+            g.push(c);
         }
-        format!("<td>{label}</td><td>{grouped}</td>")
+        g
     };
-    assert!(dom.contains(&row("allocations", &stats["total_allocs"])));
-    assert!(dom.contains(&row(
-        "temporary allocations",
-        &stats["temporary_allocations"]
-    )));
-    assert!(dom.contains(&row(
-        "peak heap (bytes live at once)",
-        &stats["max_live_bytes"]
-    )));
+    let allocs = cell(&dom, "allocations");
+    assert!(
+        allocs.starts_with(&format!("{} (", grouped(&stats["total_allocs"])))
+            && allocs.ends_with("/s)"),
+        "{allocs}"
+    );
+    let temporary = cell(&dom, "temporary allocations");
+    assert!(
+        temporary.starts_with(&grouped(&stats["temporary_allocations"])),
+        "{temporary}"
+    );
+    let peak = cell(&dom, "peak heap (bytes live at once)");
+    assert!(
+        peak.contains(&format!("({} B) at ", grouped(&stats["max_live_bytes"]))),
+        "{peak}"
+    );
+    // What ran, for how long, and its resident set at most.
+    assert_eq!(cell(&dom, "command line"), exe);
+    assert_eq!(stats["processes"][0]["command"][0], exe.as_str());
+    let duration = cell(&dom, "duration");
+    assert!(
+        ["ns", "µs", "ms", " s"]
+            .iter()
+            .any(|u| duration.ends_with(u)),
+        "{duration}"
+    );
+    assert!(cell(&dom, "peak RSS (sampled)").ends_with(" B)"));
     // `tramp report` of the same trace writes the same page.
     let again = p(&dir, "again.html");
     ok(&tramp(&["report", &trace, "-o", &again]));

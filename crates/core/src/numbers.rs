@@ -1,6 +1,7 @@
 //! Numbers as reports print them for people: whole numbers with thousands
 //! separators (`1,234,567`), so that a figure of bytes or events reads at
-//! a glance, and byte counts in binary units (`64.0 MiB`). The one place
+//! a glance, byte counts in binary units (`64.0 MiB`), spans of time and
+//! rates (`1.23 s`, `4.56 M/s`). The one place
 //! every report takes them from.
 
 /// `n` with a comma between each group of three digits.
@@ -52,9 +53,77 @@ pub fn bytes_exact(n: u64) -> String {
     }
 }
 
+/// A span of nanoseconds in the unit that reads best, three significant
+/// digits (`812 ns`, `45.6 µs`, `1.23 s`, `2 min 5 s`).
+pub fn duration(ns: u64) -> String {
+    let v = ns as f64;
+    let three = |x: f64, unit: &str| {
+        let digits = if x < 9.995 {
+            2
+        } else if x < 99.95 {
+            1
+        } else {
+            0
+        };
+        format!("{x:.digits$} {unit}")
+    };
+    match ns {
+        0..1_000 => format!("{ns} ns"),
+        1_000..999_500 => three(v / 1e3, "µs"),
+        999_500..999_500_000 => three(v / 1e6, "ms"),
+        999_500_000..59_995_000_000 => three(v / 1e9, "s"),
+        _ => {
+            let s = (ns + 500_000_000) / 1_000_000_000;
+            match s / 3600 {
+                0 => format!("{} min {} s", s / 60, s % 60),
+                h => format!("{h} h {} min", (s % 3600) / 60),
+            }
+        }
+    }
+}
+
+/// `n` events over `ns` nanoseconds as a rate per second, three
+/// significant digits with a prefix (`1.23 M/s`, `512/s`); none for an
+/// empty span.
+pub fn rate(n: u64, ns: u64) -> Option<String> {
+    if ns == 0 {
+        return None;
+    }
+    let r = n as f64 * 1e9 / ns as f64;
+    let (v, prefix) = match r {
+        r if r >= 1e9 => (r / 1e9, " G"),
+        r if r >= 1e6 => (r / 1e6, " M"),
+        r if r >= 1e3 => (r / 1e3, " k"),
+        r => (r, ""),
+    };
+    let digits = if prefix.is_empty() || v >= 99.95 {
+        0
+    } else if v >= 9.995 {
+        1
+    } else {
+        2
+    };
+    Some(format!("{v:.digits$}{prefix}/s"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn durations_and_rates_read_at_a_glance() {
+        assert_eq!(duration(0), "0 ns");
+        assert_eq!(duration(812), "812 ns");
+        assert_eq!(duration(45_600), "45.6 µs");
+        assert_eq!(duration(999_999), "1.00 ms");
+        assert_eq!(duration(1_234_000_000), "1.23 s");
+        assert_eq!(duration(125_000_000_000), "2 min 5 s");
+        assert_eq!(duration(7_260_000_000_000), "2 h 1 min");
+        assert_eq!(rate(1_230_000, 1_000_000_000).as_deref(), Some("1.23 M/s"));
+        assert_eq!(rate(512, 1_000_000_000).as_deref(), Some("512/s"));
+        assert_eq!(rate(300, 2_000_000).as_deref(), Some("150 k/s"));
+        assert_eq!(rate(5, 0), None);
+    }
 
     #[test]
     fn bytes_in_binary_units() {

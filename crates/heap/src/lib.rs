@@ -7,6 +7,8 @@
 //!   per user an id, site and birth, or whatever else it keeps),
 //!   shared by statistics, replay and the object-graph view.
 //! * [`replay`]: allocator replay, trace side (heap events → operations).
+//! * [`images`]: the processes a trace's notes name, each program one ran
+//!   and its command line.
 //! * [`processes`]: a recording's processes, a row of statistics each.
 //! * [`sampling`]: sampled recordings: weights, estimates, standard errors.
 //! * [`timeline`]: the heap over time in constant memory.
@@ -16,6 +18,7 @@
 
 pub mod attach;
 pub mod event;
+pub mod images;
 pub mod implied;
 pub mod lifetimes;
 pub mod live;

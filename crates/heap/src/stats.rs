@@ -49,6 +49,11 @@ pub struct Report {
     /// as its `tramp:selected` note says); absent for the whole trace.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub selection: Option<String>,
+    /// The programs the trace's processes ran (pid, parent, command line),
+    /// in the order they started; a process that exec'd is there once per
+    /// program. Empty for a trace that does not say.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub processes: Vec<crate::images::Image>,
     pub records: u64,
     pub records_by_type: BTreeMap<String, u64>,
     /// Objects allocated: malloc-family calls plus the blocks reallocs
@@ -338,6 +343,7 @@ impl HeapTotals {
             frees_allocated_before_attach: self.before_attach,
             frees_allocated_outside_selection: self.outside_selection,
             selection: None,
+            processes: Vec::new(),
             double_frees: self.double_frees,
             allocs_of_live_addresses: self.live_reallocs,
             threads_created: self.threads.0,
@@ -450,6 +456,7 @@ impl<K: Keep, A: Analysis<Heap<K>>> HeapStats<A, K> {
             .0
             .report(self.counts.records, self.counts.by_type());
         r.selection = self.flow.view().selection().map(str::to_string);
+        r.processes = self.flow.view().images().to_vec();
         r
     }
 
@@ -531,6 +538,16 @@ impl fmt::Display for Report {
         let mut s = String::new();
         if let Some(sel) = &self.selection {
             let _ = writeln!(s, "selection: {sel} (docs/select.md)\n");
+        }
+        for p in &self.processes {
+            let command = match p.command.is_empty() {
+                true => "(command line not recorded)".to_string(),
+                false => crate::images::shell_words(&p.command),
+            };
+            let _ = writeln!(s, "process {} (parent {}): {command}", p.pid, p.parent);
+        }
+        if !self.processes.is_empty() {
+            s.push('\n');
         }
         write_counts(&mut s, self.records, &self.records_by_type);
         let _ = writeln!(s, "\nsummary (HATF Table 3)");

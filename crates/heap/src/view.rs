@@ -96,6 +96,8 @@ pub struct HeapView<K = Born> {
     selected: crate::event::Selected,
     /// What the selection's note says was selected.
     selection: Option<String>,
+    /// The processes the trace's notes name.
+    images: crate::images::Images,
 }
 
 /// The last attributes decoded into a site: allocations mostly repeat
@@ -157,6 +159,7 @@ impl<K: Keep> HeapView<K> {
             attached: false,
             selected: crate::event::Selected::No,
             selection: None,
+            images: Default::default(),
         }
     }
 
@@ -175,6 +178,11 @@ impl<K: Keep> HeapView<K> {
     /// words), if they are a selection.
     pub fn selection(&self) -> Option<&str> {
         self.selection.as_deref()
+    }
+
+    /// The programs the trace's processes ran, as its notes say.
+    pub fn images(&self) -> &[crate::images::Image] {
+        &self.images.list
     }
 
     /// The live objects as the records so far left them.
@@ -307,6 +315,7 @@ impl<K: Keep> HeapView<K> {
                     self.sampling = Some(s);
                 } else if crate::attach::is_attached_note(text) {
                     self.attached = true;
+                } else if self.images.note(text) {
                 } else if tramp_core::select::is_selected_note(text) {
                     let words = &text[tramp_core::select::NOTE.len()..];
                     self.selection = Some(String::from_utf8_lossy(words).trim().to_string());

@@ -30,70 +30,114 @@
     var tr = el("tr"); tr.appendChild(el("td", {}, f.label)); tr.appendChild(el("td", {}, f.value)); sum.appendChild(tr);
   });
 
-  // Line chart of series over the time slices.
-  function lines(id, series, unit) {
-    var svg = document.getElementById(id), W = 1000, H = 220, L = 70, B = 24;
+  // Line chart of series over the time slices: a legend in a band above
+  // the plot (never on the lines), the y axis of each side labelled with
+  // its unit, six ticks on the x axis and its title. A series `on: "right"`
+  // has its own scale on the right (RSS beside the heap, which it would
+  // flatten). Slices with no event are gaps: a count is 0 across one, a
+  // level holds. Sparse points (RSS) are also drawn as dots.
+  function lines(id, series, unit, yTitle) {
+    var svg = document.getElementById(id), W = 1000, H = 240, L = 74, T = 26, B = 40;
+    var right = series.some(function (s) { return s.on === "right"; }), R = right ? 74 : 14;
     svg.setAttribute("viewBox", "0 0 " + W + " " + H);
-    svg.setAttribute("preserveAspectRatio", "none");
     var sl = D.timeline;
     if (!sl.length) { svg.appendChild(el("svg:text", { x: 10, y: 20 }, "no heap events")); return; }
-    var t0 = sl[0].start, t1 = sl[sl.length - 1].end, max = 1;
+    var t0 = sl[0].start, t1 = sl[sl.length - 1].end;
+    // Each series as (time, value) points, gaps filled.
     series.forEach(function (s) {
-      (s.points || sl).forEach(function (x) { max = Math.max(max, s.points ? x[1] : s.get(x)); });
+      if (s.points) { s.pts = s.points.map(function (p) { return [Math.min(Math.max(p[0], t0), t1), p[1]]; }); return; }
+      s.pts = [];
+      sl.forEach(function (x, i) {
+        var prev = sl[i - 1];
+        if (prev && x.start > prev.end) {
+          var held = s.level ? s.get(prev) : 0;
+          s.pts.push([prev.end, held], [x.start, held]);
+        }
+        s.pts.push([(x.start + x.end) / 2, s.get(x)]);
+      });
     });
-    var xs = function (t) { return L + (W - L - 10) * (t - t0) / Math.max(1, t1 - t0); };
-    var ys = function (v) { return H - B - (H - B - 10) * v / max; };
+    var max = { left: 1, right: 1 };
+    series.forEach(function (s) { s.pts.forEach(function (p) { var k = s.on || "left"; max[k] = Math.max(max[k], p[1]); }); });
+    var xs = function (t) { return L + (W - L - R) * (t - t0) / Math.max(1, t1 - t0); };
+    var ys = function (v, side) { return H - B - (H - B - T) * v / max[side]; };
     for (var g = 0; g <= 4; g++) {
-      var v = max * g / 4;
-      svg.appendChild(el("svg:line", { x1: L, x2: W - 10, y1: ys(v), y2: ys(v), stroke: "#e4e4e4" }));
-      svg.appendChild(el("svg:text", { x: 4, y: ys(v) + 4 }, human(v, unit)));
+      svg.appendChild(el("svg:line", { x1: L, x2: W - R, y1: ys(max.left * g / 4, "left"), y2: ys(max.left * g / 4, "left"), stroke: "#e4e4e4" }));
+      svg.appendChild(el("svg:text", { x: L - 6, y: ys(max.left * g / 4, "left") + 4, "text-anchor": "end" }, human(max.left * g / 4, unit)));
+      if (right) svg.appendChild(el("svg:text", { x: W - R + 6, y: ys(max.right * g / 4, "right") + 4 }, human(max.right * g / 4, "bytes")));
     }
-    svg.appendChild(el("svg:text", { x: L, y: H - 6 }, clockLabel(0)));
-    svg.appendChild(el("svg:text", { x: W - 80, y: H - 6 }, clockLabel(t1 - t0)));
-    series.forEach(function (s, k) {
-      var d = s.points
-        ? s.points.map(function (p, i) { return (i ? "L" : "M") + xs(Math.min(p[0], t1)).toFixed(1) + " " + ys(p[1]).toFixed(1); }).join(" ")
-        : sl.map(function (x, i) { return (i ? "L" : "M") + xs((x.start + x.end) / 2).toFixed(1) + " " + ys(s.get(x)).toFixed(1); }).join(" ");
-      if (!d) return;
+    var ticks = 0;
+    for (var k = 0; k <= 5; k++) {
+      var t = t0 + (t1 - t0) * k / 5;
+      svg.appendChild(el("svg:line", { x1: xs(t), x2: xs(t), y1: H - B, y2: H - B + 4, stroke: "#888" }));
+      svg.appendChild(el("svg:text", { x: xs(t), y: H - B + 16, "text-anchor": k === 0 ? "start" : k === 5 ? "end" : "middle" }, clockLabel(t - t0)));
+      ticks++;
+    }
+    svg.appendChild(el("svg:text", { x: (L + W - R) / 2, y: H - 6, "text-anchor": "middle", class: "axis" },
+      D.clock === "time" ? "time since the first event" : "heap events since the first"));
+    svg.appendChild(el("svg:text", { x: 4, y: 14, class: "axis" }, yTitle));
+    if (right) svg.appendChild(el("svg:text", { x: W - 4, y: 14, "text-anchor": "end", class: "axis" }, "RSS (right axis)"));
+    var lx = L + 150;
+    series.forEach(function (s) {
+      var side = s.on || "left";
+      var d = s.pts.map(function (p, i) { return (i ? "L" : "M") + xs(p[0]).toFixed(1) + " " + ys(p[1], side).toFixed(1); }).join(" ");
       svg.appendChild(el("svg:path", { d: d, fill: "none", stroke: s.color, "stroke-width": 2, "vector-effect": "non-scaling-stroke" }));
-      svg.appendChild(el("svg:text", { x: L + 10 + 200 * k, y: 14, fill: s.color }, s.name));
+      if (s.pts.length < 64) s.pts.forEach(function (p) {
+        svg.appendChild(el("svg:circle", { cx: xs(p[0]), cy: ys(p[1], side), r: 2.5, fill: s.color }));
+      });
+      // The legend: a swatch and the name, in the band above the plot.
+      var item = el("svg:g", { class: "legend" });
+      item.appendChild(el("svg:rect", { x: lx, y: 6, width: 12, height: 8, fill: s.color }));
+      item.appendChild(el("svg:text", { x: lx + 16, y: 14 }, s.name));
+      svg.appendChild(item);
+      lx += 24 + 7 * s.name.length;
     });
     svg.setAttribute("data-points", String(sl.length));
+    svg.setAttribute("data-ticks", String(ticks));
   }
   var memory = [
-    { name: "most bytes live in the slice", color: "#c33", get: function (x) { return x.max_live_bytes; } },
-    { name: "bytes live at its end", color: "#36c", get: function (x) { return x.live_bytes; } }
+    { name: "most bytes live in the slice", color: "#c33", level: true, get: function (x) { return x.max_live_bytes; } },
+    { name: "bytes live at its end", color: "#36c", level: true, get: function (x) { return x.live_bytes; } }
   ];
-  if (D.rss.length && D.clock === "time") memory.push({ name: "resident set size (RSS)", color: "#888", points: D.rss });
-  lines("memory", memory, "bytes");
+  if (D.rss.length && D.clock === "time") memory.push({ name: "resident set size (RSS)", color: "#888", on: "right", points: D.rss });
+  lines("memory", memory, "bytes", "heap bytes");
   document.getElementById("memory").setAttribute("data-rss", String(D.clock === "time" ? D.rss.length : 0));
   lines("allocations", [
     { name: "allocations", color: "#393", get: function (x) { return x.allocations; } },
     { name: "frees", color: "#a60", get: function (x) { return x.frees; } }
-  ], "");
+  ], "", "calls per slice");
 
-  // Bar chart of buckets.
-  function bars(id, rows, label, value, unit) {
-    var svg = document.getElementById(id), W = 1000, H = 220, L = 70, B = 40;
+  // Bar chart of buckets, with both axes titled; at most ten x labels, so
+  // that they never run into each other.
+  function bars(id, rows, label, value, unit, xTitle, yTitle) {
+    var svg = document.getElementById(id), W = 1000, H = 240, L = 74, T = 26, B = 40;
     svg.setAttribute("viewBox", "0 0 " + W + " " + H);
     if (!rows.length) { svg.appendChild(el("svg:text", { x: 10, y: 20 }, "nothing to show")); return; }
     var max = 1; rows.forEach(function (r) { max = Math.max(max, value(r)); });
-    var w = (W - L - 10) / rows.length;
+    var w = (W - L - 14) / rows.length, every = Math.ceil(rows.length / 10), labels = 0;
+    for (var g = 0; g <= 4; g++) {
+      var y = H - B - (H - B - T) * g / 4;
+      svg.appendChild(el("svg:line", { x1: L, x2: W - 14, y1: y, y2: y, stroke: "#e4e4e4" }));
+      svg.appendChild(el("svg:text", { x: L - 6, y: y + 4, "text-anchor": "end" }, human(max * g / 4, unit)));
+    }
     rows.forEach(function (r, i) {
-      var h = (H - B - 10) * value(r) / max, x = L + i * w;
+      var h = (H - B - T) * value(r) / max, x = L + i * w;
       var rect = el("svg:rect", { x: x + 1, y: H - B - h, width: Math.max(1, w - 2), height: h, fill: "#5a8" });
       rect.appendChild(el("svg:title", {}, label(r) + ": " + human(value(r), unit)));
       svg.appendChild(rect);
-      if (rows.length <= 24 || i % Math.ceil(rows.length / 24) === 0)
-        svg.appendChild(el("svg:text", { x: x + 2, y: H - B + 14 }, label(r)));
+      if (i % every === 0) {
+        svg.appendChild(el("svg:text", { x: x + w / 2, y: H - B + 16, "text-anchor": "middle" }, label(r)));
+        labels++;
+      }
     });
-    svg.appendChild(el("svg:text", { x: 4, y: 14 }, human(max, unit)));
+    svg.appendChild(el("svg:text", { x: (L + W) / 2, y: H - 6, "text-anchor": "middle", class: "axis" }, xTitle));
+    svg.appendChild(el("svg:text", { x: 4, y: 14, class: "axis" }, yTitle));
     svg.setAttribute("data-points", String(rows.length));
+    svg.setAttribute("data-ticks", String(labels));
   }
   bars("sizes", D.sizes, function (b) { return b.low === b.high ? String(b.low) : "≤" + human(b.high, "bytes"); },
-    function (b) { return b.count; }, "");
+    function (b) { return b.count; }, "", "allocation size (bytes, power-of-two buckets)", "allocations");
   bars("lifetimes", D.lifetimes.buckets, function (b) { return "≤" + clockLabel(b.high); },
-    function (b) { return b.objects; }, "");
+    function (b) { return b.objects; }, "", "lifetime (from allocation to free)", "objects");
 
   // The stacks as a tree (top-down: outermost first; bottom-up: reversed).
   function build(cost, reverse) {

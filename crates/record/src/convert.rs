@@ -128,6 +128,8 @@ pub(crate) struct State {
     free_attrs: Vec<u8>,
     /// The next module is the program's (a process record came before).
     program_next: bool,
+    /// The command line's pieces so far (`RawEvent::Command`).
+    command: Vec<u8>,
     /// The heap of reported blocks was announced (a createHeap record).
     reported_heap: bool,
 }
@@ -351,6 +353,24 @@ impl State {
                 stack.named = stack.named.min(keep);
                 stack.frames.extend(frames.iter().rev().map(|&f| (f, 0)));
                 stack.site_next = true;
+            }
+            RawEvent::Command { end, text, .. } => {
+                self.command.extend_from_slice(text);
+                if *end != 0 {
+                    let line = std::mem::take(&mut self.command);
+                    // Each argument ends with a NUL.
+                    let args = line
+                        .strip_suffix(b"\0")
+                        .unwrap_or(&line)
+                        .split(|&b| b == 0)
+                        .map(|a| String::from_utf8_lossy(a).into_owned())
+                        .collect();
+                    let a = Annotation::Command {
+                        args,
+                        cut: *end == 2,
+                    };
+                    self.comment(w, &a, stats)?;
+                }
             }
             RawEvent::Lsan { text, .. } => {
                 let a = Annotation::LsanSuppressions(String::from_utf8_lossy(text).into_owned());

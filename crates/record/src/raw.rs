@@ -213,6 +213,13 @@ pub enum RawEvent {
         time: u64,
         text: Vec<u8>,
     },
+    /// A piece of the process's command line (`EV_COMMAND`): `end` 0 when
+    /// more follow, 1 at the last, 2 at the last of a line the capture cut.
+    Command {
+        time: u64,
+        end: u8,
+        text: Vec<u8>,
+    },
     Module {
         time: u64,
         base: u64,
@@ -273,6 +280,7 @@ impl RawEvent {
             | RawEvent::Unwind { time, .. }
             | RawEvent::Rss { time, .. }
             | RawEvent::Lsan { time, .. }
+            | RawEvent::Command { time, .. }
             | RawEvent::Module { time, .. }
             | RawEvent::Process { time, .. }
             | RawEvent::Stall { time, .. }
@@ -311,7 +319,8 @@ impl RawEvent {
         if let RawEvent::Frames { time, .. }
         | RawEvent::Module { time, .. }
         | RawEvent::Process { time, .. }
-        | RawEvent::Lsan { time, .. } = self
+        | RawEvent::Lsan { time, .. }
+        | RawEvent::Command { time, .. } = self
         {
             *time = (*time).max(tsc);
         }
@@ -496,6 +505,14 @@ impl<'a> Cursor<'a> {
     }
 
     /// A length and that many bytes.
+    fn byte(&mut self) -> Result<u8, RawError> {
+        let Some(&b) = self.payload.get(self.at) else {
+            return Err(self.bad());
+        };
+        self.at += 1;
+        Ok(b)
+    }
+
     fn bytes(&mut self) -> Result<Vec<u8>, RawError> {
         let n = self.varint()? as usize;
         let at = self.at;
@@ -527,6 +544,11 @@ impl<'a> Cursor<'a> {
             }
             EV_LSAN => RawEvent::Lsan {
                 time,
+                text: self.bytes()?,
+            },
+            EV_COMMAND => RawEvent::Command {
+                time,
+                end: self.byte()?,
                 text: self.bytes()?,
             },
             EV_RSS => RawEvent::Rss {
@@ -605,6 +627,7 @@ fn push(out: &mut VecDeque<RawEvent>, ev: RawEvent, untimed: &mut Option<usize>)
             | RawEvent::Module { .. }
             | RawEvent::Process { .. }
             | RawEvent::Lsan { .. }
+            | RawEvent::Command { .. }
     );
     if timed {
         if let Some(from) = untimed.take() {

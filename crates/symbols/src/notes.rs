@@ -13,6 +13,12 @@ pub enum Annotation {
         ppid: u64,
         stack_depth: u64,
     },
+    /// The process's command line, after its process note; `cut` when
+    /// the capture shortened it (`tramp_heap::images`).
+    Command {
+        args: Vec<String>,
+        cut: bool,
+    },
     Module {
         base: u64,
         path: String,
@@ -79,6 +85,7 @@ impl Annotation {
             } => {
                 format!("tramp:process pid={pid} ppid={ppid} stack={stack_depth}")
             }
+            Annotation::Command { args, cut } => tramp_heap::images::command_note(args, *cut),
             Annotation::Module { base, path } => format!("tramp:module {base:#x} {path}"),
             Annotation::Stack { id, frames } => {
                 let mut s = format!("tramp:stack {id}");
@@ -153,6 +160,9 @@ impl Annotation {
         }
         if let Some(t) = rest.strip_prefix("lsan-suppressions ") {
             return Some(Annotation::LsanSuppressions(t.to_string()));
+        }
+        if let Some((args, cut)) = tramp_heap::images::parse_command(comment) {
+            return Some(Annotation::Command { args, cut });
         }
         if let Some(t) = rest.strip_prefix("symbol ") {
             let f: Vec<&str> = t.split('\t').collect();
@@ -377,6 +387,14 @@ mod tests {
                 ..Default::default()
             }),
             Annotation::LsanSuppressions("leak:keep_forever\nleak:^cache_".into()),
+            Annotation::Command {
+                args: vec!["./prog".into(), "two words".into(), "".into()],
+                cut: false,
+            },
+            Annotation::Command {
+                args: vec!["x\ty\"z".into()],
+                cut: true,
+            },
             Annotation::Rss {
                 time: 10_000_000,
                 bytes: 1 << 22,

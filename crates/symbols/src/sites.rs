@@ -535,6 +535,11 @@ impl SiteCounts {
         (rows, merged, other)
     }
 
+    /// The heap's peak: the most bytes live at once, and when.
+    pub fn peak(&self) -> &Peak {
+        &self.peak
+    }
+
     /// Every site's totals by its call stack named frame by frame,
     /// outermost first (`function (file:line)`, else `module+offset`; an
     /// unknown site is `(unknown)`): what folded stacks print and what

@@ -1,0 +1,133 @@
+//! What a recording says of its processes: each image a process ran (its
+//! `tramp:process pid= ppid=` note, one per program: a process that
+//! exec'd has two) and the command line it ran with (`tramp:command`, a
+//! JSON array of the arguments, `cut` first when the capture had to
+//! shorten it). The one place that writes and reads the command note.
+
+use serde::{Deserialize, Serialize};
+
+/// The note's prefix.
+pub const COMMAND: &str = "tramp:command ";
+
+/// The process note's prefix.
+pub const PROCESS: &str = "tramp:process ";
+
+/// One program a process ran.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Image {
+    pub pid: u64,
+    /// The parent process's pid.
+    pub parent: u64,
+    /// The arguments, the program first (empty when the trace does not
+    /// say).
+    pub command: Vec<String>,
+    /// The capture shortened the command line (it keeps 8 KiB).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub command_cut: bool,
+}
+
+/// The command note of `args` (`cut`: shortened by the capture).
+pub fn command_note(args: &[String], cut: bool) -> String {
+    let json = serde_json::to_string(args).expect("strings serialize");
+    match cut {
+        true => format!("{COMMAND}cut {json}"),
+        false => format!("{COMMAND}{json}"),
+    }
+}
+
+/// The arguments and whether they were cut, when `text` is a command note.
+pub fn parse_command(text: &[u8]) -> Option<(Vec<String>, bool)> {
+    let rest = text.strip_prefix(COMMAND.as_bytes())?;
+    let (rest, cut) = match rest.strip_prefix(b"cut ") {
+        Some(r) => (r, true),
+        None => (rest, false),
+    };
+    Some((serde_json::from_slice(rest).ok()?, cut))
+}
+
+/// The pid and parent of a process note.
+pub fn parse_process(text: &[u8]) -> Option<(u64, u64)> {
+    let rest = std::str::from_utf8(text.strip_prefix(PROCESS.as_bytes())?).ok()?;
+    let field = |name: &str| {
+        rest.split(' ')
+            .find_map(|w| w.strip_prefix(name)?.parse::<u64>().ok())
+    };
+    Some((field("pid=")?, field("ppid=").unwrap_or(0)))
+}
+
+/// The images a trace's notes name, in order.
+#[derive(Clone, Debug, Default)]
+pub struct Images {
+    pub list: Vec<Image>,
+}
+
+impl Images {
+    /// Takes in a comment's text; whether it was a process or command note.
+    pub fn note(&mut self, text: &[u8]) -> bool {
+        if let Some((pid, parent)) = parse_process(text) {
+            self.list.push(Image {
+                pid,
+                parent,
+                ..Image::default()
+            });
+            true
+        } else if let Some((args, cut)) = parse_command(text) {
+            if let Some(last) = self.list.last_mut() {
+                last.command = args;
+                last.command_cut = cut;
+            }
+            true
+        } else {
+            false
+        }
+    }
+}
+
+/// A command line as a person reads it: the arguments space-separated,
+/// each quoted for a POSIX shell only where it needs to be.
+pub fn shell_words(args: &[String]) -> String {
+    let quote = |a: &String| {
+        let plain = !a.is_empty()
+            && a.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b));
+        match plain {
+            true => a.clone(),
+            false => format!("'{}'", a.replace('\'', "'\\''")),
+        }
+    };
+    args.iter().map(quote).collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn notes_round_trip_and_images_follow_execs() {
+        let args = vec!["/bin/sh".to_string(), "-c".into(), "echo 'hi' there".into()];
+        let note = command_note(&args, false);
+        assert_eq!(note, r#"tramp:command ["/bin/sh","-c","echo 'hi' there"]"#);
+        assert_eq!(parse_command(note.as_bytes()), Some((args.clone(), false)));
+        let cut = command_note(&args, true);
+        assert_eq!(parse_command(cut.as_bytes()), Some((args.clone(), true)));
+        assert_eq!(shell_words(&args), r#"/bin/sh -c 'echo '\''hi'\'' there'"#);
+        let mut im = Images::default();
+        for n in [
+            "tramp:process pid=7 ppid=1 stack=64",
+            &note,
+            "tramp:module 0x1000 /bin/sh",
+            "tramp:process pid=7 ppid=1 stack=64",
+            r#"tramp:command ["/bin/echo","hi"]"#,
+        ] {
+            im.note(n.as_bytes());
+        }
+        let got: Vec<(u64, u64, usize)> = im
+            .list
+            .iter()
+            .map(|i| (i.pid, i.parent, i.command.len()))
+            .collect();
+        assert_eq!(got, [(7, 1, 3), (7, 1, 2)]);
+        assert_eq!(parse_process(b"tramp:process pid=x"), None);
+        assert_eq!(parse_command(b"tramp:command [1]"), None);
+    }
+}
