@@ -70,6 +70,13 @@ if ! python3 -c "import libcachesim" >/dev/null 2>&1; then
   python3 -m pip install -q "libcachesim==0.3.5" 2>/dev/null ||
     python3 -m pip install -q --break-system-packages "libcachesim==0.3.5"
 fi
+# Playwright, pinned, driving Debian's Chromium (no browser download):
+# the report page is used as a person would (crates/cli/tests/report.rs,
+# crates/cli/tests/browser/report.py).
+if ! python3 -c "import playwright" >/dev/null 2>&1; then
+  python3 -m pip install -q "playwright==1.65.3" 2>/dev/null ||
+    python3 -m pip install -q --break-system-packages "playwright==1.65.3"
+fi
 # Toolchain components (no-ops where already installed).
 if command -v rustup >/dev/null 2>&1; then
   rustup component add rustfmt clippy >/dev/null 2>&1 || true

@@ -258,6 +258,12 @@ impl Profile {
             stacks.push((vec!["[other stacks]".to_string()], other));
         }
         let summary = self.summary(kept + merged);
+        use tramp_symbols::sites::Cost;
+        let tops = self.sites.top_sites(
+            &self.modules,
+            &[Cost::Peak, Cost::Allocations, Cost::Temporary, Cost::Leaked],
+            10,
+        );
         Report::new(
             format!("Heap profile: {name}"),
             summary,
@@ -268,6 +274,7 @@ impl Profile {
             merged,
         )
         .with_rss(self.rss)
+        .with_tops(tops)
     }
 }
 

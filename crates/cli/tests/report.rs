@@ -200,3 +200,104 @@ fn report_refuses_to_write_over_its_input() {
     assert!(!out.status.success());
     assert_eq!(std::fs::read(&trace).unwrap(), before);
 }
+
+/// The first screen's tables name the sites budgets.c is built to have:
+/// 300 blocks of 1000 bytes from `cache_put` live at the peak and at the
+/// end, 5000 temporary allocations from `churn`; the amounts are over
+/// every stack through a site.
+#[test]
+fn the_top_tables_name_the_sites_that_used_the_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = common::cc_program(dir.path(), "budgets.c", "budgets", &["-O1", "-g"]);
+    let (trace, page) = (p(&dir, "b.tpack"), p(&dir, "b.html"));
+    ok(&tramp(&[
+        "record", "-o", &trace, "--report", &page, "--", &exe, "300",
+    ]));
+    let html = std::fs::read_to_string(&page).unwrap();
+    let data = &html[html.find("id=\"data\">").unwrap() + 10..];
+    let data: serde_json::Value =
+        serde_json::from_str(&data[..data.find("</script>").unwrap()]).unwrap();
+    let top = |cost: &str| {
+        let t = data["tops"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["cost"] == cost)
+            .unwrap_or_else(|| panic!("no {cost} table"));
+        let r = &t["rows"][0];
+        (
+            r["site"].as_str().unwrap().to_string(),
+            r["amount"].as_u64().unwrap(),
+        )
+    };
+    let (site, n) = top("peak");
+    assert!(
+        site.starts_with("cache_put (") && site.contains("budgets.c:"),
+        "{site}"
+    );
+    assert_eq!(n, 300_000);
+    let (site, n) = top("leaked");
+    assert!(site.starts_with("cache_put ("), "{site}");
+    assert_eq!(n, 300_000);
+    for cost in ["temporary", "allocations"] {
+        let (site, n) = top(cost);
+        assert!(site.starts_with("churn ("), "{cost}: {site}");
+        assert_eq!(n, 5000, "{cost}");
+    }
+    // Drawn: four tables, each row a link.
+    let dom = browse(&page);
+    assert_eq!(dom.matches("class=\"top\"").count(), 4);
+    assert!(dom.matches("class=\"link\"").count() >= 4);
+}
+
+/// The page used as a person would, in Debian's Chromium driven by
+/// Playwright (crates/cli/tests/browser/report.py): no console message; the
+/// search counts frames too narrow to draw; a call-tree row folds and
+/// unfolds; the filter keeps the paths through a match; a top table's row
+/// shows its site in the flame graph with that cost. A screenshot of the
+/// first screen is kept in target/test-artifacts/.
+#[test]
+fn the_page_works_in_chromium_driven_by_playwright() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = common::cc_program(dir.path(), "budgets.c", "budgets", &["-O1", "-g"]);
+    let (trace, page) = (p(&dir, "b.tpack"), p(&dir, "b.html"));
+    ok(&tramp(&[
+        "record", "-o", &trace, "--report", &page, "--", &exe, "300",
+    ]));
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let artifacts = root.join("target/test-artifacts");
+    std::fs::create_dir_all(&artifacts).unwrap();
+    let shot = artifacts.join("report-first-screen.png");
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser/report.py");
+    let out = Command::new("python3")
+        .arg(&script)
+        .arg(&page)
+        .arg(&shot)
+        .arg("churn")
+        .output()
+        .expect("python3 runs (./setup.sh installs Playwright)");
+    assert!(
+        out.status.success(),
+        "report.py: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    eprintln!("first screen drawn in {} ms", v["first_screen_ms"]);
+    assert_eq!(v["console"], serde_json::json!([]), "{v}");
+    assert!(v["matches"].as_u64().unwrap() >= 1, "{v}");
+    assert!(
+        v["matched_text"].as_str().unwrap().contains("frames match"),
+        "{v}"
+    );
+    let (open, folded, unfolded) = (&v["rows_open"], &v["rows_folded"], &v["rows_unfolded"]);
+    assert!(folded.as_u64() < open.as_u64(), "{v}");
+    assert_eq!(unfolded, open, "{v}");
+    assert_eq!(v["filtered_hit"], true, "{v}");
+    assert!(v["filtered_rows"].as_u64().unwrap() >= 1, "{v}");
+    assert_eq!(v["search_after_click"], v["first_top_site"], "{v}");
+    assert_eq!(v["cost_after_click"], "peak", "{v}");
+    assert!(
+        std::fs::metadata(&shot).unwrap().len() > 10_000,
+        "the screenshot"
+    );
+}

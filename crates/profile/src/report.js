@@ -24,10 +24,43 @@
     return Math.round(t) + " ns";
   }
 
+  // A frame's name with its file's path cut to the file (`parse
+  // (/src/app/json/p.c:12)` → `parse (p.c:12)`), the whole name on hover.
+  function short(name) {
+    return name.replace(/\(([^()]*\/)([^()/]+)\)$/, "($2)").replace(/^(\/[^ ]*\/)([^ /]+\+0x)/, "$2");
+  }
+
   // Summary.
   var sum = document.getElementById("summary");
   D.summary.forEach(function (f) {
     var tr = el("tr"); tr.appendChild(el("td", {}, f.label)); tr.appendChild(el("td", {}, f.value)); sum.appendChild(tr);
+  });
+
+  // Who used the memory: for each cost, the ten allocation sites (the
+  // code that called the allocator, over every call stack through it)
+  // with most of it, as the library computed them; a click shows that
+  // cost's flame graph with the site searched.
+  var tops = document.getElementById("tops");
+  var titles = { peak: "peak consumers (bytes live at the heap's peak)", allocations: "most allocations",
+    temporary: "most temporary allocations", leaked: "leaks (bytes live at exit)" };
+  D.tops.forEach(function (top) {
+    var cost = D.costs.indexOf(top.cost), box = el("div", { class: "top" });
+    box.appendChild(el("h3", {}, titles[top.cost] || top.cost));
+    var t = el("table", { "data-cost": top.cost });
+    top.rows.forEach(function (r) {
+      var tr = el("tr", { class: "link", title: r.site + "\n" + r.stacks + " call stack" + (r.stacks > 1 ? "s" : "") });
+      tr.appendChild(el("td", { class: "name" }, short(r.site)));
+      tr.appendChild(el("td", {}, human(r.amount, unitOf(cost))));
+      tr.appendChild(el("td", {}, (100 * r.amount / Math.max(1, top.total)).toFixed(1) + " %"));
+      tr.onclick = function () {
+        costSel.value = cost; search.value = r.site; rebuild();
+        document.getElementById("flame").scrollIntoView();
+      };
+      t.appendChild(tr);
+    });
+    if (!top.rows.length) t.appendChild(el("tr")).appendChild(el("td", {}, "none"));
+    t.setAttribute("data-rows", String(top.rows.length));
+    box.appendChild(t); tops.appendChild(box);
   });
 
   // Line chart of series over the time slices: a legend in a band above
@@ -176,7 +209,7 @@
       b.style.left = x + "px"; b.style.width = w + "px"; b.style.bottom = (d * rowH) + "px";
       var hue = 10 + (n.name.length * 7) % 40;
       b.style.background = "hsl(" + hue + ",80%," + (62 + (d % 3) * 6) + "%)";
-      b.textContent = w > 30 ? n.name : "";
+      b.textContent = w > 30 ? short(n.name) : "";
       if (q && n.name.toLowerCase().indexOf(q) >= 0) { b.className += " hit"; hits++; }
       b.onclick = function () { zoom = n; draw(); };
       b.onmouseover = function () {
@@ -190,33 +223,77 @@
     place(top, 0, width, 0);
     flame.style.height = ((depth + 1) * rowH + 2) + "px";
     flame.setAttribute("data-boxes", String(boxes));
-    document.getElementById("matched").textContent = q ? hits + " frames match" : "";
+    // Matches counted over the whole tree: a frame too narrow to draw
+    // still matches, and says so.
+    var all = 0;
+    (function count(n) {
+      if (n.v === 0) return;
+      if (q && n.name.toLowerCase().indexOf(q) >= 0) all++;
+      children(n).forEach(count);
+    })(top);
+    document.getElementById("matched").textContent = !q ? "" :
+      all + " frames match" + (all > hits ? " (" + (all - hits) + " too narrow to draw: see the tables)" : "");
+    flame.setAttribute("data-matches", String(all));
+    var frame = document.getElementById("flamebox");
+    frame.scrollTop = frame.scrollHeight;
   }
   function rebuild() { tree = build(+costSel.value, false); zoom = null; draw(); tables(); }
   costSel.onchange = rebuild;
   search.oninput = draw;
   document.getElementById("reset").onclick = function () { zoom = null; draw(); };
 
-  // Top-down and bottom-up tables: every cost, three levels, largest first.
+  // Top-down and bottom-up trees: every cost, largest first, the first
+  // level open; a click on a row folds or unfolds it; the filter keeps the
+  // paths through a frame whose name holds the text (and opens them).
+  var filter = document.getElementById("filter");
   function table(id, reverse) {
-    var t = document.getElementById(id), cost = +costSel.value;
+    var t = document.getElementById(id), cost = +costSel.value, q = filter.value.toLowerCase();
     t.textContent = "";
     var head = el("tr"); head.appendChild(el("th", {}, "call stack"));
     D.costs.forEach(function (c) { head.appendChild(el("th", {}, c)); });
     t.appendChild(head);
     var rows = 0;
-    function add(n, d) {
-      if (rows >= 300 || n.v === 0) return;
-      var tr = el("tr"), name = el("td", { class: "name" }, n.name);
+    function holds(n) {
+      if (n.name.toLowerCase().indexOf(q) >= 0) return true;
+      return children(n).some(holds);
+    }
+    function add(n, d, after) {
+      if (n.v === 0 || (q && !holds(n))) return after;
+      var kids = children(n), tr = el("tr", { class: kids.length ? "fold" : "" });
+      var open = q ? true : d === 0 && rows < 20;
+      var name = el("td", { class: "name", title: n.name }, (kids.length ? (open ? "▾ " : "▸ ") : "  ") + short(n.name));
       name.style.paddingLeft = (8 + 16 * d) + "px";
       tr.appendChild(name);
       n.all.forEach(function (v, c) { tr.appendChild(el("td", {}, human(v, unitOf(c)))); });
-      t.appendChild(tr); rows++;
-      if (d < 3) children(n).slice(0, 12).forEach(function (k) { add(k, d + 1); });
+      if (after) t.insertBefore(tr, after.nextSibling); else t.appendChild(tr);
+      rows++;
+      var shown = [];
+      function show() {
+        var last = tr;
+        kids.slice(0, 200).forEach(function (k) { last = add(k, d + 1, last); });
+        shown = collect(tr, d);
+      }
+      function collect(row, depth) {
+        var out = [], r = row.nextSibling;
+        while (r && +r.getAttribute("data-depth") > depth) { out.push(r); r = r.nextSibling; }
+        return out;
+      }
+      tr.setAttribute("data-depth", String(d));
+      if (kids.length) tr.onclick = function () {
+        if (shown.length) { shown.forEach(function (r) { r.remove(); }); shown = []; name.firstChild.textContent = "▸ " + short(n.name); }
+        else { show(); name.firstChild.textContent = "▾ " + short(n.name); }
+        t.setAttribute("data-rows", String(t.rows.length - 1));
+      };
+      if (open && kids.length) show();
+      var lastRow = tr;
+      while (lastRow.nextSibling && +lastRow.nextSibling.getAttribute("data-depth") > d) lastRow = lastRow.nextSibling;
+      return lastRow;
     }
-    children(build(cost, reverse)).slice(0, 40).forEach(function (k) { add(k, 0); });
-    t.setAttribute("data-rows", String(rows));
+    var after = null;
+    children(build(cost, reverse)).slice(0, 200).forEach(function (k) { after = add(k, 0, after); });
+    t.setAttribute("data-rows", String(t.rows.length - 1));
   }
   function tables() { table("topdown", false); table("bottomup", true); }
+  filter.oninput = tables;
   rebuild();
 })();

@@ -45,6 +45,10 @@ pub struct Report {
     pub stacks: Vec<(Vec<u32>, [u64; 5])>,
     /// Stacks merged into `[other stacks]` to bound the page.
     pub merged_stacks: usize,
+    /// The ten sites with most of the peak, the allocations, the temporary
+    /// allocations and the leaks, over every stack (the first screen's
+    /// tables).
+    pub tops: Vec<tramp_symbols::sites::TopSites>,
 }
 
 impl Report {
@@ -102,7 +106,14 @@ impl Report {
             frames,
             stacks: kept,
             merged_stacks,
+            tops: Vec::new(),
         }
+    }
+
+    /// The first screen's tables of top sites.
+    pub fn with_tops(mut self, tops: Vec<tramp_symbols::sites::TopSites>) -> Report {
+        self.tops = tops;
+        self
     }
 
     /// Adds RSS samples (time, bytes) on the trace's clock.
@@ -122,13 +133,16 @@ impl Report {
              <title>{title}</title><style>{STYLE}</style></head><body>\n\
              <h1>{title}</h1>\n\
              <section><h2>Summary</h2><table id=\"summary\"></table></section>\n\
+             <section><h2>Who used the memory</h2><div id=\"tops\" class=\"tops\"></div></section>\n\
              <section><h2>Memory over time</h2><svg id=\"memory\" class=\"chart\"></svg></section>\n\
              <section><h2>Allocations over time</h2><svg id=\"allocations\" class=\"chart\"></svg></section>\n\
              <section><h2>Allocation sizes</h2><svg id=\"sizes\" class=\"chart\"></svg></section>\n\
              <section><h2>Lifetimes</h2><svg id=\"lifetimes\" class=\"chart\"></svg></section>\n\
              <section><h2>Flame graph</h2><div class=\"controls\">cost <select id=\"cost\"></select> \
              search <input id=\"search\" placeholder=\"function or file\"> <button id=\"reset\">reset zoom</button> \
-             <span id=\"matched\"></span></div><div id=\"flame\"></div><div id=\"hover\">&nbsp;</div></section>\n\
+             <span id=\"matched\"></span></div><div id=\"flamebox\"><div id=\"flame\"></div></div><div id=\"hover\">&nbsp;</div></section>\n\
+             <section><h2>Call trees</h2><div class=\"controls\">filter <input id=\"filter\" placeholder=\"function or file\"> \
+             (click a row to fold or unfold it)</div></section>\n\
              <section><h2>Top-down</h2><table id=\"topdown\" class=\"tree\"></table></section>\n\
              <section><h2>Bottom-up</h2><table id=\"bottomup\" class=\"tree\"></table></section>\n\
              <script type=\"application/json\" id=\"data\">{data}</script>\n\

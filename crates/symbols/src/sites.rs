@@ -402,6 +402,24 @@ impl SiteCounts {
     }
 }
 
+/// The sites with most of one cost ([`SiteCounts::top_sites`]).
+#[derive(Clone, Debug, Serialize)]
+pub struct TopSites {
+    pub cost: &'static str,
+    /// The cost over every site.
+    pub total: u64,
+    pub rows: Vec<TopSite>,
+}
+
+/// One site of [`TopSites`]: its innermost frame, its amount of the cost,
+/// and how many call stacks run through it.
+#[derive(Clone, Debug, Serialize)]
+pub struct TopSite {
+    pub site: String,
+    pub amount: u64,
+    pub stacks: u64,
+}
+
 /// A cost per stack, for folded stacks and flame graphs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Cost {
@@ -533,6 +551,67 @@ impl SiteCounts {
             .collect();
         merge_alike(&mut rows);
         (rows, merged, other)
+    }
+
+    /// For each of `costs`, the `n` allocation sites with most of it: a
+    /// site is the innermost frame (the code that called the allocator,
+    /// named `function (file:line)`), summed over every call stack through
+    /// it, none merged away — heaptrack's summary of peak consumers,
+    /// allocators, temporary allocators and leakers. Only the distinct
+    /// innermost frames are named, not the stacks.
+    pub fn top_sites(&self, modules: &Modules, costs: &[Cost], n: usize) -> Vec<TopSites> {
+        let mut names = modules.names();
+        let mut by_pc: FxHashMap<u64, (SiteTotals, u64)> = FxHashMap::default();
+        for (site, t) in self.resolved(modules) {
+            let pc = match site.kind {
+                SITE_RETURN_ADDRESS => site.value,
+                SITE_STACK => names.stack(site.value).first().copied().unwrap_or(0),
+                _ => 0,
+            };
+            let e = by_pc.entry(pc).or_default();
+            e.0.add(&t);
+            e.1 += 1;
+        }
+        // Addresses that name the same place are one site.
+        let mut by_name: FxHashMap<String, (SiteTotals, u64)> = FxHashMap::default();
+        for (pc, (t, stacks)) in by_pc {
+            let name = match pc {
+                0 => "(unknown)".to_string(),
+                pc => names
+                    .place(pc)
+                    .frames()
+                    .first()
+                    .map_or_else(|| format!("{pc:#x}"), |p| p.to_string()),
+            };
+            let e = by_name.entry(name).or_default();
+            e.0.add(&t);
+            e.1 += stacks;
+        }
+        let mut sites: Vec<(String, SiteTotals, u64)> =
+            by_name.into_iter().map(|(k, (t, n))| (k, t, n)).collect();
+        sites.sort_by(|a, b| a.0.cmp(&b.0));
+        costs
+            .iter()
+            .map(|&cost| {
+                let total = sites.iter().map(|(_, t, _)| cost.of(t)).sum();
+                let mut rows: Vec<&(String, SiteTotals, u64)> =
+                    sites.iter().filter(|(_, t, _)| cost.of(t) > 0).collect();
+                rows.sort_by(|a, b| cost.of(&b.1).cmp(&cost.of(&a.1)).then(a.0.cmp(&b.0)));
+                TopSites {
+                    cost: cost.name(),
+                    total,
+                    rows: rows
+                        .into_iter()
+                        .take(n)
+                        .map(|(site, t, stacks)| TopSite {
+                            site: site.clone(),
+                            amount: cost.of(t),
+                            stacks: *stacks,
+                        })
+                        .collect(),
+                }
+            })
+            .collect()
     }
 
     /// The heap's peak: the most bytes live at once, and when.

@@ -1,0 +1,61 @@
+"""Drives tramp's HTML report in Debian's Chromium through Playwright, as a
+person would: the page loads with no console message, the search finds
+frames too narrow to draw, a call-tree row folds and unfolds, the filter
+keeps the matching paths, a top table's row shows its site in the flame
+graph. Prints one JSON object of what it measured; the Rust test
+(crates/cli/tests/report.rs) checks it.
+
+usage: report.py PAGE.html SCREENSHOT.png SEARCH
+"""
+import json
+import sys
+import time
+
+from playwright.sync_api import sync_playwright
+
+page_path, shot, needle = sys.argv[1], sys.argv[2], sys.argv[3]
+out = {}
+with sync_playwright() as p:
+    browser = p.chromium.launch(
+        executable_path="/usr/bin/chromium",
+        args=["--no-sandbox", "--disable-gpu"],
+    )
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    messages = []
+    page.on("console", lambda m: messages.append(m.type + ": " + m.text))
+    page.on("pageerror", lambda e: messages.append("error: " + str(e)))
+    start = time.monotonic()
+    page.goto("file://" + page_path)
+    page.wait_for_selector("#tops table")
+    out["first_screen_ms"] = round((time.monotonic() - start) * 1000)
+    out["console"] = messages
+    page.screenshot(path=shot)
+
+    # Search over the whole tree, narrow frames included.
+    page.fill("#search", needle)
+    out["matches"] = int(page.get_attribute("#flame", "data-matches"))
+    out["matched_text"] = page.inner_text("#matched")
+
+    # Fold and unfold the first top-down row that has children.
+    rows = lambda: int(page.get_attribute("#topdown", "data-rows"))
+    out["rows_open"] = rows()
+    page.click("#topdown tr.fold >> nth=0")
+    out["rows_folded"] = rows()
+    page.click("#topdown tr.fold >> nth=0")
+    out["rows_unfolded"] = rows()
+
+    # The filter keeps the paths through a matching frame.
+    page.fill("#filter", needle)
+    names = page.eval_on_selector_all("#topdown td.name", "ns => ns.map(n => n.title)")
+    out["filtered_rows"] = len(names)
+    out["filtered_hit"] = any(needle.lower() in n.lower() for n in names)
+    page.fill("#filter", "")
+
+    # A top table's row: the flame graph shows that cost with its site searched.
+    page.click("#tops tr.link >> nth=0")
+    out["search_after_click"] = page.input_value("#search")
+    out["cost_after_click"] = page.eval_on_selector("#cost", "s => s.options[s.selectedIndex].text")
+    out["first_top_site"] = page.get_attribute("#tops tr.link >> nth=0", "title").split("\n")[0]
+    out["console"] = messages
+    browser.close()
+print(json.dumps(out))
