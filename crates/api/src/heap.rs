@@ -175,6 +175,28 @@ pub fn diff(a: &Side, b: &Side, top: usize) -> tramp_profile::diff::Diff {
         .sampled(a.stacks.sampling, b.stacks.sampling)
 }
 
+/// `new` compared with its baseline `base` as a page (`tramp report NEW
+/// --baseline OLD`): the comparison `tramp diff OLD NEW` prints, and the
+/// differential flame graph of `cost`.
+pub fn baseline_page(
+    new: &Side,
+    base: &Side,
+    names: (&str, &str),
+    cost: Cost,
+) -> Result<String, Error> {
+    let d = diff(base, new, usize::MAX);
+    let title = format!("{}: {} → {}", cost.name(), names.1, names.0);
+    let flame = flame_graph_diff(&title, &base.stacks, &new.stacks, cost)?;
+    Ok(tramp_profile::baseline::BaselinePage {
+        name: names.0,
+        baseline: names.1,
+        diff: &d,
+        flame: &flame,
+        cost: cost.name(),
+    }
+    .html())
+}
+
 /// Everything the heap profile holds of a trace, from one heap view: the
 /// statistics, the site counts, the heap over time, lifetimes, the module
 /// map and the RSS samples. The HTML report and the statistics with sites
@@ -258,7 +280,6 @@ impl Profile {
             stacks.push((vec!["[other stacks]".to_string()], other));
         }
         let summary = self.summary(kept + merged);
-        use tramp_symbols::sites::Cost;
         let tops = self.sites.top_sites(
             &self.modules,
             &[Cost::Peak, Cost::Allocations, Cost::Temporary, Cost::Leaked],

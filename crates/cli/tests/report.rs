@@ -301,3 +301,54 @@ fn the_page_works_in_chromium_driven_by_playwright() {
         "the screenshot"
     );
 }
+
+/// `report NEW --baseline OLD`: budgets.c keeping 300 blocks of 1000
+/// bytes against the same program keeping 100: the leak grew by 200,000
+/// bytes in `cache_put`, nothing shrank, and the page's totals are `tramp
+/// diff`'s.
+#[test]
+fn a_baseline_makes_the_comparison_a_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = common::cc_program(dir.path(), "budgets.c", "budgets", &["-O1", "-g"]);
+    let (old, new, page) = (
+        p(&dir, "old.tpack"),
+        p(&dir, "new.tpack"),
+        p(&dir, "cmp.html"),
+    );
+    ok(&tramp(&["record", "-o", &old, "--", &exe, "100"]));
+    ok(&tramp(&["record", "-o", &new, "--", &exe, "300"]));
+    ok(&tramp(&[
+        "report",
+        &new,
+        "--baseline",
+        &old,
+        "-o",
+        &page,
+        "--cost",
+        "leaked",
+    ]));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("<td>bytes leaked (live at exit)</td>"),
+        "{html}"
+    );
+    assert!(
+        html.contains("+195 KiB (200,000 B) (+"),
+        "the leak's growth"
+    );
+    let grew = &html[html.find("<table id=\"grew\"").unwrap()..];
+    let grew = &grew[..grew.find("</table>").unwrap()];
+    assert!(grew.contains("data-rows=\"1\""), "{grew}");
+    assert!(grew.contains("cache_put ("), "{grew}");
+    assert!(html.contains("<table id=\"shrank\" data-rows=\"0\">"));
+    assert!(html.contains("<svg"), "the differential flame graph");
+    let diff: serde_json::Value =
+        serde_json::from_str(&ok(&tramp(&["diff", "--json", &old, &new]))).unwrap();
+    assert_eq!(diff["change"]["leaked"], 200_000);
+    assert_eq!(diff["change"]["allocations"], 200);
+    assert!(
+        html.contains("<td class=\"up\">+200 ("),
+        "the allocations' change"
+    );
+    browse(&page);
+}

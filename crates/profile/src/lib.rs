@@ -1,5 +1,7 @@
 //! tramp-profile: the heap profile drawn for people.
 //!
+//! * [`baseline`]: two profiles compared as a page (`tramp report NEW
+//!   --baseline OLD`).
 //! * [`budget`]: memory budgets for CI checked against a profile (`tramp
 //!   check`).
 //! * [`flame`]: a flame graph (SVG, self-contained) of folded stacks, for
@@ -16,6 +18,7 @@
 //! * [`pprof`]: the profile as pprof's `profile.proto` (`tramp export
 //!   --pprof`), for `go tool pprof`, Perfetto and Pyroscope.
 
+pub mod baseline;
 pub mod budget;
 pub mod dhat;
 pub mod diff;

@@ -47,7 +47,7 @@ pub struct DiffArgs {
     index: super::IndexArgs,
 }
 
-fn parse_cost(s: &str) -> Result<Cost, String> {
+pub fn parse_cost(s: &str) -> Result<Cost, String> {
     Cost::named(s)
         .ok_or_else(|| format!("`{s}` is not a cost (allocations, bytes, temporary, peak, leaked)"))
 }
