@@ -92,10 +92,10 @@ impl BaselinePage<'_> {
         let d = self.diff;
         let title = format!("Heap profile: {} against {}", self.name, self.baseline);
         let mut s = String::new();
-        let _ = write!(
+        let _ = writeln!(
             s,
             "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{t}</title>\
-             <style>{STYLE}</style></head><body>\n<h1>{t}</h1>\n",
+             <style>{STYLE}</style></head><body>\n<h1>{t}</h1>",
             t = escape(&title)
         );
         if d.sampling_a.is_some() || d.sampling_b.is_some() {
@@ -123,18 +123,18 @@ impl BaselinePage<'_> {
                 percent(change(&d.change), of(&d.total_a))
             );
         }
-        let _ = write!(
+        let _ = writeln!(
             s,
             "</table><p class=\"note\">{} call stacks changed, {} unchanged; stacks are matched by \
-             their frames' function, file and line.</p></section>\n",
+             their frames' function, file and line.</p></section>",
             tramp_core::numbers::grouped(d.rows.len() as u64),
             tramp_core::numbers::grouped(d.unchanged)
         );
-        let _ = write!(
+        let _ = writeln!(
             s,
             "<section><h2>Differential flame graph ({})</h2><p class=\"note\">Boxes as wide as \
              their {} in {}; red where it grew from the baseline, blue where it shrank, the \
-             deeper the larger the change.</p><div class=\"flame\">{}</div></section>\n",
+             deeper the larger the change.</p><div class=\"flame\">{}</div></section>",
             escape(self.cost),
             escape(self.cost),
             escape(self.name),
