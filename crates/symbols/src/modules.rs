@@ -204,6 +204,20 @@ impl Names {
         self.symbolizer.symbolize(address)
     }
 
+    /// The innermost frame of a recorded call stack that is the program's
+    /// (the first of [`Names::stack`]), without making the whole stack.
+    pub fn innermost(&self, id: u64) -> Option<u64> {
+        match self.stacks.get(&id) {
+            Some(v) => v
+                .iter()
+                .copied()
+                .find(|&pc| !self.symbolizer.in_capture_library(pc)),
+            None => self
+                .tree
+                .innermost(id, |pc| !self.symbolizer.in_capture_library(pc)),
+        }
+    }
+
     /// The frames of a recorded call stack, innermost first, without the
     /// capture library's own (its `pthread_create` wrapper, its hooks): a
     /// recording's stacks are the program's.

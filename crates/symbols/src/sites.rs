@@ -565,7 +565,7 @@ impl SiteCounts {
         for (site, t) in self.resolved(modules) {
             let pc = match site.kind {
                 SITE_RETURN_ADDRESS => site.value,
-                SITE_STACK => names.stack(site.value).first().copied().unwrap_or(0),
+                SITE_STACK => names.innermost(site.value).unwrap_or(0),
                 _ => 0,
             };
             let e = by_pc.entry(pc).or_default();

@@ -145,6 +145,24 @@ impl Stacks {
         out
     }
 
+    /// The innermost frame of stack `id` for which `keep` holds, walking
+    /// out from it (what [`Stacks::frames`] filtered would start with,
+    /// without making the list).
+    pub fn innermost(&self, id: u64, keep: impl Fn(u64) -> bool) -> Option<u64> {
+        let mut id = id;
+        while id != 0 {
+            let &(parent, frame) = self.nodes.get((id - 1) as usize)?;
+            if keep(frame) {
+                return Some(frame);
+            }
+            if parent >= id {
+                return None;
+            }
+            id = parent;
+        }
+        None
+    }
+
     /// Nodes defined.
     pub fn len(&self) -> usize {
         self.nodes.len()
@@ -182,6 +200,12 @@ mod tests {
             let mut inner_first = outer_first.clone();
             inner_first.reverse();
             assert_eq!(&read.frames(*id), &inner_first);
+            // The innermost frame kept is the first of the filtered list.
+            let keep = |pc: u64| pc % 32 == 0;
+            assert_eq!(
+                read.innermost(*id, keep),
+                inner_first.iter().copied().find(|&pc| keep(pc))
+            );
             // Interning again gives the same id and no new node.
             assert_eq!(tree.intern(outer_first), *id);
             assert!(tree.take_new().is_none());
