@@ -201,7 +201,7 @@ mod tests {
             inner_first.reverse();
             assert_eq!(&read.frames(*id), &inner_first);
             // The innermost frame kept is the first of the filtered list.
-            let keep = |pc: u64| pc % 32 == 0;
+            let keep = |pc: u64| pc.is_multiple_of(32);
             assert_eq!(
                 read.innermost(*id, keep),
                 inner_first.iter().copied().find(|&pc| keep(pc))
