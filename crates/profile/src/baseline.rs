@@ -101,6 +101,40 @@ impl BaselinePage<'_> {
         if d.sampling_a.is_some() || d.sampling_b.is_some() {
             s.push_str("<p class=\"note\">A sampled trace: its figures are estimates.</p>\n");
         }
+        self.totals(&mut s);
+        let _ = writeln!(
+            s,
+            "<section><h2>Differential flame graph ({})</h2><p class=\"note\">Boxes as wide as \
+             their {} in {}; red where it grew from the baseline, blue where it shrank, the \
+             deeper the larger the change.</p><div class=\"flame\">{}</div></section>",
+            escape(self.cost),
+            escape(self.cost),
+            escape(self.name),
+            self.flame
+        );
+        let grew: Vec<&Row> = d
+            .rows
+            .iter()
+            .filter(|r| r.change.bytes > 0)
+            .take(ROWS)
+            .collect();
+        let mut shrank: Vec<&Row> = d.rows.iter().filter(|r| r.change.bytes < 0).collect();
+        shrank.sort_by(|a, b| {
+            a.change
+                .bytes
+                .cmp(&b.change.bytes)
+                .then(a.stack.cmp(&b.stack))
+        });
+        shrank.truncate(ROWS);
+        table(&mut s, "grew", "What grew (bytes allocated)", &grew);
+        table(&mut s, "shrank", "What shrank (bytes allocated)", &shrank);
+        s.push_str("</body></html>\n");
+        s
+    }
+
+    /// Both traces' totals and the change.
+    fn totals(&self, s: &mut String) {
+        let d = self.diff;
         let _ = write!(
             s,
             "<section><h2>Totals</h2><table id=\"totals\"><tr><th></th><th>baseline: {}</th>\
@@ -130,34 +164,6 @@ impl BaselinePage<'_> {
             tramp_core::numbers::grouped(d.rows.len() as u64),
             tramp_core::numbers::grouped(d.unchanged)
         );
-        let _ = writeln!(
-            s,
-            "<section><h2>Differential flame graph ({})</h2><p class=\"note\">Boxes as wide as \
-             their {} in {}; red where it grew from the baseline, blue where it shrank, the \
-             deeper the larger the change.</p><div class=\"flame\">{}</div></section>",
-            escape(self.cost),
-            escape(self.cost),
-            escape(self.name),
-            self.flame
-        );
-        let grew: Vec<&Row> = d
-            .rows
-            .iter()
-            .filter(|r| r.change.bytes > 0)
-            .take(ROWS)
-            .collect();
-        let mut shrank: Vec<&Row> = d.rows.iter().filter(|r| r.change.bytes < 0).collect();
-        shrank.sort_by(|a, b| {
-            a.change
-                .bytes
-                .cmp(&b.change.bytes)
-                .then(a.stack.cmp(&b.stack))
-        });
-        shrank.truncate(ROWS);
-        table(&mut s, "grew", "What grew (bytes allocated)", &grew);
-        table(&mut s, "shrank", "What shrank (bytes allocated)", &shrank);
-        s.push_str("</body></html>\n");
-        s
     }
 }
 
