@@ -187,7 +187,12 @@ fn a_large_profile_is_merged_not_dropped_and_stays_small() {
         stats["total_allocs"].as_u64().unwrap(),
         "every allocation is in a row"
     );
-    check_page(&page);
+    let dom = check_page(&page);
+    // The merged row says what it is and where the full data are.
+    assert!(
+        dom.contains(&format!("[other stacks] is {merged} call stacks merged")),
+        "the merged row is explained"
+    );
 }
 
 #[test]

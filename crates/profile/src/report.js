@@ -295,5 +295,9 @@
   }
   function tables() { table("topdown", false); table("bottomup", true); }
   filter.oninput = tables;
+  // Where the stacks merged to bound the page are.
+  if (D.merged_stacks > 0) document.getElementById("merged").textContent = "[other stacks] is " +
+    D.merged_stacks + " call stacks merged into one row to keep the page small; the tables above count " +
+    "them in full, and `tramp stats --sites --top N` or `tramp stats --folded COST` list every one.";
   rebuild();
 })();

@@ -142,7 +142,7 @@ impl Report {
              search <input id=\"search\" placeholder=\"function or file\"> <button id=\"reset\">reset zoom</button> \
              <span id=\"matched\"></span></div><div id=\"flamebox\"><div id=\"flame\"></div></div><div id=\"hover\">&nbsp;</div></section>\n\
              <section><h2>Call trees</h2><div class=\"controls\">filter <input id=\"filter\" placeholder=\"function or file\"> \
-             (click a row to fold or unfold it)</div></section>\n\
+             (click a row to fold or unfold it)</div><p id=\"merged\" class=\"note\"></p></section>\n\
              <section><h2>Top-down</h2><table id=\"topdown\" class=\"tree\"></table></section>\n\
              <section><h2>Bottom-up</h2><table id=\"bottomup\" class=\"tree\"></table></section>\n\
              <script type=\"application/json\" id=\"data\">{data}</script>\n\
