@@ -19,8 +19,13 @@ fuzz_target!(|data: &[u8]| {
         match tramp_symbols::Annotation::parse(line) {
             Some(tramp_symbols::Annotation::Frames { first, nodes }) => {
                 if stacks.define(first, &nodes) {
-                    let frames = stacks.frames(first + nodes.len() as u64 - 1);
+                    let last = first + nodes.len() as u64 - 1;
+                    let frames = stacks.frames(last);
                     assert!(frames.len() <= stacks.len());
+                    // The innermost frame kept is the filtered list's first.
+                    let keep = |pc: u64| pc & 1 == 0;
+                    let first_kept = frames.iter().copied().find(|&pc| keep(pc));
+                    assert_eq!(stacks.innermost(last, keep), first_kept);
                 }
             }
             Some(a) => {

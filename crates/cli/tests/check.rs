@@ -7,6 +7,18 @@ use common::*;
 
 const KEPT: u64 = 300;
 
+/// Every budget at zero: each used amount is printed, whatever it is.
+const ZERO: [&str; 8] = [
+    "--max-peak",
+    "0",
+    "--max-leaked",
+    "0",
+    "--max-allocations",
+    "0",
+    "--max-temporary",
+    "0",
+];
+
 /// budgets.c built, and recorded keeping KEPT blocks.
 fn recorded() -> (tempfile::TempDir, String, String) {
     let dir = tempfile::tempdir().unwrap();
@@ -113,19 +125,7 @@ fn budgets_hold_or_fail_with_their_amounts() {
     // The whole trace's amounts are its statistics'.
     let stats: serde_json::Value =
         serde_json::from_str(&ok(&tramp(&["stats", "--json", &trace]))).unwrap();
-    let v = json(
-        &trace,
-        &[
-            "--max-peak",
-            "0",
-            "--max-leaked",
-            "0",
-            "--max-allocations",
-            "0",
-            "--max-temporary",
-            "0",
-        ],
-    );
+    let v = json(&trace, &ZERO);
     let used: Vec<&serde_json::Value> = v["budgets"]
         .as_array()
         .unwrap()
@@ -140,20 +140,7 @@ fn budgets_hold_or_fail_with_their_amounts() {
     ];
     assert_eq!(used, want.iter().map(|k| &stats[k]).collect::<Vec<_>>());
     // And the events say the same as the index.
-    let events = json(
-        &trace,
-        &[
-            "--verify-index",
-            "--max-peak",
-            "0",
-            "--max-leaked",
-            "0",
-            "--max-allocations",
-            "0",
-            "--max-temporary",
-            "0",
-        ],
-    );
+    let events = json(&trace, &[&["--verify-index"][..], &ZERO].concat());
     assert_eq!(events["budgets"], v["budgets"]);
 }
 
