@@ -355,7 +355,11 @@ impl State {
                 stack.site_next = true;
             }
             RawEvent::Command { end, text, .. } => {
-                self.command.extend_from_slice(text);
+                // The capture keeps 8 KiB; a damaged log's endless pieces
+                // stop adding at 64 KiB.
+                if self.command.len() < 1 << 16 {
+                    self.command.extend_from_slice(text);
+                }
                 if *end != 0 {
                     let line = std::mem::take(&mut self.command);
                     // Each argument ends with a NUL.
