@@ -357,3 +357,49 @@ fn a_baseline_makes_the_comparison_a_page() {
     );
     browse(&page);
 }
+
+/// The recording names what ran: the command line with its arguments as
+/// given (`tramp:command`, stats' `processes`), and a process that exec'd
+/// as two images of one pid, the shell's and the program's.
+#[test]
+fn the_command_line_and_the_exec_are_in_the_recording() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = common::cc_program(dir.path(), "budgets.c", "budgets", &["-O1", "-g"]);
+    let trace = common::path_in(&dir, "c.tpack");
+    common::ok(&common::tramp(&[
+        "record",
+        "-o",
+        &trace,
+        "--",
+        &exe,
+        "3",
+        "two words",
+        "",
+    ]));
+    let stats: serde_json::Value =
+        serde_json::from_str(&common::ok(&common::tramp(&["stats", "--json", &trace]))).unwrap();
+    assert_eq!(
+        stats["processes"][0]["command"],
+        serde_json::json!([exe, "3", "two words", ""])
+    );
+    let text = common::ok(&common::tramp(&["stats", &trace]));
+    assert!(text.contains(&format!("{exe} 3 'two words' ''")), "{text}");
+
+    let script = format!("exec {exe} 2");
+    common::ok(&common::tramp(&[
+        "record", "-o", &trace, "--", "/bin/sh", "-c", &script,
+    ]));
+    let stats: serde_json::Value =
+        serde_json::from_str(&common::ok(&common::tramp(&["stats", "--json", &trace]))).unwrap();
+    let images = stats["processes"].as_array().unwrap();
+    assert_eq!(images.len(), 2, "{images:?}");
+    assert_eq!(
+        images[0]["pid"], images[1]["pid"],
+        "one process, two programs"
+    );
+    assert_eq!(
+        images[0]["command"],
+        serde_json::json!(["/bin/sh", "-c", script])
+    );
+    assert_eq!(images[1]["command"], serde_json::json!([exe, "2"]));
+}
