@@ -12,6 +12,12 @@ use crate::stats::{Report, human};
 #[derive(Clone, Debug, Serialize)]
 pub struct ProcessRow {
     pub pid: u64,
+    /// The parent process (0 when the trace does not say).
+    pub parent: u64,
+    /// The command line of each program the process ran, in order (an
+    /// exec adds one), as the trace's notes give them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<Vec<String>>,
     /// The program the process ran (its executable's name).
     pub program: String,
     /// The trace file.
@@ -31,6 +37,8 @@ impl ProcessRow {
     pub fn new(pid: u64, program: &str, file: &str, r: &Report) -> ProcessRow {
         ProcessRow {
             pid,
+            parent: r.processes.first().map_or(0, |i| i.parent),
+            commands: r.processes.iter().map(|i| i.command.clone()).collect(),
             program: program.to_string(),
             file: file.to_string(),
             records: r.records,
@@ -56,6 +64,8 @@ impl Processes {
     pub fn new(processes: Vec<ProcessRow>) -> Processes {
         let mut total = ProcessRow {
             pid: 0,
+            parent: 0,
+            commands: Vec::new(),
             program: "total".into(),
             file: format!("{} traces", processes.len()),
             records: 0,
@@ -113,6 +123,20 @@ impl fmt::Display for Processes {
             row(f, p.pid.to_string(), p)?;
         }
         row(f, String::new(), &self.total)?;
+        for p in self.processes.iter().filter(|p| !p.commands.is_empty()) {
+            let ran: Vec<String> = p
+                .commands
+                .iter()
+                .map(|c| crate::images::shell_words(c))
+                .collect();
+            writeln!(
+                f,
+                "{:>8} (parent {}): {}",
+                p.pid,
+                p.parent,
+                ran.join("  then exec'd  ")
+            )?;
+        }
         writeln!(
             f,
             "(the total's peak live is the sum of each process's peak: an upper bound)"
@@ -141,6 +165,22 @@ mod tests {
         assert_eq!(p.total.max_live_bytes, 200);
         let text = p.to_string();
         assert_eq!(text.lines().count(), 5, "{text}");
+
         assert!(text.lines().nth(2).unwrap().contains("x.ls.2.tpack"));
+        // With the notes' command lines: a line a process, execs joined.
+        let mut r2 = r.clone();
+        let image = |cmd: &[&str]| crate::images::Image {
+            pid: 2,
+            parent: 1,
+            command: cmd.iter().map(|s| s.to_string()).collect(),
+            command_cut: false,
+        };
+        r2.processes = vec![image(&["sh", "-c", "exec ls"]), image(&["ls"])];
+        let c = ProcessRow::new(2, "ls", "x.ls.2.tpack", &r2);
+        let text = Processes::new(vec![c]).to_string();
+        assert!(
+            text.contains("       2 (parent 1): sh -c 'exec ls'  then exec'd  ls"),
+            "{text}"
+        );
     }
 }
