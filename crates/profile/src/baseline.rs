@@ -221,16 +221,10 @@ mod tests {
     use super::*;
     use tramp_symbols::sites::SiteTotals;
 
-    fn t(allocs: u64, bytes: u64) -> SiteTotals {
-        SiteTotals {
-            allocs,
-            bytes: u128::from(bytes),
-            ..SiteTotals::default()
-        }
-    }
+    use crate::testing::stack as s;
 
-    fn s(frames: &[&str]) -> Vec<String> {
-        frames.iter().map(|f| f.to_string()).collect()
+    fn t(allocs: u64, bytes: u64) -> SiteTotals {
+        crate::testing::totals(allocs, bytes, 0)
     }
 
     #[test]

@@ -254,18 +254,7 @@ impl fmt::Display for Diff {
 mod tests {
     use super::*;
 
-    fn t(allocs: u64, bytes: u64, live: u64) -> SiteTotals {
-        SiteTotals {
-            allocs,
-            bytes: u128::from(bytes),
-            live_bytes: live,
-            ..SiteTotals::default()
-        }
-    }
-
-    fn s(frames: &[&str]) -> Vec<String> {
-        frames.iter().map(|f| f.to_string()).collect()
-    }
+    use crate::testing::{stack as s, totals as t};
 
     #[test]
     fn stacks_are_matched_by_name_and_the_changed_ones_listed() {

@@ -27,3 +27,24 @@ pub mod massif;
 pub mod pprof;
 pub mod report;
 pub mod tree;
+
+/// What the modules' tests build profiles from.
+#[cfg(test)]
+pub(crate) mod testing {
+    use tramp_symbols::sites::SiteTotals;
+
+    /// A stack's totals: allocations, bytes, bytes live at the end.
+    pub fn totals(allocs: u64, bytes: u64, live: u64) -> SiteTotals {
+        SiteTotals {
+            allocs,
+            bytes: u128::from(bytes),
+            live_bytes: live,
+            ..SiteTotals::default()
+        }
+    }
+
+    /// A stack's frames, outermost first.
+    pub fn stack(frames: &[&str]) -> Vec<String> {
+        frames.iter().map(|f| f.to_string()).collect()
+    }
+}

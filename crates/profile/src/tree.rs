@@ -149,16 +149,10 @@ impl fmt::Display for Tree {
 mod tests {
     use super::*;
 
-    fn t(allocs: u64, bytes: u64) -> SiteTotals {
-        SiteTotals {
-            allocs,
-            bytes: u128::from(bytes),
-            ..SiteTotals::default()
-        }
-    }
+    use crate::testing::stack as s;
 
-    fn s(frames: &[&str]) -> Vec<String> {
-        frames.iter().map(|f| f.to_string()).collect()
+    fn t(allocs: u64, bytes: u64) -> SiteTotals {
+        crate::testing::totals(allocs, bytes, 0)
     }
 
     /// main calls parse and run; both call xmalloc. Top-down: main 60 B
