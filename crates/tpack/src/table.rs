@@ -149,6 +149,9 @@ pub(crate) struct Cursor {
     pub at: usize,
     new_at: usize,
     change_at: usize,
+    /// The slot of the next (thread, heap) change (0 before the first
+    /// look: the table's first change is at slot 0 or later).
+    next_change: usize,
     thread: u64,
     heap: u64,
 }
@@ -164,12 +167,19 @@ impl Cursor {
         if s.kind == COMMENT {
             return Some(Item::Comment(t.span(s.span)));
         }
-        while let Some(&(from, thread, heap)) = t.changes.get(self.change_at)
-            && from as usize <= i
-        {
-            self.thread = thread;
-            self.heap = heap;
-            self.change_at += 1;
+        // One compare a record; the side table only where it changes.
+        if i >= self.next_change {
+            while let Some(&(from, thread, heap)) = t.changes.get(self.change_at)
+                && from as usize <= i
+            {
+                self.thread = thread;
+                self.heap = heap;
+                self.change_at += 1;
+            }
+            self.next_change = t
+                .changes
+                .get(self.change_at)
+                .map_or(usize::MAX, |c| c.0 as usize);
         }
         let new_address = if has_new_address(s.kind) {
             let a = t.new_addresses.get(self.new_at).copied().unwrap_or(0);
