@@ -161,6 +161,10 @@ fn bad_budgets_are_refused_saying_why() {
             "--stack `([` is not a pattern",
         ),
         (&[], "no budget to check"),
+        (
+            &["--max-peak", "1G", "--stack", "^zzz_nothing"],
+            "no call stack has a frame /^zzz_nothing/ matches",
+        ),
     ] {
         let out = check(&trace, args);
         assert_eq!(out.status.code(), Some(1), "{args:?}");

@@ -173,14 +173,22 @@ impl Verdict {
         }
     }
 
-    /// Whether every budget held.
+    /// Whether every budget held, over at least one stack when a pattern
+    /// chose them (a pattern that matches nothing, a typo, would pass any
+    /// budget: it fails instead).
     pub fn passed(&self) -> bool {
-        self.budgets.iter().all(|b| !b.exceeded)
+        self.budgets.iter().all(|b| !b.exceeded) && self.stacks_matched != Some(0)
     }
 
-    /// The budgets exceeded, each with its amount and limit (`leaked 297
-    /// KiB (304,096 B) over 200 KiB (204,800 B); allocations …`).
-    pub fn exceeded(&self) -> String {
+    /// Why the check failed: a pattern that matched no stack, or the
+    /// budgets exceeded, each with its amount and limit (`over budget:
+    /// leaked 297 KiB (304,096 B) over 200 KiB (204,800 B); allocations …`).
+    pub fn why_failed(&self) -> String {
+        if let (Some(p), Some(0)) = (&self.stack, self.stacks_matched) {
+            return format!(
+                "no call stack has a frame /{p}/ matches (frames read `function (file:line)`)"
+            );
+        }
         let over: Vec<String> = self
             .budgets
             .iter()
@@ -190,7 +198,7 @@ impl Verdict {
                 format!("{} {used} over {limit}", b.budget)
             })
             .collect();
-        over.join("; ")
+        format!("over budget: {}", over.join("; "))
     }
 }
 
@@ -217,6 +225,12 @@ impl fmt::Display for Verdict {
                 ""
             }
         )?;
+        if self.stacks_matched == Some(0) {
+            writeln!(
+                f,
+                "  no call stack matches the pattern: no budget can be checked"
+            )?;
+        }
         for b in &self.budgets {
             let (used, limit) = (amount(b.used, b.bytes), amount(b.limit, b.bytes));
             let verdict = match b.exceeded {
@@ -291,8 +305,8 @@ mod tests {
         );
         assert!(!v.passed());
         assert_eq!(
-            v.exceeded(),
-            "leaked 608 B over 500 B; allocations 16 over 15"
+            v.why_failed(),
+            "over budget: leaked 608 B over 500 B; allocations 16 over 15"
         );
         let leaked: Vec<(&str, u64)> = v.budgets[1]
             .stacks
@@ -323,5 +337,19 @@ mod tests {
             .map(|b| (b.budget, b.used, b.exceeded))
             .collect();
         assert_eq!(got, [("peak", 300, false), ("temporary", 4, true)]);
+
+        // A pattern that matches no stack fails, whatever the amounts.
+        let typo = Budgets {
+            max_peak: Some(u64::MAX),
+            stack: Some(regex::Regex::new("^prase").unwrap()),
+            ..Budgets::default()
+        };
+        let v = Verdict::check("t".into(), &totals, &stacks, &typo, false);
+        assert_eq!(v.stacks_matched, Some(0));
+        assert!(!v.passed());
+        assert!(
+            v.why_failed()
+                .starts_with("no call stack has a frame /^prase/ matches")
+        );
     }
 }

@@ -28,7 +28,9 @@ pub struct CheckArgs {
     #[command(flatten)]
     pub budgets: BudgetArgs,
     /// Count only the call stacks with a frame this regular expression
-    /// matches (frames as reports name them: `function (file:line)`).
+    /// matches (frames as reports name them: `function (file:line)`). A
+    /// pattern that matches no stack fails the check (a typo would pass
+    /// every budget).
     #[arg(long, value_name = "REGEX")]
     pub stack: Option<String>,
     /// Print JSON instead of text (every budget, its limit, the amount
@@ -90,7 +92,7 @@ pub fn run(a: CheckArgs) -> Result<()> {
     super::print_report(&outcome_of(&verdict, &[&read.run]), a.json)?;
     super::end_profiled(read, "; the amounts cover the records before the error")?;
     if !verdict.passed() {
-        bail!("{}: over budget: {}", a.input.input, verdict.exceeded());
+        bail!("{}: {}", a.input.input, verdict.why_failed());
     }
     Ok(())
 }

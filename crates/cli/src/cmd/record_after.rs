@@ -69,7 +69,7 @@ pub fn write(rec: &tramp_record::Recording, output: &str, after: After) -> Resul
     let covers = "; statistics above cover the records before the error";
     super::end_profiled(p, covers)?;
     match verdict {
-        Some(v) if !v.passed() => anyhow::bail!("{output}: over budget: {}", v.exceeded()),
+        Some(v) if !v.passed() => anyhow::bail!("{output}: {}", v.why_failed()),
         _ => Ok(()),
     }
 }
