@@ -301,6 +301,8 @@ fn the_page_works_in_chromium_driven_by_playwright() {
     assert!(v["filtered_rows"].as_u64().unwrap() >= 1, "{v}");
     assert_eq!(v["search_after_click"], v["first_top_site"], "{v}");
     assert_eq!(v["cost_after_click"], "peak", "{v}");
+    let hover = v["hover"].as_str().unwrap();
+    assert!(hover.contains("on average") && hover.contains("leaked"), "{hover}");
     assert!(
         std::fs::metadata(&shot).unwrap().len() > 10_000,
         "the screenshot"

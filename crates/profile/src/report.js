@@ -213,8 +213,12 @@
       if (q && n.name.toLowerCase().indexOf(q) >= 0) { b.className += " hit"; hits++; }
       b.onclick = function () { zoom = n; draw(); };
       b.onmouseover = function () {
+        // Every cost of the frame's stacks, and their blocks' mean size.
+        var a = n.all, mean = a[0] ? human(a[1] / a[0], "bytes") : "–";
         hover.textContent = n.name + " — " + human(n.v, unitOf(cost)) + " " + D.costs[cost] +
-          " (" + (100 * n.v / Math.max(1, tree.v)).toFixed(2) + "% of all)";
+          " (" + (100 * n.v / Math.max(1, tree.v)).toFixed(2) + "% of all); " + human(a[0], "") +
+          " allocations of " + mean + " on average, " + human(a[2], "") + " temporary, " +
+          human(a[3], "bytes") + " at the peak, " + human(a[4], "bytes") + " leaked";
       };
       flame.appendChild(b); boxes++;
       var cx = x;

@@ -36,6 +36,10 @@ with sync_playwright() as p:
     out["matches"] = int(page.get_attribute("#flame", "data-matches"))
     out["matched_text"] = page.inner_text("#matched")
 
+    # Hovering a frame says its every cost and its blocks' mean size.
+    page.hover("#flame .fr >> nth=1")
+    out["hover"] = page.inner_text("#hover")
+
     # Fold and unfold the first top-down row that has children.
     rows = lambda: int(page.get_attribute("#topdown", "data-rows"))
     out["rows_open"] = rows()
