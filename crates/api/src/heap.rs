@@ -296,6 +296,7 @@ impl Profile {
         )
         .with_rss(self.rss)
         .with_tops(tops)
+        .with_threads(&self.totals.per_thread)
     }
 }
 

@@ -152,6 +152,22 @@ fn a_recording_and_its_report_open_in_chromium() {
         "{duration}"
     );
     assert!(cell(&dom, "peak RSS (sampled)").ends_with(" B)"));
+    // Every thread's allocations, in the threads table, add up to the
+    // statistics' own.
+    assert!(count(&dom, "threads", "data-rows") >= 1);
+    let per_thread: u64 = stats["per_thread"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|a| a["allocs"].as_u64().unwrap())
+        .sum();
+    assert_eq!(per_thread, stats["total_allocs"].as_u64().unwrap());
+    let html = std::fs::read_to_string(&page).unwrap();
+    let at = html.find("\"threads\":[[").expect("the threads' data");
+    assert!(
+        html[at..].contains(&format!("\"allocs\":{per_thread}")),
+        "one thread, all of them"
+    );
     // `tramp report` of the same trace writes the same page.
     let again = p(&dir, "again.html");
     ok(&tramp(&["report", &trace, "-o", &again]));
@@ -302,7 +318,10 @@ fn the_page_works_in_chromium_driven_by_playwright() {
     assert_eq!(v["search_after_click"], v["first_top_site"], "{v}");
     assert_eq!(v["cost_after_click"], "peak", "{v}");
     let hover = v["hover"].as_str().unwrap();
-    assert!(hover.contains("on average") && hover.contains("leaked"), "{hover}");
+    assert!(
+        hover.contains("on average") && hover.contains("leaked"),
+        "{hover}"
+    );
     assert!(
         std::fs::metadata(&shot).unwrap().len() > 10_000,
         "the screenshot"

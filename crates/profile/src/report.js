@@ -299,6 +299,28 @@
   }
   function tables() { table("topdown", false); table("bottomup", true); }
   filter.oninput = tables;
+
+  // The threads that allocated most bytes, with their share.
+  (function () {
+    var t = document.getElementById("threads"), all = D.thread_bytes;
+    var head = el("tr");
+    ["thread", "allocations", "frees", "reallocs", "bytes allocated", "share of bytes"].forEach(function (h) {
+      head.appendChild(el("th", {}, h));
+    });
+    t.appendChild(head);
+    D.threads.forEach(function (r) {
+      var tr = el("tr");
+      [String(r[0]), human(r[1].allocs, ""), human(r[1].frees, ""), human(r[1].reallocs, ""),
+       human(r[1].bytes_allocated, "bytes"), (100 * r[1].bytes_allocated / Math.max(1, all)).toFixed(1) + " %"]
+        .forEach(function (v) { tr.appendChild(el("td", {}, v)); });
+      t.appendChild(tr);
+    });
+    if (D.thread_count > D.threads.length) {
+      var more = el("tr"); more.appendChild(el("td", {}, (D.thread_count - D.threads.length) +
+        " more threads: tramp stats --json lists every one")); t.appendChild(more);
+    }
+    t.setAttribute("data-rows", String(D.threads.length));
+  })();
   // Where the stacks merged to bound the page are.
   if (D.merged_stacks > 0) document.getElementById("merged").textContent = "[other stacks] is " +
     D.merged_stacks + " call stacks merged into one row to keep the page small; the tables above count " +

@@ -49,7 +49,16 @@ pub struct Report {
     /// allocations and the leaks, over every stack (the first screen's
     /// tables).
     pub tops: Vec<tramp_symbols::sites::TopSites>,
+    /// The threads that allocated most bytes (at most [`MAX_THREADS`]),
+    /// each with its activity, and how many threads there were.
+    pub threads: Vec<(u64, tramp_heap::stats::Activity)>,
+    pub thread_count: usize,
+    /// Bytes allocated by every thread (the shares' whole).
+    pub thread_bytes: u128,
 }
+
+/// Threads the page lists.
+pub const MAX_THREADS: usize = 64;
 
 impl Report {
     /// Builds the page's data from named stacks (outermost first, as
@@ -107,7 +116,30 @@ impl Report {
             stacks: kept,
             merged_stacks,
             tops: Vec::new(),
+            threads: Vec::new(),
+            thread_count: 0,
+            thread_bytes: 0,
         }
+    }
+
+    /// The threads' activity (the statistics' per-thread table), those
+    /// that allocated most bytes first.
+    pub fn with_threads(
+        mut self,
+        per_thread: &std::collections::BTreeMap<u64, tramp_heap::stats::Activity>,
+    ) -> Report {
+        let mut threads: Vec<(u64, tramp_heap::stats::Activity)> =
+            per_thread.iter().map(|(t, a)| (*t, a.clone())).collect();
+        threads.sort_by(|a, b| {
+            b.1.bytes_allocated
+                .cmp(&a.1.bytes_allocated)
+                .then(a.0.cmp(&b.0))
+        });
+        self.thread_count = threads.len();
+        self.thread_bytes = threads.iter().map(|(_, a)| a.bytes_allocated).sum();
+        threads.truncate(MAX_THREADS);
+        self.threads = threads;
+        self
     }
 
     /// The first screen's tables of top sites.
@@ -143,6 +175,7 @@ impl Report {
              <span id=\"matched\"></span></div><div id=\"flamebox\"><div id=\"flame\"></div></div><div id=\"hover\">&nbsp;</div></section>\n\
              <section><h2>Call trees</h2><div class=\"controls\">filter <input id=\"filter\" placeholder=\"function or file\"> \
              (click a row to fold or unfold it)</div><p id=\"merged\" class=\"note\"></p></section>\n\
+             <section><h2>Threads</h2><table id=\"threads\" class=\"tree\"></table></section>\n\
              <section><h2>Top-down</h2><table id=\"topdown\" class=\"tree\"></table></section>\n\
              <section><h2>Bottom-up</h2><table id=\"bottomup\" class=\"tree\"></table></section>\n\
              <script type=\"application/json\" id=\"data\">{data}</script>\n\
