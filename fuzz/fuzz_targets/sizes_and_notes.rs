@@ -8,7 +8,9 @@
 
 use libfuzzer_sys::fuzz_target;
 use tramp_core::units::{Base, parse};
-use tramp_heap::images::{Images, command_note, parse_command, parse_process};
+use tramp_heap::images::{
+    Images, command_note, parse_command, parse_process, parse_recorded, recorded_note, utc,
+};
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
@@ -23,6 +25,13 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(parse_command(again.as_bytes()), Some((args, cut)));
     }
     let _ = parse_process(data);
+    if let Some((at, host)) = parse_recorded(data) {
+        assert!(utc(at).ends_with(" UTC"));
+        if !host.contains(char::is_whitespace) && !host.contains(' ') {
+            let again = recorded_note(at, &host);
+            assert_eq!(parse_recorded(again.as_bytes()).map(|r| r.0), Some(at));
+        }
+    }
     let mut images = Images::default();
     for line in data.split(|&b| b == b'\n') {
         images.note(line);

@@ -106,6 +106,15 @@ impl Profile {
         if let Some((t0, t1)) = self.span().filter(|(a, b)| b > a) {
             out.push(figure("duration", duration(t1 - t0)));
         }
+        if let Some(first) = processes.first()
+            && let Some(at) = first.recorded_at
+        {
+            let host = first.host.as_deref().unwrap_or("?");
+            out.push(figure(
+                "recorded",
+                format!("{} on {host}", tramp_heap::images::utc(at)),
+            ));
+        }
         out
     }
 

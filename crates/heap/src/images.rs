@@ -2,7 +2,8 @@
 //! `tramp:process pid= ppid=` note, one per program: a process that
 //! exec'd has two) and the command line it ran with (`tramp:command`, a
 //! JSON array of the arguments, `cut` first when the capture had to
-//! shorten it). The one place that writes and reads the command note.
+//! shorten it) and when and where it was recorded (`tramp:recorded`). The
+//! one place that writes and reads those notes.
 
 use serde::{Deserialize, Serialize};
 
@@ -11,6 +12,10 @@ pub const COMMAND: &str = "tramp:command ";
 
 /// The process note's prefix.
 pub const PROCESS: &str = "tramp:process ";
+
+/// The prefix of the note saying when and where a process was recorded:
+/// `tramp:recorded at=UNIX_SECONDS host=NAME`, after its process note.
+pub const RECORDED: &str = "tramp:recorded ";
 
 /// One program a process ran.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -24,6 +29,59 @@ pub struct Image {
     /// The capture shortened the command line (it keeps 8 KiB).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub command_cut: bool,
+    /// When the recording of it began (seconds since 1970, UTC) and on
+    /// which host, when the trace says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recorded_at: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+}
+
+/// The recorded note of a process recorded at `at` (seconds since 1970)
+/// on `host` (white space in its name becomes `_`).
+pub fn recorded_note(at: u64, host: &str) -> String {
+    let host: String = host
+        .chars()
+        .map(|c| if c.is_whitespace() { '_' } else { c })
+        .collect();
+    format!("{RECORDED}at={at} host={host}")
+}
+
+/// The time and host of a recorded note.
+pub fn parse_recorded(text: &[u8]) -> Option<(u64, String)> {
+    let rest = std::str::from_utf8(text.strip_prefix(RECORDED.as_bytes())?).ok()?;
+    let mut at = None;
+    let mut host = None;
+    for w in rest.split(' ') {
+        if let Some(v) = w.strip_prefix("at=") {
+            at = v.parse::<u64>().ok();
+        } else if let Some(v) = w.strip_prefix("host=") {
+            host = Some(v.to_string());
+        }
+    }
+    Some((at?, host.unwrap_or_default()))
+}
+
+/// Seconds since 1970 as a UTC date and time, `2026-12-07 02:45:00 UTC`.
+pub fn utc(seconds: u64) -> String {
+    let days = (seconds / 86_400) as i64;
+    let s = seconds % 86_400;
+    // Howard Hinnant's civil-from-days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC",
+        s / 3600,
+        s / 60 % 60,
+        s % 60
+    )
 }
 
 /// The command note of `args` (`cut`: shortened by the capture).
@@ -70,6 +128,12 @@ impl Images {
                 parent,
                 ..Image::default()
             });
+            true
+        } else if let Some((at, host)) = parse_recorded(text) {
+            if let Some(last) = self.list.last_mut() {
+                last.recorded_at = Some(at);
+                last.host = Some(host);
+            }
             true
         } else if let Some((args, cut)) = parse_command(text) {
             if let Some(last) = self.list.last_mut() {
@@ -128,6 +192,16 @@ mod tests {
             .collect();
         assert_eq!(got, [(7, 1, 3), (7, 1, 2)]);
         assert_eq!(parse_process(b"tramp:process pid=x"), None);
+        let note = recorded_note(1_796_611_500, "build box");
+        assert_eq!(note, "tramp:recorded at=1796611500 host=build_box");
+        assert_eq!(
+            parse_recorded(note.as_bytes()),
+            Some((1_796_611_500, "build_box".into()))
+        );
+        // `date -u -d @1796611500`: Mon Dec  7 02:45:00 UTC 2026.
+        assert_eq!(utc(1_796_611_500), "2026-12-07 02:45:00 UTC");
+        assert_eq!(utc(0), "1970-01-01 00:00:00 UTC");
+        assert_eq!(utc(951_782_400), "2000-02-29 00:00:00 UTC");
         assert_eq!(parse_command(b"tramp:command [1]"), None);
     }
 }

@@ -173,7 +173,7 @@ mod tests {
             pid: 2,
             parent: 1,
             command: cmd.iter().map(|s| s.to_string()).collect(),
-            command_cut: false,
+            ..crate::images::Image::default()
         };
         r2.processes = vec![image(&["sh", "-c", "exec ls"]), image(&["ls"])];
         let c = ProcessRow::new(2, "ls", "x.ls.2.tpack", &r2);

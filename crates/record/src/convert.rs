@@ -315,6 +315,7 @@ impl State {
                     stack_depth: *stack_depth,
                 };
                 self.comment(w, &a, stats)?;
+                self.comment(w, &recorded_now(), stats)?;
                 // An attach's trace began with its note (`live`); a log
                 // converted on its own says it here.
                 if *attached {
@@ -577,4 +578,16 @@ impl<W: Write> TraceOut for tramp_tpack::Writer<W> {
     fn write_item(&mut self, item: &Item<'_>) -> Result<(), tramp_core::Error> {
         tramp_tpack::Writer::write_item(self, item)
     }
+}
+
+/// When and where the recording is made: now, on this host (the kernel's
+/// hostname; `?` where it cannot be read).
+fn recorded_now() -> Annotation {
+    let at = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_else(|_| "?".into());
+    Annotation::Recorded { at, host }
 }

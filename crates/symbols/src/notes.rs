@@ -13,6 +13,12 @@ pub enum Annotation {
         ppid: u64,
         stack_depth: u64,
     },
+    /// When (seconds since 1970, UTC) and on which host the process's
+    /// recording began, after its process note (`tramp_heap::images`).
+    Recorded {
+        at: u64,
+        host: String,
+    },
     /// The process's command line, after its process note; `cut` when
     /// the capture shortened it (`tramp_heap::images`).
     Command {
@@ -86,6 +92,7 @@ impl Annotation {
                 format!("tramp:process pid={pid} ppid={ppid} stack={stack_depth}")
             }
             Annotation::Command { args, cut } => tramp_heap::images::command_note(args, *cut),
+            Annotation::Recorded { at, host } => tramp_heap::images::recorded_note(*at, host),
             Annotation::Module { base, path } => format!("tramp:module {base:#x} {path}"),
             Annotation::Stack { id, frames } => {
                 let mut s = format!("tramp:stack {id}");
@@ -163,6 +170,9 @@ impl Annotation {
         }
         if let Some((args, cut)) = tramp_heap::images::parse_command(comment) {
             return Some(Annotation::Command { args, cut });
+        }
+        if let Some((at, host)) = tramp_heap::images::parse_recorded(comment) {
+            return Some(Annotation::Recorded { at, host });
         }
         if let Some(t) = rest.strip_prefix("symbol ") {
             let f: Vec<&str> = t.split('\t').collect();
@@ -394,6 +404,10 @@ mod tests {
             Annotation::Command {
                 args: vec!["x\ty\"z".into()],
                 cut: true,
+            },
+            Annotation::Recorded {
+                at: 1_796_611_500,
+                host: "ci-7".into(),
             },
             Annotation::Rss {
                 time: 10_000_000,
