@@ -45,6 +45,15 @@ fn browse(page: &str) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// Today's date in UTC, as `date -u` gives it.
+fn utc_date() -> String {
+    let out = Command::new("date")
+        .args(["-u", "+%Y-%m-%d"])
+        .output()
+        .unwrap();
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
 /// The text of the summary's value cell for `label`.
 fn cell(dom: &str, label: &str) -> String {
     let key = format!("<td>{label}</td><td>");
@@ -102,6 +111,7 @@ fn a_recording_and_its_report_open_in_chromium() {
     let dir = tempfile::tempdir().unwrap();
     let exe = build(&dir, "temporaries");
     let (trace, page) = (p(&dir, "t.tpack"), p(&dir, "t.html"));
+    let before = utc_date();
     ok(&tramp(&[
         "record", "-o", &trace, "--report", &page, "--", &exe,
     ]));
