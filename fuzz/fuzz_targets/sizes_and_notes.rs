@@ -9,7 +9,7 @@
 use libfuzzer_sys::fuzz_target;
 use tramp_core::units::{Base, parse};
 use tramp_heap::images::{
-    Images, command_note, parse_command, parse_process, parse_recorded, recorded_note, utc,
+    Images, command_note, parse_command, parse_process, parse_recorded, recorded_note,
 };
 
 fuzz_target!(|data: &[u8]| {
@@ -26,7 +26,7 @@ fuzz_target!(|data: &[u8]| {
     }
     let _ = parse_process(data);
     if let Some((at, host)) = parse_recorded(data) {
-        assert!(utc(at).ends_with(" UTC"));
+        assert!(tramp_core::numbers::utc_seconds(at).ends_with(" UTC"));
         if !host.contains(char::is_whitespace) && !host.contains(' ') {
             let again = recorded_note(at, &host);
             assert_eq!(parse_recorded(again.as_bytes()).map(|r| r.0), Some(at));

@@ -112,7 +112,7 @@ impl Profile {
             let host = first.host.as_deref().unwrap_or("?");
             out.push(figure(
                 "recorded",
-                format!("{} on {host}", tramp_heap::images::utc(at)),
+                format!("{} on {host}", tramp_core::numbers::utc_seconds(at)),
             ));
         }
         out

@@ -1,7 +1,7 @@
 //! Numbers as reports print them for people: whole numbers with thousands
 //! separators (`1,234,567`), so that a figure of bytes or events reads at
 //! a glance, byte counts in binary units (`64.0 MiB`), spans of time and
-//! rates (`1.23 s`, `4.56 M/s`). The one place
+//! rates (`1.23 s`, `4.56 M/s`), dates in UTC. The one place
 //! every report takes them from.
 
 /// `n` with a comma between each group of three digits.
@@ -73,13 +73,53 @@ pub fn duration(ns: u64) -> String {
         999_500..999_500_000 => three(v / 1e6, "ms"),
         999_500_000..59_995_000_000 => three(v / 1e9, "s"),
         _ => {
-            let s = (ns + 500_000_000) / 1_000_000_000;
+            let s = ns.saturating_add(500_000_000) / 1_000_000_000;
             match s / 3600 {
                 0 => format!("{} min {} s", s / 60, s % 60),
                 h => format!("{h} h {} min", (s % 3600) / 60),
             }
         }
     }
+}
+
+/// The date of `days` days after 1970-01-01 (Howard Hinnant's
+/// civil-from-days): year, month, day.
+fn civil(days: i64) -> (i64, i64, i64) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    (yoe + era * 400 + i64::from(month <= 2), month, day)
+}
+
+/// Seconds since 1970 as a UTC date and time (`2026-12-07 02:45:00 UTC`).
+pub fn utc_seconds(seconds: u64) -> String {
+    let (y, m, d) = civil((seconds / 86_400) as i64);
+    let s = seconds % 86_400;
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC",
+        s / 3600,
+        s % 3600 / 60,
+        s % 60
+    )
+}
+
+/// Nanoseconds since 1970 as a UTC date and time to the millisecond
+/// (`2026-11-22 12:26:45.266 UTC`).
+pub fn utc_millis(ns: u64) -> String {
+    let secs = ns / 1_000_000_000;
+    let (y, m, d) = civil((secs / 86_400) as i64);
+    let (s, ms) = (secs % 86_400, ns % 1_000_000_000 / 1_000_000);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}.{ms:03} UTC",
+        s / 3600,
+        s % 3600 / 60,
+        s % 60
+    )
 }
 
 /// `n` events over `ns` nanoseconds as a rate per second, three
@@ -119,10 +159,18 @@ mod tests {
         assert_eq!(duration(1_234_000_000), "1.23 s");
         assert_eq!(duration(125_000_000_000), "2 min 5 s");
         assert_eq!(duration(7_260_000_000_000), "2 h 1 min");
+        assert_eq!(duration(u64::MAX), "5124095 h 34 min");
         assert_eq!(rate(1_230_000, 1_000_000_000).as_deref(), Some("1.23 M/s"));
         assert_eq!(rate(512, 1_000_000_000).as_deref(), Some("512/s"));
         assert_eq!(rate(300, 2_000_000).as_deref(), Some("150 k/s"));
         assert_eq!(rate(5, 0), None);
+        // `date -u -d @1796611500`, `@0`, `@951782400` (a leap day).
+        assert_eq!(utc_seconds(1_796_611_500), "2026-12-07 02:45:00 UTC");
+        assert_eq!(utc_seconds(0), "1970-01-01 00:00:00 UTC");
+        assert_eq!(
+            utc_millis(951_782_400_123_000_000),
+            "2000-02-29 00:00:00.123 UTC"
+        );
     }
 
     #[test]

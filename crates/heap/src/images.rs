@@ -62,28 +62,6 @@ pub fn parse_recorded(text: &[u8]) -> Option<(u64, String)> {
     Some((at?, host.unwrap_or_default()))
 }
 
-/// Seconds since 1970 as a UTC date and time, `2026-12-07 02:45:00 UTC`.
-pub fn utc(seconds: u64) -> String {
-    let days = (seconds / 86_400) as i64;
-    let s = seconds % 86_400;
-    // Howard Hinnant's civil-from-days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC",
-        s / 3600,
-        s / 60 % 60,
-        s % 60
-    )
-}
-
 /// The command note of `args` (`cut`: shortened by the capture).
 pub fn command_note(args: &[String], cut: bool) -> String {
     let json = serde_json::to_string(args).expect("strings serialize");
@@ -198,10 +176,6 @@ mod tests {
             parse_recorded(note.as_bytes()),
             Some((1_796_611_500, "build_box".into()))
         );
-        // `date -u -d @1796611500`: Mon Dec  7 02:45:00 UTC 2026.
-        assert_eq!(utc(1_796_611_500), "2026-12-07 02:45:00 UTC");
-        assert_eq!(utc(0), "1970-01-01 00:00:00 UTC");
-        assert_eq!(utc(951_782_400), "2000-02-29 00:00:00 UTC");
         assert_eq!(parse_command(b"tramp:command [1]"), None);
     }
 }

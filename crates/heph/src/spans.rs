@@ -425,51 +425,16 @@ impl fmt::Display for Render<'_> {
     }
 }
 
-/// A duration in nanoseconds in the unit that reads best: `850 ns`,
-/// `2.08 µs`, `81.3 ms`, `1.50 s` (three significant digits).
+/// A span of nanoseconds as people read it (`850 ns`, `2.08 µs`, `1.50
+/// s`): tramp's one formatter of durations.
 pub fn human_ns(ns: u64) -> String {
-    let v = ns as f64;
-    let (x, unit) = if ns < 1_000 {
-        return format!("{ns} ns");
-    } else if ns < 1_000_000 {
-        (v / 1e3, "µs")
-    } else if ns < 1_000_000_000 {
-        (v / 1e6, "ms")
-    } else {
-        (v / 1e9, "s")
-    };
-    let digits = if x < 10.0 {
-        2
-    } else if x < 100.0 {
-        1
-    } else {
-        0
-    };
-    format!("{x:.digits$} {unit}")
+    tramp_core::numbers::duration(ns)
 }
 
 /// Nanoseconds since the Unix epoch as a UTC date and time, to the
 /// millisecond (`2026-11-22 12:26:45.266 UTC`).
 pub fn utc(ns: u64) -> String {
-    let secs = ns / 1_000_000_000;
-    let ms = ns % 1_000_000_000 / 1_000_000;
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}.{ms:03} UTC",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+    tramp_core::numbers::utc_millis(ns)
 }
 
 #[cfg(test)]
