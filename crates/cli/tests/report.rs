@@ -54,6 +54,23 @@ fn utc_date() -> String {
     String::from_utf8(out.stdout).unwrap().trim().to_string()
 }
 
+/// The JSON a page draws from.
+fn page_data(page: &str) -> serde_json::Value {
+    let html = std::fs::read_to_string(page).unwrap();
+    let data = &html[html.find("id=\"data\">").unwrap() + 10..];
+    serde_json::from_str(&data[..data.find("</script>").unwrap()]).unwrap()
+}
+
+/// budgets.c recorded keeping 300 blocks, with its report: the page's path.
+fn budgets_page(dir: &tempfile::TempDir) -> String {
+    let exe = common::cc_program(dir.path(), "budgets.c", "budgets", &["-O1", "-g"]);
+    let (trace, page) = (p(dir, "b.tpack"), p(dir, "b.html"));
+    ok(&tramp(&[
+        "record", "-o", &trace, "--report", &page, "--", &exe, "300",
+    ]));
+    page
+}
+
 /// The text of the summary's value cell for `label`.
 fn cell(dom: &str, label: &str) -> String {
     let key = format!("<td>{label}</td><td>");
@@ -206,10 +223,7 @@ fn a_large_profile_is_merged_not_dropped_and_stays_small() {
     let (trace, page) = (p(&dir, "s.tpack"), p(&dir, "s.html"));
     ok(&tramp(&["record", "-o", &trace, "--", &exe]));
     ok(&tramp(&["report", &trace, "-o", &page]));
-    let html = std::fs::read_to_string(&page).unwrap();
-    let data = &html[html.find("id=\"data\">").unwrap() + 10..];
-    let data: serde_json::Value =
-        serde_json::from_str(&data[..data.find("</script>").unwrap()]).unwrap();
+    let data = page_data(&page);
     let merged = data["merged_stacks"].as_u64().unwrap();
     assert!(merged > 4000, "8192+ stacks, 4000 kept: {merged} merged");
     let allocs: u64 = data["stacks"]
@@ -251,15 +265,8 @@ fn report_refuses_to_write_over_its_input() {
 #[test]
 fn the_top_tables_name_the_sites_that_used_the_memory() {
     let dir = tempfile::tempdir().unwrap();
-    let exe = common::cc_program(dir.path(), "budgets.c", "budgets", &["-O1", "-g"]);
-    let (trace, page) = (p(&dir, "b.tpack"), p(&dir, "b.html"));
-    ok(&tramp(&[
-        "record", "-o", &trace, "--report", &page, "--", &exe, "300",
-    ]));
-    let html = std::fs::read_to_string(&page).unwrap();
-    let data = &html[html.find("id=\"data\">").unwrap() + 10..];
-    let data: serde_json::Value =
-        serde_json::from_str(&data[..data.find("</script>").unwrap()]).unwrap();
+    let page = budgets_page(&dir);
+    let data = page_data(&page);
     let top = |cost: &str| {
         let t = data["tops"]
             .as_array()
@@ -302,11 +309,7 @@ fn the_top_tables_name_the_sites_that_used_the_memory() {
 #[test]
 fn the_page_works_in_chromium_driven_by_playwright() {
     let dir = tempfile::tempdir().unwrap();
-    let exe = common::cc_program(dir.path(), "budgets.c", "budgets", &["-O1", "-g"]);
-    let (trace, page) = (p(&dir, "b.tpack"), p(&dir, "b.html"));
-    ok(&tramp(&[
-        "record", "-o", &trace, "--report", &page, "--", &exe, "300",
-    ]));
+    let page = budgets_page(&dir);
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let artifacts = root.join("target/test-artifacts");
     std::fs::create_dir_all(&artifacts).unwrap();
