@@ -6,6 +6,10 @@
 //! one place that writes and reads those notes.
 
 use serde::{Deserialize, Serialize};
+use tramp_core::{
+    Analysis, Error, FieldDef, FieldType, Record, RecordBuf, RecordKind, RecordType, Role,
+    Warning,
+};
 
 /// The note's prefix.
 pub const COMMAND: &str = "tramp:command ";
@@ -125,6 +129,108 @@ impl Images {
     }
 }
 
+/// The most preamble comments a [`PerImage`] gives each image again.
+pub const MAX_PREAMBLE: usize = 64;
+
+/// An analysis run afresh for each image of a trace: a process note that
+/// comes after the current image's own starts a fresh analysis (made by
+/// `make`), so no heap state — live objects, the stack tree, the module
+/// map, the clock — crosses from one process or program to the next. The
+/// comments before the first process note (a selection's note, a format's
+/// header) are the trace's, not an image's: each new image is given them
+/// again, as comments of the same type name, before its process note.
+///
+/// Only the first [`MAX_PREAMBLE`] such comments are kept (a trace of
+/// many comments and no process note stays bounded; tramp's own preambles
+/// are one or two notes).
+///
+/// A trace of one image is one analysis fed exactly the records it would
+/// have been fed alone.
+pub struct PerImage<A, F> {
+    make: F,
+    current: A,
+    /// The current analysis has seen a process note.
+    named: bool,
+    /// The trace's preamble: each comment's type (index and name, as
+    /// analyses that count by type know it) and text.
+    preamble: Vec<(usize, String, Vec<u8>)>,
+    done: Vec<A>,
+}
+
+impl<A, F: FnMut() -> A> PerImage<A, F> {
+    pub fn new(mut make: F) -> Self {
+        let current = make();
+        PerImage {
+            make,
+            current,
+            named: false,
+            preamble: Vec::new(),
+            done: Vec::new(),
+        }
+    }
+
+    /// Images begun so far (at least one).
+    pub fn images(&self) -> usize {
+        self.done.len() + 1
+    }
+}
+
+/// The text of a comment record.
+fn comment_text<'a>(rec: &Record<'a>) -> Option<&'a [u8]> {
+    if rec.record_type().kind != RecordKind::Comment {
+        return None;
+    }
+    rec.role(Role::Text).and_then(|v| v.as_bytes())
+}
+
+impl<A: Analysis, F: FnMut() -> A> PerImage<A, F> {
+    /// Feeds a fresh analysis the preamble.
+    fn begin(&mut self) -> Result<(), Error> {
+        let fresh = (self.make)();
+        self.done.push(std::mem::replace(&mut self.current, fresh));
+        let mut buf = RecordBuf::new();
+        for (index, name, text) in &self.preamble {
+            let field = FieldDef::new("text", FieldType::Bytes, Some(Role::Text));
+            let ty = RecordType::new(*index, name.clone(), RecordKind::Comment, vec![field]);
+            buf.reset(&ty);
+            buf.set_bytes(0, text);
+            self.current.observe(&buf.as_record(&ty))?;
+        }
+        Ok(())
+    }
+}
+
+impl<A: Analysis, F: FnMut() -> A> Analysis for PerImage<A, F> {
+    /// Each image's report, in the trace's order.
+    type Report = Vec<A::Report>;
+
+    #[inline]
+    fn observe(&mut self, rec: &Record<'_>) -> Result<(), Error> {
+        if let Some(text) = comment_text(rec) {
+            if text.starts_with(PROCESS.as_bytes()) {
+                if self.named {
+                    self.begin()?;
+                }
+                self.named = true;
+            } else if !self.named && self.preamble.len() < MAX_PREAMBLE {
+                let ty = rec.record_type();
+                self.preamble.push((ty.index, ty.name.clone(), text.to_vec()));
+            }
+        }
+        self.current.observe(rec)
+    }
+
+    fn warning(&mut self, warning: &Warning) {
+        self.current.warning(warning);
+    }
+
+    fn finish(self) -> Vec<A::Report> {
+        let mut out: Vec<A::Report> = self.done.into_iter().map(Analysis::finish).collect();
+        out.push(self.current.finish());
+        out
+    }
+}
+
 /// A command line as a person reads it: the arguments space-separated,
 /// each quoted for a POSIX shell only where it needs to be.
 pub fn shell_words(args: &[String]) -> String {
@@ -177,5 +283,45 @@ mod tests {
             Some((1_796_611_500, "build_box".into()))
         );
         assert_eq!(parse_command(b"tramp:command [1]"), None);
+    }
+
+    /// Feeds `a` a comment of type `name`.
+    fn comment<A: Analysis>(a: &mut A, name: &str, text: &str) {
+        let field = FieldDef::new("text", FieldType::Str, Some(Role::Text));
+        let ty = RecordType::new(10, name, RecordKind::Comment, vec![field]);
+        let mut buf = RecordBuf::new();
+        buf.reset(&ty);
+        buf.set_str(0, text);
+        a.observe(&buf.as_record(&ty)).unwrap();
+    }
+
+    #[test]
+    fn each_image_is_analysed_afresh_with_the_preamble() {
+        use crate::HeapStats;
+        use crate::view::testing::Trace;
+        let mut per = PerImage::new(HeapStats::new);
+        let mut tr = Trace::new();
+        comment(&mut per, "note", "a header of the trace");
+        comment(&mut per, "note", "tramp:process pid=5 ppid=1 stack=64");
+        tr.alloc(16, 0x10, 1, |r| per.observe(r).unwrap());
+        tr.alloc(32, 0x20, 1, |r| per.observe(r).unwrap());
+        // An exec: the same addresses again, which in one heap view would
+        // be allocations over live blocks and frees of their sizes.
+        comment(&mut per, "note", "tramp:process pid=5 ppid=1 stack=64");
+        comment(&mut per, "note", r#"tramp:command ["/bin/true"]"#);
+        tr.alloc(8, 0x10, 1, |r| per.observe(r).unwrap());
+        tr.free(0x10, 1, |r| per.observe(r).unwrap());
+        tr.free(0x20, 1, |r| per.observe(r).unwrap());
+        assert_eq!(per.images(), 2);
+        let reports = Analysis::finish(per);
+        let (a, b) = (&reports[0], &reports[1]);
+        assert_eq!((a.records, a.max_live_bytes, a.live_bytes_at_end), (4, 48, 48));
+        // The second image: its preamble (1), its notes (2) and 3 events;
+        // 0x20 was the first image's, so its free is of an unknown block.
+        assert_eq!((b.records, b.max_live_bytes, b.live_bytes_at_end), (6, 8, 0));
+        assert_eq!((a.allocs_of_live_addresses, b.frees_of_unknown_addresses), (0, 1));
+        assert_eq!(b.records_by_type["note"], 3, "{:?}", b.records_by_type);
+        assert_eq!(b.processes.len(), 1);
+        assert_eq!(b.processes[0].command, ["/bin/true"]);
     }
 }
