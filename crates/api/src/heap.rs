@@ -34,6 +34,16 @@ pub fn stats(o: &mut Opened) -> (HeapStats, Run) {
     (stats, run)
 }
 
+/// The statistics of every record of `o`: of its one image, or a row per
+/// image of a run (each image's heap apart: tramp_heap::images::PerImage).
+pub fn trace_stats(o: &mut Opened) -> (tramp_heap::processes::TraceStats, Run) {
+    use tramp_heap::images::PerImage;
+    use tramp_heap::processes::{TimeSpan, TraceStats};
+    let mut per = PerImage::new(|| (HeapStats::new(), TimeSpan::new()));
+    let run = o.run(&mut [&mut per], Vec::new());
+    (TraceStats::of(Analysis::finish(per)), run)
+}
+
 /// The heap statistics of a trace file; damage is an error.
 pub fn stats_of(spec: &TraceSpec) -> Result<tramp_heap::Report, Error> {
     let mut o = crate::open(spec, false)?;

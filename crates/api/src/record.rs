@@ -90,12 +90,11 @@ pub fn processes(
             0 => root.clone(),
             _ => crate::heap::stats_of(&crate::TraceSpec::path(&name))?,
         };
-        rows.push(tramp_heap::processes::ProcessRow::new(
-            *pid,
-            &st.program,
-            &name,
-            &report,
-        ));
+        let mut row = tramp_heap::processes::ProcessRow::new(&report, None);
+        row.pid = *pid;
+        row.program = st.program.clone();
+        row.file = Some(name);
+        rows.push(row);
     }
     Ok(Some(tramp_heap::processes::Processes::new(rows)))
 }

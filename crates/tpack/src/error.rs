@@ -24,6 +24,8 @@ pub enum TpackError {
     Encode(String),
     #[error("index: {0}")]
     Trailer(String),
+    #[error("the block at byte {at}: {why}")]
+    At { at: u64, why: Box<TpackError> },
     #[error(transparent)]
     Io(#[from] std::io::Error),
 }

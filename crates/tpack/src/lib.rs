@@ -26,6 +26,7 @@
 
 pub mod error;
 pub mod format;
+pub mod join;
 pub mod framer;
 pub mod model;
 pub mod parallel;

@@ -835,3 +835,48 @@ fn trailer_layout_and_damage() {
         );
     }
 }
+
+/// Joined files are one file of each one's records in turn, every block
+/// copied as it was; a damaged block or another version is refused.
+#[test]
+fn joined_files_hold_each_files_records_in_turn() {
+    use tramp_tpack::join::{copy_blocks, start};
+    let opts = Options {
+        block_records: 700,
+        ..Options::default()
+    };
+    let (a, b) = (heap_trace(1, 2000), heap_trace(2, 900));
+    let mut w = Writer::new(Vec::new(), opts).unwrap();
+    for i in &a {
+        w.write_item(&i.as_item()).unwrap();
+    }
+    let with_trailer = w.finish_with_trailer(b"index").unwrap();
+    let plain = pack(&b, opts);
+    let mut joined = Vec::new();
+    start(&mut joined).unwrap();
+    let ca = copy_blocks(&mut &with_trailer[..], &mut joined).unwrap();
+    let cb = copy_blocks(&mut &plain[..], &mut joined).unwrap();
+    let blocks = |n: usize| n.div_ceil(700) as u64;
+    assert_eq!((ca.blocks, ca.records), (blocks(a.len()), a.len() as u64));
+    assert_eq!((cb.blocks, cb.records), (blocks(b.len()), b.len() as u64));
+    // The joined blocks are the two files' bytes, trailer and magic left out.
+    assert_eq!(joined.len() as u64, 8 + ca.bytes + cb.bytes);
+    assert_eq!(&joined[8..8 + ca.bytes as usize], &with_trailer[8..8 + ca.bytes as usize]);
+    assert_eq!(&joined[8 + ca.bytes as usize..], &plain[8..]);
+    let (items, warnings, err) = unpack(&joined);
+    assert!(warnings.is_empty() && err.is_none(), "{warnings:?} {err:?}");
+    let want: Vec<OwnedItem> = a.iter().chain(&b).cloned().collect();
+    assert_eq!(items, unpack(&pack(&want, opts)).0);
+    // A flipped byte in the second block: refused, naming where.
+    let mut bad = plain.clone();
+    let second = 8 + 16 + u32::from_le_bytes(plain[16..20].try_into().unwrap()) as usize;
+    bad[second + 40] ^= 1;
+    let e = copy_blocks(&mut &bad[..], &mut Vec::new()).unwrap_err();
+    assert!(e.to_string().starts_with(&format!("the block at byte {second}: block checksum")), "{e}");
+    let mut old = plain.clone();
+    old[6] = 4;
+    assert!(copy_blocks(&mut &old[..], &mut Vec::new()).is_err());
+    let cut = &plain[..plain.len() - 3];
+    let e = copy_blocks(&mut &cut[..], &mut Vec::new()).unwrap_err();
+    assert!(e.to_string().contains("cut short"), "{e}");
+}

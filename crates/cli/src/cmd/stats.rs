@@ -198,8 +198,8 @@ fn other(mut o: super::Opened, a: &StatsArgs) -> Result<()> {
 /// Heap statistics of an opened trace, on stdout; what was read before
 /// damage is printed, then the error.
 fn heap(mut o: super::Opened, json: bool) -> Result<()> {
-    let (stats, run) = tramp_api::heap::stats(&mut o);
-    print_report(&run.outcome(&stats.report()), json)?;
+    let (stats, run) = tramp_api::heap::trace_stats(&mut o);
+    print_report(&run.outcome(&stats), json)?;
     let covers = "; statistics above cover the records before the error";
     end_run(run, &o, None, covers)
 }
