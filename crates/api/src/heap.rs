@@ -235,13 +235,6 @@ pub fn profile_of(
     Ok((Profile::of(parts, &p.run, p.trace()), p))
 }
 
-/// The heap profile of `o`, from its events.
-pub fn profile(o: &mut Opened) -> (Profile, Run) {
-    let (parts, run) = crate::indexed::from_events(o);
-    let profile = Profile::of(parts, &run, format!("{} ({})", o.name, o.format));
-    (profile, run)
-}
-
 impl Profile {
     /// The profile of `parts`, which `run` read from the trace named
     /// `trace` (`NAME (FORMAT)`).
@@ -308,10 +301,4 @@ impl Profile {
         .with_tops(tops)
         .with_threads(&self.totals.per_thread)
     }
-}
-
-/// The HTML report of `o`.
-pub fn report(o: &mut Opened) -> (Report, Run) {
-    let (profile, run) = profile(o);
-    (profile.page(&o.name), run)
 }

@@ -49,12 +49,15 @@ pub struct Profiled {
     pub name: String,
     pub format: Format,
     pub origin: Origin,
+    /// Which of several images the profile is of, and the others
+    /// (tramp_index::choose), when the trace holds more than one.
+    pub images: Option<String>,
 }
 
 /// What a tpack file's end holds, for a job that reads all of it.
 enum Stored {
-    /// The whole file's profile, and the records the index counts.
-    Index(Box<Parts>, u64),
+    /// Each image's profile, and the records the index counts.
+    Index(Vec<Parts>, u64),
     /// There is none, or it cannot be used: why.
     Missing(String),
     /// Not a question for this input (a selection, stdin, another format).
@@ -71,9 +74,9 @@ fn stored(spec: &TraceSpec, format: Format) -> Stored {
         .and_then(|mut f| find(&mut f));
     match found {
         Ok(Found::Trailer(body)) => match Index::decode(&body) {
-            Ok(index) => match index.into_whole_file() {
-                Some((parts, records)) => Stored::Index(Box::new(parts), records),
-                None => Stored::Missing("the index has no profile of the whole file".into()),
+            Ok(index) => match index.into_images() {
+                Some((images, records)) => Stored::Index(images, records),
+                None => Stored::Missing("the index has no profile".into()),
             },
             Err(e) => Stored::Missing(format!("its index cannot be read: {e}")),
         },
@@ -90,11 +93,19 @@ fn stored(spec: &TraceSpec, format: Format) -> Stored {
     }
 }
 
-/// The profile of every record `o` delivers.
-pub fn from_events(o: &mut Opened) -> (Parts, Run) {
+/// The profile of each image of the records `o` delivers.
+pub fn images_from_events(o: &mut Opened) -> (Vec<Parts>, Run) {
     let mut builder = Builder::new();
     let run = o.run(&mut [&mut builder], Vec::new());
     (Analysis::finish(builder), run)
+}
+
+/// The profile of the records `o` delivers: of its one image, else of the
+/// one tramp_index::choose takes (and the note saying so).
+pub fn from_events(o: &mut Opened) -> (Parts, Run, Option<String>) {
+    let (images, run) = images_from_events(o);
+    let (parts, note) = tramp_index::choose(images);
+    (parts, run, note)
 }
 
 /// The heap profile of the trace `spec` names for the job `command`: from
@@ -107,31 +118,45 @@ pub fn profile(
     let detected = detect(spec)?;
     let format = detected.format;
     let stored = match (stored(spec, format), wanted) {
-        (Stored::Index(parts, records), IndexUse::Read) => {
+        (Stored::Index(images, records), IndexUse::Read) => {
             let run = Run {
                 records,
                 ..Run::default()
             };
+            let (parts, images) = tramp_index::choose(images);
             let p = Profiled {
                 run,
                 name: spec.path.clone(),
                 format,
                 origin: Origin::Index,
+                images,
             };
-            return Ok((*parts, p));
+            return Ok((parts, p));
         }
         (stored, _) => stored,
     };
     let mut o = detected.open(spec, false, true)?;
     crate::input::check_domains(&o, command, |d| d.heap, crate::heap::HEAP_EVENTS)?;
-    let (parts, run) = from_events(&mut o);
+    let (images, run) = images_from_events(&mut o);
     let origin = match (stored, wanted) {
         (Stored::Index(stored, _), IndexUse::Verify) => {
-            if let Some(field) = first_difference(&stored, &parts) {
+            if stored.len() != images.len() {
                 return Err(Error::IndexDisagrees {
                     path: spec.path.clone(),
-                    field,
+                    field: format!("images ({} against {})", stored.len(), images.len()),
                 });
+            }
+            for (i, (s, e)) in stored.iter().zip(&images).enumerate() {
+                if let Some(field) = first_difference(s, e) {
+                    let field = match images.len() {
+                        1 => field,
+                        _ => format!("profiles[{i}]{field}"),
+                    };
+                    return Err(Error::IndexDisagrees {
+                        path: spec.path.clone(),
+                        field,
+                    });
+                }
             }
             Origin::Verified
         }
@@ -155,11 +180,13 @@ pub fn profile(
         },
         _ => Origin::Events { note: None },
     };
+    let (parts, images) = tramp_index::choose(images);
     let p = Profiled {
         run,
         name: o.name.clone(),
         format,
         origin,
+        images,
     };
     Ok((parts, p))
 }

@@ -80,6 +80,16 @@ pub fn processes(
     rec: &tramp_record::Recording,
     root: &tramp_heap::Report,
 ) -> Result<Option<tramp_heap::processes::Processes>, Error> {
+    if rec.joined.is_some() {
+        let spec = crate::TraceSpec::path(rec.output.to_string_lossy());
+        let mut o = crate::open(&spec, false)?;
+        let (stats, run) = crate::heap::trace_stats(&mut o);
+        crate::end(run, &o, None, "").into_result()?;
+        return Ok(match stats {
+            tramp_heap::processes::TraceStats::Run(p) => Some(p),
+            tramp_heap::processes::TraceStats::One(_) => None,
+        });
+    }
     if rec.traces.len() < 2 {
         return Ok(None);
     }

@@ -7,8 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 use tramp_core::{
-    Analysis, Error, FieldDef, FieldType, Record, RecordBuf, RecordKind, RecordType, Role,
-    Warning,
+    Analysis, Error, FieldDef, FieldType, Record, RecordBuf, RecordKind, RecordType, Role, Warning,
 };
 
 /// The note's prefix.
@@ -214,7 +213,8 @@ impl<A: Analysis, F: FnMut() -> A> Analysis for PerImage<A, F> {
                 self.named = true;
             } else if !self.named && self.preamble.len() < MAX_PREAMBLE {
                 let ty = rec.record_type();
-                self.preamble.push((ty.index, ty.name.clone(), text.to_vec()));
+                self.preamble
+                    .push((ty.index, ty.name.clone(), text.to_vec()));
             }
         }
         self.current.observe(rec)
@@ -315,11 +315,20 @@ mod tests {
         assert_eq!(per.images(), 2);
         let reports = Analysis::finish(per);
         let (a, b) = (&reports[0], &reports[1]);
-        assert_eq!((a.records, a.max_live_bytes, a.live_bytes_at_end), (4, 48, 48));
+        assert_eq!(
+            (a.records, a.max_live_bytes, a.live_bytes_at_end),
+            (4, 48, 48)
+        );
         // The second image: its preamble (1), its notes (2) and 3 events;
         // 0x20 was the first image's, so its free is of an unknown block.
-        assert_eq!((b.records, b.max_live_bytes, b.live_bytes_at_end), (6, 8, 0));
-        assert_eq!((a.allocs_of_live_addresses, b.frees_of_unknown_addresses), (0, 1));
+        assert_eq!(
+            (b.records, b.max_live_bytes, b.live_bytes_at_end),
+            (6, 8, 0)
+        );
+        assert_eq!(
+            (a.allocs_of_live_addresses, b.frees_of_unknown_addresses),
+            (0, 1)
+        );
         assert_eq!(b.records_by_type["note"], 3, "{:?}", b.records_by_type);
         assert_eq!(b.processes.len(), 1);
         assert_eq!(b.processes[0].command, ["/bin/true"]);

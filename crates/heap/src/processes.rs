@@ -313,7 +313,10 @@ mod tests {
     #[test]
     fn rows_per_image_their_total_and_the_largest() {
         let images = [
-            (report(2, &["/bin/sh", "-c", "exec ls"], 100), Some((5, 1_500_005))),
+            (
+                report(2, &["/bin/sh", "-c", "exec ls"], 100),
+                Some((5, 1_500_005)),
+            ),
             (report(2, &["/usr/bin/ls"], 300), None),
             (report(3, &["cat"], 300), None),
         ];
@@ -331,8 +334,17 @@ mod tests {
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 1 + 3 + 1 + 1 + 3 + 1, "{text}");
         assert!(lines[2].contains("ls (exec 1)"), "{text}");
-        assert!(text.contains("       2 (parent 1, 1.50 ms): /bin/sh -c 'exec ls'"), "{text}");
-        assert!(text.contains("       2 (exec 1 of pid 2): /usr/bin/ls"), "{text}");
-        assert!(text.contains("used the most: pid 2 ls (after exec 1), peak 300 B"), "{text}");
+        assert!(
+            text.contains("       2 (parent 1, 1.50 ms): /bin/sh -c 'exec ls'"),
+            "{text}"
+        );
+        assert!(
+            text.contains("       2 (exec 1 of pid 2): /usr/bin/ls"),
+            "{text}"
+        );
+        assert!(
+            text.contains("used the most: pid 2 ls (after exec 1), peak 300 B"),
+            "{text}"
+        );
     }
 }

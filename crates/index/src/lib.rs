@@ -14,6 +14,7 @@
 
 use serde::{Deserialize, Serialize};
 use tramp_core::{Analysis, Error, Record};
+use tramp_heap::images::PerImage;
 use tramp_heap::lifetimes::Lifetimes;
 use tramp_heap::timeline::Timeline;
 use tramp_heap::{HeapStats, Lived};
@@ -52,16 +53,16 @@ impl Parts {
 
 type Stats = HeapStats<(SiteCounts, (Timeline, Lifetimes)), Lived>;
 
-/// The analyses that make [`Parts`] from records.
-pub struct Builder {
+/// The analyses that make one image's [`Parts`] from its records.
+pub struct ImageBuilder {
     stats: Stats,
     modules: ModuleMap,
     rss: RssSamples,
 }
 
-impl Default for Builder {
+impl Default for ImageBuilder {
     fn default() -> Self {
-        Builder {
+        ImageBuilder {
             stats: HeapStats::with((SiteCounts::new(), (Timeline::new(SLICES), Lifetimes::new()))),
             modules: ModuleMap::new(),
             rss: RssSamples::new(SLICES),
@@ -69,13 +70,7 @@ impl Default for Builder {
     }
 }
 
-impl Builder {
-    pub fn new() -> Self {
-        Self::default()
-    }
-}
-
-impl Analysis for Builder {
+impl Analysis for ImageBuilder {
     type Report = Parts;
 
     #[inline]
@@ -106,6 +101,85 @@ impl Analysis for Builder {
     }
 }
 
+/// The analyses that make [`Parts`] from records, afresh for each image
+/// of the trace (a process of a run, or the program an exec started:
+/// tramp_heap::images::PerImage), so that no image's heap, stacks or
+/// modules mix with another's.
+pub struct Builder {
+    per: PerImage<ImageBuilder, fn() -> ImageBuilder>,
+}
+
+impl Default for Builder {
+    fn default() -> Self {
+        Builder {
+            per: PerImage::new(ImageBuilder::default as fn() -> ImageBuilder),
+        }
+    }
+}
+
+impl Builder {
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+impl Analysis for Builder {
+    /// Each image's parts, in the trace's order (at least one).
+    type Report = Vec<Parts>;
+
+    #[inline]
+    fn observe(&mut self, rec: &Record<'_>) -> Result<(), Error> {
+        self.per.observe(rec)
+    }
+
+    fn warning(&mut self, warning: &tramp_core::Warning) {
+        self.per.warning(warning);
+    }
+
+    fn finish(self) -> Vec<Parts> {
+        Analysis::finish(self.per)
+    }
+}
+
+/// The one profile a job shows of a trace's images: the only one, else
+/// the one whose heap peaked highest (the first of equals), with a note
+/// naming the others and how to choose one (`--pid`).
+pub fn choose(mut images: Vec<Parts>) -> (Parts, Option<String>) {
+    if images.len() == 1 {
+        return (images.remove(0), None);
+    }
+    let at = (0..images.len())
+        .rev()
+        .max_by_key(|&i| images[i].totals.max_live_bytes)
+        .unwrap_or(0);
+    let name = |p: &Parts| match p.totals.processes.first() {
+        Some(i) => format!(
+            "pid {} {}",
+            i.pid,
+            i.command
+                .first()
+                .map_or("?", |c| c.rsplit('/').next().unwrap_or(c))
+        ),
+        None => "the records before any process note".to_string(),
+    };
+    let others: Vec<String> = images
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != at)
+        .map(|(_, p)| name(p))
+        .collect();
+    let chosen = images.swap_remove(at);
+    let note = format!(
+        "the trace holds {} images (processes, or programs an exec started); this profile is of \
+         {}, whose heap peaked highest; the others: {} (`tramp stats` lists them all; `--pid` \
+         chooses a process)",
+        others.len() + 1,
+        name(&chosen),
+        others.join(", ")
+    );
+    (chosen, Some(note))
+}
+
 /// One process's profile in an index.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Entry {
@@ -127,29 +201,44 @@ pub struct Index {
 }
 
 impl Index {
-    /// The index of one whole trace's parts.
-    pub fn whole(parts: Parts) -> Index {
+    /// The index of a whole trace's images' parts (`records`: the
+    /// records of the file).
+    pub fn of_images(images: Vec<Parts>, records: u64) -> Index {
         Index {
             tramp_index: VERSION,
-            records: parts.totals.records,
-            profiles: vec![Entry {
-                pid: parts.modules.pid,
-                parts,
-            }],
+            records,
+            profiles: images
+                .into_iter()
+                .map(|parts| Entry {
+                    pid: parts.modules.pid,
+                    parts,
+                })
+                .collect(),
         }
     }
 
-    /// The profile of every record of the file (the entry, when it is the
-    /// only one: a recording is one process today; else the entry of no
-    /// pid), with the records it counts.
-    pub fn into_whole_file(self) -> Option<(Parts, u64)> {
-        let records = self.records;
-        let mut profiles = self.profiles;
-        let at = match profiles.len() {
-            1 => 0,
-            _ => profiles.iter().position(|e| e.pid.is_none())?,
-        };
-        Some((profiles.swap_remove(at).parts, records))
+    /// The index of one whole trace's parts.
+    pub fn whole(parts: Parts) -> Index {
+        let records = parts.totals.records;
+        Index::of_images(vec![parts], records)
+    }
+
+    /// The index of files joined one after another: their entries in turn.
+    pub fn join(indexes: Vec<Index>) -> Index {
+        let records = indexes.iter().map(|i| i.records).sum();
+        let profiles = indexes.into_iter().flat_map(|i| i.profiles).collect();
+        Index {
+            tramp_index: VERSION,
+            records,
+            profiles,
+        }
+    }
+
+    /// Every image's profile, in the file's order, with the records the
+    /// file holds; `None` when it has no entry.
+    pub fn into_images(self) -> Option<(Vec<Parts>, u64)> {
+        let images: Vec<Parts> = self.profiles.into_iter().map(|e| e.parts).collect();
+        (!images.is_empty()).then_some((images, self.records))
     }
 
     /// The document as stored: a zstd frame of its JSON.

@@ -361,6 +361,8 @@ pub fn attach(
             backlog: opts.backlog,
             bounded: done.bounded,
             temp_dir: logs,
+            output: opts.output.clone(),
+            joined: None,
         },
         AttachTimes {
             pid,

@@ -132,6 +132,11 @@ pub(crate) struct State {
     command: Vec<u8>,
     /// The heap of reported blocks was announced (a createHeap record).
     reported_heap: bool,
+    /// A thread's start (thread, time) not written yet: a log's first
+    /// thread starts before its process record, and the trace's image
+    /// begins at the process note (tramp_heap::images::PerImage), so the
+    /// start waits for the next event and follows a process record.
+    pending_start: Option<(u32, u64)>,
 }
 
 impl State {
@@ -253,6 +258,9 @@ impl State {
         w: &mut O,
         stats: &mut ConvertStats,
     ) -> Result<(), Error> {
+        if let Some((t, at)) = self.pending_start.take() {
+            self.thread_seen(t, at, w, stats)?;
+        }
         let mut modules: Vec<_> = self.modules.iter().collect();
         modules.sort();
         let mut symbolizer = tramp_symbols::Symbolizer::default();
@@ -283,6 +291,32 @@ impl State {
     }
 
     pub(crate) fn emit<O: TraceOut>(
+        &mut self,
+        ev: &RawEvent,
+        time: u64,
+        file: usize,
+        tid: u32,
+        w: &mut O,
+        stats: &mut ConvertStats,
+    ) -> Result<(), Error> {
+        if let RawEvent::ThreadStart { .. } = ev {
+            if let Some((t, at)) = self.pending_start.replace((tid, time)) {
+                self.thread_seen(t, at, w, stats)?;
+            }
+            return Ok(());
+        }
+        let pending = self.pending_start.take();
+        if let (Some((t, at)), false) = (pending, matches!(ev, RawEvent::Process { .. })) {
+            self.thread_seen(t, at, w, stats)?;
+        }
+        self.emit_event(ev, time, file, tid, w, stats)?;
+        if let (Some((t, at)), true) = (pending, matches!(ev, RawEvent::Process { .. })) {
+            self.thread_seen(t, at, w, stats)?;
+        }
+        Ok(())
+    }
+
+    fn emit_event<O: TraceOut>(
         &mut self,
         ev: &RawEvent,
         time: u64,

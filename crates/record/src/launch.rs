@@ -237,6 +237,11 @@ pub struct Recording {
     pub bounded: bool,
     /// Where the raw logs were.
     pub temp_dir: PathBuf,
+    /// The trace the user named.
+    pub output: PathBuf,
+    /// The processes' traces were joined into `output` (one run, one
+    /// file: crate::join); `traces` then all name it.
+    pub joined: Option<crate::join::Joined>,
 }
 
 impl Recording {
@@ -343,7 +348,14 @@ impl Recording {
             }
         }
         out.push(self.disk_summary());
-        if self.traces.len() > 1 {
+        if let Some(j) = &self.joined {
+            out.push(format!(
+                "wrote the run's {} processes into one file, {} ({} records; `tramp stats` lists them, `--pid` chooses one, `tramp convert --split` makes a file of each)",
+                j.traces,
+                self.output.display(),
+                j.records
+            ));
+        } else if self.traces.len() > 1 {
             out.push(format!(
                 "wrote {} traces, one per process:",
                 self.traces.len()
@@ -601,14 +613,40 @@ pub fn record(lib: &Path, cmd: &[OsString], opts: &RecordOptions) -> Result<Reco
     let interrupted = opts.interrupted.load(Ordering::Relaxed);
     let done = session.finish((interrupted != 0).then_some(interrupted))?;
     drop(logs_dir);
+    let mut traces = done.traces;
+    let joined = join_run(&opts.output, &mut traces)?;
     Ok(Recording {
         status,
-        traces: done.traces,
+        traces,
         peak_disk: done.peak_disk,
         backlog: opts.backlog,
         bounded: done.bounded,
         temp_dir: logs,
+        output: opts.output.clone(),
+        joined,
     })
+}
+
+/// Joins a run's traces into the one file named `output` when they are
+/// plain tpack files and there are several (`traces` then all name it);
+/// HATF and pointer traces, and compressed tpack, stay a file per
+/// process (docs/recording.md, "One run, one file").
+pub(crate) fn join_run(
+    output: &Path,
+    traces: &mut [(u64, PathBuf, ConvertStats)],
+) -> Result<Option<crate::join::Joined>, Error> {
+    let name = output.to_string_lossy();
+    let plain = matches!(TraceKind::of(&name, false), Ok(TraceKind::Tpack))
+        && tramp_io::Compression::from_path(&name) == tramp_io::Compression::None;
+    if traces.len() < 2 || !plain {
+        return Ok(None);
+    }
+    let paths: Vec<PathBuf> = traces.iter().map(|(_, p, _)| p.clone()).collect();
+    let joined = crate::join::join(output, &paths)?;
+    for t in traces.iter_mut() {
+        t.1 = output.to_path_buf();
+    }
+    Ok(Some(joined))
 }
 
 /// Converts the `trace.PID.NANOS.raw` logs a finished recording left in

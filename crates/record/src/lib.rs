@@ -25,6 +25,7 @@ pub mod attach;
 pub mod cc;
 pub mod clock;
 pub mod convert;
+pub mod join;
 pub mod launch;
 pub mod live;
 pub mod notes;

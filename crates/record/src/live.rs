@@ -87,6 +87,7 @@ impl Out {
                 w: tramp_tpack::Writer::new(file, pack)?,
                 index: opts.index.then(tramp_index::Builder::new),
                 bufs: tramp_hatf::records::TypedBufs::new(),
+                records: 0,
             }))
         } else {
             let mut w = tramp_hatf::Writer::new(file, Policy::Naive);
@@ -145,6 +146,8 @@ struct Indexed {
     w: tramp_tpack::Writer<Output>,
     index: Option<tramp_index::Builder>,
     bufs: tramp_hatf::records::TypedBufs,
+    /// Records the index has seen.
+    records: u64,
 }
 
 impl Indexed {
@@ -153,6 +156,7 @@ impl Indexed {
             if let Item::Meta(_) = item {
                 return self.w.write_item(item);
             }
+            self.records += 1;
             let rec = self.bufs.record(item);
             // An analysis that refuses a record leaves no index (the
             // reports then read the events), never a lost recording.
@@ -166,8 +170,8 @@ impl Indexed {
     fn finish(self) -> Result<(), Error> {
         let out = match self.index {
             Some(index) => {
-                let parts = tramp_core::Analysis::finish(index);
-                let body = tramp_index::Index::whole(parts).encode();
+                let images = tramp_core::Analysis::finish(index);
+                let body = tramp_index::Index::of_images(images, self.records).encode();
                 self.w.finish_with_trailer(&body)?
             }
             None => self.w.into_inner()?,

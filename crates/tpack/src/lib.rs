@@ -26,8 +26,8 @@
 
 pub mod error;
 pub mod format;
-pub mod join;
 pub mod framer;
+pub mod join;
 pub mod model;
 pub mod parallel;
 mod pool;

@@ -861,7 +861,10 @@ fn joined_files_hold_each_files_records_in_turn() {
     assert_eq!((cb.blocks, cb.records), (blocks(b.len()), b.len() as u64));
     // The joined blocks are the two files' bytes, trailer and magic left out.
     assert_eq!(joined.len() as u64, 8 + ca.bytes + cb.bytes);
-    assert_eq!(&joined[8..8 + ca.bytes as usize], &with_trailer[8..8 + ca.bytes as usize]);
+    assert_eq!(
+        &joined[8..8 + ca.bytes as usize],
+        &with_trailer[8..8 + ca.bytes as usize]
+    );
     assert_eq!(&joined[8 + ca.bytes as usize..], &plain[8..]);
     let (items, warnings, err) = unpack(&joined);
     assert!(warnings.is_empty() && err.is_none(), "{warnings:?} {err:?}");
@@ -872,7 +875,11 @@ fn joined_files_hold_each_files_records_in_turn() {
     let second = 8 + 16 + u32::from_le_bytes(plain[16..20].try_into().unwrap()) as usize;
     bad[second + 40] ^= 1;
     let e = copy_blocks(&mut &bad[..], &mut Vec::new()).unwrap_err();
-    assert!(e.to_string().starts_with(&format!("the block at byte {second}: block checksum")), "{e}");
+    assert!(
+        e.to_string()
+            .starts_with(&format!("the block at byte {second}: block checksum")),
+        "{e}"
+    );
     let mut old = plain.clone();
     old[6] = 4;
     assert!(copy_blocks(&mut &old[..], &mut Vec::new()).is_err());

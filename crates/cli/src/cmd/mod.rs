@@ -191,6 +191,9 @@ pub fn end_profiled(p: tramp_api::indexed::Profiled, covers: &'static str) -> Re
     if let Some(note) = p.note() {
         eprintln!("tramp: note: {note}");
     }
+    if let Some(note) = &p.images {
+        eprintln!("tramp: note: {note}");
+    }
     let e = tramp_api::ending::end_named(p.run, &p.name, p.format, None, covers);
     warn(&e.name, &e.warnings);
     Ok(e.into_result()?)
