@@ -42,6 +42,7 @@ pub mod record;
 pub mod replay;
 pub mod script;
 pub mod sizes;
+pub mod split;
 mod summary;
 pub mod verify;
 

@@ -86,7 +86,7 @@ pub fn processes(
         let (stats, run) = crate::heap::trace_stats(&mut o);
         crate::end(run, &o, None, "").into_result()?;
         return Ok(match stats {
-            tramp_heap::processes::TraceStats::Run(p) => Some(p),
+            tramp_heap::processes::TraceStats::Run(p) => Some(*p),
             tramp_heap::processes::TraceStats::One(_) => None,
         });
     }

@@ -131,55 +131,6 @@ fn pointers_on_an_uninstrumented_program_warns_and_strict_fails() {
     assert!(Path::new(&trace).exists());
 }
 
-#[test]
-fn every_process_gets_a_named_trace_and_a_row_in_the_statistics() {
-    let dir = tempfile::tempdir().unwrap();
-    let trace = path_in(&dir, "x.tpack");
-    let out = record(
-        &["-o", &trace, "--stats"],
-        &[
-            "sh".into(),
-            "-c".into(),
-            "ls / >/dev/null; cat /dev/null".into(),
-        ],
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
-    let files = listing(dir.path());
-    assert_eq!(files.len(), 3, "{files:?}");
-    assert!(files.contains(&"x.tpack".to_string()));
-    let ls = files.iter().find(|f| f.starts_with("x.ls.")).unwrap();
-    let cat = files.iter().find(|f| f.starts_with("x.cat.")).unwrap();
-    assert!(
-        ls.ends_with(".tpack") && cat.ends_with(".tpack"),
-        "{files:?}"
-    );
-    let err = stderr(&out);
-    assert!(err.contains("wrote 3 traces"), "{err}");
-    // One row a process, then the total, whose records are the rows' sum
-    // (each checked against `tramp stats` of its file).
-    let records = |f: &str| -> u64 {
-        let s = ok(&tramp(&["stats", "--json", &path_in(&dir, f)]));
-        let v: serde_json::Value = serde_json::from_str(&s).unwrap();
-        v["records"].as_u64().unwrap()
-    };
-    let sum: u64 = files.iter().map(|f| records(f)).sum();
-    let total = err
-        .lines()
-        .find(|l| l.trim_start().starts_with("total ") && l.ends_with("3 traces"))
-        .unwrap_or_else(|| panic!("{err}"));
-    let n: u64 = total
-        .split_whitespace()
-        .nth(1)
-        .unwrap()
-        .replace(',', "")
-        .parse()
-        .unwrap();
-    assert_eq!(n, sum, "{total}");
-    for f in &files {
-        assert!(err.lines().any(|l| l.ends_with(f.as_str())), "{f}: {err}");
-    }
-}
-
 /// Waits until `dir` holds a temporary output file.
 fn wait_for_part(dir: &Path) {
     let start = Instant::now();

@@ -269,7 +269,7 @@ impl fmt::Display for Processes {
 #[serde(untagged)]
 pub enum TraceStats {
     One(Box<Report>),
-    Run(Processes),
+    Run(Box<Processes>),
 }
 
 impl TraceStats {
@@ -277,7 +277,7 @@ impl TraceStats {
     pub fn of(mut images: Vec<(Report, Option<(u64, u64)>)>) -> TraceStats {
         match images.len() {
             1 => TraceStats::One(Box::new(images.remove(0).0)),
-            _ => TraceStats::Run(Processes::of_images(&images)),
+            _ => TraceStats::Run(Box::new(Processes::of_images(&images))),
         }
     }
 }

@@ -162,18 +162,23 @@ pub fn choose(mut images: Vec<Parts>) -> (Parts, Option<String>) {
         ),
         None => "the records before any process note".to_string(),
     };
-    let others: Vec<String> = images
+    const NAMED: usize = 8;
+    let mut others: Vec<String> = images
         .iter()
         .enumerate()
         .filter(|(i, _)| *i != at)
+        .take(NAMED)
         .map(|(_, p)| name(p))
         .collect();
+    if images.len() - 1 > NAMED {
+        others.push(format!("and {} more", images.len() - 1 - NAMED));
+    }
     let chosen = images.swap_remove(at);
     let note = format!(
         "the trace holds {} images (processes, or programs an exec started); this profile is of \
          {}, whose heap peaked highest; the others: {} (`tramp stats` lists them all; `--pid` \
          chooses a process)",
-        others.len() + 1,
+        images.len() + 1,
         name(&chosen),
         others.join(", ")
     );

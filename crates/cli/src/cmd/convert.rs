@@ -55,6 +55,13 @@ pub struct ConvertArgs {
     /// refused and no output appears.
     #[arg(long)]
     lossy: bool,
+    /// Split a run (a recording of several processes, one file) into a
+    /// trace per process: OUTPUT names them as `tramp record` names a
+    /// run's processes (`-o x.tpack` → `x.PROGRAM.PID.tpack`, the program
+    /// it ran last); a process that exec'd keeps its images in one trace.
+    /// One pass; each trace appears only once whole.
+    #[arg(long)]
+    split: bool,
 }
 
 pub fn run(a: ConvertArgs) -> Result<()> {
@@ -80,6 +87,9 @@ pub fn run(a: ConvertArgs) -> Result<()> {
         }
     }
     let spec = a.input.spec();
+    if a.split {
+        return split(&a, &spec, to, compression);
+    }
     let c = tramp_api::convert::convert(&tramp_api::convert::Request {
         input: &spec,
         output: &a.output,
@@ -96,4 +106,26 @@ pub fn run(a: ConvertArgs) -> Result<()> {
         eprintln!("tramp: {lost}");
     }
     end_run(c.run, &c.opened, Some(&a.output), "")
+}
+
+/// `--split`: a trace per process, each listed.
+fn split(
+    a: &ConvertArgs,
+    spec: &tramp_api::TraceSpec,
+    to: tramp_formats::Format,
+    compression: Option<Compression>,
+) -> Result<()> {
+    let s = tramp_api::split::split(spec, &a.output, to, compression, a.lossy)?;
+    if s.run.stop.is_none() && s.ledger.lost() && !a.lossy {
+        anyhow::bail!(
+            "refused to split {}: it would lose data in {} (--lossy writes what it can hold):\n  {}",
+            s.opened.name,
+            to.name,
+            s.ledger.losses().join("\n  ")
+        );
+    }
+    for (pid, path) in &s.written {
+        eprintln!("tramp: pid {pid} -> {}", path.display());
+    }
+    end_run(s.run, &s.opened, Some(&a.output), "")
 }
