@@ -5,7 +5,10 @@
 //! place for estimates.
 
 use tramp_core::{Analysis, Run};
+use tramp_heap::images::{PerImage, choose};
 use tramp_heap::{HeapFlow, HeapStats, Lived, Site};
+
+use crate::heap::{WithStats, peak_and_image};
 use tramp_profile::dhat::{Dhat, DhatCounts};
 use tramp_profile::massif::{self, Held, MassifSnapshots};
 use tramp_symbols::ModuleMap;
@@ -15,7 +18,9 @@ use crate::Error;
 use crate::input::{Opened, TraceSpec};
 
 /// An export's bytes and the run that read them.
-pub type Exported = (Vec<u8>, Run);
+/// The bytes, the run, and which image of a run's several they are of
+/// (tramp_heap::images::choose).
+pub type Exported = (Vec<u8>, Run, Option<String>);
 
 fn refuse_sampled(
     sampling: Option<tramp_heap::sampling::Sampling>,
@@ -35,13 +40,16 @@ fn written(write: impl FnOnce(&mut Vec<u8>) -> std::io::Result<()>) -> Vec<u8> {
 
 /// The heap over time as massif's output.
 pub fn massif(o: &mut Opened) -> Result<Exported, Error> {
-    let mut stats: HeapStats<(SiteCounts, MassifSnapshots), Site> =
-        HeapStats::with((SiteCounts::new(), MassifSnapshots::new()));
-    let mut modules = ModuleMap::new();
-    let run = o.run(&mut [&mut stats, &mut modules], Vec::new());
-    let (_, (sites, snaps)) = stats.finish_with();
+    let make = || {
+        let stats: HeapStats<(SiteCounts, MassifSnapshots), Site> =
+            HeapStats::with((SiteCounts::new(), MassifSnapshots::new()));
+        (WithStats(stats), ModuleMap::new())
+    };
+    let mut per = PerImage::new(make);
+    let run = o.run(&mut [&mut per], Vec::new());
+    let (((_, (sites, snaps)), modules), images) =
+        choose(Analysis::finish(per), |((h, _), _)| peak_and_image(h));
     refuse_sampled(sites.sampling(), "massif's snapshots")?;
-    let modules = Analysis::finish(modules);
     // Only the stacks that held something at the peak or at the end are
     // named (a trace of a million stacks names a few).
     let rows = sites.resolved(&modules);
@@ -57,17 +65,20 @@ pub fn massif(o: &mut Opened) -> Result<Exported, Error> {
     let end: Vec<Held<'_>> = at_end.iter().map(|(s, b)| (&s[..], *b)).collect();
     let cmd = modules.program().unwrap_or(&o.name).to_string();
     let text = massif::write(&cmd, &snaps.snapshots(), (snaps.peak, &peak), &end);
-    Ok((text.into_bytes(), run))
+    Ok((text.into_bytes(), run, images))
 }
 
 /// The profile as DHAT's JSON.
 pub fn dhat(o: &mut Opened) -> Result<Exported, Error> {
-    let mut flow: HeapFlow<DhatCounts, Lived> = HeapFlow::new(DhatCounts::new());
-    let mut modules = ModuleMap::new();
-    let run = o.run(&mut [&mut flow, &mut modules], Vec::new());
-    let counts = Analysis::finish(flow);
+    let make = || {
+        let stats: HeapStats<DhatCounts, Lived> = HeapStats::with(DhatCounts::new());
+        (WithStats(stats), ModuleMap::new())
+    };
+    let mut per = PerImage::new(make);
+    let run = o.run(&mut [&mut per], Vec::new());
+    let (((_, counts), modules), images) =
+        choose(Analysis::finish(per), |((h, _), _)| peak_and_image(h));
     refuse_sampled(counts.sampling(), "DHAT's counts")?;
-    let modules = Analysis::finish(modules);
     let cmd = modules.program().unwrap_or(&o.name).to_string();
     let dhat = Dhat::new(
         &counts,
@@ -76,7 +87,7 @@ pub fn dhat(o: &mut Opened) -> Result<Exported, Error> {
         &cmd,
         modules.pid.unwrap_or(0),
     );
-    Ok((written(|out| dhat.write(out)), run))
+    Ok((written(|out| dhat.write(out)), run, images))
 }
 
 /// The profile as pprof's profile.proto, gzip-compressed.
@@ -92,6 +103,7 @@ pub fn pprof(o: &mut Opened) -> Result<Exported, Error> {
     Ok((
         written(|out| tramp_profile::pprof::write(&profile, out)),
         run,
+        s.images,
     ))
 }
 
@@ -131,7 +143,12 @@ pub fn parquet(
     let mut flow: HeapFlow<EventRows<Output>, tramp_heap::Born> = HeapFlow::new(rows);
     let mut notes = ProcessNotes::new();
     let mut modules = ModuleMap::new();
-    let run = o.run(&mut [&mut flow, &mut notes, &mut modules], Vec::new());
+    // Each image comes first: an image past the first stops the run.
+    let mut one = tramp_heap::images::OneImage::new("export --parquet");
+    let run = o.run(
+        &mut [&mut one, &mut flow, &mut notes, &mut modules],
+        Vec::new(),
+    );
     let (ev_out, events, sites, row) = flow.into_analyses().finish().map_err(writing(&ev))?;
     let modules = Analysis::finish(modules);
     let mut row = row.noted(&notes);

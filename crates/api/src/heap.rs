@@ -7,8 +7,10 @@
 //! module map names the sites; nothing here prints.
 
 use tramp_core::{Analysis, Run};
+use tramp_heap::images::PerImage;
 use tramp_heap::timeline::Timeline;
-use tramp_heap::{HeapFlow, HeapStats, Site};
+use tramp_heap::view::{Heap, Keep};
+use tramp_heap::{HeapStats, Site};
 use tramp_profile::report::Report;
 use tramp_profile::tree::{Direction, Tree};
 use tramp_symbols::sites::{Cost, SiteCounts, SiteTotals, WithSites};
@@ -62,25 +64,60 @@ pub fn suppressions(path: &str) -> Result<Suppressions, Error> {
 
 /// What one heap view gives the site jobs: the heap statistics, every
 /// site's counts, and the module map (from the trace's notes) that names
-/// them.
+/// them; of one image of the trace (tramp_heap::images::choose).
 pub struct Sites {
     pub heap: tramp_heap::Report,
     pub counts: SiteCounts,
     pub modules: Modules,
+    /// Which of the trace's several images this is, and the others.
+    pub images: Option<String>,
 }
 
-/// The heap statistics and site counts of `o`, from one heap view.
+/// Heap statistics and one more heap analysis of an image, finished
+/// together (the statistics name the image and its peak).
+pub(crate) struct WithStats<A: Analysis<Heap<K>>, K: Keep>(pub(crate) HeapStats<A, K>);
+
+impl<A: Analysis<Heap<K>>, K: Keep> Analysis for WithStats<A, K> {
+    type Report = (tramp_heap::Report, A::Report);
+
+    #[inline]
+    fn observe(&mut self, rec: &tramp_core::Record<'_>) -> Result<(), tramp_core::Error> {
+        self.0.observe(rec)
+    }
+
+    fn warning(&mut self, warning: &tramp_core::Warning) {
+        Analysis::warning(&mut self.0, warning);
+    }
+
+    fn finish(self) -> Self::Report {
+        self.0.finish_with()
+    }
+}
+
+/// The statistics' peak and image, by which an image is chosen.
+pub(crate) fn peak_and_image(r: &tramp_heap::Report) -> (u64, Option<tramp_heap::images::Image>) {
+    (r.max_live_bytes, r.processes.first().cloned())
+}
+
+/// The heap statistics and site counts of `o`, from one heap view per
+/// image; of the image tramp_heap::images::choose takes.
 pub fn sites(o: &mut Opened) -> (Sites, Run) {
-    let mut stats: HeapStats<SiteCounts, Site> = HeapStats::with(SiteCounts::new());
-    let mut modules = ModuleMap::new();
-    let run = o.run(&mut [&mut stats, &mut modules], Vec::new());
-    let (heap, counts) = stats.finish_with();
-    let modules = Analysis::finish(modules);
+    let make = || {
+        (
+            WithStats(HeapStats::<SiteCounts, Site>::with(SiteCounts::new())),
+            ModuleMap::new(),
+        )
+    };
+    let mut per = PerImage::new(make);
+    let run = o.run(&mut [&mut per], Vec::new());
+    let (((heap, counts), modules), images) =
+        tramp_heap::images::choose(Analysis::finish(per), |((h, _), _)| peak_and_image(h));
     (
         Sites {
             heap,
             counts,
             modules,
+            images,
         },
         run,
     )
@@ -107,6 +144,8 @@ pub fn with_sites(
 pub struct Stacks {
     pub stacks: Vec<(Vec<String>, SiteTotals)>,
     pub sampling: Option<tramp_heap::sampling::Sampling>,
+    /// Which of the trace's several images they are of ([`sites`]).
+    pub images: Option<String>,
 }
 
 /// Every call stack's totals of `o`.
@@ -115,21 +154,30 @@ pub fn stacks(o: &mut Opened) -> (Stacks, Run) {
     let stacks = Stacks {
         stacks: s.counts.by_stack(&s.modules),
         sampling: s.counts.sampling(),
+        images: s.images,
     };
     (stacks, run)
 }
 
-/// A call tree of every cost, `depth` levels kept.
-pub fn tree(o: &mut Opened, direction: Direction, depth: usize) -> (Tree, Run) {
+/// A call tree of every cost, `depth` levels kept (and which image of
+/// several it is of).
+pub fn tree(o: &mut Opened, direction: Direction, depth: usize) -> (Tree, Run, Option<String>) {
     let (s, run) = stacks(o);
-    (Tree::new(&s.stacks, direction, depth), run)
+    (Tree::new(&s.stacks, direction, depth), run, s.images)
 }
 
-/// The heap over time in `slices` slices.
-pub fn timeline(o: &mut Opened, slices: usize) -> (tramp_heap::timeline::Report, Run) {
-    let mut flow: HeapFlow<Timeline, ()> = HeapFlow::new(Timeline::new(slices));
-    let run = o.run(&mut [&mut flow], Vec::new());
-    (Analysis::finish(flow), run)
+/// The heap over time in `slices` slices, of one image (as [`sites`]
+/// chooses it; the note says which when there were several).
+pub fn timeline(
+    o: &mut Opened,
+    slices: usize,
+) -> (tramp_heap::timeline::Report, Run, Option<String>) {
+    let mut per =
+        PerImage::new(|| WithStats(HeapStats::<Timeline, ()>::with(Timeline::new(slices))));
+    let run = o.run(&mut [&mut per], Vec::new());
+    let ((_, timeline), images) =
+        tramp_heap::images::choose(Analysis::finish(per), |(h, _)| peak_and_image(h));
+    (timeline, run, images)
 }
 
 /// Folded stacks of one cost (`outer;…;inner COST` lines).
@@ -222,6 +270,9 @@ pub struct Profile {
     pub trace: String,
     /// The page's note on damage, if the run met any.
     pub partial: Option<String>,
+    /// Which image of a run's several this is, and the others
+    /// (tramp_index::choose).
+    pub images: Option<String>,
 }
 
 /// The heap profile of the trace `spec` names, for the job `command`:
@@ -232,7 +283,9 @@ pub fn profile_of(
     wanted: crate::indexed::IndexUse,
 ) -> Result<(Profile, crate::indexed::Profiled), Error> {
     let (parts, p) = crate::indexed::profile(spec, command, wanted)?;
-    Ok((Profile::of(parts, &p.run, p.trace()), p))
+    let mut profile = Profile::of(parts, &p.run, p.trace());
+    profile.images = p.images.clone();
+    Ok((profile, p))
 }
 
 impl Profile {
@@ -252,6 +305,7 @@ impl Profile {
             rss: parts.rss,
             trace,
             partial,
+            images: None,
         }
     }
 
@@ -260,6 +314,7 @@ impl Profile {
         Stacks {
             stacks: self.sites.by_stack(&self.modules),
             sampling: self.sites.sampling(),
+            images: self.images.clone(),
         }
     }
 }

@@ -25,7 +25,8 @@ pub fn profile(o: &mut Opened, top: usize, gc: bool) -> (tramp_rds::report::RdsR
         rds = rds.with_collection();
     }
     let mut modules = tramp_symbols::ModuleMap::new();
-    let run = o.run(&mut [&mut rds, &mut modules], Vec::new());
+    let mut one = tramp_heap::images::OneImage::new("rds");
+    let run = o.run(&mut [&mut one, &mut rds, &mut modules], Vec::new());
     let mut report = Analysis::finish(rds);
     let mut names = Analysis::finish(modules).names();
     report.name_sites(|a, is_site| {

@@ -38,6 +38,7 @@ pub fn study(spec: &TraceSpec, r: &Request) -> Result<(SizesReport, Run, Opened)
     let needs = "heap events (allocations, frees, reallocs): it studies heap traces";
     let mut o = open_for(spec, "sizes", |d| d.heap, needs)?;
     let mut study = SizesAnalysis::new(opts, r.timing_records)?;
-    let run = o.run(&mut [&mut study], Vec::new());
+    let mut one = tramp_heap::images::OneImage::new("sizes");
+    let run = o.run(&mut [&mut one, &mut study], Vec::new());
     Ok((study.finish(), run, o))
 }

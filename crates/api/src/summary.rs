@@ -69,6 +69,9 @@ impl Profile {
                 ),
             ));
         }
+        if let Some(images) = &self.images {
+            out.push(figure("ONE PROCESS OF A RUN", images.clone()));
+        }
         if let Some(sel) = &self.totals.selection {
             out.push(figure("selection (docs/select.md)", sel.clone()));
         }

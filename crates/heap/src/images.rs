@@ -231,6 +231,98 @@ impl<A: Analysis, F: FnMut() -> A> Analysis for PerImage<A, F> {
     }
 }
 
+/// A job that reads one image only (one address space in one output:
+/// the Parquet export's object ids): an error at a trace's second process
+/// note, saying how to take one process.
+#[derive(Clone, Debug)]
+pub struct OneImage {
+    job: &'static str,
+    seen: bool,
+}
+
+impl OneImage {
+    pub fn new(job: &'static str) -> OneImage {
+        OneImage { job, seen: false }
+    }
+}
+
+impl Analysis for OneImage {
+    type Report = ();
+
+    #[inline]
+    fn observe(&mut self, rec: &Record<'_>) -> Result<(), Error> {
+        if let Some(text) = comment_text(rec)
+            && text.starts_with(PROCESS.as_bytes())
+        {
+            if self.seen {
+                return Err(Error::Usage(format!(
+                    "{} reads one process image, and this trace holds several (a run's \
+                     processes, or a process that exec'd): `tramp stats` lists them; `--pid` \
+                     takes one process, `tramp convert --split` makes a file of each",
+                    self.job
+                )));
+            }
+            self.seen = true;
+        }
+        Ok(())
+    }
+
+    fn finish(self) {}
+}
+
+/// The most other images [`choose`]'s note names.
+const NAMED: usize = 8;
+
+/// The one report a single-image job shows of a trace's images: the
+/// only one, else the one whose heap peaked highest (the first of equals;
+/// `of` gives each report's peak and image), with a note naming the
+/// others and how to choose one. Decision (docs/recording.md): a heap
+/// profile is of one address space; the image that used the most is what
+/// a run's user looks for first (a pyenv shim's 78 bash and env images
+/// before its python).
+pub fn choose<T>(
+    mut images: Vec<T>,
+    of: impl Fn(&T) -> (u64, Option<Image>),
+) -> (T, Option<String>) {
+    if images.len() == 1 {
+        return (images.remove(0), None);
+    }
+    let at = (0..images.len())
+        .rev()
+        .max_by_key(|&i| of(&images[i]).0)
+        .unwrap_or(0);
+    let name = |t: &T| match of(t).1 {
+        Some(i) => format!(
+            "pid {} {}",
+            i.pid,
+            i.command
+                .first()
+                .map_or("?", |c| c.rsplit('/').next().unwrap_or(c))
+        ),
+        None => "the records before any process note".to_string(),
+    };
+    let mut others: Vec<String> = images
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != at)
+        .take(NAMED)
+        .map(|(_, t)| name(t))
+        .collect();
+    if images.len() - 1 > NAMED {
+        others.push(format!("and {} more", images.len() - 1 - NAMED));
+    }
+    let n = images.len();
+    let chosen = images.swap_remove(at);
+    let note = format!(
+        "the trace holds {n} images (processes, or programs an exec started); this is of {}, \
+         whose heap peaked highest; the others: {} (`tramp stats` lists them all; `--pid` \
+         chooses a process, `tramp convert --split` makes a file of each)",
+        name(&chosen),
+        others.join(", ")
+    );
+    (chosen, Some(note))
+}
+
 /// A command line as a person reads it: the arguments space-separated,
 /// each quoted for a POSIX shell only where it needs to be.
 pub fn shell_words(args: &[String]) -> String {

@@ -141,48 +141,13 @@ impl Analysis for Builder {
     }
 }
 
-/// The one profile a job shows of a trace's images: the only one, else
-/// the one whose heap peaked highest (the first of equals), with a note
-/// naming the others and how to choose one (`--pid`).
-pub fn choose(mut images: Vec<Parts>) -> (Parts, Option<String>) {
-    if images.len() == 1 {
-        return (images.remove(0), None);
-    }
-    let at = (0..images.len())
-        .rev()
-        .max_by_key(|&i| images[i].totals.max_live_bytes)
-        .unwrap_or(0);
-    let name = |p: &Parts| match p.totals.processes.first() {
-        Some(i) => format!(
-            "pid {} {}",
-            i.pid,
-            i.command
-                .first()
-                .map_or("?", |c| c.rsplit('/').next().unwrap_or(c))
-        ),
-        None => "the records before any process note".to_string(),
-    };
-    const NAMED: usize = 8;
-    let mut others: Vec<String> = images
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| *i != at)
-        .take(NAMED)
-        .map(|(_, p)| name(p))
-        .collect();
-    if images.len() - 1 > NAMED {
-        others.push(format!("and {} more", images.len() - 1 - NAMED));
-    }
-    let chosen = images.swap_remove(at);
-    let note = format!(
-        "the trace holds {} images (processes, or programs an exec started); this profile is of \
-         {}, whose heap peaked highest; the others: {} (`tramp stats` lists them all; `--pid` \
-         chooses a process)",
-        images.len() + 1,
-        name(&chosen),
-        others.join(", ")
-    );
-    (chosen, Some(note))
+/// The one profile a job shows of a trace's images
+/// (tramp_heap::images::choose: the one whose heap peaked highest), with
+/// the note naming the others.
+pub fn choose(images: Vec<Parts>) -> (Parts, Option<String>) {
+    tramp_heap::images::choose(images, |p| {
+        (p.totals.max_live_bytes, p.totals.processes.first().cloned())
+    })
 }
 
 /// One process's profile in an index.

@@ -133,7 +133,10 @@ fn export(
 ) -> Result<()> {
     let out = tramp_api::output::create_with(path, compression)?;
     let mut o = tramp_api::heap::open_heap(&input.spec(), command)?;
-    let (bytes, run) = job(&mut o)?;
+    let (bytes, run, images) = job(&mut o)?;
+    if let Some(n) = images {
+        eprintln!("tramp: note: {n}");
+    }
     out.write(&bytes)?;
     super::end_run(run, &o, Some(path), covers)
 }

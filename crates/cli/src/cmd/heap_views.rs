@@ -10,7 +10,8 @@ use super::{end_run, print_report};
 
 /// A call tree of every cost, `depth` levels shown.
 pub fn tree(mut o: super::Opened, dir: Direction, depth: usize, json: bool) -> Result<()> {
-    let (tree, run) = heap::tree(&mut o, dir, depth);
+    let (tree, run, images) = heap::tree(&mut o, dir, depth);
+    note(images);
     print_report(&run.outcome(&tree), json)?;
     let covers = "; the tree above covers the records before the error";
     end_run(run, &o, None, covers)
@@ -18,7 +19,8 @@ pub fn tree(mut o: super::Opened, dir: Direction, depth: usize, json: bool) -> R
 
 /// The heap over time (48 slices in text, 512 in JSON).
 pub fn timeline(mut o: super::Opened, json: bool) -> Result<()> {
-    let (report, run) = heap::timeline(&mut o, if json { 512 } else { 48 });
+    let (report, run, images) = heap::timeline(&mut o, if json { 512 } else { 48 });
+    note(images);
     print_report(&run.outcome(&report), json)?;
     let covers = "; the slices above cover the records before the error";
     end_run(run, &o, None, covers)
@@ -30,6 +32,7 @@ pub fn folded(mut o: super::Opened, cost: Cost, flamegraph: Option<&str>) -> Res
     // input, into a missing directory) is refused first.
     let svg = flamegraph.map(tramp_api::output::create).transpose()?;
     let (stacks, run) = heap::stacks(&mut o);
+    note(stacks.images.clone());
     match svg {
         None => super::print(&heap::folded(&stacks, cost))?,
         Some(out) => {
@@ -39,4 +42,11 @@ pub fn folded(mut o: super::Opened, cost: Cost, flamegraph: Option<&str>) -> Res
     }
     let covers = "; the stacks above cover the records before the error";
     end_run(run, &o, None, covers)
+}
+
+/// Which image of a run's several the view is of, on stderr.
+fn note(images: Option<String>) {
+    if let Some(n) = images {
+        eprintln!("tramp: note: {n}");
+    }
 }

@@ -194,7 +194,10 @@ pub fn make_plan(
     let t = Instant::now();
     let file = tempfile::tempfile()?;
     let mut feed = ReplayFeed::new(BufWriter::with_capacity(1 << 20, file), opts.memory_limit)?;
-    let run = drive(source, &mut [&mut feed], Vec::new(), progress);
+    // One address space: a run's second image would replay its frees
+    // against the first's blocks.
+    let mut one = tramp_heap::images::OneImage::new("replay");
+    let run = drive(source, &mut [&mut one, &mut feed], Vec::new(), progress);
     let (trace, plan, out) = feed.finish()?;
     let mut file = out.into_inner().map_err(|e| Error::Io(e.into_error()))?;
     file.seek(SeekFrom::Start(0))?;
