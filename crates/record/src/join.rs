@@ -14,7 +14,7 @@ use tramp_core::Error;
 use tramp_tpack::trailer::{Found, find};
 
 /// What joining wrote.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Joined {
     pub traces: usize,
     pub records: u64,
@@ -22,6 +22,8 @@ pub struct Joined {
     pub bytes: u64,
     /// Every trace had an index, so the joined file has one.
     pub indexed: bool,
+    /// How long the join took (s).
+    pub seconds: f64,
 }
 
 /// Joins `traces` (tpack files, in order) into `output`, which may be one
@@ -35,6 +37,7 @@ pub fn join(output: &Path, traces: &[PathBuf]) -> Result<Joined, Error> {
             path.display()
         ))
     };
+    let started = std::time::Instant::now();
     // Opened before the output replaces any of them.
     let mut inputs = Vec::new();
     let mut indexes = Some(Vec::new());
@@ -87,5 +90,6 @@ pub fn join(output: &Path, traces: &[PathBuf]) -> Result<Joined, Error> {
             std::fs::remove_file(path)?;
         }
     }
+    joined.seconds = started.elapsed().as_secs_f64();
     Ok(joined)
 }

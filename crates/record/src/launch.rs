@@ -350,10 +350,12 @@ impl Recording {
         out.push(self.disk_summary());
         if let Some(j) = &self.joined {
             out.push(format!(
-                "wrote the run's {} processes into one file, {} ({} records; `tramp stats` lists them, `--pid` chooses one, `tramp convert --split` makes a file of each)",
+                "wrote the run's {} processes into one file, {} ({} records, {:.1} MiB joined in {:.0} ms; `tramp stats` lists them, `--pid` chooses one, `tramp convert --split` makes a file of each)",
                 j.traces,
                 self.output.display(),
-                j.records
+                j.records,
+                j.bytes as f64 / (1 << 20) as f64,
+                j.seconds * 1e3
             ));
         } else if self.traces.len() > 1 {
             out.push(format!(

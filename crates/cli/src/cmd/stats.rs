@@ -21,6 +21,15 @@ use super::{InputArgs, end_run, print_report};
 /// time, p50, p99; the top 20 in text, all in JSON) and the counter gaps
 /// of each stream.
 ///
+/// Of a run (a recording of several processes, docs/recording.md): a row
+/// per image — a process, or the program an exec started in it — with
+/// its pid, parent, exec number, program, calls, bytes, temporaries, peak
+/// and what was live at its end, then the total, a line per image with
+/// its duration and command line, and the image that used the most
+/// (`--json`: `processes`, `total`, `most`). `--pid` takes one process;
+/// `--sites`, `--folded`, `--tree` and `--timeline` show the image that
+/// used the most, saying so.
+///
 /// If the trace is damaged, the statistics of every record before the
 /// damage are printed, then the error, and the exit status is 1.
 #[derive(Args)]
