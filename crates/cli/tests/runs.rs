@@ -95,6 +95,16 @@ fn a_scripts_run_is_one_file_whose_processes_are_each_alone() {
     assert_eq!(rows[0]["command"], serde_json::json!(["sh", script]));
     assert_eq!(rows[3]["command"], serde_json::json!([churn, "1", "3000"]));
     assert_eq!(rows[3]["pid"], rows[2]["pid"], "env exec'd churn");
+    // On the run's one time axis the script's programs ran one after
+    // another, each within the shell's run (ns since its first event).
+    let at = |r: &Value, k: &str| r[k].as_u64().unwrap_or_else(|| panic!("{k}: {r}"));
+    for w in rows[1..].windows(2) {
+        assert!(
+            at(&w[0], "run_end_ns") <= at(&w[1], "run_start_ns"),
+            "{stats}"
+        );
+    }
+    assert_eq!(at(&rows[0], "run_start_ns"), 0, "the shell started first");
     // The total is the rows' sum; the largest is named.
     let sum: u64 = rows.iter().map(|r| r["records"].as_u64().unwrap()).sum();
     assert_eq!(stats["total"]["records"].as_u64(), Some(sum));

@@ -17,7 +17,9 @@ pub const COMMAND: &str = "tramp:command ";
 pub const PROCESS: &str = "tramp:process ";
 
 /// The prefix of the note saying when and where a process was recorded:
-/// `tramp:recorded at=UNIX_SECONDS host=NAME`, after its process note.
+/// `tramp:recorded at=UNIX_SECONDS host=NAME [clock0=NS]`, after its
+/// process note; `clock0` is the machine's CLOCK_MONOTONIC (ns) at the
+/// trace's time 0, which puts a run's processes on one time axis.
 pub const RECORDED: &str = "tramp:recorded ";
 
 /// One program a process ran.
@@ -38,31 +40,50 @@ pub struct Image {
     pub recorded_at: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host: Option<String>,
+    /// CLOCK_MONOTONIC (ns) at its trace's time 0, when the trace says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock0: Option<u64>,
 }
 
-/// The recorded note of a process recorded at `at` (seconds since 1970)
-/// on `host` (white space in its name becomes `_`).
-pub fn recorded_note(at: u64, host: &str) -> String {
-    let host: String = host
+/// What a recorded note says.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Recorded {
+    /// Seconds since 1970, UTC.
+    pub at: u64,
+    pub host: String,
+    /// CLOCK_MONOTONIC (ns) at the trace's time 0.
+    pub clock0: Option<u64>,
+}
+
+/// The recorded note of `r` (white space in the host's name becomes `_`).
+pub fn recorded_note(r: &Recorded) -> String {
+    let host: String = r
+        .host
         .chars()
         .map(|c| if c.is_whitespace() { '_' } else { c })
         .collect();
-    format!("{RECORDED}at={at} host={host}")
+    match r.clock0 {
+        Some(c) => format!("{RECORDED}at={} host={host} clock0={c}", r.at),
+        None => format!("{RECORDED}at={} host={host}", r.at),
+    }
 }
 
-/// The time and host of a recorded note.
-pub fn parse_recorded(text: &[u8]) -> Option<(u64, String)> {
+/// What a recorded note says.
+pub fn parse_recorded(text: &[u8]) -> Option<Recorded> {
     let rest = std::str::from_utf8(text.strip_prefix(RECORDED.as_bytes())?).ok()?;
     let mut at = None;
-    let mut host = None;
+    let mut r = Recorded::default();
     for w in rest.split(' ') {
         if let Some(v) = w.strip_prefix("at=") {
             at = v.parse::<u64>().ok();
         } else if let Some(v) = w.strip_prefix("host=") {
-            host = Some(v.to_string());
+            r.host = v.to_string();
+        } else if let Some(v) = w.strip_prefix("clock0=") {
+            r.clock0 = v.parse::<u64>().ok();
         }
     }
-    Some((at?, host.unwrap_or_default()))
+    r.at = at?;
+    Some(r)
 }
 
 /// The command note of `args` (`cut`: shortened by the capture).
@@ -110,10 +131,11 @@ impl Images {
                 ..Image::default()
             });
             true
-        } else if let Some((at, host)) = parse_recorded(text) {
+        } else if let Some(r) = parse_recorded(text) {
             if let Some(last) = self.list.last_mut() {
-                last.recorded_at = Some(at);
-                last.host = Some(host);
+                last.recorded_at = Some(r.at);
+                last.host = Some(r.host);
+                last.clock0 = r.clock0;
             }
             true
         } else if let Some((args, cut)) = parse_command(text) {
@@ -368,12 +390,22 @@ mod tests {
             .collect();
         assert_eq!(got, [(7, 1, 3), (7, 1, 2)]);
         assert_eq!(parse_process(b"tramp:process pid=x"), None);
-        let note = recorded_note(1_796_611_500, "build box");
+        let mut r = Recorded {
+            at: 1_796_611_500,
+            host: "build box".into(),
+            clock0: None,
+        };
+        let note = recorded_note(&r);
         assert_eq!(note, "tramp:recorded at=1796611500 host=build_box");
+        r.host = "build_box".into();
+        assert_eq!(parse_recorded(note.as_bytes()), Some(r.clone()));
+        r.clock0 = Some(123_456_789);
+        let note = recorded_note(&r);
         assert_eq!(
-            parse_recorded(note.as_bytes()),
-            Some((1_796_611_500, "build_box".into()))
+            note,
+            "tramp:recorded at=1796611500 host=build_box clock0=123456789"
         );
+        assert_eq!(parse_recorded(note.as_bytes()), Some(r));
         assert_eq!(parse_command(b"tramp:command [1]"), None);
     }
 

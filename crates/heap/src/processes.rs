@@ -70,6 +70,16 @@ pub struct ProcessRow {
     pub start_ns: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub end_ns: Option<u64>,
+    /// Its first and last event's times on the run's one axis: ns since
+    /// the run's first event, when every image's trace says where its
+    /// clock starts (`tramp:recorded … clock0=`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_start_ns: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_end_ns: Option<u64>,
+    /// CLOCK_MONOTONIC at its clock's 0.
+    #[serde(skip)]
+    clock0: Option<u64>,
     pub records: u64,
     pub malloc_calls: u64,
     pub realloc_calls: u64,
@@ -102,6 +112,9 @@ impl ProcessRow {
             recorded_at: image.recorded_at,
             start_ns: span.map(|s| s.0),
             end_ns: span.map(|s| s.1),
+            run_start_ns: None,
+            run_end_ns: None,
+            clock0: image.clock0,
             records: r.records,
             malloc_calls: r.malloc_calls,
             realloc_calls: r.realloc_calls,
@@ -145,6 +158,9 @@ impl Processes {
             recorded_at: None,
             start_ns: None,
             end_ns: None,
+            run_start_ns: None,
+            run_end_ns: None,
+            clock0: None,
             records: 0,
             malloc_calls: 0,
             realloc_calls: 0,
@@ -165,6 +181,18 @@ impl Processes {
                 .saturating_add(p.temporary_allocations);
             total.max_live_bytes = total.max_live_bytes.saturating_add(p.max_live_bytes);
             total.live_bytes_at_end = total.live_bytes_at_end.saturating_add(p.live_bytes_at_end);
+        }
+        // The run's axis: every image's absolute start and end.
+        let absolute = |p: &ProcessRow| Some((p.clock0? + p.start_ns?, p.clock0? + p.end_ns?));
+        let spans: Option<Vec<(u64, u64)>> = processes.iter().map(absolute).collect();
+        if let Some(spans) = spans {
+            let origin = spans.iter().map(|s| s.0).min().unwrap_or(0);
+            for (p, (a, b)) in processes.iter_mut().zip(spans) {
+                p.run_start_ns = Some(a - origin);
+                p.run_end_ns = Some(b - origin);
+            }
+            total.run_start_ns = Some(0);
+            total.run_end_ns = processes.iter().filter_map(|p| p.run_end_ns).max();
         }
         let most = (0..processes.len())
             .rev()
@@ -230,6 +258,14 @@ impl fmt::Display for Processes {
             f,
             "(the total's peak live is the sum of each image's peak: an upper bound)"
         )?;
+        if let Some(end) = self.total.run_end_ns {
+            writeln!(
+                f,
+                "the run: {} images over {}, its first event to its last",
+                self.processes.len(),
+                duration(end)
+            )?;
+        }
         for p in &self.processes {
             let ran = match p.command.is_empty() {
                 true => "(command line not recorded)".to_string(),
@@ -242,6 +278,10 @@ impl fmt::Display for Processes {
             let took = match (p.start_ns, p.end_ns) {
                 (Some(a), Some(b)) => format!(", {}", duration(b.saturating_sub(a))),
                 _ => String::new(),
+            };
+            let took = match p.run_start_ns {
+                Some(a) => format!("{took} from {}", duration(a)),
+                None => took,
             };
             writeln!(f, "{:>8} ({how}{took}): {ran}", p.pid)?;
         }

@@ -137,6 +137,9 @@ pub(crate) struct State {
     /// begins at the process note (tramp_heap::images::PerImage), so the
     /// start waits for the next event and follows a process record.
     pending_start: Option<(u32, u64)>,
+    /// CLOCK_MONOTONIC (ns) at the trace's time 0, once the conversion
+    /// knows it (the recorded note says it).
+    pub(crate) clock0: Option<u64>,
 }
 
 impl State {
@@ -349,7 +352,7 @@ impl State {
                     stack_depth: *stack_depth,
                 };
                 self.comment(w, &a, stats)?;
-                self.comment(w, &recorded_now(), stats)?;
+                self.comment(w, &recorded_now(self.clock0), stats)?;
                 // An attach's trace began with its note (`live`); a log
                 // converted on its own says it here.
                 if *attached {
@@ -616,12 +619,12 @@ impl<W: Write> TraceOut for tramp_tpack::Writer<W> {
 
 /// When and where the recording is made: now, on this host (the kernel's
 /// hostname; `?` where it cannot be read).
-fn recorded_now() -> Annotation {
+fn recorded_now(clock0: Option<u64>) -> Annotation {
     let at = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|h| h.trim().to_string())
         .unwrap_or_else(|_| "?".into());
-    Annotation::Recorded { at, host }
+    Annotation::Recorded(tramp_heap::images::Recorded { at, host, clock0 })
 }

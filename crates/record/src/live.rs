@@ -849,6 +849,7 @@ impl Order {
             self.last = tsc;
         }
         let time = self.clock.ns(tsc).saturating_sub(self.t0.unwrap_or(0));
+        t.state.clock0 = self.t0;
         t.state.emit(ev, time, log, tid, &mut t.out, &mut t.stats)
     }
 }

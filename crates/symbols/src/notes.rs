@@ -15,10 +15,7 @@ pub enum Annotation {
     },
     /// When (seconds since 1970, UTC) and on which host the process's
     /// recording began, after its process note (`tramp_heap::images`).
-    Recorded {
-        at: u64,
-        host: String,
-    },
+    Recorded(tramp_heap::images::Recorded),
     /// The process's command line, after its process note; `cut` when
     /// the capture shortened it (`tramp_heap::images`).
     Command {
@@ -92,7 +89,7 @@ impl Annotation {
                 format!("tramp:process pid={pid} ppid={ppid} stack={stack_depth}")
             }
             Annotation::Command { args, cut } => tramp_heap::images::command_note(args, *cut),
-            Annotation::Recorded { at, host } => tramp_heap::images::recorded_note(*at, host),
+            Annotation::Recorded(r) => tramp_heap::images::recorded_note(r),
             Annotation::Module { base, path } => format!("tramp:module {base:#x} {path}"),
             Annotation::Stack { id, frames } => {
                 let mut s = format!("tramp:stack {id}");
@@ -171,8 +168,8 @@ impl Annotation {
         if let Some((args, cut)) = tramp_heap::images::parse_command(comment) {
             return Some(Annotation::Command { args, cut });
         }
-        if let Some((at, host)) = tramp_heap::images::parse_recorded(comment) {
-            return Some(Annotation::Recorded { at, host });
+        if let Some(r) = tramp_heap::images::parse_recorded(comment) {
+            return Some(Annotation::Recorded(r));
         }
         if let Some(t) = rest.strip_prefix("symbol ") {
             let f: Vec<&str> = t.split('\t').collect();
@@ -405,10 +402,11 @@ mod tests {
                 args: vec!["x\ty\"z".into()],
                 cut: true,
             },
-            Annotation::Recorded {
+            Annotation::Recorded(tramp_heap::images::Recorded {
                 at: 1_796_611_500,
                 host: "ci-7".into(),
-            },
+                clock0: Some(5_000_000_123),
+            }),
             Annotation::Rss {
                 time: 10_000_000,
                 bytes: 1 << 22,
