@@ -25,11 +25,12 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(parse_command(again.as_bytes()), Some((args, cut)));
     }
     let _ = parse_process(data);
-    if let Some((at, host)) = parse_recorded(data) {
-        assert!(tramp_core::numbers::utc_seconds(at).ends_with(" UTC"));
-        if !host.contains(char::is_whitespace) && !host.contains(' ') {
-            let again = recorded_note(at, &host);
-            assert_eq!(parse_recorded(again.as_bytes()).map(|r| r.0), Some(at));
+    if let Some(r) = parse_recorded(data) {
+        assert!(tramp_core::numbers::utc_seconds(r.at).ends_with(" UTC"));
+        if !r.host.contains(char::is_whitespace) && !r.host.contains(' ') {
+            let again = recorded_note(&r);
+            let back = parse_recorded(again.as_bytes()).unwrap();
+            assert_eq!((back.at, back.clock0), (r.at, r.clock0));
         }
     }
     let mut images = Images::default();

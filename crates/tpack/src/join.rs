@@ -62,8 +62,11 @@ pub fn copy_blocks(input: &mut impl Read, out: &mut impl Write) -> Result<Copied
         if len > MAX_BODY {
             return Err(at_offset(at, TpackError::BodyTooLarge(len)));
         }
-        body.resize(len as usize, 0);
-        if read_full(input, &mut body)? < body.len() {
+        // Read as it arrives: a forged length asks for no memory the
+        // input does not hold.
+        body.clear();
+        input.by_ref().take(u64::from(len)).read_to_end(&mut body)?;
+        if body.len() < len as usize {
             return Err(at_offset(at, TpackError::Truncated("in a block body")));
         }
         let computed = crc32fast::hash(&body);
