@@ -338,6 +338,8 @@ impl Profile {
             stacks.push((vec!["[other stacks]".to_string()], other));
         }
         let summary = self.summary(kept + merged);
+        let timed = self.timeline.clock == tramp_heap::timeline::Clock::Time;
+        let grid = self.sites.grid();
         let tops = self.sites.top_sites(
             &self.modules,
             &[Cost::Peak, Cost::Allocations, Cost::Temporary, Cost::Leaked],
@@ -355,5 +357,6 @@ impl Profile {
         .with_rss(self.rss)
         .with_tops(tops)
         .with_threads(&self.totals.per_thread)
+        .with_grid(grid, timed)
     }
 }

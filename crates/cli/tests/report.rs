@@ -351,6 +351,30 @@ fn the_page_works_in_chromium_driven_by_playwright() {
         std::fs::metadata(&shot).unwrap().len() > 10_000,
         "the screenshot"
     );
+    // The drag chose a range of the grid: what the page says it made and
+    // what was live at its end are `tramp stats --time`'s figures (the
+    // trace's times count from its first record, at 0 in a recording).
+    let r = &v["range"];
+    assert_eq!(r["grid_t0"], 0, "{v}");
+    let (from, to) = (r["from"].as_u64().unwrap(), r["to"].as_u64().unwrap());
+    assert!(from < to, "{v}");
+    let trace = p(&dir, "b.tpack");
+    let stats = |range: String| -> serde_json::Value {
+        serde_json::from_str(&ok(&tramp(&["stats", "--json", "--time", &range, &trace]))).unwrap()
+    };
+    let made = stats(format!("{from}ns..{to}ns"));
+    assert_eq!(r["allocations"], made["total_allocs"], "{v}");
+    assert_eq!(r["bytes"], made["bytes_allocated"], "{v}");
+    assert!(r["allocations"].as_u64().unwrap() > 0, "{v}");
+    let before_end = stats(format!("0ns..{to}ns"));
+    assert_eq!(r["live"], before_end["live_bytes_at_end"], "{v}");
+    // The flame graph shows them, as the switch says.
+    assert_eq!(r["made_total"], r["bytes"], "{v}");
+    assert_eq!(r["made_cost"], "bytes made in range", "{v}");
+    assert_eq!(r["live_total"], r["live"], "{v}");
+    assert_eq!(r["live_cost"], "bytes live at range end", "{v}");
+    assert_eq!(r["tables"], 3, "{v}");
+    assert_eq!(r["cleared_cost"], "allocations", "{v}");
 }
 
 /// `report NEW --baseline OLD`: budgets.c keeping 300 blocks of 1000

@@ -194,6 +194,23 @@ pub enum HeapEvent<K = Born> {
     },
 }
 
+impl<K> HeapEvent<K> {
+    /// The event's context (its time, thread, heap).
+    #[inline]
+    pub fn cx(&self) -> Context {
+        match self {
+            HeapEvent::Alloc { cx, .. }
+            | HeapEvent::Displaced { cx, .. }
+            | HeapEvent::Free { cx, .. }
+            | HeapEvent::Realloc { cx, .. }
+            | HeapEvent::HeapCreate { cx }
+            | HeapEvent::HeapDestroy { cx }
+            | HeapEvent::ThreadCreate { cx }
+            | HeapEvent::ThreadDestroy { cx } => *cx,
+        }
+    }
+}
+
 /// The live totals after an event.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Live {

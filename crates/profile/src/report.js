@@ -126,6 +126,7 @@
     });
     svg.setAttribute("data-points", String(sl.length));
     svg.setAttribute("data-ticks", String(ticks));
+    svg._geom = { L: L, R: R, W: W, T: T, B: B, H: H, t0: t0, t1: t1 };
   }
   var memory = [
     { name: "most bytes live in the slice", color: "#c33", level: true, get: function (x) { return x.max_live_bytes; } },
@@ -172,12 +173,112 @@
   bars("lifetimes", D.lifetimes.buckets, function (b) { return "≤" + clockLabel(b.high); },
     function (b) { return b.objects; }, "", "lifetime (from allocation to free)", "objects");
 
+  // Time ranges. Dragging over the memory chart chooses a range of the
+  // grid's slices (each stack's activity per slice, D.slices); the flame
+  // graph, the trees and the top tables then show, per stack, what was
+  // made in the range (allocations, bytes, frees) or what was live at its
+  // end (allocated before it, not yet freed) — the switch chooses. "clear"
+  // goes back to the whole trace.
+  var range = null;
+  var RANGE_COSTS = ["allocations made in range", "bytes made in range", "frees in range",
+    "bytes live at range end", "bytes freed in range"];
+  function costNames() { return range ? RANGE_COSTS : D.costs; }
+  function costsOf(i) {
+    if (!range) return D.stacks[i][1];
+    var c = [0, 0, 0, 0, 0];
+    (D.slices[i] || []).forEach(function (s) {
+      if (s[0] < range.kb) c[3] += s[2] - s[4];
+      if (s[0] >= range.ka && s[0] < range.kb) { c[0] += s[1]; c[1] += s[2]; c[2] += s[3]; c[4] += s[4]; }
+    });
+    return c;
+  }
+  function setRange(a, b) {
+    var g = D.grid, w = g.width;
+    var ka = Math.max(0, Math.floor((Math.min(a, b) - g.t0) / w));
+    var kb = Math.max(ka + 1, Math.ceil((Math.max(a, b) - g.t0) / w));
+    range = { ka: ka, kb: kb, from: g.t0 + ka * w, to: g.t0 + kb * w };
+    var mem = document.getElementById("memory"), m = mem._geom;
+    var x = function (t) { return m.L + (m.W - m.L - m.R) * (Math.min(t, m.t1) - m.t0) / Math.max(1, m.t1 - m.t0); };
+    var band = document.getElementById("band");
+    if (!band) { band = el("svg:rect", { id: "band", fill: "#36c", opacity: 0.15 }); mem.insertBefore(band, mem.firstChild); }
+    band.setAttribute("x", x(range.from)); band.setAttribute("width", Math.max(1, x(range.to) - x(range.from)));
+    band.setAttribute("y", m.T); band.setAttribute("height", m.H - m.B - m.T);
+    band.style.display = "";
+    costSel.textContent = "";
+    RANGE_COSTS.forEach(function (c, i) { costSel.appendChild(el("option", { value: i }, c)); });
+    costSel.value = mode.value === "live" ? 3 : 1;
+    rebuild();
+  }
+  function clearRange() {
+    range = null;
+    var band = document.getElementById("band"); if (band) band.style.display = "none";
+    costSel.textContent = "";
+    D.costs.forEach(function (c, i) { costSel.appendChild(el("option", { value: i }, c)); });
+    rebuild();
+  }
+  // The range's tables: what it made and what was live at its end, by
+  // allocation site (the innermost frame), over every stack.
+  function rangeTops() {
+    var box = document.getElementById("rangetops"), info = document.getElementById("range");
+    box.textContent = "";
+    if (!range) { info.textContent = D.grid ? "drag over the memory chart to choose a time range" : ""; return; }
+    var sites = {}, all = [0, 0, 0, 0, 0];
+    D.stacks.forEach(function (s, i) {
+      var cs = costsOf(i), f = s[0][s[0].length - 1], r = sites[f] || (sites[f] = [0, 0, 0, 0, 0]);
+      for (var c = 0; c < 5; c++) { r[c] += cs[c]; all[c] += cs[c]; }
+    });
+    info.textContent = "range " + clockLabel(range.from - D.grid.t0) + " – " + clockLabel(range.to - D.grid.t0) +
+      ": " + human(all[0], "") + " allocations and " + human(all[1], "bytes") + " made in it, " +
+      human(all[2], "") + " frees; " + human(all[3], "bytes") + " live at its end";
+    ["from", "to"].forEach(function (k) { info.setAttribute("data-" + k, String(range[k])); });
+    info.setAttribute("data-allocations", String(all[0]));
+    info.setAttribute("data-bytes", String(all[1]));
+    info.setAttribute("data-live", String(all[3]));
+    [[0, "most allocations made in the range"], [1, "most bytes made in the range"],
+     [3, "most bytes live at the range's end"]].forEach(function (spec) {
+      var c = spec[0], rows = Object.keys(sites).filter(function (f) { return sites[f][c] > 0; })
+        .sort(function (a, b) { return sites[b][c] - sites[a][c]; }).slice(0, 10);
+      var div = el("div", { class: "top" }); div.appendChild(el("h3", {}, spec[1]));
+      var t = el("table", { "data-range-cost": String(c) });
+      rows.forEach(function (f) {
+        var name = D.frames[f], tr = el("tr", { class: "link", title: name });
+        tr.appendChild(el("td", { class: "name" }, short(name)));
+        tr.appendChild(el("td", {}, human(sites[f][c], unitOf(c))));
+        tr.appendChild(el("td", {}, (100 * sites[f][c] / Math.max(1, all[c])).toFixed(1) + " %"));
+        tr.onclick = function () { costSel.value = c; search.value = name; rebuild(); document.getElementById("flame").scrollIntoView(); };
+        t.appendChild(tr);
+      });
+      if (!rows.length) t.appendChild(el("tr")).appendChild(el("td", {}, "none"));
+      div.appendChild(t); box.appendChild(div);
+    });
+  }
+  var mode = document.getElementById("rangemode");
+  mode.onchange = function () { if (range) { costSel.value = mode.value === "live" ? 3 : 1; rebuild(); } };
+  document.getElementById("clear").onclick = clearRange;
+  (function () {
+    var mem = document.getElementById("memory"), start = null;
+    if (!D.grid || !mem._geom) { document.getElementById("rangebar").style.display = "none"; return; }
+    function timeAt(ev) {
+      var r = mem.getBoundingClientRect(), m = mem._geom;
+      var vx = (ev.clientX - r.left) * m.W / Math.max(1, r.width);
+      var f = Math.min(1, Math.max(0, (vx - m.L) / (m.W - m.L - m.R)));
+      return m.t0 + f * (m.t1 - m.t0);
+    }
+    mem.style.cursor = "crosshair";
+    mem.onmousedown = function (ev) { start = timeAt(ev); ev.preventDefault(); };
+    mem.onmouseup = function (ev) {
+      if (start === null) return;
+      var end = timeAt(ev), a = start; start = null;
+      if (Math.abs(end - a) > 0) setRange(a, end);
+    };
+  })();
+
   // The stacks as a tree (top-down: outermost first; bottom-up: reversed).
   function build(cost, reverse) {
     var root = { name: "all", v: 0, all: [0, 0, 0, 0, 0], kids: {} };
-    D.stacks.forEach(function (s) {
-      var frames = reverse ? s[0].slice().reverse() : s[0], node = root;
-      var add = function (n) { n.v += s[1][cost]; for (var c = 0; c < 5; c++) n.all[c] += s[1][c]; };
+    D.stacks.forEach(function (s, i) {
+      var frames = reverse ? s[0].slice().reverse() : s[0], node = root, cs = costsOf(i);
+      var add = function (n) { n.v += cs[cost]; for (var c = 0; c < 5; c++) n.all[c] += cs[c]; };
       add(root);
       frames.forEach(function (f) {
         var k = node.kids[f];
@@ -215,7 +316,7 @@
       b.onmouseover = function () {
         // Every cost of the frame's stacks, and their blocks' mean size.
         var a = n.all, mean = a[0] ? human(a[1] / a[0], "bytes") : "–";
-        hover.textContent = n.name + " — " + human(n.v, unitOf(cost)) + " " + D.costs[cost] +
+        hover.textContent = n.name + " — " + human(n.v, unitOf(cost)) + " " + costNames()[cost] +
           " (" + (100 * n.v / Math.max(1, tree.v)).toFixed(2) + "% of all); " + human(a[0], "") +
           " allocations of " + mean + " on average, " + human(a[2], "") + " temporary, " +
           human(a[3], "bytes") + " at the peak, " + human(a[4], "bytes") + " leaked";
@@ -241,7 +342,8 @@
     var frame = document.getElementById("flamebox");
     frame.scrollTop = frame.scrollHeight;
   }
-  function rebuild() { tree = build(+costSel.value, false); zoom = null; draw(); tables(); }
+  function rebuild() { tree = build(+costSel.value, false); zoom = null; draw(); tables(); rangeTops();
+    flame.setAttribute("data-total", String(tree.v)); }
   costSel.onchange = rebuild;
   search.oninput = draw;
   document.getElementById("reset").onclick = function () { zoom = null; draw(); };
@@ -254,7 +356,7 @@
     var t = document.getElementById(id), cost = +costSel.value, q = filter.value.toLowerCase();
     t.textContent = "";
     var head = el("tr"); head.appendChild(el("th", {}, "call stack"));
-    D.costs.forEach(function (c) { head.appendChild(el("th", {}, c)); });
+    costNames().forEach(function (c) { head.appendChild(el("th", {}, c)); });
     t.appendChild(head);
     var rows = 0;
     function holds(n) {

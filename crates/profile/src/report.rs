@@ -14,6 +14,7 @@ use tramp_heap::lifetimes;
 use tramp_heap::stats::Bucket;
 use tramp_heap::timeline::Slice;
 use tramp_symbols::sites::{Cost, SiteTotals};
+use tramp_symbols::slices::{Grid, SliceCounts};
 
 /// Call stacks kept in the page (by their largest share of any cost).
 pub const MAX_STACKS: usize = 4000;
@@ -45,6 +46,11 @@ pub struct Report {
     pub stacks: Vec<(Vec<u32>, [u64; 5])>,
     /// Stacks merged into `[other stacks]` to bound the page.
     pub merged_stacks: usize,
+    /// Per stack (as `stacks`), what it did in each slice of `grid`
+    /// (tramp_symbols::slices): the time ranges' data.
+    pub slices: Vec<Vec<SliceCounts>>,
+    /// The slices' first time and width, when the trace has times.
+    pub grid: Option<Grid>,
     /// The ten sites with most of the peak, the allocations, the temporary
     /// allocations and the leaks, over every stack (the first screen's
     /// tables).
@@ -56,6 +62,9 @@ pub struct Report {
     /// Bytes allocated by every thread (the shares' whole).
     pub thread_bytes: u128,
 }
+
+/// The most stack slices a page holds (20 bytes or so each in its JSON).
+pub const SLICE_BUDGET: usize = 40_000;
 
 /// Threads the page lists.
 pub const MAX_THREADS: usize = 64;
@@ -78,15 +87,19 @@ impl Report {
         let mut names: rustc_hash::FxHashMap<&str, u32> = Default::default();
         let mut frames = Vec::new();
         let mut kept = Vec::new();
+        let mut slices = Vec::new();
         let mut other = [0u64; 5];
+        let mut other_slices = Vec::new();
         for (n, &i) in order.iter().enumerate() {
             let (stack, t) = &stacks[i];
             if n >= MAX_STACKS {
                 for (x, c) in other.iter_mut().zip(t.costs()) {
                     *x = x.saturating_add(c);
                 }
+                tramp_symbols::slices::merge(&mut other_slices, &t.slices);
                 continue;
             }
+            slices.push(t.slices.clone());
             let ids = stack
                 .iter()
                 .map(|f| {
@@ -102,6 +115,7 @@ impl Report {
         if merged_stacks > 0 {
             frames.push("[other stacks]".into());
             kept.push((vec![frames.len() as u32 - 1], other));
+            slices.push(other_slices);
         }
         Report {
             title,
@@ -115,6 +129,8 @@ impl Report {
             frames,
             stacks: kept,
             merged_stacks,
+            slices,
+            grid: None,
             tops: Vec::new(),
             threads: Vec::new(),
             thread_count: 0,
@@ -148,6 +164,27 @@ impl Report {
         self
     }
 
+    /// The grid the stacks' slices count in (none: a trace without times,
+    /// whose page has no time ranges). The slices are merged in pairs, the
+    /// grid's width doubling, until the page holds at most
+    /// [`SLICE_BUDGET`] of them.
+    pub fn with_grid(mut self, grid: Option<Grid>, timed: bool) -> Report {
+        let Some(mut grid) = grid.filter(|_| timed) else {
+            self.slices.iter_mut().for_each(Vec::clear);
+            return self;
+        };
+        while self.slices.iter().map(Vec::len).sum::<usize>() > SLICE_BUDGET
+            && grid.width < u64::MAX / 2
+        {
+            for s in &mut self.slices {
+                tramp_symbols::slices::halve(s, 1);
+            }
+            grid.width *= 2;
+        }
+        self.grid = Some(grid);
+        self
+    }
+
     /// Adds RSS samples (time, bytes) on the trace's clock.
     pub fn with_rss(mut self, rss: Vec<(u64, u64)>) -> Report {
         self.rss = rss;
@@ -166,7 +203,11 @@ impl Report {
              <h1>{title}</h1>\n\
              <section><h2>Summary</h2><table id=\"summary\"></table></section>\n\
              <section><h2>Who used the memory</h2><div id=\"tops\" class=\"tops\"></div></section>\n\
-             <section><h2>Memory over time</h2><svg id=\"memory\" class=\"chart\"></svg></section>\n\
+             <section><h2>Memory over time</h2><div id=\"rangebar\" class=\"controls\">show \
+             <select id=\"rangemode\"><option value=\"made\">what the range made</option>\
+             <option value=\"live\">what was live at its end</option></select> \
+             <button id=\"clear\">whole trace</button> <span id=\"range\" class=\"note\"></span></div>\
+             <svg id=\"memory\" class=\"chart\"></svg><div id=\"rangetops\" class=\"tops\"></div></section>\n\
              <section><h2>Allocations over time</h2><svg id=\"allocations\" class=\"chart\"></svg></section>\n\
              <section><h2>Allocation sizes</h2><svg id=\"sizes\" class=\"chart\"></svg></section>\n\
              <section><h2>Lifetimes</h2><svg id=\"lifetimes\" class=\"chart\"></svg></section>\n\

@@ -18,6 +18,7 @@ pub mod debugfile;
 pub mod modules;
 pub mod notes;
 pub mod sites;
+pub mod slices;
 pub mod stacks;
 pub mod suppressions;
 pub mod symbolizer;

@@ -38,6 +38,11 @@ pub struct SiteTotals {
     /// A sampled trace's standard errors of the estimates above.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub standard_errors: Option<SiteErrors>,
+    /// What it did in each slice of the trace's time (crate::slices; of
+    /// the recorded blocks, in a sampled trace), for the report's time
+    /// ranges. Not in the site tables' rows.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub slices: Vec<crate::slices::SliceCounts>,
 }
 
 /// The variances of a site's estimates (sampled traces), serialized as
@@ -120,6 +125,7 @@ impl SiteTotals {
                 .get_or_insert_with(SiteErrors::default)
                 .add(e);
         }
+        crate::slices::merge(&mut self.slices, &t.slices);
     }
 }
 
@@ -187,6 +193,9 @@ pub struct SiteCounts {
     /// The sampling of counts made [from finished ones](Self::from_finished)
     /// (their rows are the estimates).
     finished_sampling: Option<Sampling>,
+    /// The slices of the trace's time the rows' `slices` count in.
+    grid: crate::slices::Growing,
+    finished_grid: Option<crate::slices::Grid>,
 }
 
 /// Site counts as every report reads them ([`SiteCounts::finished`]): the
@@ -196,6 +205,9 @@ pub struct Finished {
     pub rows: Vec<(Site, SiteTotals)>,
     pub peak: Peak,
     pub sampling: Option<Sampling>,
+    /// The slices the rows' `slices` count in (none before a heap event).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grid: Option<crate::slices::Grid>,
 }
 
 /// Estimates of a sampled trace, beside the exact counts of what it
@@ -304,6 +316,21 @@ impl SiteCounts {
             rows: self.resolved(modules),
             peak: self.peak.clone(),
             sampling: self.sampling(),
+            grid: self.grid(),
+        }
+    }
+
+    /// The slices the rows' `slices` count in.
+    pub fn grid(&self) -> Option<crate::slices::Grid> {
+        self.finished_grid.or_else(|| self.grid.grid())
+    }
+
+    /// Counts `c` (allocations, bytes, frees, bytes freed) for `site` in
+    /// grid slice `at`.
+    #[inline]
+    fn slice(&mut self, site: Site, at: u32, c: [u64; 4]) {
+        if let Some(i) = self.row_index(site, false) {
+            crate::slices::add(&mut self.rows[i].1.slices, at, c);
         }
     }
 
@@ -322,6 +349,7 @@ impl SiteCounts {
             index,
             peak: f.peak,
             finished_sampling: f.sampling,
+            finished_grid: f.grid,
             ..SiteCounts::default()
         }
     }
@@ -385,7 +413,10 @@ impl SiteCounts {
                 .take(n)
                 .map(|(site, t)| SiteRow {
                     stack: stack_of(names, *site),
-                    totals: t.clone(),
+                    totals: SiteTotals {
+                        slices: Vec::new(),
+                        ..t.clone()
+                    },
                 })
                 .collect()
         };
@@ -515,6 +546,7 @@ impl SiteCounts {
                             bytes: x.bytes.standard_error().powi(2),
                             live_bytes: x.live_bytes.standard_error().powi(2),
                         }),
+                        slices: t.slices.clone(),
                     }
                 }
             };
@@ -732,6 +764,36 @@ pub fn stack_of(names: &mut Names, site: Site) -> Vec<Place> {
     }
 }
 
+impl SiteCounts {
+    /// Counts what `event` did to its site's slice `at`.
+    #[inline]
+    fn slices_of<K: tramp_heap::Keep>(&mut self, event: &HeapEvent<K>, at: u32) {
+        match event {
+            HeapEvent::Alloc { object, .. } => {
+                let site = object.extra.site();
+                self.row_index(site, true);
+                self.slice(site, at, [1, object.size, 0, 0]);
+            }
+            HeapEvent::Displaced { object, .. }
+            | HeapEvent::Free {
+                object: Some(object),
+                ..
+            } => self.slice(object.extra.site(), at, [0, 0, 1, object.size]),
+            HeapEvent::Realloc {
+                resized: Some((object, before)),
+                ..
+            } => {
+                let (grew, shrank) = (
+                    object.size.saturating_sub(*before),
+                    before.saturating_sub(object.size),
+                );
+                self.slice(object.extra.site(), at, [0, grew, 0, shrank]);
+            }
+            _ => {}
+        }
+    }
+}
+
 impl<K: tramp_heap::Keep> Analysis<Heap<K>> for SiteCounts {
     type Report = SiteCounts;
 
@@ -748,6 +810,13 @@ impl<K: tramp_heap::Keep> Analysis<Heap<K>> for SiteCounts {
                 peak: 0.0,
             });
         }
+        let (at, doubled) = self.grid.at(step.event.cx().time);
+        if doubled > 0 {
+            for (_, t) in &mut self.rows {
+                crate::slices::halve(&mut t.slices, doubled);
+            }
+        }
+        self.slices_of(&step.event, at);
         match step.event {
             HeapEvent::Alloc { object, .. } => {
                 let i = self.row_index(object.extra.site(), true).expect("made");

@@ -2,7 +2,9 @@
 person would: the page loads with no console message, the search finds
 frames too narrow to draw, a call-tree row folds and unfolds, the filter
 keeps the matching paths, a top table's row shows its site in the flame
-graph. Prints one JSON object of what it measured; the Rust test
+graph, a drag over the memory chart chooses a time range whose made and
+live-at-end figures the flame graph and the range's tables show (the test
+checks them against `tramp stats --time`). Prints one JSON object of what it measured; the Rust test
 (crates/cli/tests/report.rs) checks it.
 
 usage: report.py PAGE.html SCREENSHOT.png SEARCH
@@ -60,6 +62,26 @@ with sync_playwright() as p:
     out["search_after_click"] = page.input_value("#search")
     out["cost_after_click"] = page.eval_on_selector("#cost", "s => s.options[s.selectedIndex].text")
     out["first_top_site"] = page.get_attribute("#tops tr.link >> nth=0", "title").split("\n")[0]
+    # A drag over the middle of the memory chart: a time range.
+    page.locator("#memory").scroll_into_view_if_needed()
+    box = page.locator("#memory").bounding_box()
+    y = box["y"] + box["height"] / 2
+    page.mouse.move(box["x"] + 0.35 * box["width"], y)
+    page.mouse.down()
+    page.mouse.move(box["x"] + 0.6 * box["width"], y, steps=5)
+    page.mouse.up()
+    info = lambda k: page.get_attribute("#range", "data-" + k)
+    out["range"] = {k: int(info(k)) for k in ["from", "to", "allocations", "bytes", "live"]}
+    out["range"]["grid_t0"] = page.evaluate("JSON.parse(document.getElementById('data').textContent).grid.t0")
+    out["range"]["text"] = page.inner_text("#range")
+    out["range"]["made_total"] = int(page.get_attribute("#flame", "data-total"))
+    out["range"]["made_cost"] = page.eval_on_selector("#cost", "s => s.options[s.selectedIndex].text")
+    out["range"]["tables"] = page.eval_on_selector_all("#rangetops table", "ts => ts.length")
+    page.select_option("#rangemode", "live")
+    out["range"]["live_total"] = int(page.get_attribute("#flame", "data-total"))
+    out["range"]["live_cost"] = page.eval_on_selector("#cost", "s => s.options[s.selectedIndex].text")
+    page.click("#clear")
+    out["range"]["cleared_cost"] = page.eval_on_selector("#cost", "s => s.options[s.selectedIndex].text")
     out["console"] = messages
     browser.close()
 print(json.dumps(out))
