@@ -17,7 +17,7 @@ use tramp_symbols::sites::{Cost, SiteTotals};
 use tramp_symbols::slices::{Grid, SliceCounts};
 
 /// Call stacks kept in the page (by their largest share of any cost).
-pub const MAX_STACKS: usize = 4000;
+pub const MAX_STACKS: usize = tramp_symbols::sites::SLICED_ROWS;
 
 /// One line of the summary.
 #[derive(Clone, Debug, Serialize)]
@@ -64,7 +64,7 @@ pub struct Report {
 }
 
 /// The most stack slices a page holds (20 bytes or so each in its JSON).
-pub const SLICE_BUDGET: usize = 40_000;
+pub const SLICE_BUDGET: usize = 60_000;
 
 /// Threads the page lists.
 pub const MAX_THREADS: usize = 64;

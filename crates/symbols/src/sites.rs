@@ -196,7 +196,20 @@ pub struct SiteCounts {
     /// The slices of the trace's time the rows' `slices` count in.
     grid: crate::slices::Growing,
     finished_grid: Option<crate::slices::Grid>,
+    /// The current event's slice, and how many times the rows' slices were
+    /// merged in pairs to stay within [`MAX_SLICE_ENTRIES`].
+    at: u32,
+    shift: u32,
+    /// Slices held over every row.
+    entries: usize,
+    /// Of counts made from finished ones: the slices of the rows that
+    /// left theirs out (`Finished::other_slices`).
+    other_slices: Vec<crate::slices::SliceCounts>,
 }
+
+/// The most per-site time slices kept (40 bytes each, 40 MiB in all): a trace of many
+/// sites gets coarser slices, not more memory.
+pub const MAX_SLICE_ENTRIES: usize = 1 << 20;
 
 /// Site counts as every report reads them ([`SiteCounts::finished`]): the
 /// rows resolved and merged, in site order.
@@ -208,7 +221,16 @@ pub struct Finished {
     /// The slices the rows' `slices` count in (none before a heap event).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grid: Option<crate::slices::Grid>,
+    /// The slices of the rows past the [`SLICED_ROWS`] with the largest
+    /// shares, added up (their own are left out: the page merges those
+    /// rows into one).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub other_slices: Vec<crate::slices::SliceCounts>,
 }
+
+/// The rows whose time slices are kept apart, by their largest share of
+/// any cost: the call stacks a report page keeps.
+pub const SLICED_ROWS: usize = 4000;
 
 /// Estimates of a sampled trace, beside the exact counts of what it
 /// recorded.
@@ -274,6 +296,7 @@ impl SiteCounts {
 
     fn forget(&mut self, site: Site, size: u64) {
         if let Some(i) = self.row_index(site, false) {
+            self.slice(i, [0, 0, 1, size]);
             let t = &mut self.rows[i].1;
             t.live_objects -= 1;
             t.live_bytes = t.live_bytes.saturating_sub(size);
@@ -312,25 +335,55 @@ impl SiteCounts {
     /// and read back (a recording's profile index, `tramp-index`): the
     /// rows [resolved](Self::resolved), the heap's peak and the sampling.
     pub fn finished(&self, modules: &Modules) -> Finished {
+        let mut rows = self.resolved(modules);
+        // The time slices of the rows a page keeps; the others' as one.
+        let mut other_slices = self.other_slices.clone();
+        for &i in by_largest_share(&rows).iter().skip(SLICED_ROWS) {
+            let s = std::mem::take(&mut rows[i].1.slices);
+            crate::slices::merge(&mut other_slices, &s);
+        }
         Finished {
-            rows: self.resolved(modules),
+            rows,
             peak: self.peak.clone(),
             sampling: self.sampling(),
             grid: self.grid(),
+            other_slices,
         }
     }
 
     /// The slices the rows' `slices` count in.
     pub fn grid(&self) -> Option<crate::slices::Grid> {
-        self.finished_grid.or_else(|| self.grid.grid())
+        self.finished_grid.or_else(|| {
+            let g = self.grid.grid()?;
+            Some(crate::slices::Grid {
+                width: g.width.saturating_mul(1 << self.shift.min(63)),
+                ..g
+            })
+        })
     }
 
-    /// Counts `c` (allocations, bytes, frees, bytes freed) for `site` in
-    /// grid slice `at`.
+    /// Counts `c` (allocations, bytes, frees, bytes freed) for row `i` in
+    /// the current event's slice; past [`MAX_SLICE_ENTRIES`] every row's
+    /// slices merge in pairs (memory bounded whatever the sites).
     #[inline]
-    fn slice(&mut self, site: Site, at: u32, c: [u64; 4]) {
-        if let Some(i) = self.row_index(site, false) {
-            crate::slices::add(&mut self.rows[i].1.slices, at, c);
+    fn slice(&mut self, i: usize, c: [u64; 4]) {
+        let v = &mut self.rows[i].1.slices;
+        let before = v.len();
+        crate::slices::add(v, self.at, c);
+        self.entries += v.len() - before;
+        if self.entries > MAX_SLICE_ENTRIES {
+            self.shift += 1;
+            self.at >>= 1;
+            self.halve(1);
+        }
+    }
+
+    /// Merges every row's slices in pairs `times` times.
+    fn halve(&mut self, times: u32) {
+        self.entries = 0;
+        for (_, t) in &mut self.rows {
+            crate::slices::halve(&mut t.slices, times);
+            self.entries += t.slices.len();
         }
     }
 
@@ -350,6 +403,7 @@ impl SiteCounts {
             peak: f.peak,
             finished_sampling: f.sampling,
             finished_grid: f.grid,
+            other_slices: f.other_slices,
             ..SiteCounts::default()
         }
     }
@@ -575,6 +629,7 @@ impl SiteCounts {
         for (_, t) in all.iter().skip(keep) {
             other.add(t);
         }
+        crate::slices::merge(&mut other.slices, &self.other_slices);
         all.truncate(keep);
         let mut names = modules.names();
         let mut rows: Vec<(Vec<String>, SiteTotals)> = all
@@ -764,36 +819,6 @@ pub fn stack_of(names: &mut Names, site: Site) -> Vec<Place> {
     }
 }
 
-impl SiteCounts {
-    /// Counts what `event` did to its site's slice `at`.
-    #[inline]
-    fn slices_of<K: tramp_heap::Keep>(&mut self, event: &HeapEvent<K>, at: u32) {
-        match event {
-            HeapEvent::Alloc { object, .. } => {
-                let site = object.extra.site();
-                self.row_index(site, true);
-                self.slice(site, at, [1, object.size, 0, 0]);
-            }
-            HeapEvent::Displaced { object, .. }
-            | HeapEvent::Free {
-                object: Some(object),
-                ..
-            } => self.slice(object.extra.site(), at, [0, 0, 1, object.size]),
-            HeapEvent::Realloc {
-                resized: Some((object, before)),
-                ..
-            } => {
-                let (grew, shrank) = (
-                    object.size.saturating_sub(*before),
-                    before.saturating_sub(object.size),
-                );
-                self.slice(object.extra.site(), at, [0, grew, 0, shrank]);
-            }
-            _ => {}
-        }
-    }
-}
-
 impl<K: tramp_heap::Keep> Analysis<Heap<K>> for SiteCounts {
     type Report = SiteCounts;
 
@@ -812,14 +837,13 @@ impl<K: tramp_heap::Keep> Analysis<Heap<K>> for SiteCounts {
         }
         let (at, doubled) = self.grid.at(step.event.cx().time);
         if doubled > 0 {
-            for (_, t) in &mut self.rows {
-                crate::slices::halve(&mut t.slices, doubled);
-            }
+            self.halve(doubled);
         }
-        self.slices_of(&step.event, at);
+        self.at = at >> self.shift;
         match step.event {
             HeapEvent::Alloc { object, .. } => {
                 let i = self.row_index(object.extra.site(), true).expect("made");
+                self.slice(i, [1, object.size, 0, 0]);
                 let t = &mut self.rows[i].1;
                 t.allocs += 1;
                 t.bytes += u128::from(object.size);
@@ -859,6 +883,11 @@ impl<K: tramp_heap::Keep> Analysis<Heap<K>> for SiteCounts {
                 if let Some((object, before)) = resized
                     && let Some(i) = self.row_index(object.extra.site(), false)
                 {
+                    let (grew, shrank) = (
+                        object.size.saturating_sub(before),
+                        before.saturating_sub(object.size),
+                    );
+                    self.slice(i, [0, grew, 0, shrank]);
                     let t = &mut self.rows[i].1;
                     t.live_bytes = t
                         .live_bytes
