@@ -288,6 +288,76 @@ pub fn profile_of(
     Ok((profile, p))
 }
 
+/// The report page of the trace `spec` names: of its one image, or of a
+/// run's images (the [`MAX_PAGES`] that peaked highest, a process
+/// switch, the heap of each over the run's time), as HTML.
+pub fn report_page(
+    spec: &TraceSpec,
+    wanted: crate::indexed::IndexUse,
+) -> Result<(String, crate::indexed::Profiled), Error> {
+    let (mut images, p) = crate::indexed::images(spec, "report", wanted)?;
+    if images.len() == 1 {
+        let profile = Profile::of(images.remove(0), &p.run, p.trace());
+        return Ok((profile.page(&p.name).html(), p));
+    }
+    let n = images.len();
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by_key(|&i| (std::cmp::Reverse(images[i].totals.max_live_bytes), i));
+    order.truncate(MAX_PAGES);
+    order.sort_unstable();
+    let mut lanes = Vec::new();
+    let mut labels = Vec::new();
+    let mut pages = Vec::new();
+    let mut exec = std::collections::BTreeMap::<u64, u32>::new();
+    for (i, parts) in images.into_iter().enumerate() {
+        let image = parts.totals.processes.first().cloned().unwrap_or_default();
+        let k = exec.entry(image.pid).or_insert(0);
+        let program = image
+            .command
+            .first()
+            .map_or("?", |c| c.rsplit('/').next().unwrap_or(c))
+            .to_string();
+        let label = match *k {
+            0 => format!("pid {} {program}", image.pid),
+            e => format!("pid {} {program} (exec {e})", image.pid),
+        };
+        *k += 1;
+        if order.contains(&i) {
+            let points: Vec<(u64, u64)> = parts
+                .timeline
+                .slices
+                .iter()
+                .map(|s| (s.start / 2 + s.end / 2, s.live_bytes))
+                .collect();
+            lanes.push((label.clone(), image.clock0, points));
+            labels.push(label);
+            let mut profile = Profile::of(parts, &p.run, p.trace());
+            profile.images = Some(format!(
+                "one of {n} images of the run; the switch above the summary shows another"
+            ));
+            pages.push(profile.page(&p.name));
+        }
+    }
+    let chosen = (0..pages.len())
+        .rev()
+        .max_by_key(|&k| pages_peak(&pages[k]))
+        .unwrap_or(0);
+    let run = tramp_profile::report::RunPage::new(pages, labels, chosen, lanes, n);
+    Ok((run.html(), p))
+}
+
+/// The most images a run's page holds (those that peaked highest).
+pub const MAX_PAGES: usize = 12;
+
+/// A page's peak heap (its timeline's highest slice).
+fn pages_peak(r: &Report) -> u64 {
+    r.timeline
+        .iter()
+        .map(|s| s.max_live_bytes)
+        .max()
+        .unwrap_or(0)
+}
+
 impl Profile {
     /// The profile of `parts`, which `run` read from the trace named
     /// `trace` (`NAME (FORMAT)`).

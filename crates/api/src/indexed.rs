@@ -115,6 +115,20 @@ pub fn profile(
     command: &str,
     wanted: IndexUse,
 ) -> Result<(Parts, Profiled), Error> {
+    let (images, mut p) = images(spec, command, wanted)?;
+    let (parts, note) = tramp_index::choose(images);
+    p.images = note;
+    Ok((parts, p))
+}
+
+/// Each image's heap profile of the trace `spec` names (one, or a run's
+/// several, in the trace's order), from its index or its events as
+/// [`profile`] reads them.
+pub fn images(
+    spec: &TraceSpec,
+    command: &str,
+    wanted: IndexUse,
+) -> Result<(Vec<Parts>, Profiled), Error> {
     let detected = detect(spec)?;
     let format = detected.format;
     let stored = match (stored(spec, format), wanted) {
@@ -123,15 +137,14 @@ pub fn profile(
                 records,
                 ..Run::default()
             };
-            let (parts, images) = tramp_index::choose(images);
             let p = Profiled {
                 run,
                 name: spec.path.clone(),
                 format,
                 origin: Origin::Index,
-                images,
+                images: None,
             };
-            return Ok((parts, p));
+            return Ok((images, p));
         }
         (stored, _) => stored,
     };
@@ -180,15 +193,14 @@ pub fn profile(
         },
         _ => Origin::Events { note: None },
     };
-    let (parts, images) = tramp_index::choose(images);
     let p = Profiled {
         run,
         name: o.name.clone(),
         format,
         origin,
-        images,
+        images: None,
     };
-    Ok((parts, p))
+    Ok((images, p))
 }
 
 /// The first field (a JSON path) where two profiles differ, compared as

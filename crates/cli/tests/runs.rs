@@ -152,6 +152,60 @@ fn a_scripts_run_is_one_file_whose_processes_are_each_alone() {
         json(&sites_out)["max_live_bytes"],
         rows[most]["max_live_bytes"]
     );
+    // The run's page, in Chromium: a line per image in the processes'
+    // chart, the one that used the most shown first, and the switch
+    // re-draws the page from each image (its command line, its
+    // allocations as `tramp stats` counts them).
+    let page = path_in(&dir, "run.html");
+    ok(&tramp(&["report", &run, "-o", &page]));
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser/run.py");
+    let out = std::process::Command::new("python3")
+        .arg(&script)
+        .arg(&page)
+        .output()
+        .expect("python3 runs (./setup.sh installs Playwright)");
+    assert!(
+        out.status.success(),
+        "run.py: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["console"], serde_json::json!([]), "{v}");
+    assert_eq!(v["lanes"], 5, "{v}");
+    assert_eq!(v["shown_first"], most.to_string(), "{v}");
+    let pages = v["pages"].as_array().unwrap();
+    assert_eq!(pages.len(), 5, "{v}");
+    for (i, row) in rows.iter().enumerate() {
+        let words: Vec<String> = row["command"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w.as_str().unwrap().to_string())
+            .collect();
+        let page = &pages[i];
+        assert_eq!(
+            page["command"].as_str(),
+            Some(words.join(" ").as_str()),
+            "{v}"
+        );
+        assert!(
+            page["label"]
+                .as_str()
+                .unwrap()
+                .starts_with(&format!("pid {}", row["pid"]))
+        );
+        if i != 2 && i != 3 {
+            assert_eq!(page["allocations"], in_run(i)["total_allocs"], "{v}");
+        }
+    }
+    assert!(
+        pages[3]["label"]
+            .as_str()
+            .unwrap()
+            .ends_with("churn (exec 1)"),
+        "{v}"
+    );
+    assert_eq!(pages[3]["allocations"], churn_alone["total_allocs"], "{v}");
     // Split, each process's trace is its records: the same statistics as
     // the run's --pid, named by program and pid.
     let split = tramp(&["convert", "--split", &run, &path_in(&dir, "part.tpack")]);

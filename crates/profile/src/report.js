@@ -1,9 +1,12 @@
 // Draws tramp's heap report from the JSON in #data. No network, no library.
 (function () {
   "use strict";
-  var D = JSON.parse(document.getElementById("data").textContent);
+  var ALL = JSON.parse(document.getElementById("data").textContent);
   var NS = "http://www.w3.org/2000/svg";
-
+  // A run's page holds a page per image: the switch re-draws every
+  // section from the chosen one.
+  var SECTIONS = ["summary", "tops", "memory", "allocations", "sizes", "lifetimes", "flame", "topdown",
+    "bottomup", "threads", "rangetops", "cost", "merged", "range", "matched"];
   function el(tag, attrs, text) {
     var e = tag.indexOf("svg:") === 0 ? document.createElementNS(NS, tag.slice(4)) : document.createElement(tag);
     for (var k in attrs) e.setAttribute(k, attrs[k]);
@@ -16,13 +19,16 @@
     while (Math.abs(v) >= step && i < units.length - 1) { v /= step; i++; }
     return (i === 0 ? String(Math.round(v)) : v.toFixed(1)) + (unit === "bytes" ? " " : "") + units[i];
   }
-  function clockLabel(t) {
-    if (D.clock !== "time") return human(t, "") + " ev";
+  function timeLabel(t) {
     if (t >= 1e9) return (t / 1e9).toFixed(2) + " s";
     if (t >= 1e6) return (t / 1e6).toFixed(1) + " ms";
     if (t >= 1e3) return (t / 1e3).toFixed(0) + " µs";
     return Math.round(t) + " ns";
   }
+  function render(D) {
+  SECTIONS.forEach(function (id) { document.getElementById(id).textContent = ""; });
+
+  function clockLabel(t) { return D.clock !== "time" ? human(t, "") + " ev" : timeLabel(t); }
 
   // A frame's name with its file's path cut to the file (`parse
   // (/src/app/json/p.c:12)` → `parse (p.c:12)`), the whole name on hover.
@@ -428,4 +434,53 @@
     D.merged_stacks + " call stacks merged into one row to keep the page small; the tables above count " +
     "them in full, and `tramp stats --sites --top N` or `tramp stats --folded COST` list every one.";
   rebuild();
+  }
+
+  if (!ALL.run) { render(ALL); return; }
+  // The run: a switch of its images (the one that used the most first),
+  // and each one's heap over the run's time, a line each.
+  document.getElementById("runbox").style.display = "";
+  var sel = document.getElementById("process");
+  ALL.labels.forEach(function (l, i) {
+    var o = document.createElement("option"); o.value = i; o.textContent = l; sel.appendChild(o);
+  });
+  sel.value = ALL.chosen;
+  sel.onchange = function () { render(ALL.pages[+sel.value]); };
+  document.getElementById("runnote").textContent = ALL.images + " images (processes, or programs an exec started)" +
+    (ALL.images > ALL.pages.length ? "; the " + ALL.pages.length + " whose heap peaked highest are here, `tramp stats` lists all" : "");
+  (function lanes() {
+    var svg = document.getElementById("lanes"), W = 1000, H = 240, L = 74, R = 14, T = 26, B = 40;
+    svg.setAttribute("viewBox", "0 0 " + W + " " + H);
+    var t1 = 1, max = 1, colors = ["#c33", "#36c", "#393", "#c90", "#939", "#099", "#663", "#c3c", "#555", "#36f", "#f63", "#3c9"];
+    ALL.lanes.forEach(function (l) { l.points.forEach(function (p) { t1 = Math.max(t1, p[0]); max = Math.max(max, p[1]); }); });
+    var xs = function (t) { return L + (W - L - R) * t / t1; }, ys = function (v) { return H - B - (H - B - T) * v / max; };
+    for (var g = 0; g <= 4; g++) {
+      svg.appendChild(el("svg:line", { x1: L, x2: W - R, y1: ys(max * g / 4), y2: ys(max * g / 4), stroke: "#e4e4e4" }));
+      svg.appendChild(el("svg:text", { x: L - 6, y: ys(max * g / 4) + 4, "text-anchor": "end" }, human(max * g / 4, "bytes")));
+    }
+    for (var k = 0; k <= 5; k++) {
+      svg.appendChild(el("svg:text", { x: xs(t1 * k / 5), y: H - B + 16, "text-anchor": k === 0 ? "start" : k === 5 ? "end" : "middle" },
+        timeLabel(t1 * k / 5)));
+    }
+    svg.appendChild(el("svg:text", { x: (L + W - R) / 2, y: H - 6, "text-anchor": "middle", class: "axis" },
+      ALL.common ? "time since the run's first event" : "time since each image's first event"));
+    svg.appendChild(el("svg:text", { x: 4, y: 14, class: "axis" }, "heap bytes live"));
+    var lx = L + 150;
+    ALL.lanes.forEach(function (l, i) {
+      var c = colors[i % colors.length];
+      // Steps: a slice's level holds until the next slice with events.
+      var d = l.points.map(function (p, j) {
+        var y = ys(p[1]).toFixed(1), x = xs(p[0]).toFixed(1);
+        return j ? "L" + x + " " + ys(l.points[j - 1][1]).toFixed(1) + " L" + x + " " + y : "M" + x + " " + y;
+      }).join(" ");
+      svg.appendChild(el("svg:path", { d: d, fill: "none", stroke: c, "stroke-width": 2, "vector-effect": "non-scaling-stroke" }));
+      var item = el("svg:g", { class: "legend" });
+      item.appendChild(el("svg:rect", { x: lx, y: 6, width: 12, height: 8, fill: c }));
+      item.appendChild(el("svg:text", { x: lx + 16, y: 14 }, l.label));
+      svg.appendChild(item);
+      lx += 24 + 7 * l.label.length;
+    });
+    svg.setAttribute("data-lanes", String(ALL.lanes.length));
+  })();
+  render(ALL.pages[ALL.chosen]);
 })();

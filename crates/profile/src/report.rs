@@ -193,14 +193,101 @@ impl Report {
 
     /// The page.
     pub fn html(&self) -> String {
-        let data = serde_json::to_string(self).expect("plain data serializes");
+        page_html(
+            &self.title,
+            &serde_json::to_string(self).expect("plain data serializes"),
+        )
+    }
+}
+
+/// One process's heap over the run's time.
+#[derive(Clone, Debug, Serialize)]
+pub struct Lane {
+    pub label: String,
+    /// (time, bytes live at the end of the slice): ns since the run's
+    /// first event when `RunPage::common` (else the image's own clock).
+    pub points: Vec<(u64, u64)>,
+}
+
+/// The page of a run's several images: each image's page, a switch
+/// between them (the one that used the most shown first), and each
+/// image's heap over the run's time in one chart.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunPage {
+    pub title: String,
+    pub pages: Vec<Report>,
+    pub labels: Vec<String>,
+    pub chosen: usize,
+    pub lanes: Vec<Lane>,
+    /// Every image's clock says where it starts (`clock0`): the lanes
+    /// share the run's axis.
+    pub common: bool,
+    /// Images in the run (the page holds `pages.len()` of them).
+    pub images: usize,
+}
+
+impl RunPage {
+    /// The run's page of `pages` (labelled), `chosen` first, each lane
+    /// (label, the image's `clock0`, its (time, live bytes) points) put on
+    /// the run's axis when every lane has its `clock0`.
+    pub fn new(
+        pages: Vec<Report>,
+        labels: Vec<String>,
+        chosen: usize,
+        lanes: Vec<(String, Option<u64>, Vec<(u64, u64)>)>,
+        images: usize,
+    ) -> RunPage {
+        let common = lanes.iter().all(|l| l.1.is_some());
+        let origin = lanes
+            .iter()
+            .filter_map(|(_, c, p)| Some(c.unwrap_or(0) + p.first()?.0))
+            .min()
+            .unwrap_or(0);
+        let lanes = lanes
+            .into_iter()
+            .map(|(label, clock0, points)| Lane {
+                label,
+                points: match (common, clock0) {
+                    (true, Some(c)) => points
+                        .into_iter()
+                        .map(|(t, b)| ((c + t).saturating_sub(origin), b))
+                        .collect(),
+                    _ => points,
+                },
+            })
+            .collect();
+        RunPage {
+            title: format!("Heap profile of a run: {images} images"),
+            pages,
+            labels,
+            chosen,
+            lanes,
+            common,
+            images,
+        }
+    }
+
+    /// The page.
+    pub fn html(&self) -> String {
+        let mut json = serde_json::to_value(self).expect("plain data serializes");
+        json["run"] = serde_json::Value::Bool(true);
+        page_html(&self.title, &json.to_string())
+    }
+}
+
+/// The page of `data` (a report's JSON, or a run's) titled `title`.
+fn page_html(title: &str, data: &str) -> String {
+    {
         // Inside a <script> element only `</` could end it early.
         let data = data.replace("</", "<\\/");
-        let title = tramp_plot::xml::escape(&self.title);
+        let title = tramp_plot::xml::escape(title);
         format!(
             "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
              <title>{title}</title><style>{STYLE}</style></head><body>\n\
              <h1>{title}</h1>\n\
+             <section id=\"runbox\" style=\"display:none\"><h2>Processes</h2><div class=\"controls\">show \
+             <select id=\"process\"></select> <span id=\"runnote\" class=\"note\"></span></div>\
+             <svg id=\"lanes\" class=\"chart\"></svg></section>\n\
              <section><h2>Summary</h2><table id=\"summary\"></table></section>\n\
              <section><h2>Who used the memory</h2><div id=\"tops\" class=\"tops\"></div></section>\n\
              <section><h2>Memory over time</h2><div id=\"rangebar\" class=\"controls\">show \

@@ -68,8 +68,8 @@ pub fn run(a: ReportArgs) -> Result<()> {
         super::end_profiled(new.read, covers)?;
         return super::end_profiled(old.read, covers);
     }
-    let (profile, p) = tramp_api::heap::profile_of(&a.input.spec(), "report", a.index.wanted())?;
-    out.write(profile.page(&p.name).html().as_bytes())?;
+    let (page, p) = tramp_api::heap::report_page(&a.input.spec(), a.index.wanted())?;
+    out.write(page.as_bytes())?;
     let covers = "; the report covers the records before the error";
     super::end_profiled(p, covers)
 }
