@@ -209,6 +209,10 @@ pub struct Lane {
     pub points: Vec<(u64, u64)>,
 }
 
+/// A lane as given: its label, its image's `clock0`, its (time, live
+/// bytes) points on the image's clock.
+pub type LaneOf = (String, Option<u64>, Vec<(u64, u64)>);
+
 /// The page of a run's several images: each image's page, a switch
 /// between them (the one that used the most shown first), and each
 /// image's heap over the run's time in one chart.
@@ -234,7 +238,7 @@ impl RunPage {
         pages: Vec<Report>,
         labels: Vec<String>,
         chosen: usize,
-        lanes: Vec<(String, Option<u64>, Vec<(u64, u64)>)>,
+        lanes: Vec<LaneOf>,
         images: usize,
     ) -> RunPage {
         let common = lanes.iter().all(|l| l.1.is_some());
