@@ -12,9 +12,12 @@ static CAPTURE_LIBRARY: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/libtra
 ///
 /// The program runs with the capture library preloaded (it must be
 /// dynamically linked: a static one is refused before it runs); its output
-/// and exit status pass through unchanged. Each other process it forks or
-/// execs gets its own trace, named with its program and pid
-/// (`out.PROGRAM.PID.tpack`), and tramp lists the files it wrote. The trace
+/// and exit status pass through unchanged. Every process it forks (and
+/// every program they exec) is recorded into the one file named: one run,
+/// one file (docs/recording.md; `tramp stats` lists the processes,
+/// `--pid` takes one, `tramp convert --split` makes a file of each). A
+/// HATF, pointer or `.tpack.zst` recording keeps a file per process
+/// instead (`out.PROGRAM.PID.tpack`), which tramp lists. The trace
 /// is tpack by default (tramp's packed form, docs/formats/tpack.md: every
 /// event, address, time, thread and site, about 1 to 2 bytes per event);
 /// an output named `*.hatf` is HATF and `*.hatf.txt` HATF text instead,
@@ -101,8 +104,9 @@ pub struct RecordArgs {
     temp_limit: f64,
     /// Print the trace's heap statistics after the program ends, on stderr
     /// (stdout is the program's), or into --stats-out. With several
-    /// processes: a row of totals per process, their sum, then the started
-    /// process's full statistics.
+    /// processes: a row per image (process, or program an exec started),
+    /// their sum and the image that used the most, then that image's full
+    /// statistics.
     #[arg(long)]
     stats: bool,
     /// With --stats: write the statistics to this file instead of stderr.

@@ -1,6 +1,7 @@
 //! What `tramp record` does after the program ends: `--stats`, the
 //! statistics of the recording, a row per process when the run had
-//! several, then the started process's in full, to stderr or
+//! several, then the started process's (of a run's one file: the image
+//! that used the most) in full, to stderr or
 //! `--stats-out`; `--report`, its HTML report; `--check`, its budgets. The
 //! started process's trace is read once for all three
 //! (`tramp_api::heap::profile_of`: from the index the recording wrote).
@@ -49,7 +50,12 @@ pub fn write(rec: &tramp_record::Recording, output: &str, after: After) -> Resul
         .budgets
         .map(|b| tramp_api::check::verdict(&profile, p.trace(), b));
     let root = profile.totals.clone();
-    let page = after.report.map(|_| profile.page(&p.name));
+    // A run's page holds every image (read again from the index: cheap).
+    let page = match (after.report, rec.joined) {
+        (None, _) => None,
+        (Some(_), Some(_)) => Some(heap::report_page(&spec, IndexUse::Read)?.0),
+        (Some(_), None) => Some(profile.page(&p.name).html()),
+    };
     if after.stats.is_some() {
         let mut text = processes(rec, output, &root, json)?;
         text.append(&mut started);
@@ -59,7 +65,7 @@ pub fn write(rec: &tramp_record::Recording, output: &str, after: After) -> Resul
         }
     }
     if let (Some(file), Some(page)) = (after.report, page) {
-        tramp_api::output::write_whole(file, page.html().as_bytes())
+        tramp_api::output::write_whole(file, page.as_bytes())
             .with_context(|| format!("--report {file}"))?;
         eprintln!("tramp: heap profile written to {file} (open it in a browser)");
     }
@@ -86,7 +92,11 @@ fn processes(
     if let Some(table) = tramp_api::record::processes(rec, root)? {
         super::write_report(&mut text, &table, json)?;
         if !json {
-            writeln!(text, "\nthe started process ({output}):")?;
+            let which = match rec.joined {
+                Some(_) => "the image that used the most, in full".to_string(),
+                None => format!("the started process ({output})"),
+            };
+            writeln!(text, "\n{which}:")?;
         }
     }
     Ok(text)

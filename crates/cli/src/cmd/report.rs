@@ -21,6 +21,14 @@ use super::{IndexArgs, InputArgs};
 /// into one row; 512 time slices), so it stays small whatever the trace's
 /// length. `tramp record --report FILE` writes it after a recording.
 ///
+/// A drag over the memory chart chooses a time range: the flame graph,
+/// the trees and the range's own top tables then show what the range made
+/// (allocations, bytes, frees) or what was live at its end (a switch
+/// chooses; "whole trace" goes back). Of a run of several processes
+/// (docs/recording.md), a process switch shows each image's page (the 12
+/// that peaked highest, the one that used the most first), above a chart
+/// of every image's heap over the run's time.
+///
 /// With --baseline OLD, the page compares the trace with OLD instead (as
 /// `tramp diff OLD TRACE`): both traces' totals and the change, the
 /// differential flame graph of --cost (red grew, blue shrank), and the
