@@ -320,20 +320,7 @@ pub fn next_fixed<R: BufRead, T>(
     }
 }
 
-/// Reads until `buf` is full or the input ends: the bytes read (fewer
-/// than `buf.len()` only at the end of the input).
-pub fn fill(input: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
-    let mut got = 0;
-    while got < buf.len() {
-        match input.read(&mut buf[got..]) {
-            Ok(0) => break,
-            Ok(n) => got += n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(got)
-}
+pub use tramp_core::reading::fill;
 
 /// One oracleGeneral record.
 pub fn decode_oracle(b: &[u8; ORACLE_RECORD]) -> Request {

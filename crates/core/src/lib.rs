@@ -33,6 +33,7 @@ pub mod linebuf;
 pub mod lines;
 pub mod numbers;
 pub mod output;
+pub mod reading;
 pub mod record;
 pub mod rng;
 pub mod schema;

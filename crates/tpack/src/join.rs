@@ -43,7 +43,7 @@ pub fn copy_blocks(input: &mut impl Read, out: &mut impl Write) -> Result<Copied
     let mut body = Vec::new();
     loop {
         let mut h = [0u8; BLOCK_HEADER];
-        let got = read_full(input, &mut h)?;
+        let got = tramp_core::reading::fill(input, &mut h)?;
         if got == 0 {
             return Ok(copied);
         }
@@ -86,20 +86,6 @@ pub fn copy_blocks(input: &mut impl Read, out: &mut impl Write) -> Result<Copied
         copied.bytes += (BLOCK_HEADER + body.len()) as u64;
         at += (BLOCK_HEADER + body.len()) as u64;
     }
-}
-
-/// Reads until `buf` is full or the input ends; the bytes read.
-fn read_full(input: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        match input.read(&mut buf[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(n)
 }
 
 /// The error, saying at which byte of its file the block starts.

@@ -15,17 +15,12 @@ import time
 
 from playwright.sync_api import sync_playwright
 
+from chromium import open_page
+
 page_path, shot, needle = sys.argv[1], sys.argv[2], sys.argv[3]
 out = {}
 with sync_playwright() as p:
-    browser = p.chromium.launch(
-        executable_path="/usr/bin/chromium",
-        args=["--no-sandbox", "--disable-gpu"],
-    )
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
-    messages = []
-    page.on("console", lambda m: messages.append(m.type + ": " + m.text))
-    page.on("pageerror", lambda e: messages.append("error: " + str(e)))
+    browser, page, messages = open_page(p)
     start = time.monotonic()
     page.goto("file://" + page_path)
     page.wait_for_selector("#tops table")

@@ -13,16 +13,11 @@ import sys
 
 from playwright.sync_api import sync_playwright
 
+from chromium import open_page
+
 out = {"pages": []}
 with sync_playwright() as p:
-    browser = p.chromium.launch(
-        executable_path="/usr/bin/chromium",
-        args=["--no-sandbox", "--disable-gpu"],
-    )
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
-    messages = []
-    page.on("console", lambda m: messages.append(m.type + ": " + m.text))
-    page.on("pageerror", lambda e: messages.append("error: " + str(e)))
+    browser, page, messages = open_page(p)
     page.goto("file://" + sys.argv[1])
     page.wait_for_selector("#tops table")
     out["lanes"] = int(page.get_attribute("#lanes", "data-lanes"))
