@@ -410,6 +410,7 @@ impl Profile {
         let summary = self.summary(kept + merged);
         let timed = self.timeline.clock == tramp_heap::timeline::Clock::Time;
         let grid = self.sites.grid();
+        let threads = self.sites.thread_ids().to_vec();
         let tops = self.sites.top_sites(
             &self.modules,
             &[Cost::Peak, Cost::Allocations, Cost::Temporary, Cost::Leaked],
@@ -428,5 +429,6 @@ impl Profile {
         .with_tops(tops)
         .with_threads(&self.totals.per_thread)
         .with_grid(grid, timed)
+        .with_thread_slots(&threads)
     }
 }

@@ -473,3 +473,37 @@ fn the_command_line_and_the_exec_are_in_the_recording() {
     );
     assert_eq!(images[1]["command"], serde_json::json!([exe, "2"]));
 }
+
+/// The page's thread filter, in Chromium driven by Playwright
+/// (crates/cli/tests/browser/threads.py), on four threads handing objects
+/// over: each thread's allocations and bytes in the flame graph are `tramp
+/// stats`' per-thread counts.
+#[test]
+fn the_thread_filter_shows_what_each_thread_allocated() {
+    let (dir, trace) = common::handoff_recording();
+    let page = p(&dir, "h.html");
+    ok(&tramp(&["report", &trace, "-o", &page]));
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser/threads.py");
+    let out = Command::new("python3")
+        .arg(&script)
+        .arg(&page)
+        .output()
+        .expect("python3 runs (./setup.sh installs Playwright)");
+    assert!(
+        out.status.success(),
+        "threads.py: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["console"], serde_json::json!([]), "{v}");
+    assert_eq!(v["every_thread_cost"], "allocations", "{v}");
+    let stats: serde_json::Value =
+        serde_json::from_str(&ok(&tramp(&["stats", "--json", &trace]))).unwrap();
+    let per_thread = stats["per_thread"].as_object().unwrap();
+    let shown = v["threads"].as_object().unwrap();
+    assert_eq!(shown.len(), per_thread.len(), "{v}");
+    for (tid, a) in per_thread {
+        let want = serde_json::json!([a["allocs"], a["bytes_allocated"]]);
+        assert_eq!(shown[tid], want, "thread {tid}: {v}");
+    }
+}

@@ -6,7 +6,7 @@
   // A run's page holds a page per image: the switch re-draws every
   // section from the chosen one.
   var SECTIONS = ["summary", "tops", "memory", "allocations", "sizes", "lifetimes", "flame", "topdown",
-    "bottomup", "threads", "rangetops", "cost", "merged", "range", "matched"];
+    "bottomup", "threads", "rangetops", "cost", "merged", "range", "matched", "thread"];
   function el(tag, attrs, text) {
     var e = tag.indexOf("svg:") === 0 ? document.createElementNS(NS, tag.slice(4)) : document.createElement(tag);
     for (var k in attrs) e.setAttribute(k, attrs[k]);
@@ -188,8 +188,16 @@
   var range = null;
   var RANGE_COSTS = ["allocations made in range", "bytes made in range", "frees in range",
     "bytes live at range end", "bytes freed in range"];
-  function costNames() { return range ? RANGE_COSTS : D.costs; }
+  // A thread filter: what one thread allocated of each stack.
+  var THREAD_COSTS = ["allocations by the thread", "bytes by the thread", "–", "–", "–"];
+  var thread = -1;
+  function costNames() { return range ? RANGE_COSTS : thread >= 0 ? THREAD_COSTS : D.costs; }
   function costsOf(i) {
+    if (!range && thread >= 0) {
+      var t = [0, 0, 0, 0, 0];
+      (D.by_thread[i] || []).forEach(function (e) { if (e[0] === thread) { t[0] += e[1]; t[1] += e[2]; } });
+      return t;
+    }
     if (!range) return D.stacks[i][1];
     var c = [0, 0, 0, 0, 0];
     (D.slices[i] || []).forEach(function (s) {
@@ -203,6 +211,7 @@
     var ka = Math.max(0, Math.floor((Math.min(a, b) - g.t0) / w));
     var kb = Math.max(ka + 1, Math.ceil((Math.max(a, b) - g.t0) / w));
     range = { ka: ka, kb: kb, from: g.t0 + ka * w, to: g.t0 + kb * w };
+    thread = -1; tsel.value = -1;
     var mem = document.getElementById("memory"), m = mem._geom;
     var x = function (t) { return m.L + (m.W - m.L - m.R) * (Math.min(t, m.t1) - m.t0) / Math.max(1, m.t1 - m.t0); };
     var band = document.getElementById("band");
@@ -258,6 +267,25 @@
       div.appendChild(t); box.appendChild(div);
     });
   }
+  var tsel = document.getElementById("thread");
+  (function () {
+    tsel.appendChild(el("option", { value: -1 }, "every thread"));
+    var slot = {};
+    (D.thread_slots || []).forEach(function (tid, k) { slot[tid] = k; });
+    var any = (D.by_thread || []).some(function (v) { return v.length > 0; });
+    D.threads.forEach(function (r) {
+      if (any && slot[r[0]] !== undefined) tsel.appendChild(el("option", { value: slot[r[0]] }, "thread " + r[0]));
+    });
+    tsel.disabled = tsel.options.length < 3;
+    tsel.onchange = function () {
+      var k = +tsel.value;
+      if (range) clearRange();
+      thread = k;
+      costSel.textContent = "";
+      costNames().forEach(function (c, i) { costSel.appendChild(el("option", { value: i }, c)); });
+      rebuild();
+    };
+  })();
   var mode = document.getElementById("rangemode");
   mode.onchange = function () { if (range) { costSel.value = mode.value === "live" ? 3 : 1; rebuild(); } };
   document.getElementById("clear").onclick = clearRange;

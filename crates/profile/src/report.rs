@@ -51,6 +51,11 @@ pub struct Report {
     pub slices: Vec<Vec<SliceCounts>>,
     /// The slices' first time and width, when the trace has times.
     pub grid: Option<Grid>,
+    /// Per stack (as `stacks`), what each thread allocated of it: (slot,
+    /// allocations, bytes), the slots `thread_slots` names (empty past
+    /// [`SLICE_BUDGET`] entries: the page then has no thread filter).
+    pub by_thread: Vec<Vec<(u32, u64, u64)>>,
+    pub thread_slots: Vec<u64>,
     /// The ten sites with most of the peak, the allocations, the temporary
     /// allocations and the leaks, over every stack (the first screen's
     /// tables).
@@ -90,6 +95,8 @@ impl Report {
         let mut slices = Vec::new();
         let mut other = [0u64; 5];
         let mut other_slices = Vec::new();
+        let mut by_thread = Vec::new();
+        let mut other_threads = SiteTotals::default();
         for (n, &i) in order.iter().enumerate() {
             let (stack, t) = &stacks[i];
             if n >= MAX_STACKS {
@@ -97,9 +104,14 @@ impl Report {
                     *x = x.saturating_add(c);
                 }
                 tramp_symbols::slices::merge(&mut other_slices, &t.slices);
+                other_threads.add(&SiteTotals {
+                    threads: t.threads.clone(),
+                    ..SiteTotals::default()
+                });
                 continue;
             }
             slices.push(t.slices.clone());
+            by_thread.push(t.threads.clone());
             let ids = stack
                 .iter()
                 .map(|f| {
@@ -116,6 +128,10 @@ impl Report {
             frames.push("[other stacks]".into());
             kept.push((vec![frames.len() as u32 - 1], other));
             slices.push(other_slices);
+            by_thread.push(other_threads.threads);
+        }
+        if by_thread.iter().map(Vec::len).sum::<usize>() > SLICE_BUDGET {
+            by_thread.iter_mut().for_each(Vec::clear);
         }
         Report {
             title,
@@ -131,6 +147,8 @@ impl Report {
             merged_stacks,
             slices,
             grid: None,
+            by_thread,
+            thread_slots: Vec::new(),
             tops: Vec::new(),
             threads: Vec::new(),
             thread_count: 0,
@@ -182,6 +200,12 @@ impl Report {
             grid.width *= 2;
         }
         self.grid = Some(grid);
+        self
+    }
+
+    /// The thread of each slot the stacks' `by_thread` counts.
+    pub fn with_thread_slots(mut self, slots: &[u64]) -> Report {
+        self.thread_slots = slots.to_vec();
         self
     }
 
@@ -302,7 +326,7 @@ fn page_html(title: &str, data: &str) -> String {
              <section><h2>Allocations over time</h2><svg id=\"allocations\" class=\"chart\"></svg></section>\n\
              <section><h2>Allocation sizes</h2><svg id=\"sizes\" class=\"chart\"></svg></section>\n\
              <section><h2>Lifetimes</h2><svg id=\"lifetimes\" class=\"chart\"></svg></section>\n\
-             <section><h2>Flame graph</h2><div class=\"controls\">cost <select id=\"cost\"></select> \
+             <section><h2>Flame graph</h2><div class=\"controls\">cost <select id=\"cost\"></select> thread <select id=\"thread\"></select> \
              search <input id=\"search\" placeholder=\"function or file\"> <button id=\"reset\">reset zoom</button> \
              <span id=\"matched\"></span></div><div id=\"flamebox\"><div id=\"flame\"></div></div><div id=\"hover\">&nbsp;</div></section>\n\
              <section><h2>Call trees</h2><div class=\"controls\">filter <input id=\"filter\" placeholder=\"function or file\"> \

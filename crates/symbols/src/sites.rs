@@ -43,6 +43,11 @@ pub struct SiteTotals {
     /// ranges. Not in the site tables' rows.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub slices: Vec<crate::slices::SliceCounts>,
+    /// What each thread allocated of it: (thread slot, allocations, bytes
+    /// with in-place growth), the slots `Finished::threads` names; for the
+    /// report's thread filter. Not in the site tables' rows.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub threads: Vec<(u32, u64, u64)>,
 }
 
 /// The variances of a site's estimates (sampled traces), serialized as
@@ -126,8 +131,35 @@ impl SiteTotals {
                 .add(e);
         }
         crate::slices::merge(&mut self.slices, &t.slices);
+        for &(k, a, b) in &t.threads {
+            by_thread(&mut self.threads, k, a, b);
+        }
     }
 }
+
+/// Adds (allocations, bytes) to thread slot `k` of `v` (kept in slot
+/// order).
+#[inline]
+fn by_thread(v: &mut Vec<(u32, u64, u64)>, k: u32, a: u64, b: u64) -> bool {
+    match v.binary_search_by_key(&k, |e| e.0) {
+        Ok(i) => {
+            v[i].1 = v[i].1.saturating_add(a);
+            v[i].2 = v[i].2.saturating_add(b);
+            false
+        }
+        Err(i) => {
+            v.insert(i, (k, a, b));
+            true
+        }
+    }
+}
+
+/// The slot every thread past the budget shares.
+pub const OTHER_THREADS: u32 = u32::MAX;
+
+/// The most (site, thread) entries kept; past it, new threads share
+/// [`OTHER_THREADS`].
+pub const MAX_THREAD_ENTRIES: usize = 1 << 20;
 
 /// One row of a site table.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -205,6 +237,13 @@ pub struct SiteCounts {
     /// Of counts made from finished ones: the slices of the rows that
     /// left theirs out (`Finished::other_slices`).
     other_slices: Vec<crate::slices::SliceCounts>,
+    other_threads: Vec<(u32, u64, u64)>,
+    /// The thread of each slot, the slot of each thread, the last looked
+    /// up, and the (site, thread) entries held.
+    thread_ids: Vec<u64>,
+    thread_slots: FxHashMap<u64, u32>,
+    last_thread: Option<(u64, u32)>,
+    thread_entries: usize,
 }
 
 /// The most per-site time slices kept (40 bytes each, 40 MiB in all): a trace of many
@@ -226,6 +265,12 @@ pub struct Finished {
     /// rows into one).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub other_slices: Vec<crate::slices::SliceCounts>,
+    /// The thread of each slot of the rows' `threads`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub threads: Vec<u64>,
+    /// The `threads` of the rows past the [`SLICED_ROWS`], added up.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub other_threads: Vec<(u32, u64, u64)>,
 }
 
 /// The rows whose time slices are kept apart, by their largest share of
@@ -338,9 +383,13 @@ impl SiteCounts {
         let mut rows = self.resolved(modules);
         // The time slices of the rows a page keeps; the others' as one.
         let mut other_slices = self.other_slices.clone();
+        let mut other_threads = self.other_threads.clone();
         for &i in by_largest_share(&rows).iter().skip(SLICED_ROWS) {
             let s = std::mem::take(&mut rows[i].1.slices);
             crate::slices::merge(&mut other_slices, &s);
+            for (k, a, b) in std::mem::take(&mut rows[i].1.threads) {
+                by_thread(&mut other_threads, k, a, b);
+            }
         }
         Finished {
             rows,
@@ -348,7 +397,14 @@ impl SiteCounts {
             sampling: self.sampling(),
             grid: self.grid(),
             other_slices,
+            threads: self.thread_ids.clone(),
+            other_threads,
         }
+    }
+
+    /// The thread of each slot of the rows' `threads`.
+    pub fn thread_ids(&self) -> &[u64] {
+        &self.thread_ids
     }
 
     /// The slices the rows' `slices` count in.
@@ -378,6 +434,36 @@ impl SiteCounts {
         }
     }
 
+    /// Counts an allocation (`a`) and `b` bytes of row `i` for `thread`.
+    #[inline]
+    fn thread(&mut self, i: usize, thread: u64, a: u64, b: u64) {
+        let k = match self.last_thread {
+            Some((t, k)) if t == thread => k,
+            _ => {
+                let next = self.thread_ids.len() as u32;
+                let k = match self.thread_slots.get(&thread) {
+                    Some(&k) => k,
+                    None if self.thread_entries < MAX_THREAD_ENTRIES && next < OTHER_THREADS => {
+                        self.thread_ids.push(thread);
+                        self.thread_slots.insert(thread, next);
+                        next
+                    }
+                    None => OTHER_THREADS,
+                };
+                self.last_thread = Some((thread, k));
+                k
+            }
+        };
+        let k = if self.thread_entries >= MAX_THREAD_ENTRIES {
+            OTHER_THREADS
+        } else {
+            k
+        };
+        if by_thread(&mut self.rows[i].1.threads, k, a, b) {
+            self.thread_entries += 1;
+        }
+    }
+
     /// Merges every row's slices in pairs `times` times.
     fn halve(&mut self, times: u32) {
         self.entries = 0;
@@ -404,6 +490,8 @@ impl SiteCounts {
             finished_sampling: f.sampling,
             finished_grid: f.grid,
             other_slices: f.other_slices,
+            other_threads: f.other_threads,
+            thread_ids: f.threads,
             ..SiteCounts::default()
         }
     }
@@ -469,6 +557,7 @@ impl SiteCounts {
                     stack: stack_of(names, *site),
                     totals: SiteTotals {
                         slices: Vec::new(),
+                        threads: Vec::new(),
                         ..t.clone()
                     },
                 })
@@ -601,6 +690,7 @@ impl SiteCounts {
                             live_bytes: x.live_bytes.standard_error().powi(2),
                         }),
                         slices: t.slices.clone(),
+                        threads: t.threads.clone(),
                     }
                 }
             };
@@ -630,6 +720,9 @@ impl SiteCounts {
             other.add(t);
         }
         crate::slices::merge(&mut other.slices, &self.other_slices);
+        for &(k, a, b) in &self.other_threads {
+            by_thread(&mut other.threads, k, a, b);
+        }
         all.truncate(keep);
         let mut names = modules.names();
         let mut rows: Vec<(Vec<String>, SiteTotals)> = all
@@ -844,6 +937,7 @@ impl<K: tramp_heap::Keep> Analysis<Heap<K>> for SiteCounts {
             HeapEvent::Alloc { object, .. } => {
                 let i = self.row_index(object.extra.site(), true).expect("made");
                 self.slice(i, [1, object.size, 0, 0]);
+                self.thread(i, step.event.cx().thread, 1, object.size);
                 let t = &mut self.rows[i].1;
                 t.allocs += 1;
                 t.bytes += u128::from(object.size);
@@ -888,6 +982,9 @@ impl<K: tramp_heap::Keep> Analysis<Heap<K>> for SiteCounts {
                         before.saturating_sub(object.size),
                     );
                     self.slice(i, [0, grew, 0, shrank]);
+                    if grew > 0 {
+                        self.thread(i, step.event.cx().thread, 0, grew);
+                    }
                     let t = &mut self.rows[i].1;
                     t.live_bytes = t
                         .live_bytes
