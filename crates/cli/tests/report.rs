@@ -351,6 +351,34 @@ fn the_page_works_in_chromium_driven_by_playwright() {
         std::fs::metadata(&shot).unwrap().len() > 10_000,
         "the screenshot"
     );
+    // The selected (root) frame's sizes are the statistics' histogram, its
+    // lifetimes the page's own lifetime buckets (another analysis).
+    let trace = p(&dir, "b.tpack");
+    let stats: serde_json::Value =
+        serde_json::from_str(&ok(&tramp(&["stats", "--json", &trace]))).unwrap();
+    let sizes: serde_json::Map<String, serde_json::Value> = stats["size_histogram"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            let high = b["high"].as_u64().unwrap();
+            let k = 64 - high.leading_zeros();
+            (k.to_string(), b["count"].clone())
+        })
+        .collect();
+    assert_eq!(v["shape"][0], serde_json::Value::Object(sizes), "{v}");
+    let data = page_data(&page);
+    let lives: serde_json::Map<String, serde_json::Value> = data["lifetimes"]["buckets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            let high = b["high"].as_u64().unwrap();
+            let k = 64 - high.leading_zeros();
+            (k.to_string(), b["objects"].clone())
+        })
+        .collect();
+    assert_eq!(v["shape"][1], serde_json::Value::Object(lives), "{v}");
     // The drag chose a range of the grid: what the page says it made and
     // what was live at its end are `tramp stats --time`'s figures (the
     // trace's times count from its first record, at 0 in a recording).
@@ -358,7 +386,6 @@ fn the_page_works_in_chromium_driven_by_playwright() {
     assert_eq!(r["grid_t0"], 0, "{v}");
     let (from, to) = (r["from"].as_u64().unwrap(), r["to"].as_u64().unwrap());
     assert!(from < to, "{v}");
-    let trace = p(&dir, "b.tpack");
     let stats = |range: String| -> serde_json::Value {
         serde_json::from_str(&ok(&tramp(&["stats", "--json", "--time", &range, &trace]))).unwrap()
     };

@@ -6,7 +6,7 @@
   // A run's page holds a page per image: the switch re-draws every
   // section from the chosen one.
   var SECTIONS = ["summary", "tops", "memory", "allocations", "sizes", "lifetimes", "flame", "topdown",
-    "bottomup", "threads", "rangetops", "cost", "merged", "range", "matched", "thread"];
+    "bottomup", "threads", "rangetops", "cost", "merged", "range", "matched", "thread", "shape"];
   function el(tag, attrs, text) {
     var e = tag.indexOf("svg:") === 0 ? document.createElementNS(NS, tag.slice(4)) : document.createElement(tag);
     for (var k in attrs) e.setAttribute(k, attrs[k]);
@@ -312,7 +312,10 @@
     var root = { name: "all", v: 0, all: [0, 0, 0, 0, 0], kids: {} };
     D.stacks.forEach(function (s, i) {
       var frames = reverse ? s[0].slice().reverse() : s[0], node = root, cs = costsOf(i);
-      var add = function (n) { n.v += cs[cost]; for (var c = 0; c < 5; c++) n.all[c] += cs[c]; };
+      var add = function (n) {
+        n.v += cs[cost]; for (var c = 0; c < 5; c++) n.all[c] += cs[c];
+        if (cs[0] > 0 || cs[cost] > 0) (n.stacks || (n.stacks = [])).push(i);
+      };
       add(root);
       frames.forEach(function (f) {
         var k = node.kids[f];
@@ -346,7 +349,7 @@
       b.style.background = "hsl(" + hue + ",80%," + (62 + (d % 3) * 6) + "%)";
       b.textContent = w > 30 ? short(n.name) : "";
       if (q && n.name.toLowerCase().indexOf(q) >= 0) { b.className += " hit"; hits++; }
-      b.onclick = function () { zoom = n; draw(); };
+      b.onclick = function () { zoom = n; draw(); shape(n); };
       b.onmouseover = function () {
         // Every cost of the frame's stacks, and their blocks' mean size.
         var a = n.all, mean = a[0] ? human(a[1] / a[0], "bytes") : "–";
@@ -375,6 +378,34 @@
     flame.setAttribute("data-matches", String(all));
     var frame = document.getElementById("flamebox");
     frame.scrollTop = frame.scrollHeight;
+  }
+  // The selected frame's blocks: their sizes and lifetimes, over the
+  // stacks through it (D.shapes: bucket k < 65 sizes, 65 + k lifetimes).
+  function shape(n) {
+    var box = document.getElementById("shape");
+    box.textContent = "";
+    var sizes = {}, lives = {}, allocs = 0, frees = 0;
+    (n.stacks || []).forEach(function (i) {
+      (D.shapes[i] || []).forEach(function (e) {
+        if (e[0] < 65) { sizes[e[0]] = (sizes[e[0]] || 0) + e[1]; allocs += e[1]; }
+        else { lives[e[0] - 65] = (lives[e[0] - 65] || 0) + e[1]; frees += e[1]; }
+      });
+    });
+    var high = function (k) { return k === 0 ? 0 : k >= 64 ? Math.pow(2, 64) : Math.pow(2, k) - 1; };
+    [[sizes, allocs, "sizes of its " + human(allocs, "") + " allocations", function (k) { return "≤ " + human(high(k), "bytes"); }],
+     [lives, frees, "lifetimes of its " + human(frees, "") + " freed blocks", function (k) { return "≤ " + clockLabel(high(k)); }]]
+      .forEach(function (h) {
+        var div = el("div", { class: "top" }); div.appendChild(el("h3", {}, short(n.name) + ": " + h[2]));
+        var t = el("table", { "data-count": String(h[1]) });
+        Object.keys(h[0]).map(Number).sort(function (a, b) { return a - b; }).forEach(function (k) {
+          var tr = el("tr", { "data-bucket": String(k), "data-n": String(h[0][k]) });
+          tr.appendChild(el("td", {}, h[3](k)));
+          tr.appendChild(el("td", {}, human(h[0][k], "")));
+          tr.appendChild(el("td", {}, (100 * h[0][k] / Math.max(1, h[1])).toFixed(1) + " %"));
+          t.appendChild(tr);
+        });
+        div.appendChild(t); box.appendChild(div);
+      });
   }
   function rebuild() { tree = build(+costSel.value, false); zoom = null; draw(); tables(); rangeTops();
     flame.setAttribute("data-total", String(tree.v)); }

@@ -56,6 +56,10 @@ pub struct Report {
     /// [`SLICE_BUDGET`] entries: the page then has no thread filter).
     pub by_thread: Vec<Vec<(u32, u64, u64)>>,
     pub thread_slots: Vec<u64>,
+    /// Per stack (as `stacks`), its blocks' sizes and lifetimes
+    /// (`SiteTotals::shape`: bucket, count): the selected stack's
+    /// histograms.
+    pub shapes: Vec<Vec<(u8, u64)>>,
     /// The ten sites with most of the peak, the allocations, the temporary
     /// allocations and the leaks, over every stack (the first screen's
     /// tables).
@@ -96,6 +100,7 @@ impl Report {
         let mut other = [0u64; 5];
         let mut other_slices = Vec::new();
         let mut by_thread = Vec::new();
+        let mut shapes = Vec::new();
         let mut other_threads = SiteTotals::default();
         for (n, &i) in order.iter().enumerate() {
             let (stack, t) = &stacks[i];
@@ -106,12 +111,14 @@ impl Report {
                 tramp_symbols::slices::merge(&mut other_slices, &t.slices);
                 other_threads.add(&SiteTotals {
                     threads: t.threads.clone(),
+                    shape: t.shape.clone(),
                     ..SiteTotals::default()
                 });
                 continue;
             }
             slices.push(t.slices.clone());
             by_thread.push(t.threads.clone());
+            shapes.push(t.shape.clone());
             let ids = stack
                 .iter()
                 .map(|f| {
@@ -129,6 +136,7 @@ impl Report {
             kept.push((vec![frames.len() as u32 - 1], other));
             slices.push(other_slices);
             by_thread.push(other_threads.threads);
+            shapes.push(other_threads.shape);
         }
         if by_thread.iter().map(Vec::len).sum::<usize>() > SLICE_BUDGET {
             by_thread.iter_mut().for_each(Vec::clear);
@@ -149,6 +157,7 @@ impl Report {
             grid: None,
             by_thread,
             thread_slots: Vec::new(),
+            shapes,
             tops: Vec::new(),
             threads: Vec::new(),
             thread_count: 0,
@@ -328,7 +337,8 @@ fn page_html(title: &str, data: &str) -> String {
              <section><h2>Lifetimes</h2><svg id=\"lifetimes\" class=\"chart\"></svg></section>\n\
              <section><h2>Flame graph</h2><div class=\"controls\">cost <select id=\"cost\"></select> thread <select id=\"thread\"></select> \
              search <input id=\"search\" placeholder=\"function or file\"> <button id=\"reset\">reset zoom</button> \
-             <span id=\"matched\"></span></div><div id=\"flamebox\"><div id=\"flame\"></div></div><div id=\"hover\">&nbsp;</div></section>\n\
+             <span id=\"matched\"></span></div><div id=\"flamebox\"><div id=\"flame\"></div></div><div id=\"hover\">&nbsp;</div>\
+             <div id=\"shape\" class=\"tops\"></div></section>\n\
              <section><h2>Call trees</h2><div class=\"controls\">filter <input id=\"filter\" placeholder=\"function or file\"> \
              (click a row to fold or unfold it)</div><p id=\"merged\" class=\"note\"></p></section>\n\
              <section><h2>Threads</h2><table id=\"threads\" class=\"tree\"></table></section>\n\

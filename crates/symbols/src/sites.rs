@@ -48,6 +48,28 @@ pub struct SiteTotals {
     /// report's thread filter. Not in the site tables' rows.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub threads: Vec<(u32, u64, u64)>,
+    /// Its blocks' sizes and lifetimes: (bucket, count), bucket k < 65
+    /// counting allocations of a size in power-of-two bucket k (the
+    /// statistics' histogram's), 65 + k frees of a block that lived a time
+    /// in bucket k (the lifetimes', kept when the view keeps births). For
+    /// the report's selected stack. Not in the site tables' rows.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shape: Vec<(u8, u64)>,
+}
+
+/// The power-of-two bucket of `v` (0 for 0, k for 2^(k−1) ≤ v < 2^k).
+#[inline]
+pub fn bucket(v: u64) -> u8 {
+    (64 - v.leading_zeros()) as u8
+}
+
+/// Adds `n` to bucket `k` of `v` (kept in bucket order).
+#[inline]
+fn shape_add(v: &mut Vec<(u8, u64)>, k: u8, n: u64) {
+    match v.binary_search_by_key(&k, |e| e.0) {
+        Ok(i) => v[i].1 = v[i].1.saturating_add(n),
+        Err(i) => v.insert(i, (k, n)),
+    }
 }
 
 /// The variances of a site's estimates (sampled traces), serialized as
@@ -133,6 +155,9 @@ impl SiteTotals {
         crate::slices::merge(&mut self.slices, &t.slices);
         for &(k, a, b) in &t.threads {
             by_thread(&mut self.threads, k, a, b);
+        }
+        for &(k, n) in &t.shape {
+            shape_add(&mut self.shape, k, n);
         }
     }
 }
@@ -238,6 +263,7 @@ pub struct SiteCounts {
     /// left theirs out (`Finished::other_slices`).
     other_slices: Vec<crate::slices::SliceCounts>,
     other_threads: Vec<(u32, u64, u64)>,
+    other_shape: Vec<(u8, u64)>,
     /// The thread of each slot, the slot of each thread, the last looked
     /// up, and the (site, thread) entries held.
     thread_ids: Vec<u64>,
@@ -271,6 +297,9 @@ pub struct Finished {
     /// The `threads` of the rows past the [`SLICED_ROWS`], added up.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub other_threads: Vec<(u32, u64, u64)>,
+    /// Their `shape`, added up.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub other_shape: Vec<(u8, u64)>,
 }
 
 /// The rows whose time slices are kept apart, by their largest share of
@@ -384,11 +413,15 @@ impl SiteCounts {
         // The time slices of the rows a page keeps; the others' as one.
         let mut other_slices = self.other_slices.clone();
         let mut other_threads = self.other_threads.clone();
+        let mut other_shape = self.other_shape.clone();
         for &i in by_largest_share(&rows).iter().skip(SLICED_ROWS) {
             let s = std::mem::take(&mut rows[i].1.slices);
             crate::slices::merge(&mut other_slices, &s);
             for (k, a, b) in std::mem::take(&mut rows[i].1.threads) {
                 by_thread(&mut other_threads, k, a, b);
+            }
+            for (k, n) in std::mem::take(&mut rows[i].1.shape) {
+                shape_add(&mut other_shape, k, n);
             }
         }
         Finished {
@@ -399,6 +432,7 @@ impl SiteCounts {
             other_slices,
             threads: self.thread_ids.clone(),
             other_threads,
+            other_shape,
         }
     }
 
@@ -491,6 +525,7 @@ impl SiteCounts {
             finished_grid: f.grid,
             other_slices: f.other_slices,
             other_threads: f.other_threads,
+            other_shape: f.other_shape,
             thread_ids: f.threads,
             ..SiteCounts::default()
         }
@@ -558,6 +593,7 @@ impl SiteCounts {
                     totals: SiteTotals {
                         slices: Vec::new(),
                         threads: Vec::new(),
+                        shape: Vec::new(),
                         ..t.clone()
                     },
                 })
@@ -691,6 +727,7 @@ impl SiteCounts {
                         }),
                         slices: t.slices.clone(),
                         threads: t.threads.clone(),
+                        shape: t.shape.clone(),
                     }
                 }
             };
@@ -722,6 +759,9 @@ impl SiteCounts {
         crate::slices::merge(&mut other.slices, &self.other_slices);
         for &(k, a, b) in &self.other_threads {
             by_thread(&mut other.threads, k, a, b);
+        }
+        for &(k, n) in &self.other_shape {
+            shape_add(&mut other.shape, k, n);
         }
         all.truncate(keep);
         let mut names = modules.names();
@@ -938,6 +978,7 @@ impl<K: tramp_heap::Keep> Analysis<Heap<K>> for SiteCounts {
                 let i = self.row_index(object.extra.site(), true).expect("made");
                 self.slice(i, [1, object.size, 0, 0]);
                 self.thread(i, step.event.cx().thread, 1, object.size);
+                shape_add(&mut self.rows[i].1.shape, bucket(object.size), 1);
                 let t = &mut self.rows[i].1;
                 t.allocs += 1;
                 t.bytes += u128::from(object.size);
@@ -962,6 +1003,12 @@ impl<K: tramp_heap::Keep> Analysis<Heap<K>> for SiteCounts {
             } => {
                 if temporary {
                     self.temporary(object.extra.site(), object.size);
+                }
+                if let Some(birth) = object.extra.birth()
+                    && let Some(i) = self.row_index(object.extra.site(), false)
+                {
+                    let lived = step.event.cx().time.saturating_sub(birth);
+                    shape_add(&mut self.rows[i].1.shape, 65 + bucket(lived), 1);
                 }
                 self.forget(object.extra.site(), object.size)
             }

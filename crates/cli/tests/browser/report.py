@@ -2,7 +2,8 @@
 person would: the page loads with no console message, the search finds
 frames too narrow to draw, a call-tree row folds and unfolds, the filter
 keeps the matching paths, a top table's row shows its site in the flame
-graph, a drag over the memory chart chooses a time range whose made and
+graph, the root frame selected shows its blocks' sizes and lifetimes, a
+drag over the memory chart chooses a time range whose made and
 live-at-end figures the flame graph and the range's tables show (the test
 checks them against `tramp stats --time`). Prints one JSON object of what it measured; the Rust test
 (crates/cli/tests/report.rs) checks it.
@@ -57,6 +58,14 @@ with sync_playwright() as p:
     out["search_after_click"] = page.input_value("#search")
     out["cost_after_click"] = page.eval_on_selector("#cost", "s => s.options[s.selectedIndex].text")
     out["first_top_site"] = page.get_attribute("#tops tr.link >> nth=0", "title").split("\n")[0]
+    # The root frame selected: its blocks' sizes and lifetimes.
+    page.click("#reset")
+    page.click("#flame .fr >> nth=0")
+    out["shape"] = page.eval_on_selector_all(
+        "#shape table",
+        "ts => ts.map(t => Object.fromEntries(Array.from(t.rows).map(r => [r.getAttribute('data-bucket'), +r.getAttribute('data-n')])))",
+    )
+
     # A drag over the middle of the memory chart: a time range.
     page.locator("#memory").scroll_into_view_if_needed()
     box = page.locator("#memory").bounding_box()
