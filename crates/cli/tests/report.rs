@@ -379,6 +379,46 @@ fn the_page_works_in_chromium_driven_by_playwright() {
         })
         .collect();
     assert_eq!(v["shape"][1], serde_json::Value::Object(lives), "{v}");
+    // The selected `main` frame's callers and callees are the frames
+    // around it in the folded stacks of allocations (each stack once).
+    let folded = ok(&tramp(&["stats", "--folded", "allocations", &trace]));
+    let frame = v["calls_frame"].as_str().unwrap();
+    let (mut callers, mut callees, mut through) =
+        (serde_json::Map::new(), serde_json::Map::new(), 0);
+    for line in folded.lines() {
+        let (stack, n) = line.rsplit_once(' ').unwrap();
+        let n: u64 = n.parse().unwrap();
+        let frames: Vec<&str> = stack.split(';').collect();
+        let Some(p) = frames.iter().position(|f| *f == frame) else {
+            continue;
+        };
+        through += n;
+        let up = if p > 0 {
+            frames[p - 1]
+        } else {
+            "(the stack's root)"
+        };
+        let down = frames
+            .get(p + 1)
+            .copied()
+            .unwrap_or("(its own allocations)");
+        for (m, k) in [(&mut callers, up), (&mut callees, down)] {
+            let e = m.entry(k.to_string()).or_insert(serde_json::json!(0));
+            *e = serde_json::json!(e.as_u64().unwrap() + n);
+        }
+    }
+    assert!(through > 0, "{v}");
+    assert_eq!(v["calls"][0]["through"], through, "{v}");
+    assert_eq!(
+        v["calls"][0]["rows"],
+        serde_json::Value::Object(callers),
+        "{v}"
+    );
+    assert_eq!(
+        v["calls"][1]["rows"],
+        serde_json::Value::Object(callees),
+        "{v}"
+    );
     // The drag chose a range of the grid: what the page says it made and
     // what was live at its end are `tramp stats --time`'s figures (the
     // trace's times count from its first record, at 0 in a recording).

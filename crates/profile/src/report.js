@@ -6,7 +6,7 @@
   // A run's page holds a page per image: the switch re-draws every
   // section from the chosen one.
   var SECTIONS = ["summary", "tops", "memory", "allocations", "sizes", "lifetimes", "flame", "topdown",
-    "bottomup", "threads", "rangetops", "cost", "merged", "range", "matched", "thread", "shape"];
+    "bottomup", "threads", "rangetops", "cost", "merged", "range", "matched", "thread", "shape", "calls"];
   function el(tag, attrs, text) {
     var e = tag.indexOf("svg:") === 0 ? document.createElementNS(NS, tag.slice(4)) : document.createElement(tag);
     for (var k in attrs) e.setAttribute(k, attrs[k]);
@@ -319,7 +319,7 @@
       add(root);
       frames.forEach(function (f) {
         var k = node.kids[f];
-        if (!k) { k = node.kids[f] = { name: D.frames[f], v: 0, all: [0, 0, 0, 0, 0], kids: {} }; }
+        if (!k) { k = node.kids[f] = { name: D.frames[f], id: f, v: 0, all: [0, 0, 0, 0, 0], kids: {} }; }
         add(k); node = k;
       });
     });
@@ -349,7 +349,7 @@
       b.style.background = "hsl(" + hue + ",80%," + (62 + (d % 3) * 6) + "%)";
       b.textContent = w > 30 ? short(n.name) : "";
       if (q && n.name.toLowerCase().indexOf(q) >= 0) { b.className += " hit"; hits++; }
-      b.onclick = function () { zoom = n; draw(); shape(n); };
+      b.onclick = function () { zoom = n; draw(); shape(n); calls(n); };
       b.onmouseover = function () {
         // Every cost of the frame's stacks, and their blocks' mean size.
         var a = n.all, mean = a[0] ? human(a[1] / a[0], "bytes") : "–";
@@ -406,6 +406,40 @@
         });
         div.appendChild(t); box.appendChild(div);
       });
+  }
+  // Callers and callees of the selected frame's function, over every
+  // stack it is in (each stack counted once per caller and per callee),
+  // in the cost shown.
+  function calls(n) {
+    var box = document.getElementById("calls"), cost = +costSel.value;
+    box.textContent = "";
+    if (n.id === undefined) return;
+    var callers = {}, callees = {}, through = 0;
+    D.stacks.forEach(function (s, i) {
+      var f = s[0], v = costsOf(i)[cost], seenIn = {}, seenOut = {}, hit = false;
+      if (!v) return;
+      for (var p = 0; p < f.length; p++) {
+        if (f[p] !== n.id) continue;
+        hit = true;
+        var up = p > 0 ? D.frames[f[p - 1]] : "(the stack's root)";
+        var down = p + 1 < f.length ? D.frames[f[p + 1]] : "(its own allocations)";
+        if (!seenIn[up]) { seenIn[up] = 1; callers[up] = (callers[up] || 0) + v; }
+        if (!seenOut[down]) { seenOut[down] = 1; callees[down] = (callees[down] || 0) + v; }
+      }
+      if (hit) through += v;
+    });
+    [[callers, "callers of " + short(n.name)], [callees, "callees of " + short(n.name)]].forEach(function (h) {
+      var div = el("div", { class: "top" }); div.appendChild(el("h3", {}, h[1] + " (" + costNames()[cost] + ")"));
+      var t = el("table", { "data-through": String(through) });
+      Object.keys(h[0]).sort(function (a, b) { return h[0][b] - h[0][a]; }).slice(0, 20).forEach(function (name) {
+        var tr = el("tr", { title: name, "data-n": String(h[0][name]) });
+        tr.appendChild(el("td", { class: "name" }, short(name)));
+        tr.appendChild(el("td", {}, human(h[0][name], unitOf(cost))));
+        tr.appendChild(el("td", {}, (100 * h[0][name] / Math.max(1, through)).toFixed(1) + " %"));
+        t.appendChild(tr);
+      });
+      div.appendChild(t); box.appendChild(div);
+    });
   }
   function rebuild() { tree = build(+costSel.value, false); zoom = null; draw(); tables(); rangeTops();
     flame.setAttribute("data-total", String(tree.v)); }

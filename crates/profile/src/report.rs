@@ -338,7 +338,7 @@ fn page_html(title: &str, data: &str) -> String {
              <section><h2>Flame graph</h2><div class=\"controls\">cost <select id=\"cost\"></select> thread <select id=\"thread\"></select> \
              search <input id=\"search\" placeholder=\"function or file\"> <button id=\"reset\">reset zoom</button> \
              <span id=\"matched\"></span></div><div id=\"flamebox\"><div id=\"flame\"></div></div><div id=\"hover\">&nbsp;</div>\
-             <div id=\"shape\" class=\"tops\"></div></section>\n\
+             <div id=\"shape\" class=\"tops\"></div><div id=\"calls\" class=\"tops\"></div></section>\n\
              <section><h2>Call trees</h2><div class=\"controls\">filter <input id=\"filter\" placeholder=\"function or file\"> \
              (click a row to fold or unfold it)</div><p id=\"merged\" class=\"note\"></p></section>\n\
              <section><h2>Threads</h2><table id=\"threads\" class=\"tree\"></table></section>\n\

@@ -2,7 +2,8 @@
 person would: the page loads with no console message, the search finds
 frames too narrow to draw, a call-tree row folds and unfolds, the filter
 keeps the matching paths, a top table's row shows its site in the flame
-graph, the root frame selected shows its blocks' sizes and lifetimes, a
+graph, the root frame selected shows its blocks' sizes and lifetimes, a frame's
+callers and callees, a
 drag over the memory chart chooses a time range whose made and
 live-at-end figures the flame graph and the range's tables show (the test
 checks them against `tramp stats --time`). Prints one JSON object of what it measured; the Rust test
@@ -64,6 +65,17 @@ with sync_playwright() as p:
     out["shape"] = page.eval_on_selector_all(
         "#shape table",
         "ts => ts.map(t => Object.fromEntries(Array.from(t.rows).map(r => [r.getAttribute('data-bucket'), +r.getAttribute('data-n')])))",
+    )
+
+    # A `main` frame selected, allocations shown: its callers and callees.
+    page.select_option("#cost", "0")
+    page.fill("#search", "")
+    frame = page.locator('#flame .fr[title^="main ("]').first
+    out["calls_frame"] = frame.get_attribute("title")
+    frame.click()
+    out["calls"] = page.eval_on_selector_all(
+        "#calls table",
+        "ts => ts.map(t => ({through: +t.getAttribute('data-through'), rows: Object.fromEntries(Array.from(t.rows).map(r => [r.title, +r.getAttribute('data-n')]))}))",
     )
 
     # A drag over the middle of the memory chart: a time range.
