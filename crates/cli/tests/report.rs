@@ -314,20 +314,10 @@ fn the_page_works_in_chromium_driven_by_playwright() {
     let artifacts = root.join("target/test-artifacts");
     std::fs::create_dir_all(&artifacts).unwrap();
     let shot = artifacts.join("report-first-screen.png");
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser/report.py");
-    let out = Command::new("python3")
-        .arg(&script)
-        .arg(&page)
-        .arg(&shot)
-        .arg("churn")
-        .output()
-        .expect("python3 runs (./setup.sh installs Playwright)");
-    assert!(
-        out.status.success(),
-        "report.py: {}",
-        String::from_utf8_lossy(&out.stderr)
+    let v = common::browser(
+        "report.py",
+        &[page.as_ref(), shot.as_os_str(), "churn".as_ref()],
     );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     eprintln!("first screen drawn in {} ms", v["first_screen_ms"]);
     assert_eq!(v["console"], serde_json::json!([]), "{v}");
     assert!(v["matches"].as_u64().unwrap() >= 1, "{v}");
@@ -356,29 +346,27 @@ fn the_page_works_in_chromium_driven_by_playwright() {
     let trace = p(&dir, "b.tpack");
     let stats: serde_json::Value =
         serde_json::from_str(&ok(&tramp(&["stats", "--json", &trace]))).unwrap();
-    let sizes: serde_json::Map<String, serde_json::Value> = stats["size_histogram"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|b| {
-            let high = b["high"].as_u64().unwrap();
-            let k = 64 - high.leading_zeros();
-            (k.to_string(), b["count"].clone())
-        })
-        .collect();
-    assert_eq!(v["shape"][0], serde_json::Value::Object(sizes), "{v}");
+    // Each bucket by its power of two (the page's key), its count.
+    let by_bucket = |buckets: &serde_json::Value, count: &str| -> serde_json::Value {
+        let m: serde_json::Map<String, serde_json::Value> = buckets
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| {
+                let k = 64 - b["high"].as_u64().unwrap().leading_zeros();
+                (k.to_string(), b[count].clone())
+            })
+            .collect();
+        serde_json::Value::Object(m)
+    };
+    assert_eq!(
+        v["shape"][0],
+        by_bucket(&stats["size_histogram"], "count"),
+        "{v}"
+    );
     let data = page_data(&page);
-    let lives: serde_json::Map<String, serde_json::Value> = data["lifetimes"]["buckets"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|b| {
-            let high = b["high"].as_u64().unwrap();
-            let k = 64 - high.leading_zeros();
-            (k.to_string(), b["objects"].clone())
-        })
-        .collect();
-    assert_eq!(v["shape"][1], serde_json::Value::Object(lives), "{v}");
+    let lives = by_bucket(&data["lifetimes"]["buckets"], "objects");
+    assert_eq!(v["shape"][1], lives, "{v}");
     // The selected `main` frame's callers and callees are the frames
     // around it in the folded stacks of allocations (each stack once).
     let folded = ok(&tramp(&["stats", "--folded", "allocations", &trace]));
@@ -550,18 +538,7 @@ fn the_thread_filter_shows_what_each_thread_allocated() {
     let (dir, trace) = common::handoff_recording();
     let page = p(&dir, "h.html");
     ok(&tramp(&["report", &trace, "-o", &page]));
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser/threads.py");
-    let out = Command::new("python3")
-        .arg(&script)
-        .arg(&page)
-        .output()
-        .expect("python3 runs (./setup.sh installs Playwright)");
-    assert!(
-        out.status.success(),
-        "threads.py: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = common::browser("threads.py", &[page.as_ref()]);
     assert_eq!(v["console"], serde_json::json!([]), "{v}");
     assert_eq!(v["every_thread_cost"], "allocations", "{v}");
     let stats: serde_json::Value =

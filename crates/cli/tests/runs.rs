@@ -158,18 +158,7 @@ fn a_scripts_run_is_one_file_whose_processes_are_each_alone() {
     // allocations as `tramp stats` counts them).
     let page = path_in(&dir, "run.html");
     ok(&tramp(&["report", &run, "-o", &page]));
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser/run.py");
-    let out = std::process::Command::new("python3")
-        .arg(&script)
-        .arg(&page)
-        .output()
-        .expect("python3 runs (./setup.sh installs Playwright)");
-    assert!(
-        out.status.success(),
-        "run.py: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = common::browser("run.py", &[page.as_ref()]);
     assert_eq!(v["console"], serde_json::json!([]), "{v}");
     assert_eq!(v["lanes"], 5, "{v}");
     assert_eq!(v["shown_first"], most.to_string(), "{v}");

@@ -175,3 +175,22 @@ pub fn handoff_recording() -> (tempfile::TempDir, String) {
     ok(&tramp(&["record", "-o", &trace, "--", &exe]));
     (dir, trace)
 }
+
+/// Runs the Playwright script `tests/browser/NAME` with `args` and parses
+/// the JSON it prints (a failure shows its stderr).
+pub fn browser(name: &str, args: &[&std::ffi::OsStr]) -> serde_json::Value {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/browser")
+        .join(name);
+    let out = Command::new("python3")
+        .arg(&script)
+        .args(args)
+        .output()
+        .expect("python3 runs (./setup.sh installs Playwright)");
+    assert!(
+        out.status.success(),
+        "{name}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
