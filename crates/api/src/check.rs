@@ -69,8 +69,35 @@ pub fn check(
     budgets: &Budgets,
     wanted: IndexUse,
 ) -> Result<(Verdict, Profiled), Error> {
-    let (profile, read) = crate::heap::profile_of(spec, "check", wanted)?;
-    Ok((verdict(&profile, read.trace(), budgets), read))
+    let (images, read) = crate::indexed::images(spec, "check", wanted)?;
+    if images.len() == 1 {
+        let profile = Profile::of(
+            images.into_iter().next().expect("one"),
+            &read.run,
+            read.trace(),
+        );
+        return Ok((verdict(&profile, read.trace(), budgets), read));
+    }
+    // A run: the budgets hold for every image (a leak in any process
+    // fails); the verdict is of the first image over a budget, else of the
+    // one that used the most.
+    let most = (0..images.len())
+        .rev()
+        .max_by_key(|&i| images[i].totals.max_live_bytes)
+        .unwrap_or(0);
+    let mut verdicts = Vec::new();
+    for parts in images {
+        let image = parts.totals.processes.first().cloned().unwrap_or_default();
+        let program = image
+            .command
+            .first()
+            .map_or("?", |c| c.rsplit('/').next().unwrap_or(c));
+        let name = format!("{}, pid {} {program}", read.trace(), image.pid);
+        let profile = Profile::of(parts, &read.run, name.clone());
+        verdicts.push(verdict(&profile, name, budgets));
+    }
+    let at = verdicts.iter().position(|v| !v.passed()).unwrap_or(most);
+    Ok((verdicts.swap_remove(at), read))
 }
 
 /// Checks `budgets` against a profile already read (of the trace named

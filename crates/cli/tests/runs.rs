@@ -195,6 +195,22 @@ fn a_scripts_run_is_one_file_whose_processes_are_each_alone() {
         "{v}"
     );
     assert_eq!(pages[3]["allocations"], churn_alone["total_allocs"], "{v}");
+    // Budgets hold for every process: the shell's own leak fails a
+    // --max-leaked 0 though the image that used the most is another; a
+    // budget every image meets passes.
+    let over = tramp(&["check", &run, "--max-leaked", "0"]);
+    assert_eq!(over.status.code(), Some(1), "{}", stderr(&over));
+    let said = format!("{}{}", String::from_utf8_lossy(&over.stdout), stderr(&over));
+    assert!(said.contains(&format!("pid {shell} sh")), "{said}");
+    assert_ne!(most, 0, "the shell is not the image that used the most");
+    ok(&tramp(&[
+        "check",
+        &run,
+        "--max-leaked",
+        "1GiB",
+        "--max-peak",
+        "1GiB",
+    ]));
     // Split, each process's trace is its records: the same statistics as
     // the run's --pid, named by program and pid.
     let split = tramp(&["convert", "--split", &run, &path_in(&dir, "part.tpack")]);

@@ -46,9 +46,12 @@ pub fn write(rec: &tramp_record::Recording, output: &str, after: After) -> Resul
         Some(None) => super::write_report(&mut started, &p.run.outcome(&profile.totals), json)?,
         None => {}
     }
-    let verdict = after
-        .budgets
-        .map(|b| tramp_api::check::verdict(&profile, p.trace(), b));
+    // A run's budgets hold for every image (tramp_api::check::check).
+    let verdict = match (after.budgets, rec.joined) {
+        (None, _) => None,
+        (Some(b), Some(_)) => Some(tramp_api::check::check(&spec, b, IndexUse::Read)?.0),
+        (Some(b), None) => Some(tramp_api::check::verdict(&profile, p.trace(), b)),
+    };
     let root = profile.totals.clone();
     // A run's page holds every image (read again from the index: cheap).
     let page = match (after.report, rec.joined) {
