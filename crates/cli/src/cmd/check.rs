@@ -19,8 +19,9 @@ use tramp_api::ending::outcome_of;
 /// message on stderr names each with its amount and limit) or the check
 /// could not be made (a value that does not parse, a trace that does not
 /// read; damage in it is an error, the amounts then covering the records
-/// before it). See docs/check.md; `tramp record --check …` records and
-/// checks in one step.
+/// before it). Of a run of several processes every image is checked, and
+/// the first over a budget is named by pid and program. See
+/// docs/check.md; `tramp record --check …` records and checks in one step.
 #[derive(Args)]
 pub struct CheckArgs {
     #[command(flatten)]
