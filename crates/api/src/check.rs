@@ -81,18 +81,11 @@ pub fn check(
     // A run: the budgets hold for every image (a leak in any process
     // fails); the verdict is of the first image over a budget, else of the
     // one that used the most.
-    let most = (0..images.len())
-        .rev()
-        .max_by_key(|&i| images[i].totals.max_live_bytes)
-        .unwrap_or(0);
+    let most = tramp_heap::images::largest(images.iter().map(|p| p.totals.max_live_bytes));
     let mut verdicts = Vec::new();
     for parts in images {
         let image = parts.totals.processes.first().cloned().unwrap_or_default();
-        let program = image
-            .command
-            .first()
-            .map_or("?", |c| c.rsplit('/').next().unwrap_or(c));
-        let name = format!("{}, pid {} {program}", read.trace(), image.pid);
+        let name = format!("{}, pid {} {}", read.trace(), image.pid, image.program());
         let profile = Profile::of(parts, &read.run, name.clone());
         verdicts.push(verdict(&profile, name, budgets));
     }

@@ -39,7 +39,6 @@ pub fn stats(o: &mut Opened) -> (HeapStats, Run) {
 /// The statistics of every record of `o`: of its one image, or a row per
 /// image of a run (each image's heap apart: tramp_heap::images::PerImage).
 pub fn trace_stats(o: &mut Opened) -> (tramp_heap::processes::TraceStats, Run) {
-    use tramp_heap::images::PerImage;
     use tramp_heap::processes::{TimeSpan, TraceStats};
     let mut per = PerImage::new(|| (HeapStats::new(), TimeSpan::new()));
     let run = o.run(&mut [&mut per], Vec::new());
@@ -305,6 +304,8 @@ pub fn report_page(
     order.sort_by_key(|&i| (std::cmp::Reverse(images[i].totals.max_live_bytes), i));
     order.truncate(MAX_PAGES);
     order.sort_unstable();
+    let chosen =
+        tramp_heap::images::largest(order.iter().map(|&i| images[i].totals.max_live_bytes));
     let mut lanes = Vec::new();
     let mut labels = Vec::new();
     let mut pages = Vec::new();
@@ -312,14 +313,9 @@ pub fn report_page(
     for (i, parts) in images.into_iter().enumerate() {
         let image = parts.totals.processes.first().cloned().unwrap_or_default();
         let k = exec.entry(image.pid).or_insert(0);
-        let program = image
-            .command
-            .first()
-            .map_or("?", |c| c.rsplit('/').next().unwrap_or(c))
-            .to_string();
         let label = match *k {
-            0 => format!("pid {} {program}", image.pid),
-            e => format!("pid {} {program} (exec {e})", image.pid),
+            0 => format!("pid {} {}", image.pid, image.program()),
+            e => format!("pid {} {} (exec {e})", image.pid, image.program()),
         };
         *k += 1;
         if order.contains(&i) {
@@ -338,25 +334,12 @@ pub fn report_page(
             pages.push(profile.page(&p.name));
         }
     }
-    let chosen = (0..pages.len())
-        .rev()
-        .max_by_key(|&k| pages_peak(&pages[k]))
-        .unwrap_or(0);
     let run = tramp_profile::report::RunPage::new(pages, labels, chosen, lanes, n);
     Ok((run.html(), p))
 }
 
 /// The most images a run's page holds (those that peaked highest).
 pub const MAX_PAGES: usize = 12;
-
-/// A page's peak heap (its timeline's highest slice).
-fn pages_peak(r: &Report) -> u64 {
-    r.timeline
-        .iter()
-        .map(|s| s.max_live_bytes)
-        .max()
-        .unwrap_or(0)
-}
 
 impl Profile {
     /// The profile of `parts`, which `run` read from the trace named

@@ -100,14 +100,6 @@ pub fn images_from_events(o: &mut Opened) -> (Vec<Parts>, Run) {
     (Analysis::finish(builder), run)
 }
 
-/// The profile of the records `o` delivers: of its one image, else of the
-/// one tramp_index::choose takes (and the note saying so).
-pub fn from_events(o: &mut Opened) -> (Parts, Run, Option<String>) {
-    let (images, run) = images_from_events(o);
-    let (parts, note) = tramp_index::choose(images);
-    (parts, run, note)
-}
-
 /// The heap profile of the trace `spec` names for the job `command`: from
 /// its index or its events, as `wanted` says and the file allows.
 pub fn profile(

@@ -100,7 +100,7 @@ impl Sink for Router {
         if let Some((args, _)) = text.and_then(tramp_heap::images::parse_command)
             && let Some(first) = args.first()
         {
-            self.parts[i].program = first.rsplit('/').next().unwrap_or(first).to_string();
+            self.parts[i].program = tramp_heap::images::program_name(first).to_string();
         }
         self.parts[i].sink.write_record(rec)
     }

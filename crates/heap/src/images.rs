@@ -292,6 +292,29 @@ impl Analysis for OneImage {
     fn finish(self) {}
 }
 
+impl Image {
+    /// The program it ran: its command's first word without the
+    /// directories, `?` when the trace does not say.
+    pub fn program(&self) -> &str {
+        self.command.first().map_or("?", |c| program_name(c))
+    }
+}
+
+/// A program's name as the tables show it: the file name of its path.
+pub fn program_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+/// The index of the largest of `peaks`, the first of equals (0 when none):
+/// the image that used the most.
+pub fn largest(peaks: impl DoubleEndedIterator<Item = u64> + ExactSizeIterator) -> usize {
+    peaks
+        .enumerate()
+        .rev()
+        .max_by_key(|&(_, p)| p)
+        .map_or(0, |(i, _)| i)
+}
+
 /// The most other images [`choose`]'s note names.
 const NAMED: usize = 8;
 
@@ -309,18 +332,9 @@ pub fn choose<T>(
     if images.len() == 1 {
         return (images.remove(0), None);
     }
-    let at = (0..images.len())
-        .rev()
-        .max_by_key(|&i| of(&images[i]).0)
-        .unwrap_or(0);
+    let at = largest(images.iter().map(|t| of(t).0));
     let name = |t: &T| match of(t).1 {
-        Some(i) => format!(
-            "pid {} {}",
-            i.pid,
-            i.command
-                .first()
-                .map_or("?", |c| c.rsplit('/').next().unwrap_or(c))
-        ),
+        Some(i) => format!("pid {} {}", i.pid, i.program()),
         None => "the records before any process note".to_string(),
     };
     let mut others: Vec<String> = images

@@ -97,11 +97,7 @@ impl ProcessRow {
     /// report of no process note is pid 0) and time span.
     pub fn new(r: &Report, span: Option<(u64, u64)>) -> ProcessRow {
         let image = r.processes.first().cloned().unwrap_or_default();
-        let program = image
-            .command
-            .first()
-            .map(|c| c.rsplit('/').next().unwrap_or(c).to_string())
-            .unwrap_or_else(|| "?".into());
+        let program = image.program().to_string();
         ProcessRow {
             pid: image.pid,
             parent: image.parent,
@@ -194,10 +190,7 @@ impl Processes {
             total.run_start_ns = Some(0);
             total.run_end_ns = processes.iter().filter_map(|p| p.run_end_ns).max();
         }
-        let most = (0..processes.len())
-            .rev()
-            .max_by_key(|&i| processes[i].max_live_bytes)
-            .unwrap_or(0);
+        let most = crate::images::largest(processes.iter().map(|p| p.max_live_bytes));
         Processes {
             processes,
             total,

@@ -219,16 +219,14 @@
     band.setAttribute("x", x(range.from)); band.setAttribute("width", Math.max(1, x(range.to) - x(range.from)));
     band.setAttribute("y", m.T); band.setAttribute("height", m.H - m.B - m.T);
     band.style.display = "";
-    costSel.textContent = "";
-    RANGE_COSTS.forEach(function (c, i) { costSel.appendChild(el("option", { value: i }, c)); });
+    costOptions();
     costSel.value = mode.value === "live" ? 3 : 1;
     rebuild();
   }
   function clearRange() {
     range = null;
     var band = document.getElementById("band"); if (band) band.style.display = "none";
-    costSel.textContent = "";
-    D.costs.forEach(function (c, i) { costSel.appendChild(el("option", { value: i }, c)); });
+    costOptions();
     rebuild();
   }
   // The range's tables: what it made and what was live at its end, by
@@ -281,8 +279,7 @@
       var k = +tsel.value;
       if (range) clearRange();
       thread = k;
-      costSel.textContent = "";
-      costNames().forEach(function (c, i) { costSel.appendChild(el("option", { value: i }, c)); });
+      costOptions();
       rebuild();
     };
   })();
@@ -333,7 +330,12 @@
   // Flame graph.
   var costSel = document.getElementById("cost"), flame = document.getElementById("flame");
   var hover = document.getElementById("hover"), search = document.getElementById("search");
-  D.costs.forEach(function (c, i) { costSel.appendChild(el("option", { value: i }, c)); });
+  // The cost switch's options: the trace's costs, a range's or a thread's.
+  function costOptions() {
+    costSel.textContent = "";
+    costNames().forEach(function (c, i) { costSel.appendChild(el("option", { value: i }, c)); });
+  }
+  costOptions();
   var tree = null, zoom = null;
   function unitOf(c) { return c === 1 || c === 3 || c === 4 ? "bytes" : ""; }
   function draw() {

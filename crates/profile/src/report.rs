@@ -97,23 +97,14 @@ impl Report {
         let mut frames = Vec::new();
         let mut kept = Vec::new();
         let mut slices = Vec::new();
-        let mut other = [0u64; 5];
-        let mut other_slices = Vec::new();
         let mut by_thread = Vec::new();
         let mut shapes = Vec::new();
-        let mut other_threads = SiteTotals::default();
+        // The stacks past the bound, added up: one row.
+        let mut rest = SiteTotals::default();
         for (n, &i) in order.iter().enumerate() {
             let (stack, t) = &stacks[i];
             if n >= MAX_STACKS {
-                for (x, c) in other.iter_mut().zip(t.costs()) {
-                    *x = x.saturating_add(c);
-                }
-                tramp_symbols::slices::merge(&mut other_slices, &t.slices);
-                other_threads.add(&SiteTotals {
-                    threads: t.threads.clone(),
-                    shape: t.shape.clone(),
-                    ..SiteTotals::default()
-                });
+                rest.add(t);
                 continue;
             }
             slices.push(t.slices.clone());
@@ -133,10 +124,10 @@ impl Report {
         let merged_stacks = stacks.len().saturating_sub(MAX_STACKS) + merged_before;
         if merged_stacks > 0 {
             frames.push("[other stacks]".into());
-            kept.push((vec![frames.len() as u32 - 1], other));
-            slices.push(other_slices);
-            by_thread.push(other_threads.threads);
-            shapes.push(other_threads.shape);
+            kept.push((vec![frames.len() as u32 - 1], rest.costs()));
+            slices.push(rest.slices);
+            by_thread.push(rest.threads);
+            shapes.push(rest.shape);
         }
         if by_thread.iter().map(Vec::len).sum::<usize>() > SLICE_BUDGET {
             by_thread.iter_mut().for_each(Vec::clear);
@@ -314,12 +305,11 @@ impl RunPage {
 
 /// The page of `data` (a report's JSON, or a run's) titled `title`.
 fn page_html(title: &str, data: &str) -> String {
-    {
-        // Inside a <script> element only `</` could end it early.
-        let data = data.replace("</", "<\\/");
-        let title = tramp_plot::xml::escape(title);
-        format!(
-            "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+    // Inside a <script> element only `</` could end it early.
+    let data = data.replace("</", "<\\/");
+    let title = tramp_plot::xml::escape(title);
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
              <title>{title}</title><style>{STYLE}</style></head><body>\n\
              <h1>{title}</h1>\n\
              <section id=\"runbox\" style=\"display:none\"><h2>Processes</h2><div class=\"controls\">show \
@@ -346,8 +336,7 @@ fn page_html(title: &str, data: &str) -> String {
              <section><h2>Bottom-up</h2><table id=\"bottomup\" class=\"tree\"></table></section>\n\
              <script type=\"application/json\" id=\"data\">{data}</script>\n\
              <script>{SCRIPT}</script>\n</body></html>\n"
-        )
-    }
+    )
 }
 
 const STYLE: &str = include_str!("report.css");

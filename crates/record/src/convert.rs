@@ -308,12 +308,15 @@ impl State {
             }
             return Ok(());
         }
+        // The waiting start comes before any event but a process record,
+        // which it follows.
+        let process = matches!(ev, RawEvent::Process { .. });
         let pending = self.pending_start.take();
-        if let (Some((t, at)), false) = (pending, matches!(ev, RawEvent::Process { .. })) {
+        if let Some((t, at)) = pending.filter(|_| !process) {
             self.thread_seen(t, at, w, stats)?;
         }
         self.emit_event(ev, time, file, tid, w, stats)?;
-        if let (Some((t, at)), true) = (pending, matches!(ev, RawEvent::Process { .. })) {
+        if let Some((t, at)) = pending.filter(|_| process) {
             self.thread_seen(t, at, w, stats)?;
         }
         Ok(())

@@ -66,10 +66,8 @@ pub fn bucket(v: u64) -> u8 {
 /// Adds `n` to bucket `k` of `v` (kept in bucket order).
 #[inline]
 fn shape_add(v: &mut Vec<(u8, u64)>, k: u8, n: u64) {
-    match v.binary_search_by_key(&k, |e| e.0) {
-        Ok(i) => v[i].1 = v[i].1.saturating_add(n),
-        Err(i) => v.insert(i, (k, n)),
-    }
+    let (e, _) = crate::slices::entry(v, k, |e| e.0, || (k, 0));
+    e.1 = e.1.saturating_add(n);
 }
 
 /// The variances of a site's estimates (sampled traces), serialized as
@@ -166,17 +164,10 @@ impl SiteTotals {
 /// order).
 #[inline]
 fn by_thread(v: &mut Vec<(u32, u64, u64)>, k: u32, a: u64, b: u64) -> bool {
-    match v.binary_search_by_key(&k, |e| e.0) {
-        Ok(i) => {
-            v[i].1 = v[i].1.saturating_add(a);
-            v[i].2 = v[i].2.saturating_add(b);
-            false
-        }
-        Err(i) => {
-            v.insert(i, (k, a, b));
-            true
-        }
-    }
+    let (e, made) = crate::slices::entry(v, k, |e| e.0, || (k, 0, 0));
+    e.1 = e.1.saturating_add(a);
+    e.2 = e.2.saturating_add(b);
+    made
 }
 
 /// The slot every thread past the budget shares.

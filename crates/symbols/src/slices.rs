@@ -7,7 +7,8 @@
 //! timeline's (`tramp_heap::timeline`, 512 slices) eight slices at a time:
 //! the same first time and the same doublings, so a range of grid slices
 //! is a range of timeline slices. Sparse: a site holds an entry only for
-//! the slices it was active in, at most [`GRID`].
+//! the slices it was active in, at most [`GRID`]. [`entry`] is the one
+//! insertion into a site row's sparse vectors (slices, threads, buckets).
 
 use serde::{Deserialize, Serialize};
 
@@ -67,30 +68,39 @@ impl Growing {
     }
 }
 
-/// Adds `c` (its slice number ignored) to slice `at` of `slices` (sorted
-/// by slice; the usual case, the last slice, is one comparison).
+/// The entry of key `k` in `v`, a site row's sparse vector sorted by key
+/// (its slices, its threads, its size and lifetime buckets), made by
+/// `new` where there is none; and whether it was made. The usual case, the
+/// last entry or one past it, is one comparison.
 #[inline]
-pub fn add(slices: &mut Vec<SliceCounts>, at: u32, c: [u64; 4]) {
-    let i = match slices.last() {
-        Some(l) if l.0 == at => slices.len() - 1,
-        Some(l) if l.0 < at => {
-            slices.push(SliceCounts(at, 0, 0, 0, 0));
-            slices.len() - 1
-        }
-        None => {
-            slices.push(SliceCounts(at, 0, 0, 0, 0));
-            0
-        }
-        // An earlier slice: a late event, or a free of an old block.
-        _ => match slices.binary_search_by_key(&at, |s| s.0) {
-            Ok(i) => i,
+pub fn entry<T, K: Ord + Copy>(
+    v: &mut Vec<T>,
+    k: K,
+    key: impl Fn(&T) -> K,
+    new: impl FnOnce() -> T,
+) -> (&mut T, bool) {
+    let (i, made) = match v.last().map(&key) {
+        Some(l) if l == k => (v.len() - 1, false),
+        Some(l) if l > k => match v.binary_search_by_key(&k, &key) {
+            Ok(i) => (i, false),
             Err(i) => {
-                slices.insert(i, SliceCounts(at, 0, 0, 0, 0));
-                i
+                v.insert(i, new());
+                (i, true)
             }
         },
+        _ => {
+            v.push(new());
+            (v.len() - 1, true)
+        }
     };
-    let s = &mut slices[i];
+    (&mut v[i], made)
+}
+
+/// Adds `c` to slice `at` of `slices` (an earlier slice than the last: a
+/// late event, or a free of an old block).
+#[inline]
+pub fn add(slices: &mut Vec<SliceCounts>, at: u32, c: [u64; 4]) {
+    let (s, _) = entry(slices, at, |s| s.0, || SliceCounts(at, 0, 0, 0, 0));
     s.1 = s.1.saturating_add(c[0]);
     s.2 = s.2.saturating_add(c[1]);
     s.3 = s.3.saturating_add(c[2]);
