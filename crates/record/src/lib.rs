@@ -2,8 +2,8 @@
 //!
 //! * [`raw`]: the capture library's raw log (chunks of per-thread events),
 //!   read with bounds checks and typed errors.
-//! * [`clock`]: one process's TSC readings mapped to ns by one monotone
-//!   function (events are ordered by TSC).
+//! * [`clock`]: TSC readings mapped to ns by one line for the whole run
+//!   and one monotone function per process (events are ordered by TSC).
 //! * [`live`]: the logs read while they grow (read bytes given back to the
 //!   file system), each process's threads merged by time with a bounded
 //!   reorder window, into its trace.

@@ -36,7 +36,7 @@ use tramp_core::Error;
 use tramp_hatf::{Field, Interp, Item, Meta, Policy, Width};
 use tramp_io::Output;
 
-use crate::clock::Clock;
+use crate::clock::{Clock, Line};
 use crate::convert::{ConvertStats, State, TraceOut};
 use crate::launch::{RecordOptions, TraceKind, child_output, program_of};
 use crate::pointers::{Access, PointerOut};
@@ -248,6 +248,9 @@ pub struct Session {
     /// those it is coded on now.
     spread_threads: usize,
     threads: usize,
+    /// The run's TSC → ns line: every process's chunk pairs (see
+    /// [`crate::clock`]).
+    line: Line,
 }
 
 /// What a finished session produced.
@@ -277,6 +280,7 @@ impl Session {
             buf: Vec::new(),
             spread_threads: opts.pack.threads,
             threads: 1,
+            line: Line::default(),
         }
     }
 
@@ -300,6 +304,10 @@ impl Session {
         let mut most = 0u64;
         for p in self.procs.values_mut() {
             progress |= p.read(self.punch, &mut self.buf, false)?;
+            self.line.join(&p.order.clock.line);
+        }
+        for p in self.procs.values_mut() {
+            p.order.clock.line.join(&self.line);
             p.emit_ready(false)?;
             for l in p.logs.iter().filter(|l| !l.finished) {
                 let Ok(m) = l.file.metadata() else { continue };
@@ -346,6 +354,8 @@ impl Session {
             // The program is gone: what is left to convert has every core.
             p.trace.out.set_threads(self.spread_threads)?;
             while p.read(self.punch, &mut self.buf, true)? {}
+            self.line.join(&p.order.clock.line);
+            p.order.clock.line.join(&self.line);
             p.emit_ready(true)?;
             if let Some(signal) = interrupted {
                 p.trace.state.comment(
@@ -666,6 +676,11 @@ impl Proc {
     /// doc); with `all`, every event. Times are TSC readings, the one
     /// clock every thread's events are ordered by.
     fn emit_ready(&mut self, all: bool) -> Result<(), Error> {
+        // Until the run's pairs give a rate, nothing is timed (a window
+        // that fills is written all the same, at the best rate there is).
+        if !all && !self.order.clock.line.known() && self.queued <= WINDOW_BYTES {
+            return Ok(());
+        }
         let mut wm = u64::MAX;
         for s in &self.streams {
             if s.events.is_empty() && self.open(s) {
@@ -766,7 +781,8 @@ struct Trace {
 /// written before it.
 #[derive(Default)]
 struct Order {
-    /// The process's TSC → ns map, from every chunk header.
+    /// The process's TSC → ns map: the run's line (every process's chunk
+    /// headers) and this process's monotone guard.
     clock: Clock,
     /// The ns that trace times count from (the first chunk's start).
     t0: Option<u64>,
