@@ -25,6 +25,8 @@
 //! * [`check`]: memory budgets (peak, leaked, allocations, temporary)
 //!   checked against a trace, for CI.
 //! * [`cachesim`]: a cache simulation, parsed into one checked plan, run.
+//! * [`stats`]: the statistics that fit a trace's domain, with how the read
+//!   ended.
 
 pub mod cachesim;
 pub mod check;
@@ -43,6 +45,7 @@ pub mod replay;
 pub mod script;
 pub mod sizes;
 pub mod split;
+pub mod stats;
 mod summary;
 pub mod verify;
 

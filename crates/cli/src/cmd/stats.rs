@@ -6,7 +6,7 @@ use tramp_profile::tree::Direction;
 use tramp_symbols::sites::Cost;
 use tramp_symbols::suppressions::Suppressions;
 
-use super::{InputArgs, end_run, print_report};
+use super::{InputArgs, print_report};
 
 /// Print heap statistics of a trace: the HATF paper's Table 3 (allocs,
 /// reallocs, frees, bytes, maximum live objects and bytes, average object
@@ -131,23 +131,28 @@ pub fn run(a: StatsArgs) -> Result<()> {
     if a.sites {
         return sites(&a, suppressions.as_ref());
     }
+    let views = a.folded.is_some() || a.timeline || a.tree.is_some();
+    if !views {
+        let top = if a.json { None } else { Some(20) };
+        let s = tramp_api::stats::statistics(&a.input.spec(), top)?;
+        print_report(&s.outcome(), a.json)?;
+        super::warn(&s.ended.name, &s.ended.warnings);
+        return Ok(s.ended.into_result()?);
+    }
     let d = super::detect(&a.input)?;
-    // Heph's spans are inferred from its packets, which its reader gives.
     if d.format.family == tramp_heph::records::FORMAT {
         a.refuse_heap_views("Heph traces have none")?;
-        let opts = tramp_heph::summary::Options {
-            tree: None,
-            max_ranges: 10,
-            top: Some(if a.json { usize::MAX } else { 20 }),
-        };
-        return super::spans::summarize(d, opts, a.json);
     }
-    // What else runs is decided by the kinds the schema holds.
     let o = d.open(&a.input.spec(), false, true)?;
     if o.source.schema().domains().heap {
         return heap_view(o, &a);
     }
-    other(o, &a)
+    let holds = match o.source.schema().format == tramp_ptf::records::FORMAT {
+        true => format!("{} traces have none", o.format),
+        false => format!("{} holds {}", o.name, o.source.schema().domains().describe()),
+    };
+    // A view was asked (`views`), so this refuses it.
+    a.refuse_heap_views(&holds)
 }
 
 /// The statistics with the top sites, from the profile index or the
@@ -176,39 +181,5 @@ fn heap_view(o: super::Opened, a: &StatsArgs) -> Result<()> {
         let depth = if a.json { usize::MAX } else { a.depth };
         return super::heap_views::tree(o, dir, depth, a.json);
     }
-    if a.timeline {
-        return super::heap_views::timeline(o, a.json);
-    }
-    heap(o, a.json)
-}
-
-/// The statistics of a trace with no heap events: PTF's per event type
-/// and class, else the records by type and a clear word, not heap tables
-/// of zeros.
-fn other(mut o: super::Opened, a: &StatsArgs) -> Result<()> {
-    let schema = o.source.schema().clone();
-    let domains = schema.domains();
-    if domains.objects && schema.format == tramp_ptf::records::FORMAT {
-        a.refuse_heap_views(&format!("{} traces have none", o.format))?;
-        let mut stats = tramp_ptf::stats::PtfStats::new();
-        let run = o.run(&mut [&mut stats], Vec::new());
-        print_report(&run.outcome(&stats.report()), a.json)?;
-        let covers = "; statistics above cover the events before the error";
-        return end_run(run, &o, None, covers);
-    }
-    a.refuse_heap_views(&format!("{} holds {}", o.name, domains.describe()))?;
-    let (stats, run) = tramp_api::heap::stats(&mut o);
-    let counts = tramp_heap::stats::RecordCounts::new(&stats.report(), domains.describe());
-    print_report(&run.outcome(&counts), a.json)?;
-    let covers = "; the counts above cover the records before the error";
-    end_run(run, &o, None, covers)
-}
-
-/// Heap statistics of an opened trace, on stdout; what was read before
-/// damage is printed, then the error.
-fn heap(mut o: super::Opened, json: bool) -> Result<()> {
-    let (stats, run) = tramp_api::heap::trace_stats(&mut o);
-    print_report(&run.outcome(&stats), json)?;
-    let covers = "; statistics above cover the records before the error";
-    end_run(run, &o, None, covers)
+    super::heap_views::timeline(o, a.json)
 }
