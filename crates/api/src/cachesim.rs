@@ -174,6 +174,23 @@ fn window(r: &Request, layout: Layout) -> Result<Option<(u64, u64)>, Error> {
     Ok(Some(t.resolve(span)?))
 }
 
+/// The trace `r` names, opened, and its layout (described, named or
+/// detected).
+fn opened(r: &Request, mapping: &Mapping) -> Result<(Input, Layout), Error> {
+    let input = Input::open(&r.input).map_err(|source| Error::Open {
+        path: r.input.clone(),
+        source,
+    })?;
+    let layout = match &mapping.desc {
+        Some(_) => Layout::Tramp(&tramp_desc::format::DESC),
+        None => Layout::detect(&input, r.format.as_deref()).map_err(|source| Error::Trace {
+            what: format!("reading {}", r.input),
+            source: Box::new(source),
+        })?,
+    };
+    Ok((input, layout))
+}
+
 /// Checks every value of `r`, opens its trace (twice when the working set
 /// must be counted first) and gives the simulation to run.
 pub fn plan(r: &Request) -> Result<Plan, Error> {
@@ -202,14 +219,7 @@ pub fn plan(r: &Request) -> Result<Plan, Error> {
             source,
         })
     };
-    let input = open()?;
-    let layout = match &mapping.desc {
-        Some(_) => Layout::Tramp(&tramp_desc::format::DESC),
-        None => Layout::detect(&input, r.format.as_deref()).map_err(|source| Error::Trace {
-            what: format!("reading {}", r.input),
-            source: Box::new(source),
-        })?,
-    };
+    let (input, layout) = opened(r, &mapping)?;
     let mut mapping = mapping;
     mapping.window = window(r, layout)?;
     // Fractions need the working set first: one pass more over the file.
@@ -343,5 +353,33 @@ impl Simulated {
                 source: Box::new(source),
             }),
         }
+    }
+}
+
+/// Feeds every request of the trace `r` names (its input, layout,
+/// mapping; not its policies or sizes) into `sink`, one cache driven
+/// request by request (the Python package's `Cache.process`). Damage
+/// is an error after the requests before it were fed.
+pub fn process<S: tramp_cachesim::sim::Sink>(sink: &mut S, r: &Request) -> Result<(), Error> {
+    let mut mapping = mapping(r)?;
+    let (input, layout) = opened(r, &mapping)?;
+    mapping.window = window(r, layout)?;
+    let (_, damage) =
+        tramp_cachetrace::feed_requests(input, layout, &mapping, sink).map_err(|source| {
+            Error::Trace {
+                what: format!("reading {}", r.input),
+                source: Box::new(source),
+            }
+        })?;
+    match damage {
+        None => Ok(()),
+        Some(source) => Err(Error::Trace {
+            what: format!(
+                "reading {}; the cache holds the {} requests before the damage",
+                r.input,
+                sink.requests()
+            ),
+            source: Box::new(source),
+        }),
     }
 }

@@ -150,6 +150,50 @@ impl fmt::Display for CpuReport {
     }
 }
 
+/// Where a trace's requests go: a whole [`Simulation`], one [`Cache`]
+/// driven request by request (the Python package's `Cache.process`), or
+/// a filter that passes on what another cache missed.
+pub trait Sink {
+    /// Feeds one request.
+    fn access(&mut self, req: Request);
+    /// Feeds one memory access of `size` bytes (absent: one) to CPU
+    /// caches, where the sink has them.
+    fn access_memory(&mut self, _r: Ref, _addr: u64, _size: Option<u64>) {}
+    /// Whether memory accesses are wanted ([`Sink::access_memory`]).
+    fn has_cpu(&self) -> bool {
+        false
+    }
+    /// Requests fed so far.
+    fn requests(&self) -> u64;
+}
+
+impl Sink for Simulation {
+    #[inline]
+    fn access(&mut self, req: Request) {
+        Simulation::access(self, req)
+    }
+    #[inline]
+    fn access_memory(&mut self, r: Ref, addr: u64, size: Option<u64>) {
+        Simulation::access_memory(self, r, addr, size)
+    }
+    fn has_cpu(&self) -> bool {
+        Simulation::has_cpu(self)
+    }
+    fn requests(&self) -> u64 {
+        Simulation::requests(self)
+    }
+}
+
+impl Sink for Cache {
+    #[inline]
+    fn access(&mut self, req: Request) {
+        Cache::access(self, &req);
+    }
+    fn requests(&self) -> u64 {
+        self.stats().requests()
+    }
+}
+
 /// A run in progress.
 pub struct Simulation {
     online: Sweep,

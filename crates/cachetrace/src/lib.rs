@@ -27,7 +27,7 @@ use std::fmt;
 use serde::Serialize;
 use tramp_cachesim::cachegrind::Ref;
 use tramp_cachesim::layouts;
-use tramp_cachesim::sim::{Options, SimReport, Simulation};
+use tramp_cachesim::sim::{Options, SimReport, Simulation, Sink};
 use tramp_cachesim::trace::{CsvReader, OracleReader, TraceError, looks_like_csv};
 use tramp_cachesim::{Op, Request};
 use tramp_core::{Analysis, OpenOptions, Record, RecordKind, Role, Source};
@@ -420,16 +420,16 @@ impl fmt::Display for Fed {
     }
 }
 
-/// Feeds a simulation from tramp records.
-struct Feed<'a> {
-    sim: &'a mut Simulation,
+/// Feeds a sink from tramp records.
+struct Feed<'a, S: Sink> {
+    sim: &'a mut S,
     lcs: &'a mut Option<LcsOut>,
     line: u64,
     keys: Option<ResolvedKeys>,
     fed: Fed,
 }
 
-impl Analysis for Feed<'_> {
+impl<S: Sink> Analysis for Feed<'_, S> {
     type Report = Fed;
     fn observe(&mut self, rec: &Record<'_>) -> Result<(), tramp_core::Error> {
         self.fed.records += 1;
@@ -485,7 +485,6 @@ pub fn simulate(
     lcs: Option<FileOutput>,
 ) -> Result<Outcome, Error> {
     let mut lcs = lcs.map(LcsOut::new).transpose()?;
-    let line = if mapping.line == 0 { 64 } else { mapping.line };
     let mut opts = opts.clone();
     opts.future_known = layout.future_known(&input);
     if opts.cpu.is_some() {
@@ -504,28 +503,83 @@ pub fn simulate(
     {
         return Err(Error::Select(name));
     }
-    let page = match (mapping.page, layout) {
-        (None, _) => None,
-        (Some(_), Layout::Tramp(f)) => return Err(Error::Page(f.name)),
-        (Some(p), Layout::Vscsi) => Some((512, p)),
-        (Some(p), _) => Some((1, p)),
-    };
+    let page = page_of(mapping, layout)?;
     // Split requests are pages of one size, and the next-access times
     // the trace gives are for whole requests: computed again for OPT.
     if page.is_some() {
         opts.future_known = false;
     }
     let mut sim = Simulation::new(&opts);
-    let (fed, damage) = match layout {
+    let (fed, damage) = feed(input, layout, mapping, page, &mut sim, &mut lcs)?;
+    // What waited for the whole trace (OPT's pass, the curve's sizes).
+    let report = {
+        let _stage = tramp_io::progress::Stage::start(
+            "finishing the simulation (OPT and the miss-ratio curve need the whole trace)",
+        );
+        sim.finish()
+    };
+    // The requests before any damage are written as they were simulated.
+    if let Some(o) = lcs {
+        o.finish()?;
+    }
+    Ok(Outcome {
+        report,
+        fed,
+        damage,
+    })
+}
+
+/// The page size a request is split by (`--page`), checked against the
+/// layout: libCacheSim's vscsi counts 512-byte sectors.
+fn page_of(mapping: &Mapping, layout: Layout) -> Result<Option<(u64, u64)>, Error> {
+    Ok(match (mapping.page, layout) {
+        (None, _) => None,
+        (Some(_), Layout::Tramp(f)) => return Err(Error::Page(f.name)),
+        (Some(p), Layout::Vscsi) => Some((512, p)),
+        (Some(p), _) => Some((1, p)),
+    })
+}
+
+/// Reads every request of `input` (as `layout`, through `mapping`, split
+/// into `--page` pages) into `sink`: what was fed from tramp records, and
+/// why reading stopped early (the sink holds every request before it).
+pub fn feed_requests<S: Sink>(
+    input: Input,
+    layout: Layout,
+    mapping: &Mapping,
+    sink: &mut S,
+) -> Result<(Option<Fed>, Option<Error>), Error> {
+    if !mapping.select.is_all()
+        && let Some(name) = layout.native_name()
+    {
+        return Err(Error::Select(name));
+    }
+    feed(
+        input,
+        layout,
+        mapping,
+        page_of(mapping, layout)?,
+        sink,
+        &mut None,
+    )
+}
+
+/// [`feed_requests`], each request also written to `lcs` if given, each also written to `lcs` if given: what was fed from tramp
+/// records, and why reading stopped early (the sink holds every request
+/// before it).
+fn feed<S: Sink>(
+    input: Input,
+    layout: Layout,
+    mapping: &Mapping,
+    page: Option<(u64, u64)>,
+    sim: &mut S,
+    lcs: &mut Option<LcsOut>,
+) -> Result<(Option<Fed>, Option<Error>), Error> {
+    let line = if mapping.line == 0 { 64 } else { mapping.line };
+    Ok(match layout {
         Layout::Csv => (None, {
             let mut progress = Progress::of(&input);
-            let d = stream(
-                CsvReader::new(input.reader),
-                &mut sim,
-                &mut progress,
-                page,
-                &mut lcs,
-            );
+            let d = stream(CsvReader::new(input.reader), sim, &mut progress, page, lcs);
             progress.finish();
             d
         }),
@@ -533,10 +587,10 @@ pub fn simulate(
             let mut progress = Progress::of(&input);
             let d = stream(
                 OracleReader::new(input.reader),
-                &mut sim,
+                sim,
                 &mut progress,
                 page,
-                &mut lcs,
+                lcs,
             );
             progress.finish();
             d
@@ -551,7 +605,7 @@ pub fn simulate(
                         batch.clear();
                         let more = reader.fill_batch(&mut batch, 4096);
                         let reqs = batch.iter().map(|r| Ok(*r));
-                        if let Some(e) = stream(reqs, &mut sim, &mut progress, page, &mut lcs) {
+                        if let Some(e) = stream(reqs, sim, &mut progress, page, lcs) {
                             break Some(e);
                         }
                         match more {
@@ -589,7 +643,7 @@ pub fn simulate(
             if !domains.requests() && mapping.keys.is_none() {
                 return Err(Error::NoObjects(format.name));
             }
-            if opts.cpu.is_some() && !domains.addresses() {
+            if sim.has_cpu() && !domains.addresses() {
                 return Err(Error::NoAddresses(format.name));
             }
             let keys = match &mapping.keys {
@@ -597,8 +651,8 @@ pub fn simulate(
                 None => None,
             };
             let mut feed = Feed {
-                sim: &mut sim,
-                lcs: &mut lcs,
+                sim: sim,
+                lcs: lcs,
                 line,
                 keys,
                 fed: Fed::default(),
@@ -611,22 +665,6 @@ pub fn simulate(
                 run.stop.map(|s| Error::Tramp(into_error(s))).or(skipped),
             )
         }
-    };
-    // What waited for the whole trace (OPT's pass, the curve's sizes).
-    let report = {
-        let _stage = tramp_io::progress::Stage::start(
-            "finishing the simulation (OPT and the miss-ratio curve need the whole trace)",
-        );
-        sim.finish()
-    };
-    // The requests before any damage are written as they were simulated.
-    if let Some(o) = lcs {
-        o.finish()?;
-    }
-    Ok(Outcome {
-        report,
-        fed,
-        damage,
     })
 }
 
@@ -739,9 +777,9 @@ fn binary_reader(
 
 /// Feeds requests to the simulation; with `page` (a sector's bytes, a
 /// page's bytes) each as the pages it touches.
-fn stream(
+fn stream<S: Sink>(
     reqs: impl Iterator<Item = Result<Request, TraceError>>,
-    sim: &mut Simulation,
+    sim: &mut S,
     progress: &mut Progress,
     page: Option<(u64, u64)>,
     lcs: &mut Option<LcsOut>,

@@ -149,7 +149,11 @@ pub fn run(a: StatsArgs) -> Result<()> {
     }
     let holds = match o.source.schema().format == tramp_ptf::records::FORMAT {
         true => format!("{} traces have none", o.format),
-        false => format!("{} holds {}", o.name, o.source.schema().domains().describe()),
+        false => format!(
+            "{} holds {}",
+            o.name,
+            o.source.schema().domains().describe()
+        ),
     };
     // A view was asked (`views`), so this refuses it.
     a.refuse_heap_views(&holds)

@@ -1,0 +1,120 @@
+"""tramp from Python: memory-behaviour traces (heap recordings, cache
+simulation, miss-ratio curves, allocator replay) through the same library
+the ``tramp`` command calls, so every number equals the CLI's."""
+
+from __future__ import annotations
+
+import json as _json
+
+from . import _tramp
+from ._tramp import Cache, TraceError
+from ._frames import frame as _frame
+
+__all__ = ["Cache", "Trace", "TraceError", "cachesim", "mrc", "open"]
+
+
+class Trace:
+    """A trace file, opened lazily: every method reads it afresh."""
+
+    def __init__(self, path: str, format: str | None = None):
+        self.path = str(path)
+        self.format = format
+
+    def stats(self, strict: bool = True) -> dict:
+        """``tramp stats --json`` as a dict. Damage raises TraceError
+        (its ``args[1]`` the statistics before it) unless ``strict=False``,
+        which reports it in ``complete`` and ``damage`` as the CLI does."""
+        return _json.loads(_tramp.stats_json(self.path, self.format, strict))
+
+
+def open(path, format: str | None = None) -> Trace:  # noqa: A001 - the API's name
+    """Opens a trace of any format tramp reads (detected unless given)."""
+    return Trace(path, format)
+
+
+def _path(trace) -> tuple[str, str | None]:
+    """A Trace's path and format, or a path's (format detected)."""
+    if isinstance(trace, Trace):
+        return trace.path, trace.format
+    return str(trace), None
+
+
+def _sizes(sizes) -> list[str]:
+    """Sizes as tramp parses them: counts, ``64k``, ``1.5G``, fractions of
+    the working set (``0.01``, ``"1%"``)."""
+    if isinstance(sizes, (int, float, str)):
+        sizes = [sizes]
+    return [str(s) for s in sizes]
+
+
+def _simulate(trace, **ask) -> dict:
+    path, fmt = _path(trace)
+    full = dict(path=path, format=fmt, policies=["lru"], sizes=[], bytes=False,
+                warmup=None, threads=None, curves=None, shards=None, mini_rate=None)
+    full.update(ask)
+    return _json.loads(_tramp.simulate_json(full))
+
+
+def cachesim(trace, policies=("lru",), sizes=(), bytes: bool = False,  # noqa: A002
+             warmup=None, threads: int | None = None):
+    """Simulates every (policy, size) cache over the trace's requests, as
+    ``tramp cachesim --json`` does, in one pass. A DataFrame with a row
+    per cache: ``policy`` (the bare name as given), ``params`` (the
+    parameters set, by libCacheSim's names; an admission filter after
+    ``+``), ``size`` (resolved, in objects or bytes), ``requests``,
+    ``misses``, ``miss_ratio``, ``byte_miss_ratio``."""
+    if isinstance(policies, str):
+        policies = [policies]
+    policies = list(policies)
+    report = _simulate(trace, policies=policies, sizes=_sizes(sizes), bytes=bool(bytes),
+                       warmup=None if warmup is None else str(warmup), threads=threads)
+    caches = report["table"]["caches"]
+    rows = {k: [] for k in ("policy", "params", "size", "requests", "misses",
+                            "miss_ratio", "byte_miss_ratio")}
+    parts = [_tramp.policy_parts(p) for p in policies]
+    # The table has a cache per (policy, size), named by the policy's whole
+    # name, its sizes in the order given.
+    per = len(caches) // len(parts) if parts else 0
+    by_name: dict = {}
+    for c in caches:
+        by_name.setdefault(c["policy"], []).append(c)
+    for bare, params, whole in parts:
+        group, by_name[whole] = by_name[whole][:per], by_name[whole][per:]
+        for c in group:
+            requests = c["reads"] + c["writes"]
+            rows["policy"].append(bare)
+            rows["params"].append(params)
+            rows["size"].append(c["capacity"])
+            rows["requests"].append(requests)
+            rows["misses"].append(requests - c["read_hits"] - c["write_hits"])
+            rows["miss_ratio"].append(c["miss_ratio"])
+            rows["byte_miss_ratio"].append(c["byte_miss_ratio"])
+    return _frame(rows)
+
+
+def mrc(trace, policy: str = "lru", method: str = "exact", rate: float | None = None,
+        sizes=(), bytes: bool = False):  # noqa: A002
+    """A miss-ratio curve as a DataFrame (``size``, ``miss_ratio``;
+    ``reliable`` where the sample holds enough objects): ``exact``, LRU's
+    from stack distances; ``shards``, LRU's SHARDS-sampled at ``rate``
+    (0.01 by default); ``mini``, any policy's by miniature simulation at
+    ``rate``. Without ``sizes``, 20 points from 0.1 % to 100 % of the
+    working set (``exact`` and ``shards``: every size the curve has)."""
+    if method in ("exact", "shards"):
+        if policy != "lru":
+            raise ValueError(f"method {method!r} draws LRU's curve; use method='mini' for {policy}")
+        shards = (rate or 0.01) if method == "shards" else None
+        report = _simulate(trace, policies=[], sizes=_sizes(sizes), bytes=bool(bytes),
+                           curves=["lru"], shards=shards)
+        points = report["mrc"]["points"]
+        return _frame({"size": [p["size"] for p in points],
+                       "miss_ratio": [p["miss_ratio"] for p in points],
+                       "reliable": [p["reliable"] for p in points]})
+    if method == "mini":
+        report = _simulate(trace, policies=[], sizes=_sizes(sizes), bytes=bool(bytes),
+                           curves=[policy], mini_rate=rate or 0.01)
+        points = report["curves"]["curves"][0]["points"]
+        return _frame({"size": [p["size"] for p in points],
+                       "miss_ratio": [p["miss_ratio"] for p in points],
+                       "reliable": [p["reliable"] for p in points]})
+    raise ValueError(f"method {method!r}: the methods are exact, shards and mini")
