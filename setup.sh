@@ -10,6 +10,7 @@
 # is compared with.
 # Called by README's test command and by .ci/run.
 set -euo pipefail
+cd "$(dirname "$0")"
 need=()
 command -v cc >/dev/null 2>&1 || need+=(gcc)
 # g++: .ci/run checks that the fuzz targets build, and libfuzzer-sys
@@ -59,24 +60,44 @@ if [ ${#need[@]} -gt 0 ]; then
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}"
 fi
-# DuckDB from PyPI (the version pinned: its answers are the tests').
-if ! python3 -c "import duckdb" >/dev/null 2>&1; then
-  python3 -m pip install -q "duckdb==2.0.1" 2>/dev/null ||
-    python3 -m pip install -q --break-system-packages "duckdb==2.0.1"
-fi
-# libCacheSim's Python binding, pinned: the peer whose parameter ranges
-# crates/cachesim/tests/params.rs walks.
-if ! python3 -c "import libcachesim" >/dev/null 2>&1; then
-  python3 -m pip install -q "libcachesim==0.3.5" 2>/dev/null ||
-    python3 -m pip install -q --break-system-packages "libcachesim==0.3.5"
-fi
-# Playwright, pinned, driving Debian's Chromium (no browser download):
-# the report page is used as a person would (crates/cli/tests/report.rs,
+# Python packages from PyPI, each at its pinned version (installed when
+# missing or at another version):
+pin() {
+  local want="$1"
+  python3 - "$want" >/dev/null 2>&1 <<'PY' && return 0
+import sys, importlib.metadata as m
+name, version = sys.argv[1].split("==")
+sys.exit(m.version(name) != version)
+PY
+  python3 -m pip install -q "$want" 2>/dev/null ||
+    python3 -m pip install -q --break-system-packages "$want"
+}
+# DuckDB: its answers on the Parquet tables `tramp export --parquet`
+# writes are the tests' (crates/cli/tests/parquet.rs).
+pin duckdb==2.0.1
+# libCacheSim's Python binding: the peer whose parameter ranges
+# crates/cachesim/tests/params.rs walks and whose miss ratios the Python
+# package's are checked against (python/tests).
+pin libcachesim==0.3.5
+# Playwright, driving Debian's Chromium (no browser download): the
+# report page is used as a person would (crates/cli/tests/report.rs,
 # crates/cli/tests/browser/report.py).
-if ! python3 -c "import playwright" >/dev/null 2>&1; then
-  python3 -m pip install -q "playwright==1.65.3" 2>/dev/null ||
-    python3 -m pip install -q --break-system-packages "playwright==1.65.3"
-fi
+pin playwright==1.65.3
+# The Python package (python/): maturin builds it, pytest runs its tests
+# (python/tests, from crates/cli/tests/python.rs), on pandas, pyarrow
+# and polars frames, and Dask runs its sweeps on a LocalCluster.
+for p in maturin==1.16.0 pytest==9.2.0 pandas==3.1.1 pyarrow==26.0.1 polars==2.1.0 \
+  dask==2026.8.0 distributed==2026.8.0; do
+  pin "$p"
+done
+# Built into the workspace's target directory with the tests' profile, so
+# that `cargo test --profile test-release` reuses what it compiled, then
+# installed (python/tests import the installed package).
+rm -f target/wheels/tramp-*.whl
+python3 -m maturin build --quiet -m python/Cargo.toml --profile test-release \
+  --target-dir target -o target/wheels
+python3 -m pip install -q --root-user-action ignore --force-reinstall --no-deps target/wheels/tramp-*.whl 2>/dev/null ||
+  python3 -m pip install -q --root-user-action ignore --force-reinstall --no-deps --break-system-packages target/wheels/tramp-*.whl
 # Toolchain components (no-ops where already installed).
 if command -v rustup >/dev/null 2>&1; then
   rustup component add rustfmt clippy >/dev/null 2>&1 || true

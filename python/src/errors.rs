@@ -1,34 +1,50 @@
-//! tramp's errors as Python exceptions: `tramp.TraceError` carries the
-//! CLI's message (what was read, where it stopped: byte offset, record
-//! number) and, where a report covers the records before the damage, that
-//! partial report as JSON.
+//! tramp's errors as Python exceptions: `tramp.TraceError` (defined in
+//! `tramp/_errors.py`) carries the CLI's message, every cause in it
+//! (what was read, where it stopped: byte offset, record number), and,
+//! where a report covers the records before the damage, that partial
+//! report; a refused value is a `ValueError`.
 
-use pyo3::create_exception;
-use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 
-create_exception!(
-    tramp,
-    TraceError,
-    PyException,
-    "A trace could not be read whole, or a job was refused; the message says what and where."
-);
+/// The error and its causes, as the CLI prints them after `tramp: error:`.
+pub fn message(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let s = c.to_string();
+        if !text.ends_with(&s) {
+            text.push_str(": ");
+            text.push_str(&s);
+        }
+        cause = c.source();
+    }
+    text
+}
+
+fn trace_error(message: String, report: Option<String>) -> PyErr {
+    Python::attach(|py| {
+        let made = py
+            .import("tramp._errors")
+            .and_then(|m| m.getattr("TraceError"))
+            .and_then(|class| class.call1((message.clone(), report)));
+        match made {
+            Ok(exc) => PyErr::from_value(exc),
+            Err(e) => e,
+        }
+    })
+}
 
 /// The exception of a library error.
 pub fn raise(e: tramp_api::Error) -> PyErr {
-    TraceError::new_err(e.to_string())
+    trace_error(message(&e), None)
 }
 
 /// The exception of a library error after a partial report (`json`).
 pub fn raise_partial(e: tramp_api::Error, json: String) -> PyErr {
-    TraceError::new_err((e.to_string(), json))
+    trace_error(message(&e), Some(json))
 }
 
 /// A value Python gave that tramp refuses (a policy, a size).
 pub fn invalid(why: impl Into<String>) -> PyErr {
     pyo3::exceptions::PyValueError::new_err(why.into())
-}
-
-pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add("TraceError", m.py().get_type::<TraceError>())
 }

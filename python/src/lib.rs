@@ -11,7 +11,6 @@ mod trace;
 
 #[pymodule]
 fn _tramp(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    errors::register(m)?;
     m.add_function(wrap_pyfunction!(trace::stats_json, m)?)?;
     m.add_function(wrap_pyfunction!(cache::simulate_json, m)?)?;
     m.add_function(wrap_pyfunction!(cache::policy_parts, m)?)?;

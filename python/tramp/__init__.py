@@ -7,7 +7,8 @@ from __future__ import annotations
 import json as _json
 
 from . import _tramp
-from ._tramp import Cache, TraceError
+from ._errors import TraceError
+from ._tramp import Cache
 from ._frames import frame as _frame
 
 __all__ = ["Cache", "Trace", "TraceError", "cachesim", "mrc", "open"]
@@ -21,9 +22,11 @@ class Trace:
         self.format = format
 
     def stats(self, strict: bool = True) -> dict:
-        """``tramp stats --json`` as a dict. Damage raises TraceError
-        (its ``args[1]`` the statistics before it) unless ``strict=False``,
-        which reports it in ``complete`` and ``damage`` as the CLI does."""
+        """``tramp stats --json`` as a dict. Damage raises TraceError (its
+        ``report`` the statistics of the records before it); with
+        ``strict=False`` damage the reader skipped over is reported in
+        ``complete`` and ``damage`` instead, as the CLI's JSON does (a read
+        that stopped still raises)."""
         return _json.loads(_tramp.stats_json(self.path, self.format, strict))
 
 
