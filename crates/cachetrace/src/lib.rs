@@ -651,8 +651,8 @@ fn feed<S: Sink>(
                 None => None,
             };
             let mut feed = Feed {
-                sim: sim,
-                lcs: lcs,
+                sim,
+                lcs,
                 line,
                 keys,
                 fed: Fed::default(),
