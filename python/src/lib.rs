@@ -7,6 +7,7 @@ use pyo3::prelude::*;
 
 mod cache;
 mod errors;
+mod events;
 mod trace;
 
 #[pymodule]
@@ -15,5 +16,6 @@ fn _tramp(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cache::simulate_json, m)?)?;
     m.add_function(wrap_pyfunction!(cache::policy_parts, m)?)?;
     m.add_class::<cache::Cache>()?;
+    m.add_function(wrap_pyfunction!(events::events_stream, m)?)?;
     Ok(())
 }

@@ -5,7 +5,7 @@ use pyo3::prelude::*;
 
 use crate::errors::{raise, raise_partial};
 
-fn spec(path: &str, format: Option<String>) -> tramp_api::TraceSpec {
+pub fn spec(path: &str, format: Option<String>) -> tramp_api::TraceSpec {
     tramp_api::TraceSpec {
         format,
         ..tramp_api::TraceSpec::path(path)

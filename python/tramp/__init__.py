@@ -21,6 +21,20 @@ class Trace:
         self.path = str(path)
         self.format = format
 
+    def events(self, columns=None, pid: int | None = None, time: str | None = None,
+               kinds=("alloc", "free", "realloc")) -> "Events":
+        """One row per heap event of one process image (``pid`` picks one
+        of a run), in the Parquet export's columns (``kind``, ``time``,
+        ``thread``, ``heap``, ``size``, ``address``, ``old_address``,
+        ``object``, ``stack``, ``lifetime``; docs/formats/parquet.md), of
+        the ``kinds`` asked (also ``displaced``, ``heap_create``,
+        ``heap_destroy``, ``thread_create``, ``thread_destroy``), over the
+        ``time`` range asked (``"1s..2s"``, ``"10%..50%"``; docs/select.md).
+        Nothing is read until a consumer asks (``to_pandas()``, …)."""
+        from ._events import Events
+
+        return Events(self.path, self.format, columns, kinds, pid, time)
+
     def stats(self, strict: bool = True) -> dict:
         """``tramp stats --json`` as a dict. Damage raises TraceError (its
         ``report`` the statistics of the records before it); with

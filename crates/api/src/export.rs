@@ -116,7 +116,9 @@ pub fn parquet(
     dir: &str,
 ) -> Result<(tramp_parquet::ExportReport, Run, Opened), Error> {
     use tramp_io::{Compression, MadeDirs, Output};
-    use tramp_parquet::{EventRows, ExportReport, ProcessNotes, write_process, write_stacks};
+    use tramp_parquet::{
+        EventRows, ExportReport, ProcessNotes, Table, parquet_events, write_process, write_stacks,
+    };
     let paths = tramp_parquet::layout::table_paths(std::path::Path::new(dir), &spec.path)?;
     let mut made = MadeDirs::new();
     for p in &paths {
@@ -139,8 +141,8 @@ pub fn parquet(
         let path = path.to_string();
         move |source| Error::Write { path, source }
     };
-    let rows = EventRows::new(ev_out, &o.name).map_err(writing(&ev))?;
-    let mut flow: HeapFlow<EventRows<Output>, tramp_heap::Born> = HeapFlow::new(rows);
+    let rows = EventRows::new(parquet_events(ev_out).map_err(writing(&ev))?, &o.name);
+    let mut flow: HeapFlow<EventRows<Table<Output>>, tramp_heap::Born> = HeapFlow::new(rows);
     let mut notes = ProcessNotes::new();
     let mut modules = ModuleMap::new();
     // Each image comes first: an image past the first stops the run.
@@ -149,7 +151,11 @@ pub fn parquet(
         &mut [&mut one, &mut flow, &mut notes, &mut modules],
         Vec::new(),
     );
-    let (ev_out, events, sites, row) = flow.into_analyses().finish().map_err(writing(&ev))?;
+    let (table, sites, row) = flow.into_analyses().finish();
+    let (ev_out, events) = table.finish().map_err(|e| Error::Write {
+        path: ev.clone(),
+        source: tramp_core::Error::Io(std::io::Error::other(e)),
+    })?;
     let modules = Analysis::finish(modules);
     let mut row = row.noted(&notes);
     row.program = modules.program().map(str::to_string);
@@ -172,4 +178,25 @@ pub fn parquet(
         process: row,
     };
     Ok((report, run, o))
+}
+
+/// The Parquet export's `events` rows of one image of the heap trace `o`
+/// (opened by `crate::heap::open_heap`), of the kinds whose bit is set
+/// in `wanted` (`1 << k` for `tramp_parquet::KINDS[k]`), into any
+/// [`tramp_parquet::Rows`] (the Python package's Arrow batches): the
+/// rows' sink and how the read ended (the rows before any damage are all
+/// there).
+pub fn events<T: tramp_parquet::Rows>(
+    mut o: Opened,
+    rows: T,
+    wanted: u8,
+    job: &'static str,
+) -> (T, crate::Ended) {
+    let rows = tramp_parquet::EventRows::new(rows, &o.name).of_kinds(wanted);
+    let mut flow: HeapFlow<tramp_parquet::EventRows<T>, tramp_heap::Born> = HeapFlow::new(rows);
+    let mut one = tramp_heap::images::OneImage::new(job);
+    let run = o.run(&mut [&mut one, &mut flow], Vec::new());
+    let (rows, _, _) = flow.into_analyses().finish();
+    let covers = "; the rows above cover the events before the error";
+    (rows, crate::end(run, &o, None, covers))
 }

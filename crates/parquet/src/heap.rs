@@ -28,7 +28,7 @@ use tramp_symbols::sites::stack_of;
 use crate::table::{ColType, Table, TableError, TableReport};
 
 /// The `kind` column's values, by the heap event.
-const KINDS: [&str; 8] = [
+pub const KINDS: [&str; 8] = [
     "alloc",
     "free",
     "displaced",
@@ -42,7 +42,9 @@ const KINDS: [&str; 8] = [
 /// Rows per row group: a tpack block's records (1 Mi by default).
 pub const GROUP_ROWS: usize = 1 << 20;
 
-const EVENTS: &[(&str, ColType)] = &[
+/// The `events` table's columns, in order (the Arrow batches of the
+/// Python package's `Trace.events()` have the same).
+pub const EVENTS: &[(&str, ColType)] = &[
     ("kind", ColType::Str),
     ("time", ColType::I64),
     ("thread", ColType::I64),
@@ -83,16 +85,52 @@ fn io(e: TableError) -> Error {
     Error::Io(std::io::Error::other(e))
 }
 
+/// Where the `events` table's rows go, a value at a time: a Parquet
+/// [`Table`], or Arrow batches in memory.
+pub trait Rows {
+    /// Column `col`'s value: the kind `KINDS[kind]`.
+    fn kind(&mut self, col: usize, kind: usize);
+    /// Column `col`'s value (`None`: null).
+    fn int(&mut self, col: usize, v: Option<i64>);
+    fn uint(&mut self, col: usize, v: Option<u64>);
+    /// Ends the row.
+    fn end_row(&mut self) -> Result<(), Error>;
+}
+
+/// The kinds' names as Parquet values, made once.
+static KIND_BYTES: std::sync::LazyLock<[parquet::data_type::ByteArray; 8]> =
+    std::sync::LazyLock::new(|| KINDS.map(parquet::data_type::ByteArray::from));
+
+impl<W: Write + Send + 'static> Rows for Table<W> {
+    #[inline]
+    fn kind(&mut self, col: usize, kind: usize) {
+        self.bytes_value(col, Some(KIND_BYTES[kind].clone()));
+    }
+    #[inline]
+    fn int(&mut self, col: usize, v: Option<i64>) {
+        Table::int(self, col, v)
+    }
+    #[inline]
+    fn uint(&mut self, col: usize, v: Option<u64>) {
+        Table::uint(self, col, v)
+    }
+    #[inline]
+    fn end_row(&mut self) -> Result<(), Error> {
+        Table::end_row(self).map_err(io)
+    }
+}
+
 /// The `events` table, filled as the heap view runs (an analysis of heap
 /// steps), and what the other two tables need.
-pub struct EventRows<W: Write + Send + 'static> {
-    table: Table<W>,
+pub struct EventRows<T: Rows> {
+    table: T,
     /// Each allocating site's stack number (1-based), in order of first use.
     stacks: FxHashMap<Site, u64>,
     sites: Vec<Site>,
     row: ProcessRow,
-    /// The kinds' names, made once.
-    kinds: [parquet::data_type::ByteArray; 8],
+    /// The kinds written (bit `1 << k` for `KINDS[k]`); the rest are
+    /// counted in the process row only.
+    wanted: u8,
 }
 
 /// The `processes` row of a trace.
@@ -111,18 +149,30 @@ pub struct ProcessRow {
     pub complete: bool,
 }
 
-impl<W: Write + Send + 'static> EventRows<W> {
-    pub fn new(out: W, trace: &str) -> Result<Self, Error> {
-        Ok(EventRows {
-            table: Table::new(out, "events", EVENTS, GROUP_ROWS).map_err(io)?,
+/// The `events` table as a Parquet file written to `out`.
+pub fn parquet_events<W: Write + Send + 'static>(out: W) -> Result<Table<W>, Error> {
+    Table::new(out, "events", EVENTS, GROUP_ROWS).map_err(io)
+}
+
+impl<T: Rows> EventRows<T> {
+    /// Rows of every kind into `table`, of the trace named `trace`.
+    pub fn new(table: T, trace: &str) -> Self {
+        EventRows {
+            table,
             stacks: FxHashMap::default(),
             sites: Vec::new(),
-            kinds: KINDS.map(parquet::data_type::ByteArray::from),
+            wanted: u8::MAX,
             row: ProcessRow {
                 trace: trace.to_string(),
                 ..ProcessRow::default()
             },
-        })
+        }
+    }
+
+    /// Only rows of the kinds whose bit is set (`1 << k` for `KINDS[k]`).
+    pub fn of_kinds(mut self, wanted: u8) -> Self {
+        self.wanted = wanted;
+        self
     }
 
     fn stack(&mut self, site: Site) -> Option<i64> {
@@ -137,8 +187,7 @@ impl<W: Write + Send + 'static> EventRows<W> {
         Some(id as i64)
     }
 
-    fn push(&mut self, step: &HeapStep<Born>) -> Result<(), TableError> {
-        let t = &mut self.table;
+    fn push(&mut self, step: &HeapStep<Born>) -> Result<(), Error> {
         let (kind, cx) = match &step.event {
             HeapEvent::Alloc { object, cx, .. } => {
                 self.row.allocations += 1;
@@ -157,7 +206,11 @@ impl<W: Write + Send + 'static> EventRows<W> {
         self.row.events += 1;
         self.row.first_time.get_or_insert(cx.time);
         self.row.last_time = Some(cx.time);
-        t.bytes_value(0, Some(self.kinds[kind].clone()));
+        if self.wanted & (1 << kind) == 0 {
+            return Ok(());
+        }
+        let t = &mut self.table;
+        t.kind(0, kind);
         t.int(1, Some(cx.time as i64));
         t.int(2, Some(cx.thread as i64));
         t.int(3, Some(cx.heap as i64));
@@ -216,20 +269,19 @@ impl<W: Write + Send + 'static> EventRows<W> {
         t.end_row()
     }
 
-    /// Ends the `events` table: its output, what it holds, the allocating
-    /// sites in stack-number order, and the process row so far.
-    pub fn finish(self) -> Result<(W, TableReport, Vec<Site>, ProcessRow), Error> {
-        let (out, report) = self.table.finish().map_err(io)?;
-        Ok((out, report, self.sites, self.row))
+    /// Ends the `events` table: where its rows went, the allocating sites
+    /// in stack-number order, and the process row so far.
+    pub fn finish(self) -> (T, Vec<Site>, ProcessRow) {
+        (self.table, self.sites, self.row)
     }
 }
 
-impl<W: Write + Send + 'static> Analysis<Heap<Born>> for EventRows<W> {
+impl<T: Rows> Analysis<Heap<Born>> for EventRows<T> {
     type Report = ();
 
     #[inline]
     fn observe(&mut self, step: &HeapStep<Born>) -> Result<(), Error> {
-        self.push(step).map_err(io)
+        self.push(step)
     }
 
     fn finish(self) {}

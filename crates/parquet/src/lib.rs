@@ -16,5 +16,8 @@ pub mod heap;
 pub mod layout;
 pub mod table;
 
-pub use heap::{EventRows, ExportReport, ProcessNotes, ProcessRow, write_process, write_stacks};
+pub use heap::{
+    EVENTS, EventRows, ExportReport, KINDS, ProcessNotes, ProcessRow, Rows, parquet_events,
+    write_process, write_stacks,
+};
 pub use table::{ColType, Table, TableReport};
