@@ -13,6 +13,9 @@ mod trace;
 #[pymodule]
 fn _tramp(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(trace::stats_json, m)?)?;
+    m.add_function(wrap_pyfunction!(trace::sites_json, m)?)?;
+    m.add_function(wrap_pyfunction!(trace::timeline_json, m)?)?;
+    m.add_function(wrap_pyfunction!(trace::report, m)?)?;
     m.add_function(wrap_pyfunction!(cache::simulate_json, m)?)?;
     m.add_function(wrap_pyfunction!(cache::policy_parts, m)?)?;
     m.add_class::<cache::Cache>()?;

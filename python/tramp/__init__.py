@@ -35,6 +35,66 @@ class Trace:
 
         return Events(self.path, self.format, columns, kinds, pid, time)
 
+    def sites(self, top: int | None = None, strict: bool = True):
+        """The allocation sites (call stacks) as a DataFrame, the most bytes
+        allocated first (``top`` of them; all for None), from the
+        recording's profile index when it has one: ``function``, ``file``,
+        ``line``, ``module`` of the innermost frame, ``allocs``, ``bytes``,
+        ``temporary`` (freed as the very next heap event), ``peak_bytes``
+        (live at the heap's peak), ``live_bytes`` and ``live_objects`` (at
+        the end: leaked), and ``stack``, every frame innermost first as
+        ``function (file:line)``. The numbers of ``tramp stats --sites
+        --json``."""
+        report = _json.loads(_tramp.sites_json(self.path, self.format, top, strict))
+        rows = report["sites"]["by_bytes"]
+        inner = [r["stack"][0] if r["stack"] else {} for r in rows]
+        return _frame({
+            "function": [f.get("function") for f in inner],
+            "file": [f.get("file") for f in inner],
+            "line": [f.get("line") for f in inner],
+            "module": [f.get("module") for f in inner],
+            **{k: [r[k] for r in rows] for k in ("allocs", "bytes", "temporary", "peak_bytes",
+                                                  "live_bytes", "live_objects")},
+            "stack": [[_frame_name(f) for f in r["stack"]] for r in rows],
+        })
+
+    def processes(self):
+        """The processes of the trace (a run's every image; a process that
+        exec'd is one row per program) as a DataFrame: ``pid``,
+        ``parent``, ``command`` (its words), when and where it was
+        recorded, as ``tramp stats --json``'s ``processes``."""
+        procs = self.stats().get("processes") or []
+        keys: list = []
+        for p in procs:
+            keys += [k for k in p if k not in keys]
+        return _frame({k: [p.get(k) for p in procs] for k in keys})
+
+    def timeline(self, strict: bool = True):
+        """The heap over time as a DataFrame, a row per slice (at most 512):
+        ``start``, ``end`` (in the trace's time, ns for recordings),
+        ``max_live_bytes``, ``live_bytes`` (at its end), ``allocations``,
+        ``bytes_allocated``, ``frees``; as ``tramp stats --timeline
+        --json``."""
+        report = _json.loads(_tramp.timeline_json(self.path, self.format, strict))
+        slices = report["slices"]
+        keys = list(slices[0]) if slices else ["start", "end"]
+        return _frame({k: [s[k] for s in slices] for k in keys})
+
+    def report(self, path) -> str:
+        """Writes the heap profile page (``tramp report``: one
+        self-contained HTML file) to ``path`` and returns the path."""
+        _tramp.report(self.path, str(path), self.format)
+        return str(path)
+
+    def _repr_html_(self) -> str:
+        """The trace's summary in Jupyter: its numbers from ``stats()``."""
+        from ._summary import html
+
+        return html(self)
+
+    def __repr__(self) -> str:
+        return f"tramp.open({self.path!r})"
+
     def stats(self, strict: bool = True) -> dict:
         """``tramp stats --json`` as a dict. Damage raises TraceError (its
         ``report`` the statistics of the records before it); with
@@ -42,6 +102,13 @@ class Trace:
         ``complete`` and ``damage`` instead, as the CLI's JSON does (a read
         that stopped still raises)."""
         return _json.loads(_tramp.stats_json(self.path, self.format, strict))
+
+
+def _frame_name(f: dict) -> str:
+    name = f.get("function") or f"{f.get('module')}+{f.get('offset', 0):#x}"
+    if f.get("file"):
+        return f"{name} ({f['file']}:{f.get('line')})"
+    return name
 
 
 def open(path, format: str | None = None) -> Trace:  # noqa: A001 - the API's name
