@@ -11,7 +11,9 @@ from ._errors import TraceError
 from ._tramp import Cache
 from ._frames import frame as _frame
 
-__all__ = ["Cache", "Trace", "TraceError", "cachesim", "mrc", "open"]
+from ._events import KINDS
+
+__all__ = ["Cache", "KINDS", "Trace", "TraceError", "cachesim", "mrc", "open"]
 
 
 class Trace:
