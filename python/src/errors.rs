@@ -7,18 +7,8 @@
 use pyo3::prelude::*;
 
 /// The error and its causes, as the CLI prints them after `tramp: error:`.
-pub fn message(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut cause = e.source();
-    while let Some(c) = cause {
-        let s = c.to_string();
-        if !text.ends_with(&s) {
-            text.push_str(": ");
-            text.push_str(&s);
-        }
-        cause = c.source();
-    }
-    text
+pub fn message(e: &(dyn std::error::Error + 'static)) -> String {
+    tramp_api::error::message(e)
 }
 
 fn trace_error(message: String, report: Option<String>) -> PyErr {

@@ -8,6 +8,7 @@ use pyo3::prelude::*;
 mod cache;
 mod errors;
 mod events;
+mod record;
 mod trace;
 
 #[pymodule]
@@ -19,6 +20,8 @@ fn _tramp(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cache::simulate_json, m)?)?;
     m.add_function(wrap_pyfunction!(cache::policy_parts, m)?)?;
     m.add_class::<cache::Cache>()?;
+    m.add_function(wrap_pyfunction!(record::record, m)?)?;
+    m.add_function(wrap_pyfunction!(record::replay_json, m)?)?;
     m.add_function(wrap_pyfunction!(events::events_stream, m)?)?;
     Ok(())
 }

@@ -13,7 +13,8 @@ from ._frames import frame as _frame
 
 from ._events import KINDS
 
-__all__ = ["Cache", "KINDS", "Trace", "TraceError", "cachesim", "mrc", "open"]
+__all__ = ["Cache", "KINDS", "Trace", "TraceError", "cachesim", "mrc", "open", "record",
+           "replay", "sweep"]
 
 
 class Trace:
@@ -204,3 +205,61 @@ def mrc(trace, policy: str = "lru", method: str = "exact", rate: float | None = 
                        "miss_ratio": [p["miss_ratio"] for p in points],
                        "reliable": [p["reliable"] for p in points]})
     raise ValueError(f"method {method!r}: the methods are exact, shards and mini")
+
+
+def record(argv, output=None, stack: int = 64, sample: int | None = None) -> Trace:
+    """Records a command (a list of words, or one string split as a shell
+    would) as ``tramp record`` does: every heap event of every process it
+    starts, with ``stack`` frames of call stack, into ``output`` (named
+    after the program when None; one file for the whole run), sampling one
+    allocation per ``sample`` bytes on average if given. The trace, with
+    ``exit_code`` (the program's status; 128 + a signal's number) and
+    ``notes`` (what ``tramp record`` prints of the run)."""
+    import os
+    import shlex
+    import warnings
+
+    if isinstance(argv, str):
+        argv = shlex.split(argv)
+    out = None if output is None else os.fspath(output)
+    path, code, notes = _tramp.record([os.fspath(a) for a in argv], out, stack, sample)
+    for n in notes:
+        if n.startswith("warning: "):
+            warnings.warn(n[len("warning: "):], stacklevel=2)
+    if not os.path.exists(path):
+        raise TraceError(f"nothing was recorded of {argv[0]}: " + "; ".join(notes))
+    t = Trace(path)
+    t.exit_code = code
+    t.notes = notes
+    return t
+
+
+def replay(trace, allocators=("glibc",), repeat: int = 1):
+    """Replays a heap trace's calls on real allocators (``glibc``, or a
+    shared library's path such as Debian's
+    ``/usr/lib/x86_64-linux-gnu/libjemalloc.so.2``), each traced thread
+    on a thread of its own, as ``tramp replay`` does. A DataFrame, a row
+    per allocator: ``allocator``, ``version``, ``alloc_seconds`` and
+    ``wall_seconds`` (medians over ``repeat`` runs), ``malloc_p50_ns``,
+    ``malloc_p99_ns``, ``free_p50_ns``, ``free_p99_ns``, ``peak_rss_kib``,
+    ``footprint_kib``, ``footprint_over_live``."""
+    path, fmt = _path(trace)
+    if isinstance(allocators, str):
+        allocators = [allocators]
+    report = _json.loads(_tramp.replay_json(path, list(allocators), fmt, repeat))
+    rows = report["allocators"]
+    med = lambda r, k: r[k]["median"] if isinstance(r[k], dict) else r[k]  # noqa: E731
+    return _frame({
+        "allocator": [r["name"] for r in rows],
+        "version": [r.get("version") for r in rows],
+        "alloc_seconds": [med(r, "alloc_seconds") for r in rows],
+        "wall_seconds": [med(r, "wall_seconds") for r in rows],
+        **{k: [r.get(k) for r in rows] for k in ("malloc_p50_ns", "malloc_p99_ns",
+                                                  "free_p50_ns", "free_p99_ns")},
+        "peak_rss_kib": [med(r, "peak_rss_kib") for r in rows],
+        "footprint_kib": [med(r, "footprint_kib") for r in rows],
+        "footprint_over_live": [r.get("footprint_over_live") for r in rows],
+    })
+
+
+from ._sweep import sweep  # noqa: E402  (it uses cachesim above)

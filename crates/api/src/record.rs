@@ -108,3 +108,26 @@ pub fn processes(
     }
     Ok(Some(tramp_heap::processes::Processes::new(rows)))
 }
+
+/// The most unread log a recorded thread may leave before it waits, in
+/// MiB, unless asked otherwise (`--temp-limit`).
+pub const TEMP_LIMIT_MIB: f64 = 32.0;
+
+/// Records the command `r` names under the capture library `lib` (its
+/// bytes: `tramp_bundled::CAPTURE_LIBRARY`), as `tramp record` does
+/// without its side outputs: the recording (the program's status, the
+/// traces, the notes to show) and the trace's name. The caller passes
+/// signals on as it sees fit (the CLI forwards them to the program).
+pub fn record(r: &Request, lib: &[u8]) -> Result<(tramp_record::Recording, String), Error> {
+    let output = output(r);
+    let opts = options(r, &output)?;
+    let lib = tramp_record::launch::install_library(lib).map_err(|source| Error::Job {
+        what: "installing the capture library",
+        source,
+    })?;
+    let rec = tramp_record::record(&lib, &r.command, &opts).map_err(|source| Error::Job {
+        what: "recording",
+        source,
+    })?;
+    Ok((rec, output))
+}

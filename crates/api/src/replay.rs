@@ -76,3 +76,8 @@ pub fn fidelity(study: &Study) -> Result<(), Error> {
         "the replay differs from the trace (see the fidelity lines above){first}"
     )))
 }
+
+/// Seconds a replay thread may wait for another thread's operation before
+/// the replay is abandoned as stuck, unless asked otherwise
+/// (`--wait-limit`).
+pub const WAIT_LIMIT_SECONDS: f64 = 60.0;

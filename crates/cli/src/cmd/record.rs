@@ -3,9 +3,6 @@
 use anyhow::{Context, Result};
 use clap::Args;
 
-/// The capture library, compiled by build.rs and carried inside `tramp`.
-static CAPTURE_LIBRARY: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/libtramp_capture.so"));
-
 /// Record the heap behaviour of a program: every malloc, free, calloc,
 /// realloc, reallocarray, posix_memalign, aligned_alloc, memalign, valloc
 /// and pvalloc, with size, address, thread, time (ns) and allocation site.
@@ -100,7 +97,7 @@ pub struct RecordArgs {
     /// its threads wait for the conversion (MiB, at least 1; the waits are
     /// counted in the trace as `tramp:stall` comments and reported at the
     /// end).
-    #[arg(long, value_name = "MIB", default_value_t = 32.0)]
+    #[arg(long, value_name = "MIB", default_value_t = tramp_api::record::TEMP_LIMIT_MIB)]
     temp_limit: f64,
     /// Print the trace's heap statistics after the program ends, on stderr
     /// (stdout is the program's), or into --stats-out. With several
@@ -206,7 +203,7 @@ pub fn run(a: RecordArgs) -> Result<u8> {
     };
     let output = tramp_api::record::output(&request);
     let opts = tramp_api::record::options(&request, &output)?;
-    let lib = tramp_record::launch::install_library(CAPTURE_LIBRARY)
+    let lib = tramp_record::launch::install_library(tramp_bundled::CAPTURE_LIBRARY)
         .context("installing the capture library")?;
     let rec = super::record_start::start(a.pid, a.duration, &a.command, &lib, &opts)?;
     for line in rec.notes() {

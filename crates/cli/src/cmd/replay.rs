@@ -7,9 +7,6 @@ use tramp_record::replay::{Allocator, ReplayOptions};
 
 use super::{InputArgs, end_run, print_report};
 
-/// The replay driver, compiled by build.rs and carried inside `tramp`.
-static REPLAY_DRIVER: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/tramp-replay"));
-
 /// Drive real allocators through a trace's malloc/free/realloc sequence,
 /// each traced thread on a thread of its own, and compare them: time in
 /// the allocator's calls (total, p50 and p99 per call), wall time, peak
@@ -73,7 +70,7 @@ pub struct ReplayArgs {
     memory_limit: Option<u64>,
     /// Seconds a replay thread may wait for another thread's operation
     /// before the replay is abandoned as stuck (an error).
-    #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
+    #[arg(long, value_name = "SECONDS", default_value_t = tramp_api::replay::WAIT_LIMIT_SECONDS)]
     wait_limit: f64,
     /// Write RSS and live bytes over the replay as SVG (one line per
     /// allocator).
@@ -122,7 +119,7 @@ fn allocators(a: &ReplayArgs) -> Result<Vec<Allocator>> {
 }
 
 pub fn run(a: ReplayArgs) -> Result<()> {
-    let driver = tramp_record::launch::install_replayer(REPLAY_DRIVER)
+    let driver = tramp_record::launch::install_replayer(tramp_bundled::REPLAY_DRIVER)
         .context("installing the replay driver")?;
     let opts = ReplayOptions {
         allocators: allocators(&a)?,

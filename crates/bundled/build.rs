@@ -1,7 +1,7 @@
 //! Compiles the capture library and the replay driver (crates/capture, no
-//! dependencies) with the same rustc and embeds both in `tramp`, so that
-//! `tramp record` and `tramp replay` work from a plain `cargo build` or
-//! `cargo install` without hunting for files.
+//! dependencies) with the same rustc, for `src/lib.rs` to carry as bytes,
+//! so that `tramp record`, `tramp replay` and the Python package work
+//! from a plain `cargo build`, `cargo install` or wheel.
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
