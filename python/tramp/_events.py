@@ -47,8 +47,8 @@ class Events:
             raise TraceError(_tramp_message(e)) from e
 
     def to_pandas(self):
-        """The events as a pandas DataFrame (``kind`` a category; nullable
-        columns as pandas' nullable integers)."""
+        """The events as a pandas DataFrame (``kind`` a category; the
+        integer columns Arrow-backed, ``int64[pyarrow]``, nulls as NA)."""
         import pandas as pd
 
         return self.to_arrow().to_pandas(types_mapper=_nullable(pd))
@@ -70,10 +70,10 @@ def _tramp_message(e) -> str:
 
 
 def _nullable(pd):
-    """Arrow integers as pandas' nullable integers (a null stays NA, not a
-    float NaN)."""
+    """Arrow integers as pandas columns backed by the Arrow arrays
+    themselves (``pd.ArrowDtype``: no copy, a null stays NA rather than
+    turning the column into floats); ``kind`` stays a category."""
     import pyarrow as pa
 
-    table = {pa.int64(): pd.Int64Dtype(), pa.uint64(): pd.UInt64Dtype(),
-             pa.int32(): pd.Int32Dtype()}
+    table = {t: pd.ArrowDtype(t) for t in (pa.int64(), pa.uint64(), pa.int32())}
     return table.get
