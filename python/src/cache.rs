@@ -132,18 +132,23 @@ impl Cache {
             .access(&tramp_cachesim::Request::read(obj_id, size))
     }
 
-    /// Feeds every request of a trace (any layout `tramp cachesim`
-    /// reads) and gives the miss ratio and byte miss ratio of those
+    /// Feeds every request of a trace (a `tramp.Trace` or a path; any
+    /// layout `tramp cachesim` reads) and gives the miss ratio and byte miss ratio of those
     /// requests.
-    #[pyo3(signature = (path, format=None))]
+    #[pyo3(signature = (trace, format=None))]
     fn process(
         &self,
         py: Python<'_>,
-        path: String,
+        trace: &Bound<'_, PyAny>,
         format: Option<String>,
     ) -> PyResult<(f64, f64)> {
+        // A `tramp.Trace` (its path and format), or a path.
+        let (path, named) = match trace.getattr("path") {
+            Ok(p) => (p.extract::<String>()?, trace.getattr("format")?.extract()?),
+            Err(_) => (trace.str()?.to_string(), None),
+        };
         let mut r = Request::new(path);
-        r.format = format;
+        r.format = format.or(named);
         let (before, after) = py
             .detach(|| {
                 let mut cache = self.cache();

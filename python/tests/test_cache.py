@@ -70,7 +70,7 @@ def test_bytes_and_parameters(twitter_oracle):
 
 @pytest.mark.parametrize("policy", ["lru", "s3fifo", "lirs"])
 def test_cache_process_gives_libcachesims_ratios(policy, twitter_oracle):
-    got = tramp.Cache(policy, 5000).process(twitter_oracle)
+    got = tramp.Cache(policy, 5000).process(tramp.open(twitter_oracle))
     want = PEERS[policy](5000).process_trace(oracle_reader(twitter_oracle))
     assert round(got[0] * 1_000_000) == round(want[0] * 1_000_000)
 

@@ -45,3 +45,21 @@ def test_a_cut_recording_raises_with_the_offset_and_the_partial_report(recording
 def test_a_missing_file_raises_naming_it(tmp_path):
     with pytest.raises(tramp.TraceError, match="nothing.tpack"):
         tramp.open(tmp_path / "nothing.tpack").stats()
+
+
+def test_every_public_name_has_a_stub_and_a_docstring():
+    import ast
+    import inspect
+
+    stub = ast.parse((pathlib.Path(tramp.__file__).parent / "__init__.pyi").read_text())
+    stubbed = {n.name for n in stub.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    stubbed |= {t.id for n in stub.body if isinstance(n, ast.AnnAssign) for t in [n.target]}
+    for name in tramp.__all__:
+        assert name in stubbed, name
+        obj = getattr(tramp, name)
+        if callable(obj):
+            assert inspect.getdoc(obj), name
+    for cls in (tramp.Trace, tramp.Cache):
+        for name, member in inspect.getmembers(cls):
+            if not name.startswith("_") and callable(member):
+                assert inspect.getdoc(member), f"{cls.__name__}.{name}"
