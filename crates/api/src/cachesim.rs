@@ -383,3 +383,33 @@ pub fn process<S: tramp_cachesim::sim::Sink>(sink: &mut S, r: &Request) -> Resul
         }),
     }
 }
+
+/// The analysis of the trace `r` names (its input, layout and mapping)
+/// as libCacheSim's traceAnalyzer characterises it (tramp_analyze), and
+/// the damage that stopped the read after some requests, if any: the
+/// analysis then covers the requests before it.
+pub fn analyze(
+    r: &Request,
+    opts: tramp_analyze::Options,
+) -> Result<(tramp_analyze::Analysis, Option<Error>), Error> {
+    let mut a = tramp_analyze::Analyzer::new(opts);
+    let damage = match process(&mut a, r) {
+        Ok(()) => None,
+        Err(e) if tramp_cachesim::sim::Sink::requests(&a) > 0 => Some(e),
+        Err(e) => return Err(e),
+    };
+    Ok((a.finish(), damage))
+}
+
+/// The analysis with how much of the trace it covers (what `--json`
+/// prints).
+pub fn analyzed<'a>(
+    a: &'a tramp_analyze::Analysis,
+    damage: Option<&Error>,
+) -> tramp_core::Outcome<'a, tramp_analyze::Analysis> {
+    tramp_core::Outcome {
+        report: a,
+        complete: damage.is_none(),
+        damage: damage.map(|e| tramp_core::Damage::stopped(None, crate::error::message(e))),
+    }
+}

@@ -163,12 +163,14 @@ pub fn decode(layout: Layout, b: &[u8]) -> Request {
             size: u32_at(b, 4),
             op: Op::Read,
             next_access: NEVER,
+            time: u64_at(b, 24),
         },
         Layout::Vscsi(_) => Request {
             id: u64_at(b, 16),
             size: u32_at(b, 8),
             op: Op::Read,
             next_access: NEVER,
+            time: u64_at(b, 24),
         },
         Layout::Twr => {
             let kv = u32_at(b, 12);
@@ -177,6 +179,7 @@ pub fn decode(layout: Layout, b: &[u8]) -> Request {
                 size: ((kv >> 22) & 0x3ff) + (kv & 0x3f_ffff),
                 op: op_of(u32_at(b, 16) >> 24),
                 next_access: NEVER,
+                time: u32_at(b, 0) as u64,
             }
         }
         Layout::Lcs(1) => Request {
@@ -184,12 +187,14 @@ pub fn decode(layout: Layout, b: &[u8]) -> Request {
             size: u32_at(b, 12),
             op: Op::Read,
             next_access: next(16),
+            time: u32_at(b, 0) as u64,
         },
         Layout::Lcs(2) => Request {
             id: u64_at(b, 4),
             size: u32_at(b, 12),
             op: op_of(u32_at(b, 16) & 0xff),
             next_access: next(20),
+            time: u32_at(b, 0) as u64,
         },
         Layout::Lcs(_) => Request {
             id: u64_at(b, 4),
@@ -198,6 +203,7 @@ pub fn decode(layout: Layout, b: &[u8]) -> Request {
             size: (u64_at(b, 12) as i64).clamp(0, u32::MAX as i64) as u32,
             op: op_of(u32_at(b, 20) & 0xff),
             next_access: next(28),
+            time: u32_at(b, 0) as u64,
         },
     }
 }
@@ -489,6 +495,7 @@ pub fn pages(req: &Request, unit: u64, page: u64, out: &mut Vec<Request>) {
             size: page.min(u32::MAX as u64) as u32,
             op: req.op,
             next_access: NEVER,
+            time: req.time,
         });
     }
 }
@@ -559,18 +566,21 @@ mod tests {
                 size: 100,
                 op: Op::Read,
                 next_access: 2,
+                time: 10,
             },
             Request {
                 id: 2,
                 size: 50,
                 op: Op::Write,
                 next_access: NEVER,
+                time: 11,
             },
             Request {
                 id: 1,
                 size: 100,
                 op: Op::Read,
                 next_access: NEVER,
+                time: 12,
             },
         ];
         let mut w = LcsWriter::new(io::Cursor::new(Vec::new())).unwrap();
@@ -639,6 +649,7 @@ mod tests {
             size: 4096,
             op: Op::Write,
             next_access: NEVER,
+            time: 0,
         };
         pages(&r, 512, 4096, &mut out);
         assert_eq!(out.iter().map(|p| p.id).collect::<Vec<_>>(), vec![0, 1]);
@@ -648,6 +659,7 @@ mod tests {
             size: 4096,
             op: Op::Read,
             next_access: NEVER,
+            time: 0,
         };
         pages(&r, 512, 4096, &mut out);
         assert_eq!(out.iter().map(|p| p.id).collect::<Vec<_>>(), vec![1]);

@@ -225,6 +225,15 @@ impl StackDistances {
         self.ids.resize(cap, u64::MAX);
     }
 
+    /// The stack distances seen, (depth, requests) by depth (a request
+    /// hits in an LRU cache of at least its depth), and the first
+    /// requests of objects (no depth).
+    pub fn depths(&self) -> (Vec<(u64, u64)>, u64) {
+        let mut d: Vec<(u64, u64)> = self.hist.iter().map(|(&d, &n)| (d, n)).collect();
+        d.sort_unstable();
+        (d, self.cold)
+    }
+
     /// The curve.
     pub fn finish(&self) -> Mrc {
         if self.warmup != 0 {

@@ -25,6 +25,10 @@ pub struct Request {
     /// The request number of the object's next request ([`NEVER`] if none).
     /// Only Belady's OPT reads it; only its order matters.
     pub next_access: u64,
+    /// When it was made, in the trace's clock (seconds for libCacheSim's
+    /// layouts, nanoseconds for recordings; 0 when the trace has none).
+    /// No cache reads it; trace analysis and the miss stream do.
+    pub time: u64,
 }
 
 impl Request {
@@ -35,7 +39,13 @@ impl Request {
             size,
             op: Op::Read,
             next_access: NEVER,
+            time: 0,
         }
+    }
+
+    /// The same request made at `time`.
+    pub fn at(self, time: u64) -> Request {
+        Request { time, ..self }
     }
 
     /// A write of `id` of `size` bytes with no next-access time.

@@ -57,6 +57,8 @@ pub struct Columns {
     pub size: Option<usize>,
     pub next_access: Option<usize>,
     pub op: Option<usize>,
+    /// The request's time (libCacheSim's `time` column, in seconds).
+    pub time: Option<usize>,
 }
 
 impl Default for Columns {
@@ -66,6 +68,7 @@ impl Default for Columns {
             size: Some(2),
             next_access: Some(3),
             op: None,
+            time: Some(0),
         }
     }
 }
@@ -84,6 +87,7 @@ impl Columns {
             size: find(&["size", "obj_size", "object_size", "bytes"]),
             next_access: find(&["next_access_vtime", "next_access", "next"]),
             op: find(&["op", "operation", "type"]),
+            time: find(&["time", "timestamp", "clock_time", "ts"]),
         })
     }
 }
@@ -181,11 +185,16 @@ impl<R: BufRead> CsvReader<R> {
             Some(c) => op_of(get(c, "op")?),
             None => Op::Read,
         };
+        let time = match self.cols.time {
+            Some(c) if c < fields.len() && c != self.cols.id => num(c, "time")?,
+            _ => 0,
+        };
         Ok(Request {
             id,
             size,
             op,
             next_access,
+            time,
         })
     }
 }
@@ -336,6 +345,7 @@ pub fn decode_oracle(b: &[u8; ORACLE_RECORD]) -> Request {
         } else {
             next as u64
         },
+        time: u32::from_le_bytes(b[0..4].try_into().expect("4 bytes")) as u64,
     }
 }
 

@@ -224,6 +224,7 @@ pub fn request_of(rec: &Record<'_>, line: u64) -> Option<Request> {
         }
         return Some(Request {
             op,
+            time: rec.role_u64(Role::Time).unwrap_or(0),
             ..Request::read(addr / line.max(1), line.max(1).min(u32::MAX as u64) as u32)
         });
     }
@@ -235,6 +236,7 @@ pub fn request_of(rec: &Record<'_>, line: u64) -> Option<Request> {
     let id = rec.role_u64(Role::ObjectId)?;
     Some(Request {
         op,
+        time: rec.role_u64(Role::Time).unwrap_or(0),
         ..Request::read(id, 1)
     })
 }
@@ -396,6 +398,7 @@ impl ResolvedKeys {
         let write = self.write.is_some_and(|(i, val)| v(i) == Some(val));
         Some(Request {
             op: if write { Op::Write } else { Op::Read },
+            time: rec.role_u64(Role::Time).unwrap_or(0),
             ..Request::read(id, 1)
         })
     }

@@ -37,6 +37,7 @@ enum Command {
     Convert(cmd::convert::ConvertArgs),
     Sizes(cmd::sizes::SizesArgs),
     Cachesim(cmd::cachesim::CachesimArgs),
+    Analyze(cmd::analyze::AnalyzeArgs),
     Run(cmd::run::RunArgs),
     Rds(cmd::rds::RdsArgs),
     /// List the trace formats tramp reads and writes, with the file
@@ -75,6 +76,7 @@ fn main() -> ExitCode {
         Command::Convert(a) => cmd::convert::run(a),
         Command::Sizes(a) => cmd::sizes::run(a),
         Command::Cachesim(a) => cmd::cachesim::run(a),
+        Command::Analyze(a) => cmd::analyze::run(a),
         Command::Run(a) => cmd::run::run(a),
         Command::Rds(a) => cmd::rds::run(a),
         Command::Formats => cmd::formats::run(),

@@ -2,6 +2,7 @@
 //! its `--help`) and the wiring of library calls. Shared here: the input
 //! arguments, opening an input, printing reports, and ending a run.
 
+pub mod analyze;
 pub mod cachesim;
 pub mod cc;
 pub mod check;

@@ -1,0 +1,142 @@
+"""`tramp analyze` against libcachesim 0.3.5's TraceAnalyzer on the
+Twitter trace (its oracleGeneral form, written by conftest from the
+csv), at two windows: the stat block to the peer's printed precision and
+the series files equal after parsing."""
+
+import json
+import re
+import subprocess
+
+import libcachesim as lcs
+import pytest
+
+
+def peer(oracle, window, out_dir):
+    """The peer's files: it writes its stat block to `stat` in the working
+    directory and each series beside `out_dir/out`."""
+    code = f"""
+import libcachesim as lcs
+r = lcs.TraceReader({oracle!r}, lcs.TraceType.ORACLE_GENERAL_TRACE,
+                    lcs.ReaderInitParam(ignore_obj_size=False))
+p = lcs.AnalysisParam()
+p.time_window = {window}
+a = lcs.TraceAnalyzer(r, "out", p, lcs.AnalysisOption())
+a.run()
+"""
+    subprocess.run(["python3", "-c", code], cwd=out_dir, check=True, capture_output=True)
+    files = {}
+    for f in out_dir.iterdir():
+        files[f.name] = f.read_text()
+    return files
+
+
+def pairs(text):
+    """`key:value` lines after the comment lines, as a dict per section."""
+    sections, cur = [], None
+    for line in text.splitlines():
+        if line.startswith("#"):
+            if ":" not in line:  # the file's own path
+                continue
+            cur = {}
+            sections.append(cur)
+            continue
+        k, v = line.split(":")
+        cur[int(k)] = int(v)
+    return sections
+
+
+def rows(text):
+    """The comma-separated rows after the comment lines, trailing zeros
+    dropped (the peer pads its per-window vectors)."""
+    out = []
+    for line in text.splitlines():
+        if line.startswith("#") or not line.strip():
+            continue
+        v = [int(x) for x in line.strip().strip(",").split(",") if x != ""]
+        while v and v[-1] == 0:
+            v.pop()
+        out.append(v)
+    return out
+
+
+def trimmed(v):
+    v = list(v)
+    while v and v[-1] == 0:
+        v.pop()
+    return v
+
+
+@pytest.mark.parametrize("window", [60, 300])
+def test_analyze_equals_libcachesims_trace_analyzer(window, twitter_oracle, cli, tmp_path):
+    files = peer(twitter_oracle, window, tmp_path)
+    ours = json.loads(cli("analyze", "--json", "--window", window, twitter_oracle).stdout)
+    s, series = ours["stats"], ours["series"]
+    stat = files["stat"]
+    num = lambda pat: re.search(pat, stat).groups()  # noqa: E731
+    n_req, n_obj = map(int, num(r"number of requests: (\d+), number of objects: (\d+)"))
+    assert (s["requests"], s["objects"]) == (n_req, n_obj)
+    req_gib, obj_gib = map(float, num(r"number of req GiB: ([\d.]+), number of obj GiB: ([\d.]+)"))
+    assert round(s["request_bytes"] / 2**30, 4) == req_gib
+    assert round(s["object_bytes"] / 2**30, 4) == obj_gib
+    cmr, bcmr = map(float, num(r"compulsory miss ratio \(req/byte\): ([\d.]+)/([\d.]+)"))
+    assert (round(s["compulsory_miss_ratio"], 4), round(s["compulsory_byte_miss_ratio"], 4)) \
+        == (cmr, bcmr)
+    by_req, by_obj = map(int, num(r"object size weighted by req/obj: (\d+)/(\d+)"))
+    assert (int(s["mean_size_by_requests"]), int(s["mean_size_by_objects"])) == (by_req, by_obj)
+    assert round(s["mean_frequency"], 4) == float(num(r"frequency mean: ([\d.]+)")[0])
+    assert s["time_span"] == int(num(r"time span: (\d+)")[0])
+    rmin, rmax = map(float, num(r"request rate min ([\d.]+) req/s, max ([\d.]+) req/s"))
+    omin, omax = map(float, num(r"object rate min ([\d.]+) obj/s, max ([\d.]+) obj/s"))
+    assert [round(x, 4) for x in (s["request_rate"]["min"], s["request_rate"]["max"],
+                                  s["object_rate"]["min"], s["object_rate"]["max"])] \
+        == [rmin, rmax, omin, omax]
+    alpha, r2 = map(float, num(r"Zipf alpha=([\d.]+), R2=([\d.]+)"))
+    assert (round(s["zipf"]["alpha"], 4), round(s["zipf"]["r2"], 4)) == (alpha, r2)
+    xhit = [int(x) for x in re.findall(r"(\d+)\([\d.]+\)", stat.split("X-hit")[1].split("\n")[0])]
+    assert [x["objects"] for x in s["x_hit"]] == xhit
+    popular = [int(x) for x in
+               re.findall(r"(\d+)\([\d.]+\)", stat.split("most popular obj:")[1].split("\n")[0])]
+    assert [p["requests"] for p in s["most_popular"]] == popular
+    w = window
+    req_rate, byte_rate, obj_rate, first_rate = rows(files[f"out.reqRate_w{w}"])
+    assert trimmed(n // w for n in series["request_rate"]) == req_rate
+    assert trimmed(n // w for n in series["byte_rate"]) == byte_rate
+    assert trimmed(n // w for n in series["object_rate"]) == obj_rate
+    assert trimmed(n // w for n in series["first_seen_rate"]) == first_rate
+    (pop,) = pairs(files["out.popularity"])
+    assert dict(series["popularity"]) == pop
+    rt, vt = pairs(files["out.reuse"])
+    assert dict(series["reuse_time_real"]) == rt
+    assert dict(series["reuse_time_virtual"]) == vt
+    sreq, sobj = pairs(files["out.size"])
+    assert dict(series["size_by_requests"]) == sreq
+    assert dict(series["size_by_objects"]) == sobj
+    for name, ours_rows in [(f"out.sizeWindow_w{w}_req", "size_by_requests_per_window"),
+                            (f"out.sizeWindow_w{w}_obj", "size_by_objects_per_window"),
+                            (f"out.reuseWindow_w{w}_rt", "reuse_time_real_per_window"),
+                            (f"out.reuseWindow_w{w}_vt", "reuse_time_virtual_per_window")]:
+        assert [trimmed(r) for r in series[ours_rows]] == rows(files[name]), name
+
+
+def test_stack_distances_are_lrus_misses_not_reuse_time(twitter_oracle, cli):
+    """The stack-distance histogram gives LRU's misses at any size (checked
+    against libcachesim's LRU); reuse time does not."""
+    series = json.loads(cli("analyze", "--json", twitter_oracle).stdout)["series"]
+    for size in (1000, 20000):
+        misses = series["stack_distance_cold"] + sum(
+            n for d, n in series["stack_distance"] if d > size)
+        r = lcs.TraceReader(twitter_oracle, lcs.TraceType.ORACLE_GENERAL_TRACE,
+                            lcs.ReaderInitParam(ignore_obj_size=True))
+        ratio, _ = lcs.LRU(size).process_trace(r)
+        assert misses == round(ratio * 1_000_000)
+
+
+def test_a_cut_trace_prints_what_came_before_and_fails(twitter_oracle, cli, tmp_path):
+    data = open(twitter_oracle, "rb").read()
+    cut = tmp_path / "cut.oracleGeneral"
+    cut.write_bytes(data[: 24 * 1000 + 7])
+    run = cli("analyze", "--json", cut, check=False)
+    assert run.returncode == 1
+    out = json.loads(run.stdout)
+    assert out["stats"]["requests"] == 1000 and out["complete"] is False
+    assert "byte" in run.stderr or "offset" in run.stderr, run.stderr
