@@ -140,3 +140,19 @@ def test_a_cut_trace_prints_what_came_before_and_fails(twitter_oracle, cli, tmp_
     out = json.loads(run.stdout)
     assert out["stats"]["requests"] == 1000 and out["complete"] is False
     assert "byte" in run.stderr or "offset" in run.stderr, run.stderr
+
+
+def test_pictures_of_every_series_and_an_empty_trace(twitter_oracle, cli, tmp_path):
+    d = tmp_path / "svg"
+    cli("analyze", "--svg", d, twitter_oracle)
+    names = sorted(p.name for p in d.iterdir())
+    assert names == ["popularity.svg", "rates.svg", "reuse.svg", "size.svg",
+                     "stack_distance.svg"]
+    for p in d.iterdir():
+        text = p.read_text()
+        assert text.startswith("<svg") and "twitter" in text, p
+    empty = tmp_path / "empty.oracleGeneral"
+    empty.write_bytes(b"")
+    out = json.loads(cli("analyze", "--json", "-f", "oracle", "--svg", tmp_path / "e",
+                         empty).stdout)
+    assert out["stats"]["requests"] == 0 and out["complete"] is True

@@ -91,14 +91,15 @@ pub struct Analyzer {
     reuse_flush_at: u64,
     window: WindowCounts,
     windows: Vec<WindowCounts>,
-    reuse_rt: FxHashMap<i64, u64>,
-    reuse_vt: FxHashMap<i64, u64>,
+    reuse_rt: Hist,
+    reuse_vt: Hist,
+    bins: LogBins,
     window_reuse_rt: Vec<u64>,
     window_reuse_vt: Vec<u64>,
     reuse_rt_windows: Vec<Vec<u64>>,
     reuse_vt_windows: Vec<Vec<u64>>,
-    size_req: FxHashMap<u32, u64>,
-    size_obj: FxHashMap<u32, u64>,
+    size_req: Hist,
+    size_obj: Hist,
     window_size_req: Vec<u64>,
     window_size_obj: Vec<u64>,
     size_req_windows: Vec<Vec<u64>>,
@@ -116,6 +117,76 @@ fn bump(v: &mut Vec<u64>, i: usize) {
 
 fn log_bin(x: f64) -> usize {
     (x.ln() / LOG_BASE.ln()).max(0.0) as usize
+}
+
+/// [`log_bin`] of integers without a logarithm each: the smallest
+/// integer of each bin, found once with `log_bin` itself (so that the
+/// bins are libm's to the last boundary), then a binary search.
+struct LogBins {
+    starts: Vec<u64>,
+}
+
+impl LogBins {
+    fn new() -> LogBins {
+        let mut starts = vec![0u64];
+        let mut k = 1;
+        while let Some(&last) = starts.last() {
+            let guess = LOG_BASE.powi(k).floor() as u64;
+            if guess >= u64::MAX / 4 {
+                break;
+            }
+            let mut x = guess.saturating_sub(2).max(last + 1);
+            while log_bin(x as f64) < k as usize {
+                x += 1;
+            }
+            starts.push(x);
+            k += 1;
+        }
+        LogBins { starts }
+    }
+
+    #[inline]
+    fn bin(&self, x: u64) -> usize {
+        self.starts.partition_point(|&s| s <= x) - 1
+    }
+}
+
+/// Counts by bin: dense below 2^16, sparse above (a trace timed in
+/// nanoseconds has reuse times far past that), and the requests with no
+/// bin (an object's first).
+#[derive(Default)]
+struct Hist {
+    dense: Vec<u64>,
+    sparse: FxHashMap<u64, u64>,
+    none: u64,
+}
+
+impl Hist {
+    #[inline]
+    fn add(&mut self, bin: u64) {
+        if bin < 1 << 16 {
+            bump(&mut self.dense, bin as usize);
+        } else {
+            *self.sparse.entry(bin).or_insert(0) += 1;
+        }
+    }
+
+    /// (bin, count) by bin, the binless as -1 first when there are any.
+    fn sorted(self) -> Vec<(i64, u64)> {
+        let mut v: Vec<(i64, u64)> = self
+            .dense
+            .iter()
+            .enumerate()
+            .filter(|p| *p.1 > 0)
+            .map(|(b, &n)| (b as i64, n))
+            .chain(self.sparse.into_iter().map(|(b, n)| (b as i64, n)))
+            .collect();
+        v.sort_unstable();
+        if self.none > 0 {
+            v.insert(0, (-1, self.none));
+        }
+        v
+    }
 }
 
 impl Analyzer {
@@ -138,14 +209,15 @@ impl Analyzer {
             reuse_flush_at: window,
             window: WindowCounts::default(),
             windows: Vec::new(),
-            reuse_rt: FxHashMap::default(),
-            reuse_vt: FxHashMap::default(),
+            reuse_rt: Hist::default(),
+            reuse_vt: Hist::default(),
+            bins: LogBins::new(),
             window_reuse_rt: Vec::new(),
             window_reuse_vt: Vec::new(),
             reuse_rt_windows: Vec::new(),
             reuse_vt_windows: Vec::new(),
-            size_req: FxHashMap::default(),
-            size_obj: FxHashMap::default(),
+            size_req: Hist::default(),
+            size_obj: Hist::default(),
             window_size_req: Vec::new(),
             window_size_obj: Vec::new(),
             size_req_windows: Vec::new(),
@@ -217,11 +289,11 @@ impl Analyzer {
         self.window.objects += first_in_window as u64;
         self.window.first_seen += compulsory as u64;
         // Sizes.
-        *self.size_req.entry(req.size).or_insert(0) += 1;
+        self.size_req.add(req.size as u64);
         if compulsory {
-            *self.size_obj.entry(req.size).or_insert(0) += 1;
+            self.size_obj.add(req.size as u64);
         }
-        let pos = log_bin(req.size as f64);
+        let pos = self.bins.bin(req.size as u64);
         bump(&mut self.window_size_req, pos);
         if self.window_size_obj.len() < self.window_size_req.len() {
             self.window_size_obj.resize(self.window_size_req.len(), 0);
@@ -232,13 +304,13 @@ impl Analyzer {
         // Reuse.
         match reuse {
             None => {
-                *self.reuse_rt.entry(-1).or_insert(0) += 1;
-                *self.reuse_vt.entry(-1).or_insert(0) += 1;
+                self.reuse_rt.none += 1;
+                self.reuse_vt.none += 1;
             }
             Some((rt, vt)) => {
-                let (prt, pvt) = ((rt / REUSE_GRANULARITY) as usize, log_bin(vt as f64));
-                *self.reuse_rt.entry(prt as i64).or_insert(0) += 1;
-                *self.reuse_vt.entry(pvt as i64).or_insert(0) += 1;
+                let (prt, pvt) = ((rt / REUSE_GRANULARITY) as usize, self.bins.bin(vt));
+                self.reuse_rt.add(prt as u64);
+                self.reuse_vt.add(pvt as u64);
                 bump(&mut self.window_reuse_rt, prt);
                 bump(&mut self.window_reuse_vt, pvt);
                 while t >= self.reuse_flush_at {
@@ -329,15 +401,9 @@ impl Analyzer {
                 })
                 .collect(),
         };
-        let sorted = |m: FxHashMap<i64, u64>| {
-            let mut v: Vec<(i64, u64)> = m.into_iter().collect();
-            v.sort_unstable();
-            v
-        };
-        let sizes = |m: FxHashMap<u32, u64>| {
-            let mut v: Vec<(u32, u64)> = m.into_iter().collect();
-            v.sort_unstable();
-            v
+        let sorted = Hist::sorted;
+        let sizes = |h: Hist| -> Vec<(u32, u64)> {
+            h.sorted().into_iter().map(|(z, n)| (z as u32, n)).collect()
         };
         let mut popularity: Vec<(u32, u64)> = Vec::new();
         for &f in &freqs {
@@ -612,10 +678,14 @@ fn cdf(points: impl Iterator<Item = (f64, u64)>) -> Vec<(f64, f64)> {
         .collect()
 }
 
+/// A logarithmic axis' range over the points' x (at least a decade, from
+/// 1 up; 1 to 10 for no points).
 fn span(points: &[(f64, f64)]) -> (f64, f64) {
-    let lo = points.iter().map(|p| p.0).fold(f64::INFINITY, f64::min);
-    let hi = points.iter().map(|p| p.0).fold(0.0, f64::max);
-    (lo.max(1.0), hi.max(lo.max(1.0) * 10.0))
+    let xs = points.iter().map(|p| p.0).filter(|x| x.is_finite());
+    let lo = xs.clone().fold(f64::INFINITY, f64::min);
+    let hi = xs.fold(0.0, f64::max);
+    let lo = if lo.is_finite() { lo.max(1.0) } else { 1.0 };
+    (lo, hi.max(lo * 10.0))
 }
 
 impl Analysis {
@@ -736,5 +806,91 @@ impl Analysis {
             &[("LRU".to_string(), curve)],
         );
         vec![rates, popularity, reuse, size, stack]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(reqs: &[(u64, u64, u32)], window: u64) -> Analysis {
+        let mut a = Analyzer::new(Options {
+            window,
+            ..Options::default()
+        });
+        for &(t, id, size) in reqs {
+            a.add(&Request::read(id, size).at(t));
+        }
+        a.finish()
+    }
+
+    #[test]
+    fn a_window_takes_the_request_that_opens_the_next_and_the_last_is_dropped() {
+        // Worked by hand: window 60 from the first request (t = 100).
+        let a = run(
+            &[
+                (100, 1, 10),
+                (101, 2, 20),
+                (160, 1, 10),
+                (161, 3, 30),
+                (170, 2, 20),
+            ],
+            60,
+        );
+        let s = &a.stats;
+        assert_eq!((s.requests, s.objects, s.time_span), (5, 3, 70));
+        assert_eq!((s.request_bytes, s.object_bytes), (90, 60));
+        // [100, 160) holds 2 requests, and the one at 160 that closed it.
+        assert_eq!(a.series.request_rate, vec![3]);
+        assert_eq!(a.series.byte_rate, vec![40]);
+        // Object 1 at 160 is first seen in window 1, counted in window 0.
+        assert_eq!(a.series.object_rate, vec![3]);
+        assert_eq!(a.series.first_seen_rate, vec![2]);
+        // Reuses: object 1 after 60 s (bin 12) and 2 requests (⌊log1.5 2⌋
+        // = 1); object 2 after 69 s (bin 13) and 3 requests (⌊2.71⌋ = 2).
+        assert_eq!(a.series.reuse_time_real, vec![(-1, 3), (12, 1), (13, 1)]);
+        assert_eq!(a.series.reuse_time_virtual, vec![(-1, 3), (1, 1), (2, 1)]);
+        assert_eq!(a.series.popularity, vec![(2, 2), (1, 1)]);
+        assert_eq!(s.x_hit[0].objects, 1);
+        assert_eq!(s.x_hit[1].objects, 2);
+        // Stack distances: object 1 had object 2 above it (2), object 2
+        // had 1 and 3 (3).
+        assert_eq!(a.series.stack_distance, vec![(2, 1), (3, 1)]);
+        assert_eq!(a.series.stack_distance_cold, 3);
+        // Too few objects for a fit.
+        assert!(s.zipf.is_none());
+    }
+
+    #[test]
+    fn the_pictures_of_no_request_and_of_one_are_drawn() {
+        for reqs in [&[][..], &[(5, 1, 10)][..]] {
+            let svgs = run(reqs, 60).svgs("t");
+            assert_eq!(svgs.len(), PICTURES.len());
+            assert!(
+                svgs.iter()
+                    .all(|s| s.starts_with("<svg") && s.len() < 100_000)
+            );
+        }
+    }
+
+    #[test]
+    fn integer_log_bins_are_the_logarithms() {
+        let b = LogBins::new();
+        for x in (0..100_000u64).chain([u32::MAX as u64, 1 << 40, 123_456_789_012]) {
+            assert_eq!(b.bin(x), log_bin(x as f64), "{x}");
+        }
+    }
+
+    #[test]
+    fn a_zipf_trace_fits_its_alpha_and_a_uniform_one_does_not_fit() {
+        // Frequencies exactly 10^6 / rank^0.8 (rounded) over 1000 objects.
+        let freqs: Vec<u32> = (1..=1000)
+            .map(|r| (1e6 / (r as f64).powf(0.8)).round() as u32)
+            .collect();
+        let z = zipf(&freqs).unwrap();
+        assert!((z.alpha - 0.8).abs() < 1e-3, "{z:?}");
+        assert!(z.r2 > 0.999);
+        let flat = vec![7u32; 500];
+        assert!(zipf(&flat).is_none_or(|z| z.alpha.abs() < 1e-9));
     }
 }

@@ -83,8 +83,10 @@ pub fn run(a: AnalyzeArgs) -> Result<()> {
     let name = std::path::Path::new(&a.input)
         .file_name()
         .map_or(a.input.clone(), |n| n.to_string_lossy().into_owned());
-    for (out, svg) in pictures.into_iter().zip(analysis.svgs(&name)) {
-        out.write(svg.as_bytes())?;
+    if !pictures.is_empty() {
+        for (out, svg) in pictures.into_iter().zip(analysis.svgs(&name)) {
+            out.write(svg.as_bytes())?;
+        }
     }
     match damage {
         None => Ok(()),
