@@ -688,6 +688,17 @@ fn span(points: &[(f64, f64)]) -> (f64, f64) {
     (lo, hi.max(lo * 10.0))
 }
 
+/// Cumulative distributions on one logarithmic x axis spanning them all.
+fn log_cdfs(title: &str, x: &str, y: &str, curves: [(&str, Vec<(f64, f64)>); 2]) -> String {
+    let all: Vec<(f64, f64)> = curves.iter().flat_map(|c| c.1.iter().copied()).collect();
+    let (lo, hi) = span(&all);
+    let curves: Vec<(String, Vec<(f64, f64)>)> = curves
+        .into_iter()
+        .map(|(n, p)| (n.to_string(), p))
+        .collect();
+    tramp_plot::lines_svg(title, x, y, tramp_plot::Axis { lo, hi, log: true }, &curves)
+}
+
 impl Analysis {
     /// Each series drawn (titled by `name`), in [`PICTURES`]' order:
     /// request and object rates over time, frequency by rank, the reuse
@@ -758,16 +769,11 @@ impl Analysis {
             .iter()
             .filter(|p| p.0 >= 0)
             .map(|&(b, n)| (LOG_BASE.powi(b as i32).max(1.0), n)));
-        let (lo, hi) = span(&[real.clone(), virt.clone()].concat());
-        let reuse = lines_svg(
+        let reuse = log_cdfs(
             &format!("Reuse time of {name}"),
             "time since the object's last request (time units; requests)",
             "fraction of reuses",
-            Axis { lo, hi, log: true },
-            &[
-                ("real time".to_string(), real),
-                ("virtual time (requests)".to_string(), virt),
-            ],
+            [("real time", real), ("virtual time (requests)", virt)],
         );
         let by_req = cdf(s
             .size_by_requests
@@ -777,16 +783,11 @@ impl Analysis {
             .size_by_objects
             .iter()
             .map(|&(z, n)| ((z as f64).max(1.0), n)));
-        let (lo, hi) = span(&[by_req.clone(), by_obj.clone()].concat());
-        let size = lines_svg(
+        let size = log_cdfs(
             &format!("Object sizes of {name}"),
             "size (bytes)",
             "fraction",
-            Axis { lo, hi, log: true },
-            &[
-                ("by requests".to_string(), by_req),
-                ("by objects".to_string(), by_obj),
-            ],
+            [("by requests", by_req), ("by objects", by_obj)],
         );
         // Misses at size c: the first requests and every distance above c.
         let total = self.stats.requests.max(1) as f64;
