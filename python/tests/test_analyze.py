@@ -156,3 +156,49 @@ def test_pictures_of_every_series_and_an_empty_trace(twitter_oracle, cli, tmp_pa
     out = json.loads(cli("analyze", "--json", "-f", "oracle", "--svg", tmp_path / "e",
                          empty).stdout)
     assert out["stats"]["requests"] == 0 and out["complete"] is True
+
+
+@pytest.mark.parametrize("alpha", [0.6, 0.8, 1.0])
+def test_a_zipf_workload_is_analysed_back_to_its_alpha(alpha, cli, tmp_path):
+    out = tmp_path / "z.oracleGeneral"
+    cli("workload", "zipf", "--objects", 5000, "--requests", 2_000_000, "--alpha", alpha,
+        "--seed", 11, "-o", out)
+    zipf = json.loads(cli("analyze", "--json", out).stdout)["stats"]["zipf"]
+    assert abs(zipf["alpha"] - alpha) < 0.02, zipf
+
+
+@pytest.mark.parametrize("kind,extra", [("zipf", ["--alpha", "0.8"]), ("uniform", []),
+                                         ("hotspot", ["--hot", "0.1", "--share", "0.9"])])
+def test_workloads_read_the_same_in_libcachesim_every_layout(kind, extra, cli, tmp_path):
+    """Each layout written is what libcachesim reads: its LRU and (on the
+    next-access times tramp filled in) Belady give tramp's misses."""
+    base = ["workload", kind, "--objects", 3000, "--requests", 100_000, *extra]
+    ratios = {}
+    for ext, ttype in [("oracleGeneral", lcs.TraceType.ORACLE_GENERAL_TRACE),
+                       ("lcs", lcs.TraceType.LCS_TRACE)]:
+        path = tmp_path / f"w.{ext}"
+        cli(*base, "-o", path)
+        ours = json.loads(cli("cachesim", "-p", "lru,opt", "-s", 300, "--json", path).stdout)
+        got = {c["policy"]: c["miss_ratio"] for c in ours["table"]["caches"]}
+        for name, make in (("lru", lcs.LRU), ("opt", lcs.Belady)):
+            r = lcs.TraceReader(str(path), ttype, lcs.ReaderInitParam(ignore_obj_size=True))
+            assert round(make(300).process_trace(r)[0], 6) == round(got[name], 6), (ext, name)
+        ratios[ext] = got["lru"]
+    csv = tmp_path / "w.csv"
+    cli(*base, "-o", csv)
+    ours = json.loads(cli("cachesim", "-p", "lru", "-s", 300, "--json", csv).stdout)
+    ratios["csv"] = ours["table"]["caches"][0]["miss_ratio"]
+    # One seed, one stream, whatever the layout.
+    assert len(set(ratios.values())) == 1, ratios
+    if kind == "hotspot":
+        stats = json.loads(cli("analyze", "--json", tmp_path / "w.lcs").stdout)["stats"]
+        top = sum(p["fraction"] for p in stats["most_popular"])
+        assert stats["objects"] <= 3000 and top < 0.9
+
+
+def test_a_workload_is_refused_before_anything_is_written(cli, tmp_path):
+    run = cli("workload", "zipf", "--objects", 0, "-o", tmp_path / "z.lcs", check=False)
+    assert run.returncode != 0 and "objects" in run.stderr
+    run = cli("workload", "zipf", "-o", tmp_path / "z.txt", check=False)
+    assert run.returncode != 0 and "oracleGeneral" in run.stderr
+    assert not list(tmp_path.iterdir())

@@ -48,6 +48,7 @@ pub mod split;
 pub mod stats;
 mod summary;
 pub mod verify;
+pub mod workload;
 
 pub use ending::{Ended, end};
 pub use error::Error;

@@ -7,6 +7,7 @@
 //!   behind `tramp workload oo7`.
 
 pub mod oo7;
+pub mod requests;
 pub mod sample;
 
 pub use tramp_core::rng::SplitMix64;
