@@ -202,3 +202,36 @@ def test_a_workload_is_refused_before_anything_is_written(cli, tmp_path):
     run = cli("workload", "zipf", "-o", tmp_path / "z.txt", check=False)
     assert run.returncode != 0 and "oracleGeneral" in run.stderr
     assert not list(tmp_path.iterdir())
+
+
+def test_emitted_misses_are_the_second_levels_requests(twitter_csv, twitter_oracle, cli,
+                                                        tmp_path):
+    """An LRU's miss stream, fed back to `cachesim`, is what a second LRU
+    behind it sees: checked request by request (with the times) against
+    libcachesim's LRU as the first level, and the second level's misses
+    against libcachesim's two-level run."""
+    out = tmp_path / "misses.csv"
+    report = json.loads(cli("cachesim", twitter_oracle, "-p", "lru", "-s", 1000,
+                            "--emit-misses", out, "--json").stdout)
+    l1, l2, req = lcs.LRU(1000), lcs.LRU(5000), lcs.Request()
+    want, l2_misses = [], 0
+    with open(twitter_csv) as f:
+        for line in f:
+            if line.startswith("#"):
+                continue
+            t, obj, _, _ = line.split(",")
+            req.obj_id, req.obj_size = int(obj), 1
+            if not l1.get(req):
+                want.append((int(t), int(obj)))
+                l2_misses += not l2.get(req)
+    got = [tuple(int(x) for x in line.split(",")[:2])
+           for line in out.read_text().splitlines() if not line.startswith("#")]
+    assert got == want
+    assert report["written"] == len(want) == report["misses"]
+    second = json.loads(cli("cachesim", out, "-p", "lru", "-s", 5000, "--json").stdout)
+    assert second["table"]["caches"][0]["reads"] - second["table"]["caches"][0]["read_hits"] \
+        == l2_misses
+    run = cli("cachesim", twitter_oracle, "-p", "lru,fifo", "-s", 1000,
+              "--emit-misses", tmp_path / "two.csv", check=False)
+    assert run.returncode != 0 and "one --policy" in run.stderr
+    assert not (tmp_path / "two.csv").exists()

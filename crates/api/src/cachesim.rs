@@ -104,7 +104,7 @@ fn invalid(e: impl std::fmt::Display) -> Error {
 
 /// A cache size: objects counted decimally, bytes binary; a cache needs a
 /// size above 0.
-fn size(s: &str, unit: Unit) -> Result<CacheSize, Error> {
+fn size_of(s: &str, unit: Unit) -> Result<CacheSize, Error> {
     match CacheSize::parse(s, unit) {
         Ok(CacheSize::Units(0)) => {
             Err(invalid(format!("size {s:?}: a cache needs a size above 0")))
@@ -203,7 +203,7 @@ pub fn plan(r: &Request) -> Result<Plan, Error> {
     let sizes = r
         .sizes
         .iter()
-        .map(|s| size(s, unit))
+        .map(|s| size_of(s, unit))
         .collect::<Result<Vec<_>, _>>()?;
     let warmup =
         CacheSize::parse(&r.warmup, Unit::Objects).map_err(|e| invalid(format!("--warmup {e}")))?;
@@ -412,4 +412,101 @@ pub fn analyzed<'a>(
         complete: damage.is_none(),
         damage: damage.map(|e| tramp_core::Damage::stopped(None, crate::error::message(e))),
     }
+}
+
+/// One cache's misses as a trace of their own: what a second-level cache
+/// behind it would be asked.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct MissStream {
+    pub policy: String,
+    pub size: u64,
+    pub requests: u64,
+    pub misses: u64,
+    pub miss_ratio: f64,
+    pub byte_miss_ratio: f64,
+    /// Where the misses went, and how many were written.
+    pub output: String,
+    pub written: u64,
+}
+
+impl std::fmt::Display for MissStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(
+            f,
+            "{} {}: {} requests, {} misses (miss ratio {:.6}, byte miss ratio {:.6}); {} misses written to {}",
+            self.policy,
+            self.size,
+            self.requests,
+            self.misses,
+            self.miss_ratio,
+            self.byte_miss_ratio,
+            self.written,
+            self.output
+        )
+    }
+}
+
+/// A cache that passes on what it misses.
+struct Filter {
+    cache: tramp_cachesim::Cache,
+    out: crate::workload::Writer,
+    error: Option<Error>,
+}
+
+impl tramp_cachesim::sim::Sink for Filter {
+    fn access(&mut self, req: tramp_cachesim::Request) {
+        if !self.cache.access(&req)
+            && self.error.is_none()
+            && let Err(e) = self.out.write(&req)
+        {
+            self.error = Some(e);
+        }
+    }
+    fn requests(&self) -> u64 {
+        self.cache.stats().requests()
+    }
+}
+
+/// Runs the one cache `r` asks (one policy, one size) over its trace and
+/// writes every request it misses, with its original time, to `output`
+/// in the layout its name gives (`tramp cachesim --emit-misses`). The
+/// output is refused before the work, and removed if the read fails.
+pub fn emit_misses(r: &Request, output: &str) -> Result<MissStream, Error> {
+    let ([policy], [size]) = (r.policies.as_slice(), r.sizes.as_slice()) else {
+        return Err(invalid(
+            "--emit-misses writes the misses of one cache: give one --policy and one --size",
+        ));
+    };
+    let spec: PolicySpec = policy.parse()?;
+    let unit = if r.bytes { Unit::Bytes } else { Unit::Objects };
+    let capacity = match size_of(size, unit)? {
+        CacheSize::Units(n) => n,
+        _ => {
+            return Err(invalid(
+                "--emit-misses takes a size in objects or bytes, not a fraction of the working set",
+            ));
+        }
+    };
+    spec.check_capacity(capacity)?;
+    let mut f = Filter {
+        cache: tramp_cachesim::Cache::of(&spec, capacity, unit),
+        out: crate::workload::Writer::create(output)?,
+        error: None,
+    };
+    process(&mut f, r)?;
+    if let Some(e) = f.error {
+        return Err(e);
+    }
+    let s = f.cache.stats().clone();
+    let written = f.out.finish()?;
+    Ok(MissStream {
+        policy: spec.to_string(),
+        size: capacity,
+        requests: s.requests(),
+        misses: s.misses(),
+        miss_ratio: s.miss_ratio(),
+        byte_miss_ratio: s.byte_miss_ratio(),
+        output: output.to_string(),
+        written,
+    })
 }

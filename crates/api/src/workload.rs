@@ -1,7 +1,8 @@
-//! Synthetic request traces (`tramp workload zipf|uniform|hotspot`)
-//! written in the libCacheSim layout the output's name gives:
-//! oracleGeneral, csv or lcs, each with its next-access times, through a
-//! temporary file renamed when whole.
+//! Request traces written in the libCacheSim layout the output's name
+//! gives — oracleGeneral, csv or lcs, each with its next-access times,
+//! through a temporary file renamed when whole ([`Writer`]): synthetic
+//! workloads (`tramp workload zipf|uniform|hotspot`) and a cache's miss
+//! stream (`tramp cachesim --emit-misses`).
 
 use std::io::{BufWriter, Write};
 
@@ -38,57 +39,101 @@ impl Layout {
     }
 }
 
+/// Requests written one at a time in a libCacheSim layout, to a
+/// temporary file renamed when [`Writer::finish`] has filled in the
+/// next-access times (removed if it never does).
+pub struct Writer {
+    layout: Layout,
+    path: String,
+    out: FileOutput,
+    plain: Option<BufWriter<std::fs::File>>,
+    lcs: Option<LcsWriter<std::fs::File>>,
+    n: u64,
+}
+
+impl Writer {
+    /// A writer of the layout `path`'s name gives, refused before
+    /// anything is written when the name gives none.
+    pub fn create(path: &str) -> Result<Writer, Error> {
+        let layout = Layout::of(path)?;
+        let mut out = FileOutput::create(path, "request trace").map_err(io(path))?;
+        let file = out.file().try_clone().map_err(io(path))?;
+        let (mut plain, mut lcs) = (None, None);
+        match layout {
+            Layout::Lcs => lcs = Some(LcsWriter::new(file).map_err(io(path))?),
+            _ => plain = Some(BufWriter::new(file)),
+        }
+        if layout == Layout::Csv
+            && let Some(f) = plain.as_mut()
+        {
+            writeln!(f, "# time, object, size").map_err(io(path))?;
+        }
+        Ok(Writer {
+            layout,
+            path: path.to_string(),
+            out,
+            plain,
+            lcs,
+            n: 0,
+        })
+    }
+
+    /// One request, at its time (saturated to libCacheSim's 32 bits).
+    pub fn write(&mut self, r: &Request) -> Result<(), Error> {
+        let t = r.time.min(u32::MAX as u64) as u32;
+        let r = Request {
+            next_access: NEVER,
+            ..*r
+        };
+        let done = match (self.layout, &mut self.plain, &mut self.lcs) {
+            (Layout::Csv, Some(f), _) => writeln!(f, "{t}, {}, {}", r.id, r.size),
+            (Layout::Oracle, Some(f), _) => tramp_cachesim::trace::write_oracle(f, t, &r),
+            (_, _, Some(w)) => w.write(t, &r),
+            _ => Ok(()),
+        };
+        done.map_err(io(&self.path))?;
+        self.n += 1;
+        Ok(())
+    }
+
+    /// Ends the trace: the requests written.
+    pub fn finish(self) -> Result<u64, Error> {
+        let path = self.path.clone();
+        let io = io(&path);
+        match (self.layout, self.plain, self.lcs) {
+            (Layout::Csv, Some(mut f), _) => f.flush().map_err(&io)?,
+            (Layout::Oracle, Some(f), _) => {
+                let mut file = f.into_inner().map_err(|e| io(e.into_error()))?;
+                // oracleGeneral's records are lcs v1's, without a header.
+                layouts::fill_next_access(&mut file, Binary::Lcs(1), 0).map_err(&io)?;
+            }
+            (_, _, Some(w)) => {
+                let (mut file, _) = w.finish().map_err(&io)?;
+                layouts::fill_next_access(&mut file, Binary::Lcs(2), layouts::LCS_HEADER as u64)
+                    .map_err(&io)?;
+            }
+            _ => {}
+        }
+        self.out.finish().map_err(&io)?;
+        Ok(self.n)
+    }
+}
+
+fn io(path: &str) -> impl Fn(std::io::Error) -> Error + '_ {
+    move |source| Error::Create {
+        path: path.to_string(),
+        source,
+    }
+}
+
 /// Writes `w`'s requests, each of `size` bytes, to `path`; the requests
 /// written.
 pub fn write(w: Workload, size: u32, path: &str) -> Result<u64, Error> {
-    let layout = Layout::of(path)?;
+    Layout::of(path)?;
     let reqs = w.requests().map_err(|e| Error::Invalid(e.to_string()))?;
-    let io = |source: std::io::Error| Error::Create {
-        path: path.to_string(),
-        source,
-    };
-    let mut out = FileOutput::create(path, "workload output").map_err(io)?;
-    let file = out.file().try_clone().map_err(io)?;
-    let mut n = 0u64;
-    match layout {
-        Layout::Csv => {
-            // No next-access column: a reader works them out when a
-            // policy needs them.
-            let mut f = BufWriter::new(file);
-            writeln!(f, "# time, object, size").map_err(io)?;
-            for (t, id) in reqs {
-                writeln!(f, "{t}, {id}, {size}").map_err(io)?;
-                n += 1;
-            }
-            f.flush().map_err(io)?;
-        }
-        Layout::Oracle => {
-            let mut f = BufWriter::new(file);
-            for (t, id) in reqs {
-                let r = Request::read(id, size);
-                tramp_cachesim::trace::write_oracle(&mut f, t.min(u32::MAX as u64) as u32, &r)
-                    .map_err(io)?;
-                n += 1;
-            }
-            let mut file = f.into_inner().map_err(|e| io(e.into_error()))?;
-            // oracleGeneral's records are lcs v1's, without a header.
-            layouts::fill_next_access(&mut file, Binary::Lcs(1), 0).map_err(io)?;
-        }
-        Layout::Lcs => {
-            let mut wr = LcsWriter::new(file).map_err(io)?;
-            for (t, id) in reqs {
-                let r = Request {
-                    next_access: NEVER,
-                    ..Request::read(id, size)
-                };
-                wr.write(t.min(u32::MAX as u64) as u32, &r).map_err(io)?;
-                n += 1;
-            }
-            let (mut file, _) = wr.finish().map_err(io)?;
-            layouts::fill_next_access(&mut file, Binary::Lcs(2), layouts::LCS_HEADER as u64)
-                .map_err(io)?;
-        }
+    let mut out = Writer::create(path)?;
+    for (t, id) in reqs {
+        out.write(&Request::read(id, size).at(t))?;
     }
-    out.finish().map_err(io)?;
-    Ok(n)
+    out.finish()
 }

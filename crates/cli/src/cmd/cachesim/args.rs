@@ -139,6 +139,12 @@ pub struct CachesimArgs {
     /// number. Needs a file (a pipe cannot seek back to the header).
     #[arg(long, value_name = "OUT.lcs")]
     pub lcs: Option<String>,
+    /// Write the requests one cache (one --policy, one --size) misses, at
+    /// their original times, as a new trace in the libCacheSim layout the
+    /// name gives (`.oracleGeneral`, `.csv`, `.lcs`; next-access times
+    /// filled in): the request stream of a second-level cache behind it.
+    #[arg(long, value_name = "OUT", conflicts_with_all = ["lcs", "mrc", "svg", "cpu"])]
+    pub emit_misses: Option<String>,
     /// Requests that warm the caches before counting starts: the first N
     /// requests (or a fraction of them: `0.2`, `20%`) fill the caches (and
     /// the curves' stacks) and are left out of every ratio.

@@ -35,6 +35,10 @@ fn request(a: &CachesimArgs) -> Request {
 }
 
 pub fn run(a: CachesimArgs) -> Result<()> {
+    if let Some(out) = &a.emit_misses {
+        let m = tramp_api::cachesim::emit_misses(&request(&a), out)?;
+        return print_report(&m, a.json);
+    }
     let plan = plan(&request(&a))?;
     // Created before the simulation: an output that cannot be written
     // (onto the input, into a missing directory) is refused before the work.
