@@ -235,3 +235,54 @@ def test_emitted_misses_are_the_second_levels_requests(twitter_csv, twitter_orac
               "--emit-misses", tmp_path / "two.csv", check=False)
     assert run.returncode != 0 and "one --policy" in run.stderr
     assert not (tmp_path / "two.csv").exists()
+
+
+def test_a_shards_sample_is_the_objects_cachesim_samples_and_simulates_scaled(
+        twitter_oracle, cli, tmp_path):
+    sizes = [2000, 5000, 10000, 20000, 40000, 80000]
+    full = json.loads(cli("cachesim", twitter_oracle, "-p", "lru", "-s",
+                          ",".join(map(str, sizes)), "--json").stdout)["table"]["caches"]
+    for rate in (0.01, 0.1):
+        out = tmp_path / f"s{rate}.oracleGeneral"
+        cli("convert", twitter_oracle, out, "--shards", rate)
+        mrc = json.loads(cli("cachesim", twitter_oracle, "--mrc", "--shards", rate,
+                             "-s", 1000, "--json").stdout)["mrc"]
+        stats = json.loads(cli("analyze", "--json", out).stdout)["stats"]
+        # The same objects, every request to them.
+        assert (stats["requests"], stats["objects"]) == (mrc["sampled"], mrc["sampled_objects"])
+        if rate == 0.1:
+            scaled = json.loads(cli("cachesim", out, "-p", "lru", "-s",
+                                    ",".join(str(round(s * rate)) for s in sizes),
+                                    "--json").stdout)["table"]["caches"]
+            mae = sum(abs(a["miss_ratio"] - b["miss_ratio"]) for a, b in zip(full, scaled))
+            assert mae / len(sizes) < 0.01
+
+
+def test_splits_partition_the_requests(twitter_oracle, cli, tmp_path):
+    import struct
+
+    def records(path):
+        data = path.read_bytes()
+        return [struct.unpack_from("<IQ", data, i) for i in range(0, len(data), 24)]
+
+    whole = records(pathlib_of(twitter_oracle))
+    cli("convert", twitter_oracle, tmp_path / "sh.oracleGeneral", "--split-shards", 4)
+    parts = [records(tmp_path / f"sh.{k}.oracleGeneral") for k in range(4)]
+    assert sum(map(len, parts)) == len(whole)
+    owners = {}
+    for k, p in enumerate(parts):
+        for _, obj in p:
+            assert owners.setdefault(obj, k) == k  # an object's every request in one
+    cli("convert", twitter_oracle, tmp_path / "t.oracleGeneral", "--split-time", 200)
+    windows = sorted(tmp_path.glob("t.*.oracleGeneral"), key=lambda p: int(p.name.split(".")[1]))
+    joined = [r for w in windows for r in records(w)]
+    assert joined == whole  # in order, cut at 200 s from the first request
+    start = whole[0][0]
+    for k, w in enumerate(windows):
+        assert all(k * 200 <= t - start < (k + 1) * 200 for t, _ in records(w))
+
+
+def pathlib_of(p):
+    import pathlib
+
+    return pathlib.Path(p)

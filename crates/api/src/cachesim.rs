@@ -510,3 +510,152 @@ pub fn emit_misses(r: &Request, output: &str) -> Result<MissStream, Error> {
         written,
     })
 }
+
+/// How a request trace is rewritten (`tramp convert … --shards`,
+/// `--split-shards`, `--split-time`).
+#[derive(Clone, Copy, Debug)]
+pub enum Rewrite {
+    /// The objects SHARDS keeps at this rate (the hash `cachesim
+    /// --shards` samples by), into one trace.
+    Shards(f64),
+    /// Every object into one of N traces by the same hash (a cluster's
+    /// shards: an object's every request in one).
+    SplitShards(u64),
+    /// A trace per window of this many time units from the first
+    /// request.
+    SplitTime(u64),
+}
+
+/// What a rewrite wrote: each output and its requests.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Rewritten {
+    pub requests: u64,
+    pub outputs: Vec<(String, u64)>,
+}
+
+impl std::fmt::Display for Rewritten {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kept: u64 = self.outputs.iter().map(|o| o.1).sum();
+        writeln!(f, "{} requests read, {kept} written:", self.requests)?;
+        for (path, n) in &self.outputs {
+            writeln!(f, "  {path}: {n} requests")?;
+        }
+        Ok(())
+    }
+}
+
+/// `OUT`'s stem numbered: `trace.oracleGeneral` → `trace.3.oracleGeneral`.
+pub fn numbered(out: &str, k: u64) -> String {
+    let p = std::path::Path::new(out);
+    let name = p
+        .file_name()
+        .map_or(out.into(), |n| n.to_string_lossy().into_owned());
+    let numbered = match name.split_once('.') {
+        Some((stem, ext)) => format!("{stem}.{k}.{ext}"),
+        None => format!("{name}.{k}"),
+    };
+    p.with_file_name(numbered).to_string_lossy().into_owned()
+}
+
+/// Writes the requests a rewrite keeps into its outputs.
+struct Rewriter {
+    how: Rewrite,
+    out: String,
+    sample: Option<tramp_cachesim::mrc::Spatial>,
+    writers: std::collections::BTreeMap<u64, crate::workload::Writer>,
+    start: Option<u64>,
+    requests: u64,
+    error: Option<Error>,
+}
+
+impl Rewriter {
+    fn part(&self, req: &tramp_cachesim::Request) -> Option<u64> {
+        match self.how {
+            Rewrite::Shards(_) => self.sample.is_some_and(|s| s.keeps(req.id)).then_some(0),
+            Rewrite::SplitShards(n) => Some(tramp_core::rng::mix(req.id) % n),
+            Rewrite::SplitTime(w) => Some(req.time.saturating_sub(self.start.unwrap_or(0)) / w),
+        }
+    }
+
+    fn write(&mut self, req: &tramp_cachesim::Request) -> Result<(), Error> {
+        let Some(k) = self.part(req) else {
+            return Ok(());
+        };
+        if !self.writers.contains_key(&k) {
+            let path = match self.how {
+                Rewrite::Shards(_) => self.out.clone(),
+                _ => numbered(&self.out, k),
+            };
+            self.writers
+                .insert(k, crate::workload::Writer::create(&path)?);
+        }
+        match self.writers.get_mut(&k) {
+            Some(w) => w.write(req),
+            None => Ok(()),
+        }
+    }
+}
+
+impl tramp_cachesim::sim::Sink for Rewriter {
+    fn access(&mut self, req: tramp_cachesim::Request) {
+        self.requests += 1;
+        self.start.get_or_insert(req.time);
+        if self.error.is_none()
+            && let Err(e) = self.write(&req)
+        {
+            self.error = Some(e);
+        }
+    }
+    fn requests(&self) -> u64 {
+        self.requests
+    }
+}
+
+/// Rewrites the requests of the trace `r` names as `how` says into
+/// `out` (numbered per part for a split), each in the libCacheSim layout
+/// `out`'s name gives; every output is removed if the read fails.
+pub fn rewrite(r: &Request, how: Rewrite, out: &str) -> Result<Rewritten, Error> {
+    match how {
+        Rewrite::Shards(s) => rate("--shards", s)?,
+        Rewrite::SplitShards(0) => return Err(invalid("--split-shards 0: at least one shard")),
+        Rewrite::SplitTime(0) => {
+            return Err(invalid(
+                "--split-time 0: a window is at least one time unit",
+            ));
+        }
+        _ => {}
+    }
+    crate::workload::Layout::of(out)?;
+    let mut w = Rewriter {
+        how,
+        out: out.to_string(),
+        sample: match how {
+            Rewrite::Shards(s) => Some(tramp_cachesim::mrc::Spatial::new(s)),
+            _ => None,
+        },
+        writers: Default::default(),
+        start: None,
+        requests: 0,
+        error: None,
+    };
+    // A sample of no object still writes its (empty) trace.
+    if let Rewrite::Shards(_) = how {
+        w.writers.insert(0, crate::workload::Writer::create(out)?);
+    }
+    process(&mut w, r)?;
+    if let Some(e) = w.error {
+        return Err(e);
+    }
+    let mut outputs = Vec::new();
+    for (k, writer) in w.writers {
+        let path = match how {
+            Rewrite::Shards(_) => out.to_string(),
+            _ => numbered(out, k),
+        };
+        outputs.push((path, writer.finish()?));
+    }
+    Ok(Rewritten {
+        requests: w.requests,
+        outputs,
+    })
+}

@@ -35,7 +35,7 @@ const SHARDS_MODULUS: u64 = 1 << 24;
 /// object is kept when a 64-bit mix of its id, modulo 2^24, falls under
 /// the rate's threshold (so the same objects at the same rate).
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Spatial {
+pub struct Spatial {
     threshold: u64,
 }
 

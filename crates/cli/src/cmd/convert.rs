@@ -62,9 +62,45 @@ pub struct ConvertArgs {
     /// One pass; each trace appears only once whole.
     #[arg(long)]
     split: bool,
+    /// Keep the objects SHARDS' hash keeps at RATE (0 < RATE ≤ 1; the
+    /// same objects `cachesim --shards RATE` samples), every request to
+    /// them, written as a request trace in the libCacheSim layout
+    /// OUTPUT's name gives (`.oracleGeneral`, `.csv`, `.lcs`): it
+    /// simulates as a cache scaled by RATE.
+    #[arg(long, value_name = "RATE", conflicts_with_all = ["split", "split_shards", "split_time"])]
+    shards: Option<f64>,
+    /// Split the requests into N request traces by the same hash of the
+    /// object (each object's every request in one), named OUTPUT's stem
+    /// numbered: `out.oracleGeneral` → `out.0.oracleGeneral`, ….
+    #[arg(long, value_name = "N", conflicts_with_all = ["split", "split_time"])]
+    split_shards: Option<u64>,
+    /// Split the requests into a request trace per window of SECONDS (the
+    /// trace's time unit) from the first request, numbered as
+    /// --split-shards names them.
+    #[arg(long, value_name = "SECONDS", conflicts_with = "split")]
+    split_time: Option<u64>,
+}
+
+/// The request rewrites (`--shards`, `--split-shards`, `--split-time`).
+fn rewrite(a: &ConvertArgs) -> Option<tramp_api::cachesim::Rewrite> {
+    use tramp_api::cachesim::Rewrite;
+    match (a.shards, a.split_shards, a.split_time) {
+        (Some(r), _, _) => Some(Rewrite::Shards(r)),
+        (_, Some(n), _) => Some(Rewrite::SplitShards(n)),
+        (_, _, Some(w)) => Some(Rewrite::SplitTime(w)),
+        _ => None,
+    }
 }
 
 pub fn run(a: ConvertArgs) -> Result<()> {
+    if let Some(how) = rewrite(&a) {
+        let mut r = tramp_api::cachesim::Request::new(a.input.input.clone());
+        r.format = a.input.format.clone();
+        r.select = a.input.select.selection();
+        let done = tramp_api::cachesim::rewrite(&r, how, &a.output)?;
+        eprint!("tramp: {done}");
+        return Ok(());
+    }
     let compression = match a.compress.as_deref() {
         Some(c) => Some(
             Compression::parse(c)
