@@ -47,6 +47,15 @@ impl Default for Options {
 /// Real reuse times are binned by this many time units (libCacheSim's
 /// granularity).
 pub const REUSE_GRANULARITY: u64 = 5;
+/// The most windows a per-window series holds (a window far shorter than
+/// the trace — the default 60 on a trace timed in nanoseconds — would
+/// otherwise grow them without bound); past it, windows are counted in
+/// `windows_dropped` and left out.
+pub const MAX_WINDOWS: u64 = 1 << 17;
+
+/// The last bin of a window's real reuse times.
+pub const MAX_WINDOW_BIN: usize = (1 << 16) - 1;
+
 /// Virtual reuse times and sizes per window are binned by powers of this.
 pub const LOG_BASE: f64 = 1.5;
 
@@ -106,6 +115,7 @@ pub struct Analyzer {
     size_obj_windows: Vec<Vec<u64>>,
     stack: StackDistances,
     out_of_order: u64,
+    windows_dropped: u64,
 }
 
 fn bump(v: &mut Vec<u64>, i: usize) {
@@ -224,6 +234,7 @@ impl Analyzer {
             size_obj_windows: Vec::new(),
             stack: StackDistances::new(Unit::Objects),
             out_of_order: 0,
+            windows_dropped: 0,
         }
     }
 
@@ -241,9 +252,9 @@ impl Analyzer {
             .max(self.last_time.saturating_sub(start));
         self.last_time = start + t;
         let w = self.opts.window;
-        while t >= self.next_window {
-            self.window_idx += 1;
-            self.next_window += w;
+        if t >= self.next_window {
+            self.window_idx = t / w;
+            self.next_window = (self.window_idx + 1).saturating_mul(w);
         }
         self.requests += 1;
         self.req_bytes += req.size as u64;
@@ -311,31 +322,63 @@ impl Analyzer {
                 let (prt, pvt) = ((rt / REUSE_GRANULARITY) as usize, self.bins.bin(vt));
                 self.reuse_rt.add(prt as u64);
                 self.reuse_vt.add(pvt as u64);
-                bump(&mut self.window_reuse_rt, prt);
+                // Per window, bins stop at 2^16 (reuse times past 91 hours
+                // of seconds share the last), so a window's vector is
+                // bounded whatever the clock.
+                bump(&mut self.window_reuse_rt, prt.min(MAX_WINDOW_BIN));
                 bump(&mut self.window_reuse_vt, pvt);
-                while t >= self.reuse_flush_at {
-                    self.reuse_rt_windows
-                        .push(std::mem::take(&mut self.window_reuse_rt));
-                    self.reuse_vt_windows
-                        .push(std::mem::take(&mut self.window_reuse_vt));
-                    self.reuse_flush_at += w;
+                if t >= self.reuse_flush_at {
+                    // The window closed, then the empty ones passed (as
+                    // many as the series may hold).
+                    let passed = (t - self.reuse_flush_at) / w + 1;
+                    let room = MAX_WINDOWS.saturating_sub(self.reuse_rt_windows.len() as u64);
+                    for i in 0..passed.min(room) {
+                        let (rt, vt) = match i {
+                            0 => (
+                                std::mem::take(&mut self.window_reuse_rt),
+                                std::mem::take(&mut self.window_reuse_vt),
+                            ),
+                            _ => Default::default(),
+                        };
+                        self.reuse_rt_windows.push(rt);
+                        self.reuse_vt_windows.push(vt);
+                    }
+                    self.window_reuse_rt.clear();
+                    self.window_reuse_vt.clear();
+                    self.reuse_flush_at = self.reuse_flush_at.saturating_add(passed * w);
                 }
             }
         }
         self.stack.access(req);
-        while t >= self.flush_at {
-            self.flush();
-            self.flush_at += w;
+        if t >= self.flush_at {
+            let passed = (t - self.flush_at) / w + 1;
+            self.flush(passed);
+            self.flush_at = self.flush_at.saturating_add(passed * w);
         }
     }
 
-    /// Ends a window of every per-window series.
-    fn flush(&mut self) {
-        self.windows.push(std::mem::take(&mut self.window));
-        self.size_req_windows
-            .push(std::mem::take(&mut self.window_size_req));
-        self.size_obj_windows
-            .push(std::mem::take(&mut self.window_size_obj));
+    /// Ends the window of every per-window series, then the `passed - 1`
+    /// empty ones after it, as many as [`MAX_WINDOWS`] leaves room for
+    /// (the rest are counted in `windows_dropped`).
+    fn flush(&mut self, passed: u64) {
+        let room = MAX_WINDOWS.saturating_sub(self.windows.len() as u64);
+        for i in 0..passed.min(room) {
+            let (c, req, obj) = match i {
+                0 => (
+                    std::mem::take(&mut self.window),
+                    std::mem::take(&mut self.window_size_req),
+                    std::mem::take(&mut self.window_size_obj),
+                ),
+                _ => Default::default(),
+            };
+            self.windows.push(c);
+            self.size_req_windows.push(req);
+            self.size_obj_windows.push(obj);
+        }
+        self.window = WindowCounts::default();
+        self.window_size_req.clear();
+        self.window_size_obj.clear();
+        self.windows_dropped += passed.saturating_sub(room);
     }
 
     /// The analysis of every request fed.
@@ -380,6 +423,7 @@ impl Analyzer {
             out_of_order: self.out_of_order,
             window: w,
             windows: self.windows.len() as u64,
+            windows_dropped: self.windows_dropped,
             request_rate: rate(|c| c.requests).map(|(a, b)| MinMax { min: a, max: b }),
             object_rate: rate(|c| c.objects).map(|(a, b)| MinMax { min: a, max: b }),
             zipf: zipf(&freqs),
@@ -504,6 +548,8 @@ pub struct Stats {
     pub window: u64,
     /// Whole windows in the series.
     pub windows: u64,
+    /// Windows past [`MAX_WINDOWS`], left out of the series and the rates.
+    pub windows_dropped: u64,
     pub request_rate: Option<MinMax>,
     pub object_rate: Option<MinMax>,
     pub zipf: Option<Zipf>,
@@ -635,6 +681,13 @@ impl fmt::Display for Analysis {
                 s.window, s.time_span
             )?;
         }
+        if s.windows_dropped > 0 {
+            writeln!(
+                f,
+                "note: {} windows past the first {MAX_WINDOWS} are left out of the series; --window is in the trace's time unit (ns for recordings)",
+                s.windows_dropped
+            )?;
+        }
         match s.zipf {
             Some(z) => writeln!(f, "popularity: Zipf alpha {:.4}, R² {:.4}", z.alpha, z.r2)?,
             None => writeln!(
@@ -678,6 +731,24 @@ fn cdf(points: impl Iterator<Item = (f64, u64)>) -> Vec<(f64, f64)> {
         .collect()
 }
 
+/// At most [`MAX_POINTS`] of a curve's points, evenly taken, its last
+/// kept: a picture's size is bounded whatever the series' length.
+fn thin(points: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
+    if points.len() <= MAX_POINTS {
+        return points;
+    }
+    let step = points.len().div_ceil(MAX_POINTS);
+    let last = points[points.len() - 1];
+    let mut out: Vec<(f64, f64)> = points.into_iter().step_by(step).collect();
+    if out.last() != Some(&last) {
+        out.push(last);
+    }
+    out
+}
+
+/// Points a picture's curve has at most.
+pub const MAX_POINTS: usize = 2000;
+
 /// A logarithmic axis' range over the points' x (at least a decade, from
 /// 1 up; 1 to 10 for no points).
 fn span(points: &[(f64, f64)]) -> (f64, f64) {
@@ -710,10 +781,12 @@ impl Analysis {
         let s = &self.series;
         let w = self.stats.window as f64;
         let per_s = |v: &[u64]| -> Vec<(f64, f64)> {
-            v.iter()
-                .enumerate()
-                .map(|(i, &n)| (i as f64 * w, n as f64 / w))
-                .collect()
+            thin(
+                v.iter()
+                    .enumerate()
+                    .map(|(i, &n)| (i as f64 * w, n as f64 / w))
+                    .collect(),
+            )
         };
         let rates = [
             ("requests/s".to_string(), per_s(&s.request_rate)),
@@ -757,7 +830,7 @@ impl Analysis {
             "requests",
             Axis { lo, hi, log: true },
             top,
-            &[("requests to the object at rank".to_string(), by_rank)],
+            &[("requests to the object at rank".to_string(), thin(by_rank))],
         );
         let real = cdf(s
             .reuse_time_real
@@ -804,7 +877,7 @@ impl Analysis {
             "cache size (objects)",
             "miss ratio",
             Axis { lo, hi, log: true },
-            &[("LRU".to_string(), curve)],
+            &[("LRU".to_string(), thin(curve))],
         );
         vec![rates, popularity, reuse, size, stack]
     }
@@ -860,6 +933,33 @@ mod tests {
         assert_eq!(a.series.stack_distance_cold, 3);
         // Too few objects for a fit.
         assert!(s.zipf.is_none());
+    }
+
+    #[test]
+    fn a_time_far_past_the_window_costs_no_window_beyond_the_bound() {
+        let a = run(
+            &[
+                (0, 1, 1),
+                (1, 2, 1),
+                (u32::MAX as u64, 1, 1),
+                (1 << 60, 2, 1),
+            ],
+            1,
+        );
+        assert_eq!(a.stats.windows, MAX_WINDOWS);
+        assert!(a.stats.windows_dropped > 1 << 59);
+        // Window 0 takes the requests at 0 and 1; window 1 the one at
+        // 2^32 - 1 that closes it (libCacheSim's rule).
+        assert_eq!(&a.series.request_rate[..2], &[2, 1]);
+        assert_eq!(
+            a.series.reuse_time_real_per_window.len() as u64,
+            MAX_WINDOWS
+        );
+        // Between: windows with no request.
+        assert_eq!(a.series.request_rate[5], 0);
+        // Drawn within bounds (the fuzzer found a 217 MB picture of a
+        // window per point).
+        assert!(a.svgs("t").iter().all(|s| s.len() < 1 << 20));
     }
 
     #[test]
