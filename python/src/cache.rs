@@ -190,3 +190,32 @@ impl Cache {
         format!("tramp.Cache({:?}, {} {unit})", self.policy, self.size)
     }
 }
+
+/// `tramp analyze --json` of the trace: libCacheSim's traceAnalyzer's
+/// stat block and series; damage raises with the analysis before it.
+#[pyfunction]
+#[pyo3(signature = (path, format=None, window=60))]
+pub fn analyze_json(
+    py: Python<'_>,
+    path: String,
+    format: Option<String>,
+    window: u64,
+) -> PyResult<String> {
+    if window == 0 {
+        return Err(invalid("window 0: a window is at least one time unit"));
+    }
+    let mut r = Request::new(path);
+    r.format = format;
+    let opts = tramp_analyze::Options {
+        window,
+        ..Default::default()
+    };
+    let (a, damage) = py
+        .detach(|| tramp_api::cachesim::analyze(&r, opts))
+        .map_err(raise)?;
+    let json = tramp_core::render(&tramp_api::cachesim::analyzed(&a, damage.as_ref()), true);
+    match damage {
+        Some(e) => Err(crate::errors::raise_partial(e, json)),
+        None => Ok(json),
+    }
+}

@@ -19,6 +19,7 @@ fn _tramp(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(trace::report, m)?)?;
     m.add_function(wrap_pyfunction!(cache::simulate_json, m)?)?;
     m.add_function(wrap_pyfunction!(cache::policy_parts, m)?)?;
+    m.add_function(wrap_pyfunction!(cache::analyze_json, m)?)?;
     m.add_class::<cache::Cache>()?;
     m.add_function(wrap_pyfunction!(record::record, m)?)?;
     m.add_function(wrap_pyfunction!(record::replay_json, m)?)?;

@@ -286,3 +286,12 @@ def pathlib_of(p):
     import pathlib
 
     return pathlib.Path(p)
+
+
+def test_the_python_analyze_is_the_clis(twitter_oracle, cli):
+    import tramp
+
+    want = json.loads(cli("analyze", "--json", "--window", 300, twitter_oracle).stdout)
+    assert tramp.analyze(twitter_oracle, window=300) == want
+    with pytest.raises(ValueError, match="window 0"):
+        tramp.analyze(twitter_oracle, window=0)

@@ -13,8 +13,8 @@ from ._frames import frame as _frame
 
 from ._events import KINDS
 
-__all__ = ["Cache", "KINDS", "Trace", "TraceError", "cachesim", "mrc", "open", "record",
-           "replay", "sweep"]
+__all__ = ["Cache", "KINDS", "Trace", "TraceError", "analyze", "cachesim", "mrc", "open",
+           "record", "replay", "sweep"]
 
 
 class Trace:
@@ -177,6 +177,17 @@ def cachesim(trace, policies=("lru",), sizes=(), bytes: bool = False,  # noqa: A
             rows["miss_ratio"].append(c["miss_ratio"])
             rows["byte_miss_ratio"].append(c["byte_miss_ratio"])
     return _frame(rows)
+
+
+def analyze(trace, window: int = 60) -> dict:
+    """What a trace of requests is like, as libCacheSim's traceAnalyzer
+    says it (``tramp analyze --json``): ``stats`` (requests, objects,
+    bytes, compulsory miss ratios, mean sizes and frequency, rates per
+    ``window``, the Zipf fit, X-hit counts, the most popular objects)
+    and ``series`` (rates per window, popularity, reuse time real and
+    virtual, sizes, per window, LRU stack distances); docs/analyze.md."""
+    path, fmt = _path(trace)
+    return _json.loads(_tramp.analyze_json(path, fmt, int(window)))
 
 
 def mrc(trace, policy: str = "lru", method: str = "exact", rate: float | None = None,

@@ -74,6 +74,7 @@ def cachesim(
     warmup: _Size | None = None,
     threads: int | None = None,
 ) -> pandas.DataFrame: ...
+def analyze(trace: Trace | _Path, window: int = 60) -> dict[str, Any]: ...
 def mrc(
     trace: Trace | _Path,
     policy: str = "lru",
