@@ -90,14 +90,10 @@ for p in maturin==1.16.0 pytest==9.2.0 pandas==3.1.1 pyarrow==26.0.1 polars==2.1
   dask==2026.8.0 distributed==2026.8.0; do
   pin "$p"
 done
-# Built into the workspace's target directory with the tests' profile, so
-# that `cargo test --profile test-release` reuses what it compiled, then
-# installed (python/tests import the installed package).
-rm -f target/wheels/tramp-*.whl
-python3 -m maturin build --quiet -m python/Cargo.toml --profile test-release \
-  --target-dir target -o target/wheels
-python3 -m pip install -q --root-user-action ignore --force-reinstall --no-deps target/wheels/tramp-*.whl 2>/dev/null ||
-  python3 -m pip install -q --root-user-action ignore --force-reinstall --no-deps --break-system-packages target/wheels/tramp-*.whl
+# The package itself is built (maturin, into the workspace's target
+# directory with the tests' profile) and installed by the test command's
+# crates/cli/tests/python.rs, after the Rust build it shares: building it
+# here first, from cold, cost the suite 4 minutes more.
 # Toolchain components (no-ops where already installed).
 if command -v rustup >/dev/null 2>&1; then
   rustup component add rustfmt clippy >/dev/null 2>&1 || true
