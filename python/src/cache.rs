@@ -56,9 +56,7 @@ pub fn simulate_json(py: Python<'_>, ask: Ask) -> PyResult<String> {
         })
         .map_err(raise)?;
     let json = tramp_core::render(&sim.outcome(), true);
-    sim.into_result()
-        .map_err(|e| crate::errors::raise_partial(e, json.clone()))?;
-    Ok(json)
+    crate::errors::ended(json, sim.into_result().err(), true)
 }
 
 /// The policy as given (`s3fifo:small=0.2`) split into its bare name
@@ -214,8 +212,5 @@ pub fn analyze_json(
         .detach(|| tramp_api::cachesim::analyze(&r, opts))
         .map_err(raise)?;
     let json = tramp_core::render(&tramp_api::cachesim::analyzed(&a, damage.as_ref()), true);
-    match damage {
-        Some(e) => Err(crate::errors::raise_partial(e, json)),
-        None => Ok(json),
-    }
+    crate::errors::ended(json, damage, true)
 }

@@ -34,6 +34,17 @@ pub fn raise_partial(e: tramp_api::Error, json: String) -> PyErr {
     trace_error(message(&e), Some(json))
 }
 
+/// `json` if the read ended cleanly (or, unless `strict`, with damage it
+/// skipped), else the error with `json` as the partial report.
+pub fn ended(json: String, error: Option<tramp_api::Error>, strict: bool) -> PyResult<String> {
+    match error {
+        Some(e) if strict || !matches!(e, tramp_api::Error::Damaged { .. }) => {
+            Err(raise_partial(e, json))
+        }
+        _ => Ok(json),
+    }
+}
+
 /// A value Python gave that tramp refuses (a policy, a size).
 pub fn invalid(why: impl Into<String>) -> PyErr {
     pyo3::exceptions::PyValueError::new_err(why.into())

@@ -59,6 +59,8 @@ struct ArrowRows {
     /// Where each of the table's columns is in `built`, if asked.
     slot: Vec<Option<usize>>,
     schema: SchemaRef,
+    /// `kind`'s dictionary, shared by every batch.
+    kinds: ArrayRef,
     rows: usize,
     tx: SyncSender<Result<RecordBatch, ArrowError>>,
 }
@@ -73,6 +75,7 @@ impl ArrowRows {
             built: order.iter().map(|&c| (c, Self::builder(c))).collect(),
             slot,
             schema: schema(&order),
+            kinds: Arc::new(StringArray::from(KINDS.to_vec())),
             rows: 0,
             tx,
         }
@@ -99,9 +102,8 @@ impl ArrowRows {
             .iter_mut()
             .map(|(c, b)| match std::mem::replace(b, Self::builder(*c)) {
                 Builder::Kind(keys) => {
-                    let values = Arc::new(StringArray::from(KINDS.to_vec()));
                     let keys = Int8Array::from(keys);
-                    Arc::new(DictionaryArray::<Int8Type>::new(keys, values)) as ArrayRef
+                    Arc::new(DictionaryArray::<Int8Type>::new(keys, self.kinds.clone())) as ArrayRef
                 }
                 Builder::Int(mut b) => Arc::new(b.finish()) as ArrayRef,
                 Builder::Uint(mut b) => Arc::new(b.finish()) as ArrayRef,

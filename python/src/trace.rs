@@ -4,24 +4,13 @@
 
 use pyo3::prelude::*;
 
-use crate::errors::{raise, raise_partial};
+use crate::errors::{ended, raise};
 
 /// The trace a Python call names.
 pub fn spec(path: &str, format: Option<String>) -> tramp_api::TraceSpec {
     tramp_api::TraceSpec {
         format,
         ..tramp_api::TraceSpec::path(path)
-    }
-}
-
-/// `json` if the read ended cleanly (or, unless `strict`, with damage it
-/// skipped), else the error with `json` as the partial report.
-fn ended(json: String, error: Option<tramp_api::Error>, strict: bool) -> PyResult<String> {
-    match error {
-        Some(e) if strict || !matches!(e, tramp_api::Error::Damaged { .. }) => {
-            Err(raise_partial(e, json))
-        }
-        _ => Ok(json),
     }
 }
 

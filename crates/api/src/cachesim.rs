@@ -557,6 +557,14 @@ pub fn numbered(out: &str, k: u64) -> String {
     p.with_file_name(numbered).to_string_lossy().into_owned()
 }
 
+/// Where part `k` of a rewrite goes: `out` for a sample, else numbered.
+fn part_path(how: Rewrite, out: &str, k: u64) -> String {
+    match how {
+        Rewrite::Shards(_) => out.to_string(),
+        _ => numbered(out, k),
+    }
+}
+
 /// Writes the requests a rewrite keeps into its outputs.
 struct Rewriter {
     how: Rewrite,
@@ -582,10 +590,7 @@ impl Rewriter {
             return Ok(());
         };
         if !self.writers.contains_key(&k) {
-            let path = match self.how {
-                Rewrite::Shards(_) => self.out.clone(),
-                _ => numbered(&self.out, k),
-            };
+            let path = part_path(self.how, &self.out, k);
             self.writers
                 .insert(k, crate::workload::Writer::create(&path)?);
         }
@@ -648,11 +653,7 @@ pub fn rewrite(r: &Request, how: Rewrite, out: &str) -> Result<Rewritten, Error>
     }
     let mut outputs = Vec::new();
     for (k, writer) in w.writers {
-        let path = match how {
-            Rewrite::Shards(_) => out.to_string(),
-            _ => numbered(out, k),
-        };
-        outputs.push((path, writer.finish()?));
+        outputs.push((part_path(how, out, k), writer.finish()?));
     }
     Ok(Rewritten {
         requests: w.requests,

@@ -501,11 +501,7 @@ pub fn simulate(
             Layout::Tramp(_) => {}
         }
     }
-    if !mapping.select.is_all()
-        && let Some(name) = layout.native_name()
-    {
-        return Err(Error::Select(name));
-    }
+    refuse_select(mapping, layout)?;
     let page = page_of(mapping, layout)?;
     // Split requests are pages of one size, and the next-access times
     // the trace gives are for whole requests: computed again for OPT.
@@ -532,6 +528,15 @@ pub fn simulate(
     })
 }
 
+/// A selection (`--time`, `--thread`, `--pid`) of a libCacheSim layout,
+/// refused: those are cut with `tramp convert` (docs/select.md).
+fn refuse_select(mapping: &Mapping, layout: Layout) -> Result<(), Error> {
+    match (mapping.select.is_all(), layout.native_name()) {
+        (false, Some(name)) => Err(Error::Select(name)),
+        _ => Ok(()),
+    }
+}
+
 /// The page size a request is split by (`--page`), checked against the
 /// layout: libCacheSim's vscsi counts 512-byte sectors.
 fn page_of(mapping: &Mapping, layout: Layout) -> Result<Option<(u64, u64)>, Error> {
@@ -552,11 +557,7 @@ pub fn feed_requests<S: Sink>(
     mapping: &Mapping,
     sink: &mut S,
 ) -> Result<(Option<Fed>, Option<Error>), Error> {
-    if !mapping.select.is_all()
-        && let Some(name) = layout.native_name()
-    {
-        return Err(Error::Select(name));
-    }
+    refuse_select(mapping, layout)?;
     feed(
         input,
         layout,
