@@ -5,7 +5,8 @@
 # thread, and, given a recording (REC=path/to/espresso-x20.tpack, made with
 # `tramp record` from espresso run 20 times), Trace.stats() against the
 # CLI and events().to_pandas() in rows per second.
-#   bench/python.sh            (after ./setup.sh, which installs the package)
+#   bench/python.sh            (after ./setup.sh and `pip install ./python`,
+#                               or the test command, which installs it)
 #   REC=/tmp/e.tpack bench/python.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
