@@ -1,5 +1,5 @@
 //! Request traces written in the libCacheSim layout the output's name
-//! gives — oracleGeneral, csv or lcs, each with its next-access times,
+//! gives — oracleGeneral, csv or lcs (v3), each with its next-access times,
 //! through a temporary file renamed when whole ([`Writer`]): synthetic
 //! workloads (`tramp workload zipf|uniform|hotspot`) and a cache's miss
 //! stream (`tramp cachesim --emit-misses`).
@@ -7,7 +7,7 @@
 use std::io::{BufWriter, Write};
 
 use tramp_cachesim::layouts::{self, Layout as Binary, LcsWriter};
-use tramp_cachesim::{NEVER, Request};
+use tramp_cachesim::{NEVER, Op, Request};
 use tramp_io::FileOutput;
 use tramp_workloads::requests::Workload;
 
@@ -79,7 +79,27 @@ impl Writer {
     }
 
     /// One request, at its time (saturated to libCacheSim's 32 bits).
+    /// A write or a TTL is refused in oracleGeneral and csv, which carry
+    /// neither as tramp writes them (lcs v3 carries both): the trace is
+    /// never written with them silently dropped.
     pub fn write(&mut self, r: &Request) -> Result<(), Error> {
+        if self.layout != Layout::Lcs && (r.op == Op::Write || r.ttl != 0) {
+            return Err(Error::Invalid(format!(
+                "{}: request {} is {}, which {} does not carry as tramp writes it; name the output .lcs (lcs v3 carries operations and TTLs)",
+                self.path,
+                self.n + 1,
+                if r.ttl != 0 {
+                    format!("of TTL {}", r.ttl)
+                } else {
+                    "a write".to_string()
+                },
+                if self.layout == Layout::Csv {
+                    "csv"
+                } else {
+                    "oracleGeneral"
+                }
+            )));
+        }
         let t = r.time.min(u32::MAX as u64) as u32;
         let r = Request {
             next_access: NEVER,
@@ -109,8 +129,12 @@ impl Writer {
             }
             (_, _, Some(w)) => {
                 let (mut file, _) = w.finish().map_err(&io)?;
-                layouts::fill_next_access(&mut file, Binary::Lcs(2), layouts::LCS_HEADER as u64)
-                    .map_err(&io)?;
+                layouts::fill_next_access(
+                    &mut file,
+                    Binary::Lcs(layouts::LCS_WRITTEN),
+                    layouts::LCS_HEADER as u64,
+                )
+                .map_err(&io)?;
             }
             _ => {}
         }

@@ -164,6 +164,7 @@ pub fn decode(layout: Layout, b: &[u8]) -> Request {
             op: Op::Read,
             next_access: NEVER,
             time: u64_at(b, 24),
+            ttl: 0,
         },
         Layout::Vscsi(_) => Request {
             id: u64_at(b, 16),
@@ -171,6 +172,7 @@ pub fn decode(layout: Layout, b: &[u8]) -> Request {
             op: Op::Read,
             next_access: NEVER,
             time: u64_at(b, 24),
+            ttl: 0,
         },
         Layout::Twr => {
             let kv = u32_at(b, 12);
@@ -180,6 +182,7 @@ pub fn decode(layout: Layout, b: &[u8]) -> Request {
                 op: op_of(u32_at(b, 16) >> 24),
                 next_access: NEVER,
                 time: u32_at(b, 0) as u64,
+                ttl: u32_at(b, 16) & 0xff_ffff,
             }
         }
         Layout::Lcs(1) => Request {
@@ -188,6 +191,7 @@ pub fn decode(layout: Layout, b: &[u8]) -> Request {
             op: Op::Read,
             next_access: next(16),
             time: u32_at(b, 0) as u64,
+            ttl: 0,
         },
         Layout::Lcs(2) => Request {
             id: u64_at(b, 4),
@@ -195,6 +199,7 @@ pub fn decode(layout: Layout, b: &[u8]) -> Request {
             op: op_of(u32_at(b, 16) & 0xff),
             next_access: next(20),
             time: u32_at(b, 0) as u64,
+            ttl: 0,
         },
         Layout::Lcs(_) => Request {
             id: u64_at(b, 4),
@@ -204,6 +209,8 @@ pub fn decode(layout: Layout, b: &[u8]) -> Request {
             op: op_of(u32_at(b, 20) & 0xff),
             next_access: next(28),
             time: u32_at(b, 0) as u64,
+            // A negative ttl (libCacheSim's is signed) is none.
+            ttl: (u32_at(b, 24) as i32).max(0) as u32,
         },
     }
 }
@@ -334,7 +341,12 @@ pub fn lcs_stats(head: &[u8]) -> LcsStats {
     }
 }
 
-/// Writes lcs version 2 (time, id, 32-bit size, operation, next access):
+/// The lcs version [`LcsWriter`] writes: 3, the first that carries a
+/// request's TTL beside its operation.
+pub const LCS_WRITTEN: u8 = 3;
+
+/// Writes lcs version 3 (time, id, 64-bit size, operation, TTL, next
+/// access):
 /// the header first with zero statistics, the records, then the header
 /// again with the statistics, written over the first (so the output must
 /// be a file that can seek back; a pipe is refused by the caller).
@@ -348,7 +360,7 @@ pub struct LcsWriter<W: Write + Seek> {
 impl<W: Write + Seek> LcsWriter<W> {
     pub fn new(out: W) -> io::Result<Self> {
         let mut out = io::BufWriter::with_capacity(1 << 16, out);
-        out.write_all(&lcs_header(2, &LcsStats::default()))?;
+        out.write_all(&lcs_header(LCS_WRITTEN as u64, &LcsStats::default()))?;
         Ok(LcsWriter {
             out,
             stats: LcsStats {
@@ -382,12 +394,13 @@ impl<W: Write + Seek> LcsWriter<W> {
         } else {
             req.next_access.min(i64::MAX as u64 - 1) as i64
         };
-        let mut b = [0u8; 28];
+        let mut b = [0u8; 36];
         b[0..4].copy_from_slice(&time.to_le_bytes());
         b[4..12].copy_from_slice(&req.id.to_le_bytes());
-        b[12..16].copy_from_slice(&req.size.to_le_bytes());
-        b[16..20].copy_from_slice(&code_of(req.op).to_le_bytes());
-        b[20..28].copy_from_slice(&next.to_le_bytes());
+        b[12..20].copy_from_slice(&(req.size as i64).to_le_bytes());
+        b[20..24].copy_from_slice(&code_of(req.op).to_le_bytes());
+        b[24..28].copy_from_slice(&req.ttl.min(i32::MAX as u32).to_le_bytes());
+        b[28..36].copy_from_slice(&next.to_le_bytes());
         self.out.write_all(&b)
     }
 
@@ -400,7 +413,7 @@ impl<W: Write + Seek> LcsWriter<W> {
         }
         let mut out = self.out.into_inner().map_err(|e| e.into_error())?;
         out.seek(SeekFrom::Start(0))?;
-        out.write_all(&lcs_header(2, &stats))?;
+        out.write_all(&lcs_header(LCS_WRITTEN as u64, &stats))?;
         out.seek(SeekFrom::End(0))?;
         out.flush()?;
         Ok((out, stats))
@@ -496,6 +509,7 @@ pub fn pages(req: &Request, unit: u64, page: u64, out: &mut Vec<Request>) {
             op: req.op,
             next_access: NEVER,
             time: req.time,
+            ttl: req.ttl,
         });
     }
 }
@@ -567,6 +581,7 @@ mod tests {
                 op: Op::Read,
                 next_access: 2,
                 time: 10,
+                ttl: 0,
             },
             Request {
                 id: 2,
@@ -574,6 +589,7 @@ mod tests {
                 op: Op::Write,
                 next_access: NEVER,
                 time: 11,
+                ttl: 0,
             },
             Request {
                 id: 1,
@@ -581,6 +597,7 @@ mod tests {
                 op: Op::Read,
                 next_access: NEVER,
                 time: 12,
+                ttl: 3600,
             },
         ];
         let mut w = LcsWriter::new(io::Cursor::new(Vec::new())).unwrap();
@@ -589,8 +606,18 @@ mod tests {
         }
         let (out, _) = w.finish().unwrap();
         let bytes = out.into_inner();
-        assert_eq!(bytes.len(), LCS_HEADER + 3 * 28);
-        assert_eq!(lcs_version(&bytes).unwrap(), 2);
+        assert_eq!(bytes.len(), LCS_HEADER + 3 * 36);
+        assert_eq!(lcs_version(&bytes).unwrap(), 3);
+        // The third record's bytes, laid out by hand: time 12, id 1, size
+        // 100 (i64), op 1 (get), ttl 3600, next access -1.
+        let mut want = Vec::new();
+        want.extend_from_slice(&12u32.to_le_bytes());
+        want.extend_from_slice(&1u64.to_le_bytes());
+        want.extend_from_slice(&100i64.to_le_bytes());
+        want.extend_from_slice(&1u32.to_le_bytes());
+        want.extend_from_slice(&3600u32.to_le_bytes());
+        want.extend_from_slice(&(-1i64).to_le_bytes());
+        assert_eq!(&bytes[LCS_HEADER + 72..], &want[..]);
         let s = lcs_stats(&bytes);
         assert_eq!(
             (
@@ -612,16 +639,16 @@ mod tests {
             ),
             (10, 12, 50, 100)
         );
-        let back: Vec<Request> = LayoutReader::new(&bytes[LCS_HEADER..], Layout::Lcs(2), 8192)
+        let back: Vec<Request> = LayoutReader::new(&bytes[LCS_HEADER..], Layout::Lcs(3), 8192)
             .map(Result::unwrap)
             .collect();
         assert_eq!(back, reqs);
         // Next-access times computed again: request 1's object comes back
         // as request 3 (1-based).
         let mut f = io::Cursor::new(bytes);
-        fill_next_access(&mut f, Layout::Lcs(2), LCS_HEADER as u64).unwrap();
+        fill_next_access(&mut f, Layout::Lcs(3), LCS_HEADER as u64).unwrap();
         let bytes = f.into_inner();
-        let nexts: Vec<u64> = LayoutReader::new(&bytes[LCS_HEADER..], Layout::Lcs(2), 8192)
+        let nexts: Vec<u64> = LayoutReader::new(&bytes[LCS_HEADER..], Layout::Lcs(3), 8192)
             .map(|r| r.unwrap().next_access)
             .collect();
         assert_eq!(nexts, vec![3, NEVER, NEVER]);
@@ -650,6 +677,7 @@ mod tests {
             op: Op::Write,
             next_access: NEVER,
             time: 0,
+            ttl: 0,
         };
         pages(&r, 512, 4096, &mut out);
         assert_eq!(out.iter().map(|p| p.id).collect::<Vec<_>>(), vec![0, 1]);
@@ -660,6 +688,7 @@ mod tests {
             op: Op::Read,
             next_access: NEVER,
             time: 0,
+            ttl: 0,
         };
         pages(&r, 512, 4096, &mut out);
         assert_eq!(out.iter().map(|p| p.id).collect::<Vec<_>>(), vec![1]);

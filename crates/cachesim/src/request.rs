@@ -29,6 +29,10 @@ pub struct Request {
     /// layouts, nanoseconds for recordings; 0 when the trace has none).
     /// No cache reads it; trace analysis and the miss stream do.
     pub time: u64,
+    /// Its time to live in the trace's clock, 0 for none (the layouts
+    /// that carry one: twr, lcs v3 and later, csv's `ttl` column). No
+    /// cache reads it; trace analysis does.
+    pub ttl: u32,
 }
 
 impl Request {
@@ -40,6 +44,7 @@ impl Request {
             op: Op::Read,
             next_access: NEVER,
             time: 0,
+            ttl: 0,
         }
     }
 

@@ -59,6 +59,8 @@ pub struct Columns {
     pub op: Option<usize>,
     /// The request's time (libCacheSim's `time` column, in seconds).
     pub time: Option<usize>,
+    /// Its time to live (libCacheSim's `ttl` column).
+    pub ttl: Option<usize>,
 }
 
 impl Default for Columns {
@@ -69,6 +71,7 @@ impl Default for Columns {
             next_access: Some(3),
             op: None,
             time: Some(0),
+            ttl: None,
         }
     }
 }
@@ -88,6 +91,7 @@ impl Columns {
             next_access: find(&["next_access_vtime", "next_access", "next"]),
             op: find(&["op", "operation", "type"]),
             time: find(&["time", "timestamp", "clock_time", "ts"]),
+            ttl: find(&["ttl"]),
         })
     }
 }
@@ -189,12 +193,23 @@ impl<R: BufRead> CsvReader<R> {
             Some(c) if c < fields.len() && c != self.cols.id => num(c, "time")?,
             _ => 0,
         };
+        let ttl = match self.cols.ttl {
+            Some(c) if c < fields.len() => {
+                let v = num(c, "ttl")?;
+                u32::try_from(v).map_err(|_| TraceError::Csv {
+                    line,
+                    what: format!("ttl {v} does not fit 32 bits"),
+                })?
+            }
+            _ => 0,
+        };
         Ok(Request {
             id,
             size,
             op,
             next_access,
             time,
+            ttl,
         })
     }
 }
@@ -346,6 +361,7 @@ pub fn decode_oracle(b: &[u8; ORACLE_RECORD]) -> Request {
             next as u64
         },
         time: u32::from_le_bytes(b[0..4].try_into().expect("4 bytes")) as u64,
+        ttl: 0,
     }
 }
 

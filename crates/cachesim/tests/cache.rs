@@ -214,7 +214,7 @@ proptest! {
         let mut bytes = Vec::new();
         let reqs: Vec<(u32, Request)> = reqs
             .into_iter()
-            .map(|(t, id, size, next)| (t, Request { id, size, op: Op::Read, next_access: next, time: t as u64 }))
+            .map(|(t, id, size, next)| (t, Request { id, size, op: Op::Read, next_access: next, time: t as u64, ttl: 0, }))
             .collect();
         for (t, r) in &reqs {
             write_oracle(&mut bytes, *t, r).unwrap();
@@ -237,7 +237,7 @@ proptest! {
         let back: Vec<Request> = CsvReader::new(text.as_bytes()).map(Result::unwrap).collect();
         let want: Vec<Request> = reqs
             .into_iter()
-            .map(|(id, size, next_access)| Request { id, size, op: Op::Read, next_access, time: 0 })
+            .map(|(id, size, next_access)| Request { id, size, op: Op::Read, next_access, time: 0, ttl: 0, })
             .collect();
         prop_assert_eq!(back, want);
     }

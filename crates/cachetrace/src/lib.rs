@@ -684,7 +684,7 @@ pub fn working_set(
     Ok(out.report.working_set.unwrap_or_default())
 }
 
-/// The requests simulated, written as libCacheSim's lcs (version 2): the
+/// The requests simulated, written as libCacheSim's lcs (version 3): the
 /// clock time of each is its number (the trace's times are not carried
 /// through the simulation), and the next-access times are computed again
 /// at the end, by one backward pass over the file.
@@ -722,7 +722,7 @@ impl LcsOut {
         let (mut file, _) = self.writer.finish().map_err(TraceError::Io)?;
         layouts::fill_next_access(
             &mut file,
-            layouts::Layout::Lcs(2),
+            layouts::Layout::Lcs(layouts::LCS_WRITTEN),
             layouts::LCS_HEADER as u64,
         )
         .map_err(TraceError::Io)?;

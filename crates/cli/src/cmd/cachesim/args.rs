@@ -133,7 +133,7 @@ pub struct CachesimArgs {
     #[arg(long, value_name = "BYTES")]
     pub page: Option<u64>,
     /// Also write the requests simulated (after --page, --key, or the
-    /// lines of a heap trace) as libCacheSim's lcs (version 2), for
+    /// lines of a heap trace) as libCacheSim's lcs (version 3), for
     /// libCacheSim to read: the 8 KB header's statistics filled at the
     /// end, next-access times computed, each request's clock time its
     /// number. Needs a file (a pipe cannot seek back to the header).
