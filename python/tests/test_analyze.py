@@ -5,25 +5,30 @@ the series files equal after parsing."""
 
 import json
 import re
+import struct
 import subprocess
 
 import libcachesim as lcs
 import pytest
 
 
-def peer(oracle, window, out_dir):
-    """The peer's files: it writes its stat block to `stat` in the working
-    directory and each series beside `out_dir/out`."""
+def peer(oracle, window, out_dir, ttype="ORACLE_GENERAL_TRACE"):
+    """The peer's files, every analysis on: it writes its stat block to
+    `stat` in the working directory and each series beside `out_dir/out`
+    (its TTL analysis prints a line per request: dropped)."""
     code = f"""
 import libcachesim as lcs
-r = lcs.TraceReader({oracle!r}, lcs.TraceType.ORACLE_GENERAL_TRACE,
+r = lcs.TraceReader({str(oracle)!r}, lcs.TraceType.{ttype},
                     lcs.ReaderInitParam(ignore_obj_size=False))
 p = lcs.AnalysisParam()
 p.time_window = {window}
-a = lcs.TraceAnalyzer(r, "out", p, lcs.AnalysisOption())
+o = lcs.AnalysisOption(ttl=True, popularity_decay=True, lifetime=True, prob_at_age=True,
+                       size_change=True)
+a = lcs.TraceAnalyzer(r, "out", p, o)
 a.run()
 """
-    subprocess.run(["python3", "-c", code], cwd=out_dir, check=True, capture_output=True)
+    subprocess.run(["python3", "-c", code], cwd=out_dir, check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     files = {}
     for f in out_dir.iterdir():
         files[f.name] = f.read_text()
@@ -31,11 +36,14 @@ a.run()
 
 
 def pairs(text):
-    """`key:value` lines after the comment lines, as a dict per section."""
+    """`key:value` lines after the comment lines, as a dict per section:
+    the first line names the file, every later comment opens a section."""
     sections, cur = [], None
-    for line in text.splitlines():
+    for i, line in enumerate(text.splitlines()):
+        if not line.strip():
+            continue
         if line.startswith("#"):
-            if ":" not in line:  # the file's own path
+            if i == 0:  # the file's own path
                 continue
             cur = {}
             sections.append(cur)
@@ -116,6 +124,44 @@ def test_analyze_equals_libcachesims_trace_analyzer(window, twitter_oracle, cli,
                             (f"out.reuseWindow_w{w}_rt", "reuse_time_real_per_window"),
                             (f"out.reuseWindow_w{w}_vt", "reuse_time_virtual_per_window")]:
         assert [trimmed(r) for r in series[ours_rows]] == rows(files[name]), name
+    same_further_series(series, files, w)
+
+
+def lines_after_comments(text):
+    return [x for x in text.splitlines() if x.strip() and not x.startswith("#")]
+
+
+def same_further_series(series, files, w):
+    """The analyses libCacheSim leaves off by default, and the access
+    pattern, equal to the peer's files."""
+    # Access pattern: the peer sorts objects by first request unstably, so
+    # the real-time rows compare as a sorted list; the virtual-time rows
+    # (first requests unique) in order.
+    objs = series["access_pattern"]["objects"]
+    assert series["access_pattern"]["sample"] == 10
+    peer_vt = [[int(x) for x in ln.strip(",").split(",")]
+               for ln in lines_after_comments(files["out.accessVtime"])]
+    assert [o["virtual"] for o in objs] == peer_vt
+    peer_rt = [[int(x) for x in ln.strip(",").split(",")]
+               for ln in lines_after_comments(files["out.accessRtime"])]
+    assert sorted(o["real"] for o in objs) == sorted(peer_rt)
+    # Popularity decay: a row per whole window.
+    assert [trimmed(r) for r in series["popularity_decay"]] == \
+        rows(files[f"out.popularityDecay_w{w}_obj"])
+    # Requests by age: (since last, since first): requests.
+    peer_age = {}
+    for ln in lines_after_comments(files[f"out.probAtAge_w{w}"]):
+        k, v = ln.split(":")
+        a, c = map(int, k.split(","))
+        peer_age[(a, c)] = int(v)
+    assert {(a, c): n for a, c, n in series["requests_by_age"]} == peer_age
+    # Lifetimes: the peer bins real lifetimes by 10 s but labels bin k as
+    # 60 k (docs/analyze.md); tramp labels it 10 k.
+    real, logical = pairs(files["out.lifetime"])
+    assert {k * 6: n for k, n in series["lifetime_real"]} == real
+    assert dict(series["lifetime_virtual"]) == logical
+    ttl = pairs(files["out.ttl"])
+    assert dict(series["ttl"]) == (ttl[0] if ttl else {})
 
 
 def test_stack_distances_are_lrus_misses_not_reuse_time(twitter_oracle, cli):
@@ -146,8 +192,9 @@ def test_pictures_of_every_series_and_an_empty_trace(twitter_oracle, cli, tmp_pa
     d = tmp_path / "svg"
     cli("analyze", "--svg", d, twitter_oracle)
     names = sorted(p.name for p in d.iterdir())
-    assert names == ["popularity.svg", "rates.svg", "reuse.svg", "size.svg",
-                     "stack_distance.svg"]
+    assert names == sorted(f"{n}.svg" for n in [
+        "rates", "popularity", "reuse", "size", "stack_distance", "access_pattern",
+        "popularity_decay", "age", "lifetime", "ttl", "size_change"])
     for p in d.iterdir():
         text = p.read_text()
         assert text.startswith("<svg") and "twitter" in text, p
@@ -295,3 +342,88 @@ def test_the_python_analyze_is_the_clis(twitter_oracle, cli):
     assert tramp.analyze(twitter_oracle, window=300) == want
     with pytest.raises(ValueError, match="window 0"):
         tramp.analyze(twitter_oracle, window=0)
+
+
+def lcs_v3(csv_path, out, n):
+    """The first `n` Twitter requests as lcs v3, written here by hand (not
+    by tramp): every 7th a set whose size moves by up to ±100 bytes (or by
+    ±5 %, or a doubling), TTLs of 60, 3600 and 86400 s on three requests in
+    four."""
+    recs, sizes = [], {}
+    with open(csv_path) as f:
+        for line in f:
+            if line.startswith("#"):
+                continue
+            t, obj, size, _ = (int(x) for x in line.split(","))
+            i = len(recs)
+            op, ttl = 1, [0, 60, 3600, 86400][i % 4]
+            if i % 7 == 0 and obj in sizes:
+                op = 3
+                size = max(1, sizes[obj] + [(i * 31) % 201 - 100,
+                                            sizes[obj] // 20, -(sizes[obj] // 20),
+                                            sizes[obj], 0][i % 5])
+            sizes[obj] = size
+            recs.append((t, obj, size, op, ttl))
+            if len(recs) == n:
+                break
+    stat = [0] * 1000
+    stat[0:12] = [1, len(recs), len(sizes), sum(r[2] for r in recs), 0, recs[0][0], recs[-1][0],
+                  sum(r[3] == 1 for r in recs), sum(r[3] == 3 for r in recs), 0,
+                  min(r[2] for r in recs), max(r[2] for r in recs)]
+    head = struct.pack("<QQ", 0x123456789ABCDEF0, 3) + struct.pack("<1000Q", *stat) \
+        + b"\0" * (21 * 8) + struct.pack("<Q", 0x123456789ABCDEF0)
+    assert len(head) == 8192
+    with open(out, "wb") as o:
+        o.write(head)
+        for t, obj, size, op, ttl in recs:
+            o.write(struct.pack("<IQqIIq", t, obj, size, op, ttl, -1))
+
+
+def test_ttls_and_size_changes_equal_libcachesims(twitter_csv, cli, tmp_path):
+    trace = tmp_path / "v3.lcs"
+    lcs_v3(twitter_csv, trace, 300_000)
+    (tmp_path / "peer").mkdir()
+    files = peer(trace, 60, tmp_path / "peer", "LCS_TRACE")
+    out = json.loads(cli("analyze", "--json", "--window", 60, trace).stdout)
+    s, series = out["stats"], out["series"]
+    stat = files["stat"]
+    assert s["requests"] == 300_000
+    (ttl,) = pairs(files["out.ttl"])
+    assert dict(series["ttl"]) == ttl and len(ttl) == 3
+    distinct = int(re.search(r"TTL: (\d+) different TTLs", stat).group(1))
+    assert s["ttl"]["distinct"] == distinct == 3
+    common = dict(re.findall(r"(\d+):(\d+)\([\d.]+\)", stat.split("different TTLs,")[1]
+                             .split("\n")[0]))
+    assert {c["ttl"]: c["requests"] for c in s["ttl"]["common"]} == \
+        {int(k): int(v) for k, v in common.items()}
+    # Overwrites: sets of objects seen before.
+    w = int(re.search(r"overwrite: (\d+)", stat).group(1))
+    assert s["overwrites"] == w > 0
+    # Absolute size changes: the same bins; tramp's signed bin k is the
+    # peer's label ±2^(k-1) (±16: beyond ±16384).
+    line = stat.split("absolute size change: ")[1].split("\n")[0]
+    peer_abs = {lab: int(n) for lab, n in re.findall(r"([<>\-\d]+):(\d+)\(", line)}
+
+    def label(k):
+        if k == 0:
+            return "0"
+        if abs(k) == 16:
+            return "<-16384" if k < 0 else ">16384"
+        return str((1 << (abs(k) - 1)) * (1 if k > 0 else -1))
+    assert {label(k): n for k, n in series["size_change_absolute"]} == peer_abs
+    # Relative changes: the peer files a growth by k under its label
+    # "-x" of bin -k and every shrinking under "0.0001" (docs/analyze.md);
+    # tramp keeps the sign.
+    line = stat.split("relative size change: ")[1].split("\n")[0]
+    peer_rel = {lab: int(n) for lab, n in re.findall(r"([<>\-\d.]+):(\d+)\(", line)}
+    labels = ["0.0001", "0.0002", "0.0005", "0.0008", "0.001", "0.002", "0.005", "0.008",
+              "0.01", "0.02", "0.05", "0.08", "0.1", "<0.1"]
+    rel = dict(series["size_change_relative"])
+    shrank = sum(n for k, n in rel.items() if k < 0)
+    want = {("-" + labels[k - 1] if k < 14 else "<-0.1"): n for k, n in rel.items() if k > 0}
+    if 0 in rel:
+        want["0"] = rel[0]
+    want["0.0001"] = want.get("0.0001", 0) + shrank
+    assert {k: v for k, v in want.items() if v} == peer_rel
+    assert shrank > 0 and any(k > 0 for k in rel)
+    same_further_series(series, files, 60)

@@ -9,11 +9,22 @@
 //!   the Zipf fit, X-hit counts, the most popular objects) and the series
 //!   (rates per window, sizes, reuse time in real and virtual time,
 //!   popularity by rank, sizes and reuse per window, and LRU stack
-//!   distances, kept apart from reuse time).
+//!   distances, kept apart from reuse time), and libCacheSim's further
+//!   analyses: the access pattern of sampled objects, popularity decay,
+//!   requests by age, lifetimes, TTLs and size changes;
+//! * pictures of each series ([`Analysis::svgs`]) and one HTML page
+//!   ([`Analysis::html`]).
 //!
 //! Where libCacheSim's definitions are odd, they are matched and said so
 //! in docs/analyze.md (a window's counts take the request that opens the
 //! next window; the last, partial window is not in the series).
+
+pub mod age;
+pub mod change;
+pub mod decay;
+mod html;
+pub mod pattern;
+mod pictures;
 
 use std::fmt;
 
@@ -62,7 +73,10 @@ pub const LOG_BASE: f64 = 1.5;
 #[derive(Clone, Copy)]
 struct Obj {
     freq: u32,
+    /// The size of its last request.
     size: u32,
+    created: u64,
+    created_vtime: u64,
     last_time: u64,
     last_vtime: u64,
 }
@@ -116,6 +130,11 @@ pub struct Analyzer {
     stack: StackDistances,
     out_of_order: u64,
     windows_dropped: u64,
+    pattern: pattern::Pattern,
+    decay: decay::Decay,
+    ages: age::Ages,
+    ttls: change::Ttls,
+    size_changes: change::SizeChanges,
 }
 
 fn bump(v: &mut Vec<u64>, i: usize) {
@@ -235,6 +254,11 @@ impl Analyzer {
             stack: StackDistances::new(Unit::Objects),
             out_of_order: 0,
             windows_dropped: 0,
+            pattern: pattern::Pattern::new(),
+            decay: decay::Decay::new(window),
+            ages: age::Ages::new(window),
+            ttls: change::Ttls::default(),
+            size_changes: change::SizeChanges::default(),
         }
     }
 
@@ -266,16 +290,20 @@ impl Analyzer {
         let mut reuse = None;
         let first_in_window;
         let compulsory;
+        let created;
         match self.objs.get_mut(&req.id) {
             None => {
                 compulsory = true;
                 first_in_window = true;
+                created = t;
                 self.obj_bytes += req.size as u64;
                 self.objs.insert(
                     req.id,
                     Obj {
                         freq: 1,
                         size: req.size,
+                        created: t,
+                        created_vtime: vt,
                         last_time: t,
                         last_vtime: vt,
                     },
@@ -284,8 +312,10 @@ impl Analyzer {
             Some(o) => {
                 compulsory = false;
                 first_in_window = o.last_time / w != n;
+                created = o.created;
                 if req.op == Op::Write {
                     self.overwrites += 1;
+                    self.size_changes.add(o.size, req.size);
                 }
                 reuse = Some((t - o.last_time, vt - o.last_vtime));
                 o.size = req.size;
@@ -294,6 +324,10 @@ impl Analyzer {
                 o.last_vtime = vt;
             }
         }
+        self.pattern.add(req.id, t, vt);
+        self.decay.add(t, created, first_in_window);
+        self.ages.add(reuse.map(|r| r.0), t - created);
+        self.ttls.add(req.ttl);
         // The rates (counted, then the windows the request passed flushed).
         self.window.requests += 1;
         self.window.bytes += req.size as u64;
@@ -403,6 +437,16 @@ impl Analyzer {
         };
         let (depths, cold) = self.stack.depths();
         let start = self.start.unwrap_or(0);
+        let lifetime_real = age::lifetimes(
+            self.objs.values().map(|o| o.last_time - o.created),
+            age::LIFETIME_REAL_BIN,
+        );
+        let lifetime_virtual = age::lifetimes(
+            self.objs.values().map(|o| o.last_vtime - o.created_vtime),
+            age::LIFETIME_VIRTUAL_BIN,
+        );
+        let (ttl, ttl_series) = self.ttls.finish();
+        let (size_change_absolute, size_change_relative) = self.size_changes.finish();
         let stats = Stats {
             requests: self.requests,
             objects,
@@ -444,6 +488,8 @@ impl Analyzer {
                     fraction: ratio(f as u64, self.requests),
                 })
                 .collect(),
+            ttl,
+            popularity_decay_windows_dropped: self.decay.dropped,
         };
         let sorted = Hist::sorted;
         let sizes = |h: Hist| -> Vec<(u32, u64)> {
@@ -474,6 +520,14 @@ impl Analyzer {
                 reuse_time_virtual_per_window: self.reuse_vt_windows,
                 stack_distance: depths,
                 stack_distance_cold: cold,
+                access_pattern: self.pattern.finish(),
+                popularity_decay: self.decay.rows,
+                requests_by_age: self.ages.finish(),
+                lifetime_real,
+                lifetime_virtual,
+                ttl: ttl_series,
+                size_change_absolute,
+                size_change_relative,
             },
         }
     }
@@ -524,6 +578,64 @@ fn zipf(freqs: &[u32]) -> Option<Zipf> {
     })
 }
 
+impl Analysis {
+    /// The TTL and size-change lines, and what a bound left out.
+    fn fmt_more(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (s, series) = (&self.stats, &self.series);
+        let t = &s.ttl;
+        if t.requests > 0 {
+            write!(
+                f,
+                "TTL: {} requests with one, {} distinct{}",
+                t.requests,
+                t.distinct,
+                if t.too_many { " (too many to list)" } else { "" }
+            )?;
+            for c in &t.common {
+                write!(f, ", {}: {} ({:.4})", c.ttl, c.requests, c.fraction)?;
+            }
+            writeln!(f)?;
+        }
+        if !series.size_change_absolute.is_empty() {
+            let n: u64 = series.size_change_absolute.iter().map(|p| p.1).sum();
+            let same = series
+                .size_change_absolute
+                .iter()
+                .find(|p| p.0 == 0)
+                .map_or(0, |p| p.1);
+            let grew: u64 = series
+                .size_change_absolute
+                .iter()
+                .filter(|p| p.0 > 0)
+                .map(|p| p.1)
+                .sum();
+            writeln!(
+                f,
+                "size changes of {n} overwrites: {same} kept the size, {grew} grew, {} shrank",
+                n - same - grew
+            )?;
+        }
+        let p = &series.access_pattern;
+        if p.dropped_requests > 0 {
+            writeln!(
+                f,
+                "note: the access pattern keeps {} requests; {} more to sampled objects are left out",
+                pattern::MAX_POINTS,
+                p.dropped_requests
+            )?;
+        }
+        if s.popularity_decay_windows_dropped > 0 {
+            writeln!(
+                f,
+                "note: the popularity decay keeps {} windows; {} more are left out",
+                decay::MAX_WINDOWS,
+                s.popularity_decay_windows_dropped
+            )?;
+        }
+        Ok(())
+    }
+}
+
 /// libCacheSim's stat block.
 #[derive(Clone, Debug, Serialize)]
 pub struct Stats {
@@ -555,6 +667,11 @@ pub struct Stats {
     pub zipf: Option<Zipf>,
     pub x_hit: Vec<XHit>,
     pub most_popular: Vec<Popular>,
+    /// Requests with a TTL, distinct TTLs, the common ones.
+    pub ttl: change::TtlStats,
+    /// Windows past [`decay::MAX_WINDOWS`], left out of the popularity
+    /// decay.
+    pub popularity_decay_windows_dropped: u64,
 }
 
 #[derive(Clone, Copy, Debug, Serialize)]
@@ -612,6 +729,28 @@ pub struct Series {
     /// cache of at least its distance; the first requests have none.
     pub stack_distance: Vec<(u64, u64)>,
     pub stack_distance_cold: u64,
+    /// The requests of one object in [`pattern::SAMPLE`].
+    pub access_pattern: pattern::AccessPattern,
+    /// Per whole window (up to [`decay::MAX_WINDOWS`]), the objects
+    /// requested in it by the window of their first request: row `i` has
+    /// `i + 1` counts.
+    pub popularity_decay: Vec<Vec<u64>>,
+    /// (time since the object's last request, time since its first,
+    /// requests), both floored to the window; an object's first request
+    /// at (0, 0) (libCacheSim's -1 divided by the window).
+    pub requests_by_age: Vec<(i64, u64, u64)>,
+    /// (time from an object's first request to its last, floored to
+    /// [`age::LIFETIME_REAL_BIN`], objects).
+    pub lifetime_real: Vec<(u64, u64)>,
+    /// (requests from an object's first request to its last, floored to
+    /// [`age::LIFETIME_VIRTUAL_BIN`], objects).
+    pub lifetime_virtual: Vec<(u64, u64)>,
+    /// (TTL, requests) of the requests with one.
+    pub ttl: Vec<(u32, u64)>,
+    /// (bin, overwrites): size changes of overwrites, binned by
+    /// [`change::absolute_bin`] and [`change::relative_bin`].
+    pub size_change_absolute: Vec<(i32, u64)>,
+    pub size_change_relative: Vec<(i32, u64)>,
 }
 
 /// A trace's analysis: the stat block and the series.
@@ -704,184 +843,12 @@ impl fmt::Display for Analysis {
         for p in &s.most_popular {
             write!(f, " {} ({:.4})", p.requests, p.fraction)?;
         }
-        writeln!(f)
+        writeln!(f)?;
+        self.fmt_more(f)
     }
 }
 
-/// The pictures [`Analysis::svgs`] draws, by file stem, in its order.
-pub const PICTURES: [&str; 5] = ["rates", "popularity", "reuse", "size", "stack_distance"];
-
-/// A cumulative fraction of (value, count) pairs sorted by value.
-fn cdf(points: impl Iterator<Item = (f64, u64)>) -> Vec<(f64, f64)> {
-    let v: Vec<(f64, u64)> = points.collect();
-    let total: u64 = v.iter().map(|p| p.1).sum();
-    let mut acc = 0u64;
-    v.into_iter()
-        .map(|(x, n)| {
-            acc += n;
-            (
-                x,
-                if total == 0 {
-                    0.0
-                } else {
-                    acc as f64 / total as f64
-                },
-            )
-        })
-        .collect()
-}
-
-/// At most [`MAX_POINTS`] of a curve's points, evenly taken, its last
-/// kept: a picture's size is bounded whatever the series' length.
-fn thin(points: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
-    if points.len() <= MAX_POINTS {
-        return points;
-    }
-    let step = points.len().div_ceil(MAX_POINTS);
-    let last = points[points.len() - 1];
-    let mut out: Vec<(f64, f64)> = points.into_iter().step_by(step).collect();
-    if out.last() != Some(&last) {
-        out.push(last);
-    }
-    out
-}
-
-/// Points a picture's curve has at most.
-pub const MAX_POINTS: usize = 2000;
-
-/// A logarithmic axis' range over the points' x (at least a decade, from
-/// 1 up; 1 to 10 for no points).
-fn span(points: &[(f64, f64)]) -> (f64, f64) {
-    let xs = points.iter().map(|p| p.0).filter(|x| x.is_finite());
-    let lo = xs.clone().fold(f64::INFINITY, f64::min);
-    let hi = xs.fold(0.0, f64::max);
-    let lo = if lo.is_finite() { lo.max(1.0) } else { 1.0 };
-    (lo, hi.max(lo * 10.0))
-}
-
-/// Cumulative distributions on one logarithmic x axis spanning them all.
-fn log_cdfs(title: &str, x: &str, y: &str, curves: [(&str, Vec<(f64, f64)>); 2]) -> String {
-    let all: Vec<(f64, f64)> = curves.iter().flat_map(|c| c.1.iter().copied()).collect();
-    let (lo, hi) = span(&all);
-    let curves: Vec<(String, Vec<(f64, f64)>)> = curves
-        .into_iter()
-        .map(|(n, p)| (n.to_string(), p))
-        .collect();
-    tramp_plot::lines_svg(title, x, y, tramp_plot::Axis { lo, hi, log: true }, &curves)
-}
-
-impl Analysis {
-    /// Each series drawn (titled by `name`), in [`PICTURES`]' order:
-    /// request and object rates over time, frequency by rank, the reuse
-    /// time's cumulative distribution (real time; virtual time in
-    /// requests), object sizes' (by requests and by objects), and the
-    /// LRU miss ratio the stack distances give at each cache size.
-    pub fn svgs(&self, name: &str) -> Vec<String> {
-        use tramp_plot::{Axis, lines_svg, lines_svg_to};
-        let s = &self.series;
-        let w = self.stats.window as f64;
-        let per_s = |v: &[u64]| -> Vec<(f64, f64)> {
-            thin(
-                v.iter()
-                    .enumerate()
-                    .map(|(i, &n)| (i as f64 * w, n as f64 / w))
-                    .collect(),
-            )
-        };
-        let rates = [
-            ("requests/s".to_string(), per_s(&s.request_rate)),
-            (
-                "objects/s (first in window)".to_string(),
-                per_s(&s.object_rate),
-            ),
-            ("new objects/s".to_string(), per_s(&s.first_seen_rate)),
-        ];
-        let top = rates
-            .iter()
-            .flat_map(|c| c.1.iter().map(|p| p.1))
-            .fold(0.0, f64::max);
-        let hi = (s.request_rate.len() as f64 * w).max(w);
-        let rates = lines_svg_to(
-            &format!("Request rate of {name}, window {w}"),
-            "time since the first request",
-            "per second",
-            Axis {
-                lo: 0.0,
-                hi,
-                log: false,
-            },
-            top * 1.05,
-            &rates,
-        );
-        let mut rank = 0u64;
-        let by_rank: Vec<(f64, f64)> = s
-            .popularity
-            .iter()
-            .map(|&(f, n)| {
-                rank += n;
-                (rank as f64, f as f64)
-            })
-            .collect();
-        let (lo, hi) = span(&by_rank);
-        let top = s.popularity.first().map_or(1.0, |p| p.0 as f64);
-        let popularity = lines_svg_to(
-            &format!("Popularity of {name}"),
-            "rank (objects, most requested first)",
-            "requests",
-            Axis { lo, hi, log: true },
-            top,
-            &[("requests to the object at rank".to_string(), thin(by_rank))],
-        );
-        let real = cdf(s
-            .reuse_time_real
-            .iter()
-            .filter(|p| p.0 >= 0)
-            .map(|&(b, n)| ((b as u64 * REUSE_GRANULARITY).max(1) as f64, n)));
-        let virt = cdf(s
-            .reuse_time_virtual
-            .iter()
-            .filter(|p| p.0 >= 0)
-            .map(|&(b, n)| (LOG_BASE.powi(b as i32).max(1.0), n)));
-        let reuse = log_cdfs(
-            &format!("Reuse time of {name}"),
-            "time since the object's last request (time units; requests)",
-            "fraction of reuses",
-            [("real time", real), ("virtual time (requests)", virt)],
-        );
-        let by_req = cdf(s
-            .size_by_requests
-            .iter()
-            .map(|&(z, n)| ((z as f64).max(1.0), n)));
-        let by_obj = cdf(s
-            .size_by_objects
-            .iter()
-            .map(|&(z, n)| ((z as f64).max(1.0), n)));
-        let size = log_cdfs(
-            &format!("Object sizes of {name}"),
-            "size (bytes)",
-            "fraction",
-            [("by requests", by_req), ("by objects", by_obj)],
-        );
-        // Misses at size c: the first requests and every distance above c.
-        let total = self.stats.requests.max(1) as f64;
-        let mut above: u64 = s.stack_distance.iter().map(|p| p.1).sum();
-        let mut curve = Vec::new();
-        for &(d, n) in &s.stack_distance {
-            curve.push((d as f64, (above + s.stack_distance_cold) as f64 / total));
-            above -= n;
-            curve.push((d as f64, (above + s.stack_distance_cold) as f64 / total));
-        }
-        let (lo, hi) = span(&curve);
-        let stack = lines_svg(
-            &format!("LRU miss ratio from the stack distances of {name}"),
-            "cache size (objects)",
-            "miss ratio",
-            Axis { lo, hi, log: true },
-            &[("LRU".to_string(), thin(curve))],
-        );
-        vec![rates, popularity, reuse, size, stack]
-    }
-}
+pub use pictures::{MAX_POINTS, PICTURES};
 
 #[cfg(test)]
 mod tests {

@@ -1,7 +1,8 @@
 //! Line plots as SVG (x linear or logarithmic, y from 0 to 1 or to any
 //! top, a legend): miss-ratio curves, cumulative distributions, memory
-//! over time.
+//! over time; scatters and heat maps in [`cells`].
 
+pub mod cells;
 pub mod xml;
 
 use crate::xml::escape;

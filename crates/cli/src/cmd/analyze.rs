@@ -11,10 +11,12 @@ use super::print_report;
 /// by objects, mean frequency, time span, reads, writes and overwrites,
 /// request and object rates per window (min and max), the Zipf fit of
 /// popularity (alpha, R²), the objects requested once, twice, …, and the
-/// most popular objects' requests. `--json` adds the series: rates per
-/// window, popularity by rank, reuse time in real and virtual time,
-/// sizes by requests and by objects (also per window), and the LRU stack
-/// distances, a histogram of their own (never mixed with reuse time).
+/// most popular objects' requests, TTLs and size changes. `--json` adds
+/// the series: rates per window, popularity by rank, reuse time in real
+/// and virtual time, sizes by requests and by objects (also per window),
+/// the LRU stack distances (a histogram of their own, never mixed with
+/// reuse time), the access pattern of one object in 10, popularity
+/// decay, requests by age, object lifetimes, TTLs and size changes.
 /// docs/analyze.md names every number.
 ///
 /// Any trace `tramp cachesim` reads: libCacheSim's layouts (csv,
@@ -37,10 +39,14 @@ pub struct AnalyzeArgs {
     #[arg(long)]
     json: bool,
     /// Write a picture of each series into this directory (SVG:
-    /// rates over time, popularity by rank, reuse time, sizes, the LRU
-    /// curve of the stack distances).
-    #[arg(long, value_name = "DIR")]
+    /// rates.svg, popularity.svg, reuse.svg, size.svg, stack_distance.svg
+    /// (the LRU curve), access_pattern.svg, popularity_decay.svg, age.svg,
+    /// lifetime.svg, ttl.svg, size_change.svg).
+    #[arg(long, value_name = "DIR", conflicts_with = "html")]
     svg: Option<String>,
+    /// Write one HTML page instead: the stat block and every picture.
+    #[arg(long, value_name = "FILE")]
+    html: Option<String>,
     /// Fields naming objects, for traces without roles for them
     /// (`RECORD.FIELD[,RECORD.FIELD]`).
     #[arg(long, value_name = "RECORD.FIELD[,RECORD.FIELD]")]
@@ -75,6 +81,10 @@ pub fn run(a: AnalyzeArgs) -> Result<()> {
         }
         None => Vec::new(),
     };
+    let page = match &a.html {
+        Some(f) => Some(tramp_api::output::create(f)?),
+        None => None,
+    };
     let (analysis, damage) = tramp_api::cachesim::analyze(&r, opts)?;
     print_report(
         &tramp_api::cachesim::analyzed(&analysis, damage.as_ref()),
@@ -87,6 +97,10 @@ pub fn run(a: AnalyzeArgs) -> Result<()> {
         for (out, svg) in pictures.into_iter().zip(analysis.svgs(&name)) {
             out.write(svg.as_bytes())?;
         }
+    }
+    if let Some(out) = page {
+        let d = damage.as_ref().map(|e| e.to_string());
+        out.write(analysis.html(&name, d.as_deref()).as_bytes())?;
     }
     match damage {
         None => Ok(()),
