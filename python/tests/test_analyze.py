@@ -427,3 +427,34 @@ def test_ttls_and_size_changes_equal_libcachesims(twitter_csv, cli, tmp_path):
     assert {k: v for k, v in want.items() if v} == peer_rel
     assert shrank > 0 and any(k > 0 for k in rel)
     same_further_series(series, files, 60)
+
+
+def test_one_html_page_opens_in_chromium_with_every_picture(twitter_oracle, cli, tmp_path):
+    """`--html` is one file that Debian's Chromium shows whole: the stat
+    block, and every picture drawn at its size, no console message."""
+    from playwright.sync_api import sync_playwright
+
+    page_path = tmp_path / "t.html"
+    cli("analyze", "--window", 300, "--html", page_path, twitter_oracle)
+    run = cli("analyze", "--svg", tmp_path / "d", "--html", page_path, twitter_oracle,
+              check=False)
+    assert run.returncode == 2 and "cannot be used with" in run.stderr
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium",
+                                    args=["--no-sandbox", "--disable-gpu"])
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        messages = []
+        page.on("console", lambda m: messages.append(m.text))
+        page.on("pageerror", lambda e: messages.append(str(e)))
+        page.goto("file://" + str(page_path))
+        figures = page.eval_on_selector_all(
+            "figure", "fs => fs.map(f => [f.id, f.querySelector('svg').getBoundingClientRect().width,"
+                      " f.querySelector('svg').getBoundingClientRect().height])")
+        text = page.inner_text("pre")
+        browser.close()
+    assert [f[0] for f in figures] == [
+        "rates", "popularity", "reuse", "size", "stack_distance", "access_pattern",
+        "popularity_decay", "age", "lifetime", "ttl", "size_change"]
+    assert all(w > 500 and h > 300 for _, w, h in figures), figures
+    assert "requests: 1000000, objects: 143542" in text
+    assert messages == []

@@ -183,9 +183,11 @@ def analyze(trace, window: int = 60) -> dict:
     """What a trace of requests is like, as libCacheSim's traceAnalyzer
     says it (``tramp analyze --json``): ``stats`` (requests, objects,
     bytes, compulsory miss ratios, mean sizes and frequency, rates per
-    ``window``, the Zipf fit, X-hit counts, the most popular objects)
-    and ``series`` (rates per window, popularity, reuse time real and
-    virtual, sizes, per window, LRU stack distances); docs/analyze.md."""
+    ``window``, the Zipf fit, X-hit counts, the most popular objects,
+    TTLs) and ``series`` (rates per window, popularity, reuse time real
+    and virtual, sizes, per window, LRU stack distances, the access
+    pattern of sampled objects, popularity decay, requests by age,
+    lifetimes, TTLs, size changes); docs/analyze.md."""
     path, fmt = _path(trace)
     return _json.loads(_tramp.analyze_json(path, fmt, int(window)))
 

@@ -27,6 +27,9 @@ pub struct Common {
     pub fraction: f64,
 }
 
+/// (signed bin, overwrites), nonzero bins by bin.
+pub type Bins = Vec<(i32, u64)>;
+
 #[derive(Default)]
 pub(crate) struct Ttls {
     counts: FxHashMap<u32, u64>,
@@ -127,7 +130,7 @@ impl SizeChanges {
 
     /// (bin, overwrites) of the absolute and the relative changes,
     /// nonzero bins only, by bin.
-    pub(crate) fn finish(self) -> (Vec<(i32, u64)>, Vec<(i32, u64)>) {
+    pub(crate) fn finish(self) -> (Bins, Bins) {
         let pick = |v: &[u64], mid: i32| -> Vec<(i32, u64)> {
             v.iter()
                 .enumerate()

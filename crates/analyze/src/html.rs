@@ -26,10 +26,7 @@ impl Analysis {
     pub fn html(&self, name: &str, damage: Option<&str>) -> String {
         let mut s = String::new();
         s.push_str("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n");
-        s.push_str(&format!(
-            "<title>tramp analyze: {}</title>\n",
-            escape(name)
-        ));
+        s.push_str(&format!("<title>tramp analyze: {}</title>\n", escape(name)));
         s.push_str(
             "<style>body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em}\
              pre{background:#f6f6f6;padding:1em;overflow-x:auto}\
@@ -47,7 +44,10 @@ impl Analysis {
         s.push_str(&format!("<pre>{}</pre>\n", escape(&self.to_string())));
         s.push_str("<nav><ul>\n");
         for p in PICTURES {
-            s.push_str(&format!("<li><a href=\"#{p}\">{}</a></li>\n", p.replace('_', " ")));
+            s.push_str(&format!(
+                "<li><a href=\"#{p}\">{}</a></li>\n",
+                p.replace('_', " ")
+            ));
         }
         s.push_str("</ul></nav>\n");
         for ((p, svg), caption) in PICTURES.iter().zip(self.svgs(name)).zip(CAPTIONS) {

@@ -589,7 +589,11 @@ impl Analysis {
                 "TTL: {} requests with one, {} distinct{}",
                 t.requests,
                 t.distinct,
-                if t.too_many { " (too many to list)" } else { "" }
+                if t.too_many {
+                    " (too many to list)"
+                } else {
+                    ""
+                }
             )?;
             for c in &t.common {
                 write!(f, ", {}: {} ({:.4})", c.ttl, c.requests, c.fraction)?;
@@ -900,6 +904,104 @@ mod tests {
         assert_eq!(a.series.stack_distance_cold, 3);
         // Too few objects for a fit.
         assert!(s.zipf.is_none());
+    }
+
+    #[test]
+    fn further_analyses_worked_by_hand() {
+        // Window 10 from t = 0. Objects 10 and 20 are sampled (ids divide
+        // by 10), 7 is not.
+        let mut a = Analyzer::new(Options {
+            window: 10,
+            ..Options::default()
+        });
+        let reqs = [
+            (0, 10, 100, Op::Read, 0),
+            (3, 7, 50, Op::Read, 60),
+            (12, 10, 120, Op::Write, 60),
+            (15, 20, 10, Op::Read, 0),
+            (25, 10, 60, Op::Write, 3600),
+            (26, 7, 50, Op::Read, 0),
+            (31, 20, 10, Op::Read, 0),
+        ];
+        for (t, id, size, op, ttl) in reqs {
+            let r = match op {
+                Op::Read => Request::read(id, size),
+                Op::Write => Request::write(id, size),
+            };
+            a.add(&Request { ttl, ..r.at(t) });
+        }
+        let a = a.finish();
+        let s = &a.series;
+        let p = &s.access_pattern.objects;
+        assert_eq!(p.len(), 2);
+        assert_eq!(
+            (p[0].real.clone(), p[0].virtual_.clone()),
+            (vec![0, 12, 25], vec![1, 3, 5])
+        );
+        assert_eq!(
+            (p[1].real.clone(), p[1].virtual_.clone()),
+            (vec![15, 31], vec![4, 7])
+        );
+        // Windows [0,10) [10,20) [20,30) are whole; a window closes before
+        // the request that passes it is counted. Window 0: objects 10, 7
+        // (both new in window 0). Window 1: 10 (of window 0), 20 (new).
+        // Window 2: 10 and 7 (of window 0).
+        assert_eq!(s.popularity_decay, vec![vec![2], vec![1, 1], vec![2, 0, 0]]);
+        // Ages (since last, since first) floored to 10: first requests at
+        // (0, 0); 10 at 12 (12, 12) -> (10, 10); 10 at 25 (13, 25) -> (10,
+        // 20); 7 at 26 (23, 23) -> (20, 20); 20 at 31 (16, 16) -> (10, 10).
+        assert_eq!(
+            s.requests_by_age,
+            vec![(0, 0, 3), (10, 10, 2), (10, 20, 1), (20, 20, 1)]
+        );
+        // Lifetimes: 10: 25 s, 4 requests; 7: 23, 4; 20: 16, 3.
+        assert_eq!(s.lifetime_real, vec![(10, 1), (20, 2)]);
+        assert_eq!(s.lifetime_virtual, vec![(0, 3)]);
+        assert_eq!(s.ttl, vec![(60, 2), (3600, 1)]);
+        assert_eq!(a.stats.ttl.distinct, 2);
+        // Overwrites of 10: 100 -> 120 (+20: bin 5; +0.2: bin 14), 120 ->
+        // 60 (-60: bin -6; -0.5: bin -14).
+        assert_eq!(s.size_change_absolute, vec![(-6, 1), (5, 1)]);
+        assert_eq!(s.size_change_relative, vec![(-14, 1), (14, 1)]);
+        let text = a.to_string();
+        assert!(
+            text.contains("TTL: 3 requests with one, 2 distinct"),
+            "{text}"
+        );
+        assert!(
+            text.contains("2 overwrites: 0 kept the size, 1 grew, 1 shrank"),
+            "{text}"
+        );
+        let html = a.html("t.csv", Some("cut at byte 9"));
+        assert!(html.contains("Partial") && html.matches("<svg").count() == PICTURES.len());
+    }
+
+    #[test]
+    fn the_popularity_decay_and_the_access_pattern_are_bounded() {
+        let mut a = Analyzer::new(Options {
+            window: 1,
+            ..Options::default()
+        });
+        // Sampled object 0 at every time: one row a window up to the bound,
+        // then counted as dropped; a jump far ahead costs no loop.
+        for t in 0..(decay::MAX_WINDOWS as u64 + 10) {
+            a.add(&Request::read(0, 1).at(t));
+        }
+        a.add(&Request::read(0, 1).at(1 << 50));
+        let n = a.requests;
+        let r = a.finish();
+        assert_eq!(r.series.popularity_decay.len(), decay::MAX_WINDOWS);
+        assert_eq!(r.series.popularity_decay[3], vec![1, 0, 0, 0]);
+        assert_eq!(
+            r.stats.popularity_decay_windows_dropped,
+            (1u64 << 50) - decay::MAX_WINDOWS as u64
+        );
+        assert_eq!(r.series.access_pattern.objects[0].real.len() as u64, n);
+        let mut p = pattern::Pattern::new();
+        for i in 0..(pattern::MAX_POINTS as u64 + 3) {
+            p.add(10, i, i + 1);
+        }
+        assert_eq!(p.finish().dropped_requests, 3);
     }
 
     #[test]

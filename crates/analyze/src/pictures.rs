@@ -303,7 +303,11 @@ impl Analysis {
     fn age_svg(&self, name: &str) -> String {
         let w = self.stats.window.max(1);
         let cells = &self.series.requests_by_age;
-        let a_max = cells.iter().map(|c| c.0.max(0) as u64 / w).max().unwrap_or(0);
+        let a_max = cells
+            .iter()
+            .map(|c| c.0.max(0) as u64 / w)
+            .max()
+            .unwrap_or(0);
         let c_max = cells.iter().map(|c| c.1 / w).max().unwrap_or(0);
         let side = tramp_plot::cells::MAX_CELLS as u64;
         let (bx, by) = ((a_max + 1).div_ceil(side), (c_max + 1).div_ceil(side));
@@ -322,4 +326,3 @@ impl Analysis {
         )
     }
 }
-

@@ -6,12 +6,12 @@
 use std::fmt::Write;
 
 use crate::xml::escape;
-use crate::{COLORS, short, ticks};
+use crate::{COLORS, nice_ticks, short};
 
-const W: f64 = 720.0;
+const W: f64 = 760.0;
 const H: f64 = 480.0;
 const LEFT: f64 = 80.0;
-const RIGHT: f64 = 120.0;
+const RIGHT: f64 = 170.0;
 const TOP: f64 = 40.0;
 const BOTTOM: f64 = 60.0;
 
@@ -70,17 +70,17 @@ impl Frame {
             s,
             r#"<path d="M{x0} {y1} V{y0} H{x1}" fill="none" stroke="black"/>"#
         );
-        for t in ticks(self.x.lo, self.x.hi, false) {
+        for t in nice_ticks(self.x.lo, self.x.hi) {
             let x = self.fx(t);
             let _ = writeln!(
                 s,
                 r#"<line x1="{x:.1}" y1="{y0}" x2="{x:.1}" y2="{}" stroke="black"/><text x="{x:.1}" y="{}" text-anchor="middle">{}</text>"#,
                 y0 + 5.0,
                 y0 + 19.0,
-                short(t.round())
+                short(t)
             );
         }
-        for t in ticks(self.y.lo, self.y.hi, false) {
+        for t in nice_ticks(self.y.lo, self.y.hi) {
             let y = self.fy(t);
             let _ = writeln!(
                 s,
@@ -88,7 +88,7 @@ impl Frame {
                 x0 - 5.0,
                 x0 - 8.0,
                 y + 4.0,
-                short(t.round())
+                short(t)
             );
         }
         let _ = writeln!(
@@ -287,6 +287,17 @@ mod tests {
         ] {
             assert!(svg.starts_with("<svg") && svg.ends_with("</svg>\n"));
         }
+    }
+
+    #[test]
+    fn ticks_fall_on_round_numbers() {
+        assert_eq!(
+            nice_ticks(0.0, 480.0),
+            vec![0.0, 100.0, 200.0, 300.0, 400.0]
+        );
+        assert_eq!(nice_ticks(0.0, 14259.0).len(), 8);
+        assert_eq!(nice_ticks(0.0, 14259.0)[1], 2000.0);
+        assert_eq!(nice_ticks(5.0, 5.0), vec![5.0]);
     }
 
     #[test]

@@ -49,6 +49,16 @@ pub fn lines_svg_to(
     curves: &[(String, Vec<(f64, f64)>)],
 ) -> String {
     let top = if top > 0.0 { top } else { 1.0 };
+    // A top other than 1 is raised to the round tick at or above it.
+    let y_ticks = if top == 1.0 {
+        (0..=10).map(|i| i as f64 / 10.0).collect()
+    } else {
+        let t = nice_ticks(0.0, top);
+        let step = if t.len() > 1 { t[1] - t[0] } else { top };
+        let n = (top / step).ceil() as usize;
+        (0..=n).map(|i| i as f64 * step).collect::<Vec<f64>>()
+    };
+    let top = *y_ticks.last().unwrap_or(&1.0);
     let Axis { lo, hi, log } = axis;
     // Wide enough for the legend's longest name and for the title (about
     // 7 px a character at 12 px, 9 at 15 px): neither is ever clipped.
@@ -90,13 +100,12 @@ pub fn lines_svg_to(
         s,
         r#"<path d="M{x0} {y1} V{y0} H{x1}" fill="none" stroke="black"/>"#
     );
-    for i in 0..=10 {
-        let v = top * i as f64 / 10.0;
+    for &v in &y_ticks {
         let y = fy(v);
         let label = if top == 1.0 {
             format!("{v:.1}")
         } else {
-            short(v.round())
+            short(if v >= 10.0 { v.round() } else { v })
         };
         let _ = writeln!(
             s,
@@ -170,6 +179,29 @@ pub fn lines_svg_to(
     s
 }
 
+/// Ticks at round steps (1, 2 or 5 times a power of ten) over `lo..=hi`,
+/// four to ten of them.
+pub(crate) fn nice_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    let span = hi - lo;
+    if !(span > 0.0 && span.is_finite()) {
+        return vec![lo];
+    }
+    let raw = span / 8.0;
+    let p = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .map(|m| m * p)
+        .find(|&st| st >= raw)
+        .unwrap_or(10.0 * p);
+    let mut t = (lo / step).ceil() * step;
+    let mut out = Vec::new();
+    while t <= hi + step * 1e-9 {
+        out.push(t);
+        t += step;
+    }
+    out
+}
+
 fn ticks(lo: f64, hi: f64, log: bool) -> Vec<f64> {
     if log {
         let mut t = 1.0f64;
@@ -182,11 +214,14 @@ fn ticks(lo: f64, hi: f64, log: bool) -> Vec<f64> {
         }
         out
     } else {
-        (0..=5).map(|i| lo + (hi - lo) * i as f64 / 5.0).collect()
+        nice_ticks(lo, hi)
     }
 }
 
 fn short(v: f64) -> String {
+    if v < 0.0 && v.fract() == 0.0 {
+        return format!("-{}", short(-v));
+    }
     if v.fract() != 0.0 || !(0.0..1.8e19).contains(&v) {
         return format!("{v:.2}");
     }
