@@ -15,8 +15,14 @@ pub const MAX_AGE_BINS: u64 = 4096;
 pub const LIFETIME_REAL_BIN: u64 = 10;
 pub const LIFETIME_VIRTUAL_BIN: u64 = 100;
 
+/// Ages below this many windows are counted in a dense grid (a map
+/// beyond): most requests' cost is an array increment.
+const DENSE: u64 = 64;
+
 pub(crate) struct Ages {
     window: u64,
+    /// (access + 1, create) below [`DENSE`], row-major.
+    dense: Vec<u64>,
     cells: FxHashMap<(i64, u64), u64>,
 }
 
@@ -24,6 +30,7 @@ impl Ages {
     pub(crate) fn new(window: u64) -> Ages {
         Ages {
             window,
+            dense: vec![0; (DENSE * DENSE) as usize],
             cells: FxHashMap::default(),
         }
     }
@@ -41,17 +48,33 @@ impl Ages {
             None => 0,
         };
         let create = (age / w).min(MAX_AGE_BINS - 1);
-        *self.cells.entry((access, create)).or_insert(0) += 1;
+        let a = (access + 1) as u64;
+        if a < DENSE && create < DENSE {
+            self.dense[(a * DENSE + create) as usize] += 1;
+        } else {
+            *self.cells.entry((access, create)).or_insert(0) += 1;
+        }
     }
 
     /// (time since the last request, since the first, requests), the ages
     /// in the trace's time (floored to the window), by age.
     pub(crate) fn finish(self) -> Vec<(i64, u64, u64)> {
         let w = self.window;
+        let dense = self
+            .dense
+            .iter()
+            .enumerate()
+            .filter(|p| *p.1 > 0)
+            .map(|(i, &n)| {
+                let i = i as u64;
+                ((i / DENSE) as i64 - 1, i % DENSE, n)
+            });
         let mut v: Vec<(i64, u64, u64)> = self
             .cells
             .into_iter()
-            .map(|((a, c), n)| (a.saturating_mul(w as i64), c.saturating_mul(w), n))
+            .map(|((a, c), n)| (a, c, n))
+            .chain(dense)
+            .map(|(a, c, n)| (a.saturating_mul(w as i64), c.saturating_mul(w), n))
             .collect();
         v.sort_unstable();
         v

@@ -25,13 +25,13 @@ pub mod decay;
 mod html;
 pub mod pattern;
 mod pictures;
+mod stack;
 
 use std::fmt;
 
 use rustc_hash::FxHashMap;
 use serde::Serialize;
-use tramp_cachesim::mrc::StackDistances;
-use tramp_cachesim::{Op, Request, Unit};
+use tramp_cachesim::{Op, Request};
 
 /// What an analysis is asked.
 #[derive(Clone, Copy, Debug)]
@@ -79,6 +79,8 @@ struct Obj {
     created_vtime: u64,
     last_time: u64,
     last_vtime: u64,
+    /// Its last request's position in the LRU stack.
+    pos: u32,
 }
 
 /// Counts of one window (libCacheSim's `ReqRate`).
@@ -127,7 +129,7 @@ pub struct Analyzer {
     window_size_obj: Vec<u64>,
     size_req_windows: Vec<Vec<u64>>,
     size_obj_windows: Vec<Vec<u64>>,
-    stack: StackDistances,
+    stack: stack::Stack,
     out_of_order: u64,
     windows_dropped: u64,
     pattern: pattern::Pattern,
@@ -251,7 +253,7 @@ impl Analyzer {
             window_size_obj: Vec::new(),
             size_req_windows: Vec::new(),
             size_obj_windows: Vec::new(),
-            stack: StackDistances::new(Unit::Objects),
+            stack: stack::Stack::new(),
             out_of_order: 0,
             windows_dropped: 0,
             pattern: pattern::Pattern::new(),
@@ -287,6 +289,14 @@ impl Analyzer {
             Op::Write => self.writes += 1,
         }
         let (vt, n) = (self.requests, self.window_idx);
+        if self.stack.full() {
+            let objs = &mut self.objs;
+            self.stack.compact(|id, pos| {
+                if let Some(o) = objs.get_mut(&id) {
+                    o.pos = pos;
+                }
+            });
+        }
         let mut reuse = None;
         let first_in_window;
         let compulsory;
@@ -297,6 +307,7 @@ impl Analyzer {
                 first_in_window = true;
                 created = t;
                 self.obj_bytes += req.size as u64;
+                let pos = self.stack.access(req.id, None);
                 self.objs.insert(
                     req.id,
                     Obj {
@@ -306,6 +317,7 @@ impl Analyzer {
                         created_vtime: vt,
                         last_time: t,
                         last_vtime: vt,
+                        pos,
                     },
                 );
             }
@@ -322,6 +334,7 @@ impl Analyzer {
                 o.freq += 1;
                 o.last_time = t;
                 o.last_vtime = vt;
+                o.pos = self.stack.access(req.id, Some(o.pos));
             }
         }
         self.pattern.add(req.id, t, vt);
@@ -383,7 +396,6 @@ impl Analyzer {
                 }
             }
         }
-        self.stack.access(req);
         if t >= self.flush_at {
             let passed = (t - self.flush_at) / w + 1;
             self.flush(passed);

@@ -60,18 +60,22 @@ impl Spatial {
     }
 }
 
-/// A Fenwick (binary indexed) tree of charges by position.
-struct Fenwick {
+/// A Fenwick (binary indexed) tree of charges by position: the LRU
+/// stack's marks, one at each object's last request (also tramp-analyze's).
+pub struct Fenwick {
     tree: Vec<u64>,
 }
 
 impl Fenwick {
-    fn new(n: usize) -> Fenwick {
+    /// `n` positions, all 0.
+    pub fn new(n: usize) -> Fenwick {
         Fenwick {
             tree: vec![0; n + 1],
         }
     }
-    fn add(&mut self, pos: usize, v: i64) {
+    /// Adds `v` at `pos`.
+    #[inline]
+    pub fn add(&mut self, pos: usize, v: i64) {
         let mut i = pos + 1;
         while i < self.tree.len() {
             self.tree[i] = self.tree[i].wrapping_add(v as u64);
@@ -79,7 +83,8 @@ impl Fenwick {
         }
     }
     /// Sum of positions < pos.
-    fn prefix(&self, pos: usize) -> u64 {
+    #[inline]
+    pub fn prefix(&self, pos: usize) -> u64 {
         let mut i = pos;
         let mut s = 0u64;
         while i > 0 {
@@ -88,8 +93,8 @@ impl Fenwick {
         }
         s
     }
-    /// Builds from charges by position in O(n).
-    fn build(values: &[u64], n: usize) -> Fenwick {
+    /// Builds from charges by position in O(n), `n` positions.
+    pub fn build(values: &[u64], n: usize) -> Fenwick {
         let mut tree = vec![0u64; n + 1];
         tree[1..=values.len()].copy_from_slice(values);
         for i in 1..=n {
