@@ -5,7 +5,8 @@
 # times moved on, best of 3, in one run. The peer runs twice: with its
 # default analyses, and with every analysis tramp computes (ttl,
 # popularity decay, lifetime, prob at age, size change on); tramp always
-# computes all of them, and the LRU stack distances besides.
+# computes all of them, and the LRU stack distances besides; it is timed
+# printing the stat block and printing every series as JSON (55 MB).
 #
 # usage: bench/cachesim/analyze.sh [COPIES]   (needs: pip install libcachesim==0.3.5)
 set -euo pipefail
@@ -53,13 +54,16 @@ PY
   )
 }
 n=$((copies * 1000000))
+t_text=$(best target/release/tramp analyze "$tmp/big.oracleGeneral")
 t_tramp=$(best target/release/tramp analyze --json "$tmp/big.oracleGeneral")
 t_def=$(best peer default)
 t_all=$(best peer all)
-python3 - "$n" "$t_tramp" "$t_def" "$t_all" <<'PY'
+python3 - "$n" "$t_tramp" "$t_def" "$t_all" "$t_text" <<'PY'
 import sys
-n, a, d, l = int(sys.argv[1]), *map(float, sys.argv[2:])
+n, a, d, l, x = int(sys.argv[1]), *map(float, sys.argv[2:])
 print(f"{n/1e6:.0f} M requests, best of 3")
+print(f"tramp analyze (the stat block printed): {x:6.2f} s  {n/x/1e6:5.2f} M req/s"
+      f"  tramp/peer default {x/d:.2f}x")
 print(f"tramp analyze --json (everything):      {a:6.2f} s  {n/a/1e6:5.2f} M req/s")
 print(f"libCacheSim TraceAnalyzer, default:     {d:6.2f} s  tramp/peer {a/d:.2f}x")
 print(f"libCacheSim TraceAnalyzer, every one:   {l:6.2f} s  tramp/peer {a/l:.2f}x")
