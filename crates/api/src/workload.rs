@@ -161,3 +161,50 @@ pub fn write(w: Workload, size: u32, path: &str) -> Result<u64, Error> {
     }
     out.finish()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_and_ttls_are_refused_where_the_layout_cannot_carry_them() {
+        let dir = std::env::temp_dir().join(format!("tramp-workload-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for name in ["w.csv", "w.oracleGeneral"] {
+            let path = dir.join(name);
+            let path = path.to_str().unwrap();
+            for r in [
+                Request::write(7, 10),
+                Request {
+                    ttl: 60,
+                    ..Request::read(7, 10)
+                },
+            ] {
+                let mut w = Writer::create(path).unwrap();
+                w.write(&Request::read(1, 10)).unwrap();
+                let e = w.write(&r).unwrap_err().to_string();
+                assert!(e.contains("request 2") && e.contains(".lcs"), "{e}");
+                drop(w);
+                // Nothing is left behind.
+                assert!(!std::path::Path::new(path).exists());
+            }
+        }
+        // lcs v3 carries both, and reads back with them.
+        let path = dir.join("w.lcs");
+        let path = path.to_str().unwrap();
+        let mut w = Writer::create(path).unwrap();
+        let r = Request {
+            ttl: 60,
+            ..Request::write(7, 10).at(5)
+        };
+        w.write(&r).unwrap();
+        assert_eq!(w.finish().unwrap(), 1);
+        let bytes = std::fs::read(path).unwrap();
+        let back: Vec<Request> =
+            layouts::LayoutReader::new(&bytes[layouts::LCS_HEADER..], Binary::Lcs(3), 8192)
+                .map(Result::unwrap)
+                .collect();
+        assert_eq!(back, vec![r]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

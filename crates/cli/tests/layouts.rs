@@ -178,10 +178,11 @@ fn lcs_written_by_tramp_holds_the_requests_and_their_statistics() {
     ok(&tramp(&["cachesim", "-s", "1", &csv, "--lcs", &out]));
     let b = std::fs::read(&out).unwrap();
     let reqs = requests();
-    assert_eq!(b.len(), 8192 + 28 * reqs.len());
+    // lcs v3: 36-byte records.
+    assert_eq!(b.len(), 8192 + 36 * reqs.len());
     let u64_at = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
     let i64_at = |at: usize| u64_at(at) as i64;
-    assert_eq!((u64_at(0), u64_at(8), u64_at(8184)), (MAGIC, 2, MAGIC));
+    assert_eq!((u64_at(0), u64_at(8), u64_at(8184)), (MAGIC, 3, MAGIC));
     // The statistics, counted here from the csv.
     let objects: std::collections::HashMap<u64, u32> = reqs.iter().map(|r| (r.1, r.2)).collect();
     let req_bytes: i64 = reqs.iter().map(|r| r.2 as i64).sum();
@@ -189,8 +190,8 @@ fn lcs_written_by_tramp_holds_the_requests_and_their_statistics() {
     assert_eq!(i64_at(32), objects.len() as i64, "n_obj");
     assert_eq!(i64_at(40), req_bytes, "n_req_byte");
     assert_eq!(i64_at(72), reqs.len() as i64, "n_read");
-    // Each record: the request's number as its time, the object, the size,
-    // `get`, and the 1-based number of the object's next request in the
+    // Each record: the request's number as its time, the object, the size
+    // (i64), `get`, no TTL, and the 1-based number of the object's next request in the
     // file, −1 for none (computed here; the csv's own point past its
     // million requests, into the trace it was cut from).
     let mut nexts = vec![-1i64; reqs.len()];
@@ -202,13 +203,14 @@ fn lcs_written_by_tramp_holds_the_requests_and_their_statistics() {
         later.insert(r.1, i);
     }
     for (i, r) in reqs.iter().enumerate().step_by(997) {
-        let at = 8192 + 28 * i;
+        let at = 8192 + 36 * i;
         let u32_at = |k: usize| u32::from_le_bytes(b[at + k..at + k + 4].try_into().unwrap());
         assert_eq!(u32_at(0), i as u32);
         assert_eq!(u64_at(at + 4), r.1);
-        assert_eq!(u32_at(12), r.2);
-        assert_eq!(u32_at(16) & 0xff, 1);
-        assert_eq!(i64_at(at + 20), nexts[i], "record {i}");
+        assert_eq!(i64_at(at + 12), r.2 as i64);
+        assert_eq!(u32_at(20) & 0xff, 1);
+        assert_eq!(u32_at(24), 0);
+        assert_eq!(i64_at(at + 28), nexts[i], "record {i}");
     }
     // Read back: the same misses, OPT included (next access from the file).
     let a = misses(&["cachesim", "--json", "-p", "lru,opt", "-s", "1000", &csv]);
