@@ -3,7 +3,7 @@
 //! request, so a request costs the one map lookup the analysis makes
 //! anyway, a Fenwick tree's walk, and a dense histogram's increment.
 
-use tramp_cachesim::mrc::Fenwick;
+use tramp_cachesim::mrc::{Fenwick, live_ids};
 
 /// The stack: a mark at each object's last request, by position.
 pub(crate) struct Stack {
@@ -41,11 +41,7 @@ impl Stack {
     /// (which stores each object's new position in its record), with
     /// room for as many again.
     pub(crate) fn compact(&mut self, mut renumber: impl FnMut(u64, u32)) {
-        let live: Vec<u64> = self.ids[..self.next]
-            .iter()
-            .copied()
-            .filter(|&id| id != u64::MAX)
-            .collect();
+        let live = live_ids(&self.ids[..self.next]);
         let cap = (live.len() * 2).max(1024);
         for (i, &id) in live.iter().enumerate() {
             renumber(id, i as u32);

@@ -107,6 +107,12 @@ impl Fenwick {
     }
 }
 
+/// The objects of a stack's positions in order, its emptied positions
+/// (`u64::MAX`) left out: what a compaction renumbers 0..k.
+pub fn live_ids(ids: &[u64]) -> Vec<u64> {
+    ids.iter().copied().filter(|&id| id != u64::MAX).collect()
+}
+
 /// Measures the LRU stack depth of every request (of the sampled objects).
 pub struct StackDistances {
     unit: Unit,
@@ -212,11 +218,7 @@ impl StackDistances {
     /// Renumbers the live positions 0..k in order and makes room for as
     /// many again.
     fn compact(&mut self) {
-        let live: Vec<u64> = self.ids[..self.next]
-            .iter()
-            .copied()
-            .filter(|&id| id != u64::MAX)
-            .collect();
+        let live = live_ids(&self.ids[..self.next]);
         let cap = (live.len() * 2).max(1024);
         let mut charges = Vec::with_capacity(live.len());
         for (i, id) in live.iter().enumerate() {

@@ -6,7 +6,7 @@
 use std::fmt::Write;
 
 use crate::xml::escape;
-use crate::{COLORS, nice_ticks, short};
+use crate::{COLORS, axis_labels, nice_ticks, short};
 
 const W: f64 = 760.0;
 const H: f64 = 480.0;
@@ -91,20 +91,7 @@ impl Frame {
                 short(t)
             );
         }
-        let _ = writeln!(
-            s,
-            r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
-            (x0 + x1) / 2.0,
-            H - 18.0,
-            escape(x_label)
-        );
-        let _ = writeln!(
-            s,
-            r#"<text x="18" y="{}" text-anchor="middle" transform="rotate(-90 18 {})">{}</text>"#,
-            (y0 + y1) / 2.0,
-            (y0 + y1) / 2.0,
-            escape(y_label)
-        );
+        axis_labels(s, (x0, x1, y0, y1), H, (x_label, y_label));
     }
 }
 

@@ -125,20 +125,7 @@ pub fn lines_svg_to(
             t_label
         );
     }
-    let _ = writeln!(
-        s,
-        r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
-        (x0 + x1) / 2.0,
-        H - 18.0,
-        escape(x_label)
-    );
-    let _ = writeln!(
-        s,
-        r#"<text x="18" y="{}" text-anchor="middle" transform="rotate(-90 18 {})">{}</text>"#,
-        (y0 + y1) / 2.0,
-        (y0 + y1) / 2.0,
-        escape(y_label)
-    );
+    axis_labels(&mut s, (x0, x1, y0, y1), H, (x_label, y_label));
     for (i, (name, pts)) in curves.iter().enumerate() {
         let color = COLORS[i % COLORS.len()];
         let mut d = String::new();
@@ -200,6 +187,30 @@ pub(crate) fn nice_ticks(lo: f64, hi: f64) -> Vec<f64> {
         t += step;
     }
     out
+}
+
+/// The axes' names: x centred under the plot (`x0..x1`, a document `h`
+/// high), y turned along its left edge (`y0..y1`).
+pub(crate) fn axis_labels(
+    s: &mut String,
+    (x0, x1, y0, y1): (f64, f64, f64, f64),
+    h: f64,
+    (x_label, y_label): (&str, &str),
+) {
+    let _ = writeln!(
+        s,
+        r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
+        (x0 + x1) / 2.0,
+        h - 18.0,
+        escape(x_label)
+    );
+    let _ = writeln!(
+        s,
+        r#"<text x="18" y="{}" text-anchor="middle" transform="rotate(-90 18 {})">{}</text>"#,
+        (y0 + y1) / 2.0,
+        (y0 + y1) / 2.0,
+        escape(y_label)
+    );
 }
 
 fn ticks(lo: f64, hi: f64, log: bool) -> Vec<f64> {
