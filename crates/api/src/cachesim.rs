@@ -518,6 +518,12 @@ pub enum Rewrite {
     /// The objects SHARDS keeps at this rate (the hash `cachesim
     /// --shards` samples by), into one trace.
     Shards(f64),
+    /// The same sample kept at the rate × the requests read as it goes:
+    /// a request to either of the last two objects written is dropped
+    /// while the sample is ahead, the last repeated while it is behind
+    /// (SHARDS' adjustment written into the trace: such requests hit at
+    /// stack distance 1 or 2).
+    ShardsAdjusted(f64),
     /// Every object into one of N traces by the same hash (a cluster's
     /// shards: an object's every request in one).
     SplitShards(u64),
@@ -531,6 +537,9 @@ pub enum Rewrite {
 pub struct Rewritten {
     pub requests: u64,
     pub outputs: Vec<(String, u64)>,
+    /// The adjusted sample's repeats dropped and added.
+    pub dropped: u64,
+    pub added: u64,
 }
 
 impl std::fmt::Display for Rewritten {
@@ -539,6 +548,13 @@ impl std::fmt::Display for Rewritten {
         writeln!(f, "{} requests read, {kept} written:", self.requests)?;
         for (path, n) in &self.outputs {
             writeln!(f, "  {path}: {n} requests")?;
+        }
+        if self.dropped + self.added > 0 {
+            writeln!(
+                f,
+                "  adjusted: {} repeats of the request before dropped, {} added",
+                self.dropped, self.added
+            )?;
         }
         Ok(())
     }
@@ -560,7 +576,7 @@ pub fn numbered(out: &str, k: u64) -> String {
 /// Where part `k` of a rewrite goes: `out` for a sample, else numbered.
 fn part_path(how: Rewrite, out: &str, k: u64) -> String {
     match how {
-        Rewrite::Shards(_) => out.to_string(),
+        Rewrite::Shards(_) | Rewrite::ShardsAdjusted(_) => out.to_string(),
         _ => numbered(out, k),
     }
 }
@@ -574,18 +590,68 @@ struct Rewriter {
     start: Option<u64>,
     requests: u64,
     error: Option<Error>,
+    /// The adjusted sample: requests written, the last, the object before
+    /// it, repeats dropped and added.
+    written: u64,
+    last: Option<tramp_cachesim::Request>,
+    last2: Option<u64>,
+    dropped: u64,
+    added: u64,
 }
 
 impl Rewriter {
     fn part(&self, req: &tramp_cachesim::Request) -> Option<u64> {
         match self.how {
-            Rewrite::Shards(_) => self.sample.is_some_and(|s| s.keeps(req.id)).then_some(0),
+            Rewrite::Shards(_) | Rewrite::ShardsAdjusted(_) => {
+                self.sample.is_some_and(|s| s.keeps(req.id)).then_some(0)
+            }
             Rewrite::SplitShards(n) => Some(tramp_core::rng::mix(req.id) % n),
             Rewrite::SplitTime(w) => Some(req.time.saturating_sub(self.start.unwrap_or(0)) / w),
         }
     }
 
+    /// The adjusted sample: a request to either of the last two objects
+    /// written is dropped while more are written than the rate expects,
+    /// the last repeated while fewer (each request read is expected
+    /// `rate` times). A repeat of the last moves nothing in an LRU stack;
+    /// one of the object before it swaps the top two (distance-1 repeats
+    /// alone ran out: docs/analyze.md).
+    fn adjusted(&mut self, req: &tramp_cachesim::Request, rate: f64) -> Result<(), Error> {
+        let expected = self.requests as f64 * rate;
+        let kept = self.part(req).is_some();
+        if kept
+            && self.written as f64 + 1.0 > expected + 1.0
+            && (self.last.is_some_and(|l| l.id == req.id) || self.last2 == Some(req.id))
+        {
+            self.dropped += 1;
+            return Ok(());
+        }
+        if kept {
+            self.put(req)?;
+        }
+        while (self.written as f64) + 1.0 < expected
+            && let Some(l) = self.last
+        {
+            self.put(&l)?;
+            self.added += 1;
+        }
+        Ok(())
+    }
+
+    fn put(&mut self, req: &tramp_cachesim::Request) -> Result<(), Error> {
+        self.written += 1;
+        self.last2 = self.last.map(|l| l.id);
+        self.last = Some(*req);
+        match self.writers.get_mut(&0) {
+            Some(w) => w.write(req),
+            None => Ok(()),
+        }
+    }
+
     fn write(&mut self, req: &tramp_cachesim::Request) -> Result<(), Error> {
+        if let Rewrite::ShardsAdjusted(rate) = self.how {
+            return self.adjusted(req, rate);
+        }
         let Some(k) = self.part(req) else {
             return Ok(());
         };
@@ -621,7 +687,7 @@ impl tramp_cachesim::sim::Sink for Rewriter {
 /// `out`'s name gives; every output is removed if the read fails.
 pub fn rewrite(r: &Request, how: Rewrite, out: &str) -> Result<Rewritten, Error> {
     match how {
-        Rewrite::Shards(s) => rate("--shards", s)?,
+        Rewrite::Shards(s) | Rewrite::ShardsAdjusted(s) => rate("--shards", s)?,
         Rewrite::SplitShards(0) => return Err(invalid("--split-shards 0: at least one shard")),
         Rewrite::SplitTime(0) => {
             return Err(invalid(
@@ -635,16 +701,23 @@ pub fn rewrite(r: &Request, how: Rewrite, out: &str) -> Result<Rewritten, Error>
         how,
         out: out.to_string(),
         sample: match how {
-            Rewrite::Shards(s) => Some(tramp_cachesim::mrc::Spatial::new(s)),
+            Rewrite::Shards(s) | Rewrite::ShardsAdjusted(s) => {
+                Some(tramp_cachesim::mrc::Spatial::new(s))
+            }
             _ => None,
         },
         writers: Default::default(),
         start: None,
         requests: 0,
         error: None,
+        written: 0,
+        last: None,
+        last2: None,
+        dropped: 0,
+        added: 0,
     };
     // A sample of no object still writes its (empty) trace.
-    if let Rewrite::Shards(_) = how {
+    if let Rewrite::Shards(_) | Rewrite::ShardsAdjusted(_) = how {
         w.writers.insert(0, crate::workload::Writer::create(out)?);
     }
     process(&mut w, r)?;
@@ -658,5 +731,7 @@ pub fn rewrite(r: &Request, how: Rewrite, out: &str) -> Result<Rewritten, Error>
     Ok(Rewritten {
         requests: w.requests,
         outputs,
+        dropped: w.dropped,
+        added: w.added,
     })
 }

@@ -69,6 +69,16 @@ pub struct ConvertArgs {
     /// simulates as a cache scaled by RATE.
     #[arg(long, value_name = "RATE", conflicts_with_all = ["split", "split_shards", "split_time"])]
     shards: Option<f64>,
+    /// With --shards: keep the sample's requests at RATE × the requests
+    /// read as it goes (SHARDS' adjustment written into the trace): a
+    /// request to either of the last two objects written is dropped while
+    /// the sample runs ahead, the last one repeated while it lags. Such
+    /// requests hit in an LRU cache of two objects or more, so mostly the
+    /// hits at the smallest distances change: the sample's LRU curve
+    /// tracks the trace's where a few hot objects would skew it (Twitter
+    /// at 0.01: mean absolute error 0.004 against 0.156 unadjusted).
+    #[arg(long, requires = "shards")]
+    shards_adjust: bool,
     /// Split the requests into N request traces by the same hash of the
     /// object (each object's every request in one), named OUTPUT's stem
     /// numbered: `out.oracleGeneral` → `out.0.oracleGeneral`, ….
@@ -85,6 +95,7 @@ pub struct ConvertArgs {
 fn rewrite(a: &ConvertArgs) -> Option<tramp_api::cachesim::Rewrite> {
     use tramp_api::cachesim::Rewrite;
     match (a.shards, a.split_shards, a.split_time) {
+        (Some(r), _, _) if a.shards_adjust => Some(Rewrite::ShardsAdjusted(r)),
         (Some(r), _, _) => Some(Rewrite::Shards(r)),
         (_, Some(n), _) => Some(Rewrite::SplitShards(n)),
         (_, _, Some(w)) => Some(Rewrite::SplitTime(w)),
