@@ -25,6 +25,12 @@ pub const PICTURES: [&str; 11] = [
 pub const MAX_DOTS: usize = 20_000;
 
 /// A cumulative fraction of (value, count) pairs sorted by value.
+/// The cumulative fraction of (value, count) pairs on a logarithmic axis:
+/// values below 1 drawn at 1.
+fn log_cdf<T: Copy>(pairs: &[(T, u64)], value: fn(T) -> f64) -> Vec<(f64, f64)> {
+    cdf(pairs.iter().map(|&(x, n)| (value(x).max(1.0), n)))
+}
+
 fn cdf(points: impl Iterator<Item = (f64, u64)>) -> Vec<(f64, f64)> {
     let v: Vec<(f64, u64)> = points.collect();
     let total: u64 = v.iter().map(|p| p.1).sum();
@@ -161,14 +167,8 @@ impl Analysis {
             "fraction of reuses",
             [("real time", real), ("virtual time (requests)", virt)],
         );
-        let by_req = cdf(s
-            .size_by_requests
-            .iter()
-            .map(|&(z, n)| ((z as f64).max(1.0), n)));
-        let by_obj = cdf(s
-            .size_by_objects
-            .iter()
-            .map(|&(z, n)| ((z as f64).max(1.0), n)));
+        let by_req = log_cdf(&s.size_by_requests, f64::from);
+        let by_obj = log_cdf(&s.size_by_objects, f64::from);
         let size = log_cdfs(
             &format!("Object sizes of {name}"),
             "size (bytes)",
@@ -243,14 +243,8 @@ impl Analysis {
             &decay_rows,
         );
         let age = self.age_svg(name);
-        let lt_real = cdf(s
-            .lifetime_real
-            .iter()
-            .map(|&(l, n)| ((l as f64).max(1.0), n)));
-        let lt_virt = cdf(s
-            .lifetime_virtual
-            .iter()
-            .map(|&(l, n)| ((l as f64).max(1.0), n)));
+        let lt_real = log_cdf(&s.lifetime_real, |l| l as f64);
+        let lt_virt = log_cdf(&s.lifetime_virtual, |l| l as f64);
         let lifetime = log_cdfs(
             &format!("Object lifetimes of {name}"),
             "first to last request (time units; requests)",

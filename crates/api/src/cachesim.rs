@@ -532,6 +532,16 @@ pub enum Rewrite {
     SplitTime(u64),
 }
 
+impl Rewrite {
+    /// The SHARDS rate of a sample (adjusted or not).
+    fn sample_rate(self) -> Option<f64> {
+        match self {
+            Rewrite::Shards(r) | Rewrite::ShardsAdjusted(r) => Some(r),
+            _ => None,
+        }
+    }
+}
+
 /// What a rewrite wrote: each output and its requests.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct Rewritten {
@@ -552,7 +562,7 @@ impl std::fmt::Display for Rewritten {
         if self.dropped + self.added > 0 {
             writeln!(
                 f,
-                "  adjusted: {} repeats of the request before dropped, {} added",
+                "  adjusted: {} requests to the last two objects written dropped, {} repeats of the last added",
                 self.dropped, self.added
             )?;
         }
@@ -575,9 +585,9 @@ pub fn numbered(out: &str, k: u64) -> String {
 
 /// Where part `k` of a rewrite goes: `out` for a sample, else numbered.
 fn part_path(how: Rewrite, out: &str, k: u64) -> String {
-    match how {
-        Rewrite::Shards(_) | Rewrite::ShardsAdjusted(_) => out.to_string(),
-        _ => numbered(out, k),
+    match how.sample_rate() {
+        Some(_) => out.to_string(),
+        None => numbered(out, k),
     }
 }
 
@@ -686,8 +696,10 @@ impl tramp_cachesim::sim::Sink for Rewriter {
 /// `out` (numbered per part for a split), each in the libCacheSim layout
 /// `out`'s name gives; every output is removed if the read fails.
 pub fn rewrite(r: &Request, how: Rewrite, out: &str) -> Result<Rewritten, Error> {
+    if let Some(s) = how.sample_rate() {
+        rate("--shards", s)?;
+    }
     match how {
-        Rewrite::Shards(s) | Rewrite::ShardsAdjusted(s) => rate("--shards", s)?,
         Rewrite::SplitShards(0) => return Err(invalid("--split-shards 0: at least one shard")),
         Rewrite::SplitTime(0) => {
             return Err(invalid(
@@ -700,12 +712,7 @@ pub fn rewrite(r: &Request, how: Rewrite, out: &str) -> Result<Rewritten, Error>
     let mut w = Rewriter {
         how,
         out: out.to_string(),
-        sample: match how {
-            Rewrite::Shards(s) | Rewrite::ShardsAdjusted(s) => {
-                Some(tramp_cachesim::mrc::Spatial::new(s))
-            }
-            _ => None,
-        },
+        sample: how.sample_rate().map(tramp_cachesim::mrc::Spatial::new),
         writers: Default::default(),
         start: None,
         requests: 0,
@@ -717,7 +724,7 @@ pub fn rewrite(r: &Request, how: Rewrite, out: &str) -> Result<Rewritten, Error>
         added: 0,
     };
     // A sample of no object still writes its (empty) trace.
-    if let Rewrite::Shards(_) | Rewrite::ShardsAdjusted(_) = how {
+    if how.sample_rate().is_some() {
         w.writers.insert(0, crate::workload::Writer::create(out)?);
     }
     process(&mut w, r)?;
